@@ -1,0 +1,739 @@
+"""Speed benchmark of :class:`herkit.HerReplayBuffer`, alone or against its peers.
+
+``herkit bench buffer [--peers]`` (or ``python benchmarks/buffer.py [--peers]``) times the
+two operations an off-policy HER agent does all the time, with FetchPush's shapes
+(observation 25, goals 3, action 4, float32), episodes of 50 steps ended by ``truncated``,
+a 1M-transition buffer, the ``future`` strategy with ``k = 4``, Fetch's sparse reward
+``-(||achieved - desired|| > 0.05)`` and batches of 256:
+
+- **add**: transitions per second, one step at a time from pre-generated random data.
+  From 1 env this is the rate of filling the buffer from empty to the largest ``stored``
+  size; from 16 envs (herkit only: ``n_envs=16``, one ``add`` per step of all 16 envs) it
+  is the rate over ``seconds`` on a fresh buffer.
+- **sample**: median milliseconds per ``sample(batch_size)`` call, over as many calls as
+  fit in ``seconds``, once the buffer holds each ``stored`` number of real transitions.
+
+herkit is timed with ``relabel="sample"`` (plain and ``prioritized=True``) and with
+``relabel="store"``. With ``peers=True`` the same data go, in the same process, to
+stable-baselines3's ``HerReplayBuffer`` (behind a dummy GoalEnv in a ``DummyVecEnv``,
+one transition per ``add`` with its ``infos``, as SB3's off-policy algorithms add) and to
+cpprb's ``HindsightReplayBuffer`` (plain and prioritized; ``add`` per step,
+``on_episode_end`` per episode). cpprb relabels at store time and keeps ``k + 1`` rows
+per transition, so it is given ``capacity * (k + 1)`` rows: every implementation holds the
+same number of real transitions. Peer ratios are peer / herkit, against herkit's
+``relabel="sample"`` buffer with the same ``prioritized`` setting.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.metadata
+import importlib.util
+import json
+import math
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from functools import partial
+from itertools import cycle, islice
+from typing import Any
+
+import numpy as np
+
+from herkit.buffer import HerReplayBuffer
+
+__all__ = [
+    "TARGETS",
+    "BufferBenchConfig",
+    "bench_buffer",
+    "check_targets",
+    "environment_info",
+    "fetch_reward",
+    "print_buffer_table",
+    "run_buffer_bench",
+]
+
+OBSERVATION_DIM = 25
+"""FetchPush's ``observation`` size."""
+GOAL_DIM = 3
+"""FetchPush's goal size (achieved and desired)."""
+ACTION_DIM = 4
+"""FetchPush's action size."""
+DISTANCE_THRESHOLD = 0.05
+"""Fetch's success distance."""
+MANY_ENVS = 16
+"""Envs stepping together in the vectorised add measurement."""
+
+_POOL_EPISODES = 20
+"""Episodes of random data generated once and cycled through by every ``add`` loop."""
+_WARMUP_CALLS = 5
+_MIN_CALLS = 5
+
+TARGETS = {
+    "sample_ms": 0.1,
+    "sample_ms_prioritized": 0.3,
+    "add_per_s": 100_000.0,
+    "add_16env_per_s": 1_000_000.0,
+    "sample_growth": 1.2,
+}
+"""herkit's targets: sample latency (ms, plain and prioritized), add rates (transitions/s
+from 1 and 16 envs), and the most the sample latency may grow from the smallest to the
+largest ``stored`` size (a ratio)."""
+
+_PEER_PACKAGES = ("stable_baselines3", "cpprb")
+_PEER_HINT = "pip install -e '.[bench]'"
+
+
+@dataclass(frozen=True)
+class BufferBenchConfig:
+    """Settings of the replay-buffer speed benchmark (FetchPush shapes)."""
+
+    peers: bool = False
+    """Also run stable-baselines3's HerReplayBuffer and cpprb's HindsightReplayBuffer on
+    the same data, in the same process (needs ``pip install -e '.[bench]'``)."""
+    stored: tuple[int, ...] = (10_000, 500_000)
+    """Numbers of real transitions held when sampling is timed (multiples of
+    episode_length, at most capacity)."""
+    capacity: int = 1_000_000
+    """Buffer capacity in transitions."""
+    batch_size: int = 256
+    """Transitions per sample call."""
+    episode_length: int = 50
+    """Steps per episode; each episode ends with truncated=True."""
+    k: int = 4
+    """Relabelled goals per real transition (the future strategy's k)."""
+    seconds: float = 1.0
+    """Time budget of each measurement, in seconds (fills are not budgeted)."""
+    seed: int = 0
+    """Seed of the generated data and of the buffers' random generators."""
+    json_out: str | None = None
+    """Also write the results, the configuration and the machine to this JSON file."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.peers, bool):
+            raise ValueError(f"peers must be a bool, got {self.peers!r}")
+        for name in ("capacity", "batch_size", "episode_length"):
+            _require_int(name, getattr(self, name), minimum=1)
+        _require_int("k", self.k, minimum=0)
+        _require_int("seed", self.seed, minimum=0)
+        stored = self.stored
+        if not isinstance(stored, tuple) or not stored:
+            raise ValueError(f"stored must be a non-empty tuple of ints, got {stored!r}")
+        for value in stored:
+            _require_int("stored", value, minimum=1)
+        if len(set(stored)) != len(stored):
+            raise ValueError(f"stored must not repeat a size, got {stored!r}")
+        if any(value % self.episode_length for value in stored):
+            raise ValueError(
+                f"stored sizes must be multiples of episode_length ({self.episode_length}), "
+                f"got {stored!r}"
+            )
+        if max(stored) > self.capacity:
+            raise ValueError(f"stored sizes must be <= capacity ({self.capacity}), got {stored!r}")
+        if self.capacity // MANY_ENVS < self.episode_length:
+            raise ValueError(
+                f"capacity must hold an episode per env with {MANY_ENVS} envs, i.e. be >= "
+                f"{MANY_ENVS * self.episode_length}, got {self.capacity}"
+            )
+        seconds = self.seconds
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, int | float)
+            or not math.isfinite(seconds)
+            or seconds <= 0
+        ):
+            raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
+        if self.json_out is not None and (not isinstance(self.json_out, str) or not self.json_out):
+            raise ValueError(f"json_out must be a non-empty path or None, got {self.json_out!r}")
+        if self.peers:
+            missing = [name for name in _PEER_PACKAGES if importlib.util.find_spec(name) is None]
+            if missing:
+                raise ValueError(
+                    f"peers=True needs {', '.join(missing)}, which is not installed: {_PEER_HINT}"
+                )
+
+
+def _require_int(name: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
+def fetch_reward(achieved_goal: np.ndarray, desired_goal: np.ndarray, info: Any = None) -> Any:
+    """Fetch's sparse reward, vectorised: 0 within ``DISTANCE_THRESHOLD``, else -1."""
+    distance = np.linalg.norm(achieved_goal - desired_goal, axis=-1)
+    return -(distance > DISTANCE_THRESHOLD).astype(np.float32)
+
+
+# -- data ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Episodes:
+    """Random FetchPush-shaped episodes, ``[episode, step, env, ...]``."""
+
+    observation: np.ndarray  # (E, L + 1, n, 25)
+    achieved_goal: np.ndarray  # (E, L + 1, n, 3)
+    desired_goal: np.ndarray  # (E, n, 3)
+    action: np.ndarray  # (E, L, n, 4)
+
+    @classmethod
+    def generate(cls, length: int, n_envs: int, rng: np.random.Generator) -> _Episodes:
+        shape = (_POOL_EPISODES, length + 1, n_envs)
+
+        def uniform(*dims: int, high: float = 1.0) -> np.ndarray:
+            return rng.uniform(-high, high, size=dims).astype(np.float32)
+
+        # Goals in a 10 cm cube, so that Fetch's 5 cm reward is sometimes 0, sometimes -1.
+        return cls(
+            observation=uniform(*shape, OBSERVATION_DIM),
+            achieved_goal=uniform(*shape, GOAL_DIM, high=0.05),
+            desired_goal=uniform(_POOL_EPISODES, n_envs, GOAL_DIM, high=0.05),
+            action=uniform(_POOL_EPISODES, length, n_envs, ACTION_DIM),
+        )
+
+    @property
+    def length(self) -> int:
+        return self.action.shape[1]
+
+    def herkit_steps(self) -> list[list[tuple[Any, ...]]]:
+        """Per episode, the argument tuples of ``HerReplayBuffer.add`` for each step."""
+        n_envs = self.action.shape[2]
+        running, ended = np.zeros(n_envs, dtype=bool), np.ones(n_envs, dtype=bool)
+        episodes = []
+        for e in range(_POOL_EPISODES):
+            goal = self.desired_goal[e]
+            obs = [
+                {
+                    "observation": self.observation[e, t],
+                    "achieved_goal": self.achieved_goal[e, t],
+                    "desired_goal": goal,
+                }
+                for t in range(self.length + 1)
+            ]
+            episodes.append(
+                [
+                    (
+                        obs[t],
+                        self.action[e, t],
+                        obs[t + 1],
+                        running,
+                        ended if t == self.length - 1 else running,
+                    )
+                    for t in range(self.length)
+                ]
+            )
+        return episodes
+
+    def sb3_steps(self) -> list[tuple[Any, ...]]:
+        """Argument tuples of SB3's ``HerReplayBuffer.add`` (1 env), as SB3 algorithms pass."""
+        steps = []
+        for e in range(_POOL_EPISODES):
+            goal = self.desired_goal[e]
+            for t in range(self.length):
+                obs, next_obs = (
+                    {
+                        "observation": self.observation[e, i],
+                        "achieved_goal": self.achieved_goal[e, i],
+                        "desired_goal": goal,
+                    }
+                    for i in (t, t + 1)
+                )
+                reward = fetch_reward(next_obs["achieved_goal"], goal)
+                last = t == self.length - 1
+                info: dict[str, Any] = {"is_success": float(reward[0] == 0)}
+                if last:
+                    info["TimeLimit.truncated"] = True
+                steps.append((obs, next_obs, self.action[e, t], reward, np.array([last]), [info]))
+        return steps
+
+    def cpprb_steps(self) -> list[tuple[dict[str, np.ndarray], np.ndarray | None]]:
+        """Per step (1 env): cpprb ``add`` keywords, and the goal for ``on_episode_end``
+        after the episode's last step (``None`` elsewhere). cpprb's state is observation
+        and achieved goal side by side (28 floats); its goal function slices the goal."""
+        state = np.concatenate([self.observation, self.achieved_goal], axis=-1)
+        steps = []
+        for e in range(_POOL_EPISODES):
+            for t in range(self.length):
+                end = self.desired_goal[e, 0] if t == self.length - 1 else None
+                steps.append(
+                    (
+                        {"obs": state[e, t], "act": self.action[e, t], "next_obs": state[e, t + 1]},
+                        end,
+                    )
+                )
+        return steps
+
+
+# -- timing ----------------------------------------------------------------------------------------
+
+
+def _median_ms(call: Callable[[], Any], seconds: float) -> tuple[float, int]:
+    """Median wall time of ``call()`` in ms over the calls that fit in ``seconds``."""
+    for _ in range(_WARMUP_CALLS):
+        call()
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    times: list[int] = []
+    try:
+        clock = time.perf_counter_ns
+        deadline = clock() + int(seconds * 1e9)
+        while True:
+            start = clock()
+            call()
+            end = clock()
+            times.append(end - start)
+            if end >= deadline and len(times) >= _MIN_CALLS:
+                break
+    finally:
+        if enabled:
+            gc.enable()
+    return statistics.median(times) / 1e6, len(times)
+
+
+def _fill(add: Callable[..., Any], steps: Sequence[tuple[Any, ...]], n: int) -> float:
+    """Call ``add(*step)`` for ``n`` steps cycled from ``steps``; return the seconds taken."""
+    gc.collect()
+    start = time.perf_counter()
+    for step in islice(cycle(steps), n):
+        add(*step)
+    return time.perf_counter() - start
+
+
+def _fill_cpprb(buffer: Any, steps: Sequence[tuple[Any, ...]], n: int) -> float:
+    """Add ``n`` steps to a cpprb HER buffer, ending episodes; return the seconds taken."""
+    add, end = buffer.add, buffer.on_episode_end
+    gc.collect()
+    start = time.perf_counter()
+    for kwargs, goal in islice(cycle(steps), n):
+        add(**kwargs)
+        if goal is not None:
+            end(goal)
+    return time.perf_counter() - start
+
+
+def _measure(
+    name: str,
+    variant: str,
+    fill: Callable[[int], float],
+    size: Callable[[], int],
+    sample: Callable[[], Any],
+    config: BufferBenchConfig,
+    progress: Callable[[str], None],
+) -> dict[str, Any]:
+    """Fill to each stored size in turn (timing the adds), timing ``sample`` at each."""
+    filled, fill_seconds = 0, 0.0
+    sample_ms: dict[int, float] = {}
+    sample_calls: dict[int, int] = {}
+    for target in sorted(config.stored):
+        fill_seconds += fill(target - filled)
+        filled = target
+        if size() != target:
+            raise RuntimeError(f"{name} ({variant}): holds {size()} transitions, expected {target}")
+        sample_ms[target], sample_calls[target] = _median_ms(sample, config.seconds)
+        progress(
+            f"{name} ({variant}): {target:,} stored ({filled / fill_seconds:,.0f} adds/s), "
+            f"sample {sample_ms[target]:.3f} ms over {sample_calls[target]:,} calls"
+        )
+    return {
+        "buffer": name,
+        "variant": variant,
+        "add_per_s": filled / fill_seconds,
+        "add_16env_per_s": None,
+        "sample_ms": sample_ms,
+        "sample_calls": sample_calls,
+    }
+
+
+# -- the implementations ---------------------------------------------------------------------------
+
+_HERKIT_VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("sample", {"relabel": "sample", "prioritized": False}),
+    ("sample + PER", {"relabel": "sample", "prioritized": True}),
+    ("store", {"relabel": "store", "prioritized": False}),
+)
+
+
+def _herkit_buffer(config: BufferBenchConfig, n_envs: int, **kwargs: Any) -> HerReplayBuffer:
+    return HerReplayBuffer(
+        config.capacity,
+        observation_shape=OBSERVATION_DIM,
+        goal_shape=GOAL_DIM,
+        action_shape=ACTION_DIM,
+        reward_fn=fetch_reward,
+        strategy="future",
+        k=config.k,
+        n_envs=n_envs,
+        seed=config.seed,
+        **kwargs,
+    )
+
+
+def _bench_herkit(
+    config: BufferBenchConfig, progress: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(config.seed)
+    one = _Episodes.generate(config.episode_length, 1, rng).herkit_steps()
+    many = _Episodes.generate(config.episode_length, MANY_ENVS, rng).herkit_steps()
+    steps = [step for episode in one for step in episode]
+    rows = []
+    for variant, kwargs in _HERKIT_VARIANTS:
+        buffer = _herkit_buffer(config, 1, **kwargs)
+        row = _measure(
+            "herkit",
+            variant,
+            partial(_fill, buffer.add, steps),
+            buffer.__len__,
+            partial(buffer.sample, config.batch_size),
+            config,
+            progress,
+        )
+        row |= {"relabel": kwargs["relabel"], "prioritized": kwargs["prioritized"]}
+        del buffer
+        row["add_16env_per_s"] = _add_rate_many(
+            _herkit_buffer(config, MANY_ENVS, **kwargs), many, config
+        )
+        progress(f"herkit ({variant}): {row['add_16env_per_s']:,.0f} adds/s from {MANY_ENVS} envs")
+        rows.append(row)
+    return rows
+
+
+def _add_rate_many(
+    buffer: HerReplayBuffer, episodes: list[list[tuple[Any, ...]]], config: BufferBenchConfig
+) -> float:
+    """Transitions/s adding whole episodes of all envs to a fresh buffer for ``seconds``."""
+    add = buffer.add
+    gc.collect()
+    steps = 0
+    start = time.perf_counter()
+    for episode in cycle(episodes):
+        for step in episode:
+            add(*step)
+        steps += len(episode)
+        elapsed = time.perf_counter() - start
+        if elapsed >= config.seconds:
+            return steps * buffer.n_envs / elapsed
+    raise AssertionError("unreachable")
+
+
+def _import_peers() -> tuple[Any, Any, Any, Any]:
+    try:
+        from cpprb import HindsightReplayBuffer
+        from stable_baselines3 import HerReplayBuffer as SB3HerReplayBuffer
+        from stable_baselines3.common.vec_env import DummyVecEnv
+    except ImportError as error:
+        raise ImportError(
+            f"the peer benchmark needs stable-baselines3 and cpprb ({error}): {_PEER_HINT}"
+        ) from error
+    import gymnasium
+
+    return SB3HerReplayBuffer, DummyVecEnv, HindsightReplayBuffer, gymnasium
+
+
+def _goal_env_class(gymnasium: Any) -> type:
+    """A FetchPush-shaped GoalEnv that SB3's HerReplayBuffer can call ``compute_reward`` on."""
+    spaces = gymnasium.spaces
+
+    class FetchShapedGoalEnv(gymnasium.Env):
+        """Never stepped by the benchmark: it provides spaces and ``compute_reward``."""
+
+        def __init__(self) -> None:
+            box = spaces.Box(-np.inf, np.inf, dtype=np.float32, shape=(OBSERVATION_DIM,))
+            goal = spaces.Box(-np.inf, np.inf, dtype=np.float32, shape=(GOAL_DIM,))
+            self.observation_space = spaces.Dict(
+                {"observation": box, "achieved_goal": goal, "desired_goal": goal}
+            )
+            self.action_space = spaces.Box(-1.0, 1.0, shape=(ACTION_DIM,), dtype=np.float32)
+
+        def _obs(self) -> dict[str, np.ndarray]:
+            return {key: space.sample() for key, space in self.observation_space.spaces.items()}
+
+        def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+            super().reset(seed=seed)
+            return self._obs(), {}
+
+        def step(self, action: Any) -> Any:
+            obs = self._obs()
+            reward = float(fetch_reward(obs["achieved_goal"], obs["desired_goal"]))
+            return obs, reward, False, False, {}
+
+        def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
+            return fetch_reward(achieved_goal, desired_goal, info)
+
+    return FetchShapedGoalEnv
+
+
+def _bench_peers(
+    config: BufferBenchConfig, progress: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    sb3_buffer_class, dummy_vec_env, cpprb_buffer_class, gymnasium = _import_peers()
+    rng = np.random.default_rng(config.seed)
+    data = _Episodes.generate(config.episode_length, 1, rng)
+    rows = []
+
+    # SB3 samples with numpy's global generator: seed it, and put it back afterwards.
+    state = np.random.get_state()  # noqa: NPY002
+    np.random.seed(config.seed)  # noqa: NPY002
+    try:
+        env = dummy_vec_env([_goal_env_class(gymnasium)])
+        sb3 = sb3_buffer_class(
+            config.capacity,
+            env.observation_space,
+            env.action_space,
+            env=env,
+            device="cpu",
+            n_envs=1,
+            n_sampled_goal=config.k,
+            goal_selection_strategy="future",
+        )
+        steps = data.sb3_steps()
+        row = _measure(
+            "sb3",
+            "sample",
+            partial(_fill, sb3.add, steps),
+            sb3.size,
+            partial(sb3.sample, config.batch_size),
+            config,
+            progress,
+        )
+        rows.append(row | {"relabel": "sample", "prioritized": False})
+        del sb3, env
+    finally:
+        np.random.set_state(state)  # noqa: NPY002
+
+    state_dim = OBSERVATION_DIM + GOAL_DIM
+
+    def goal_of(states: np.ndarray) -> np.ndarray:
+        return states[..., OBSERVATION_DIM:]
+
+    def cpprb_reward(next_states: np.ndarray, action: np.ndarray, goal: np.ndarray) -> Any:
+        return fetch_reward(goal_of(next_states), goal)
+
+    copies = config.k + 1
+    steps = data.cpprb_steps()
+    for prioritized in (False, True):
+        cpprb = cpprb_buffer_class(
+            config.capacity * copies,
+            {
+                "obs": {"shape": state_dim},
+                "act": {"shape": ACTION_DIM},
+                "next_obs": {"shape": state_dim},
+            },
+            config.episode_length,
+            cpprb_reward,
+            goal_func=goal_of,
+            goal_shape=(GOAL_DIM,),
+            strategy="future",
+            additional_goals=config.k,
+            prioritized=prioritized,
+        )
+        row = _measure(
+            "cpprb",
+            f"store x{copies}" + (" + PER" if prioritized else ""),
+            partial(_fill_cpprb, cpprb, steps),
+            partial(_real_transitions, cpprb, copies),
+            partial(cpprb.sample, config.batch_size),
+            config,
+            progress,
+        )
+        rows.append(row | {"relabel": "store", "prioritized": prioritized})
+        del cpprb
+        gc.collect()
+    return rows
+
+
+def _real_transitions(cpprb: Any, copies: int) -> int:
+    """Real transitions in a cpprb HER buffer, which stores ``copies`` rows for each."""
+    return int(cpprb.get_stored_size()) // copies
+
+
+def _ratios(rows: list[dict[str, Any]]) -> None:
+    """Add peer/herkit ratios to each row, against herkit relabel=sample, same prioritized."""
+    baseline = {
+        row["prioritized"]: row
+        for row in rows
+        if row["buffer"] == "herkit" and row["relabel"] == "sample"
+    }
+    for row in rows:
+        base = baseline.get(row["prioritized"])
+        if row["buffer"] == "herkit" or base is None:
+            row["add_vs_herkit"] = row["sample_vs_herkit"] = None
+            continue
+        row["add_vs_herkit"] = row["add_per_s"] / base["add_per_s"]
+        row["sample_vs_herkit"] = {
+            size: ms / base["sample_ms"][size] for size, ms in row["sample_ms"].items()
+        }
+
+
+def run_buffer_bench(
+    config: BufferBenchConfig, progress: Callable[[str], None] | None = None
+) -> list[dict[str, Any]]:
+    """Run the benchmark; one row per buffer and variant.
+
+    Each row has ``buffer`` (``herkit``, ``sb3`` or ``cpprb``), ``variant`` (``sample``:
+    goals drawn at sample time, ``store xN``: at store time, N rows per transition;
+    ``+ PER``: prioritized), ``relabel``,
+    ``prioritized``, ``add_per_s`` (1 env), ``add_16env_per_s`` (herkit only, else
+    ``None``), ``sample_ms`` and ``sample_calls`` (dicts keyed by stored size), and for
+    peers ``add_vs_herkit`` and ``sample_vs_herkit`` (peer / herkit ratios, ``None`` for
+    herkit). ``progress`` receives a line after each measurement.
+    """
+    report = progress if progress is not None else (lambda line: None)
+    if config.peers:
+        _import_peers()  # fail before spending minutes on herkit
+    rows = _bench_herkit(config, report)
+    gc.collect()
+    if config.peers:
+        rows += _bench_peers(config, report)
+    _ratios(rows)
+    return rows
+
+
+# -- targets and reporting -------------------------------------------------------------------------
+
+
+def check_targets(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Compare every herkit row with :data:`TARGETS`; one dict per check.
+
+    Each has ``buffer`` (``herkit (<variant>)``), ``target`` (in words), ``value`` and ``met``.
+    """
+    checks = []
+
+    def check(row: dict[str, Any], target: str, value: float, met: bool) -> None:
+        name = f"herkit ({row['variant']})"
+        checks.append({"buffer": name, "target": target, "value": value, "met": bool(met)})
+
+    for row in rows:
+        if row["buffer"] != "herkit":
+            continue
+        limit = TARGETS["sample_ms_prioritized" if row["prioritized"] else "sample_ms"]
+        for size, ms in row["sample_ms"].items():
+            check(row, f"sample @{size:,} < {limit} ms", ms, ms < limit)
+        sizes = sorted(row["sample_ms"])
+        if len(sizes) > 1:
+            growth = row["sample_ms"][sizes[-1]] / row["sample_ms"][sizes[0]]
+            limit = TARGETS["sample_growth"]
+            check(row, f"sample @{sizes[-1]:,} <= {limit}x @{sizes[0]:,}", growth, growth <= limit)
+        limit = TARGETS["add_per_s"]
+        check(row, f"add >= {limit:,.0f}/s from 1 env", row["add_per_s"], row["add_per_s"] >= limit)
+        limit = TARGETS["add_16env_per_s"]
+        rate = row["add_16env_per_s"]
+        check(row, f"add >= {limit:,.0f}/s from {MANY_ENVS} envs", rate, rate >= limit)
+    return checks
+
+
+def environment_info() -> dict[str, Any]:
+    """Python, platform, CPU count and the versions of the packages involved."""
+    versions: dict[str, str | None] = {}
+    for package in ("herkit", "numpy", "torch", "gymnasium", "stable-baselines3", "cpprb"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = None
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "processor": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "versions": versions,
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as file:
+            for line in file:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _ratio_text(ratio: float | None) -> str:
+    return "" if ratio is None else f" ({ratio:.2f}x)"
+
+
+def print_buffer_table(
+    rows: Sequence[dict[str, Any]], config: BufferBenchConfig, console: Any = None
+) -> None:
+    """Print the results (and herkit's targets, met or not) as rich tables.
+
+    Peer cells carry their peer / herkit ratio in parentheses.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console if console is not None else Console()
+    sizes = sorted(config.stored)
+    table = Table(
+        title=(
+            f"Replay buffer speed: FetchPush shapes, episodes of {config.episode_length}, "
+            f"capacity {config.capacity:,}, future k={config.k}, batch {config.batch_size}"
+        )
+    )
+    table.add_column("buffer")
+    table.add_column("relabel")
+    table.add_column("add/s, 1 env", justify="right")
+    table.add_column(f"add/s, {MANY_ENVS} envs", justify="right")
+    for size in sizes:
+        table.add_column(f"sample ms @{size:,}", justify="right")
+    if len(sizes) > 1:
+        table.add_column(f"@{sizes[-1]:,} / @{sizes[0]:,}", justify="right")
+    for row in rows:
+        many = row["add_16env_per_s"]
+        cells = [
+            row["buffer"],
+            row["variant"],
+            f"{row['add_per_s']:,.0f}{_ratio_text(row.get('add_vs_herkit'))}",
+            "-" if many is None else f"{many:,.0f}",
+        ]
+        vs = row.get("sample_vs_herkit") or {}
+        cells += [f"{row['sample_ms'][size]:.3f}{_ratio_text(vs.get(size))}" for size in sizes]
+        if len(sizes) > 1:
+            cells.append(f"{row['sample_ms'][sizes[-1]] / row['sample_ms'][sizes[0]]:.2f}")
+        table.add_row(*cells)
+    console.print(table)
+    if any(row["buffer"] != "herkit" for row in rows):
+        console.print(
+            "(x) = peer / herkit, against herkit relabel=sample with the same prioritized "
+            "setting: above 1 means the peer adds faster, or samples slower."
+        )
+
+    targets = Table(title="herkit targets")
+    for name in ("buffer", "target", "value", "met"):
+        targets.add_column(name, justify="right" if name == "value" else "left")
+    for check in check_targets(rows):
+        value = check["value"]
+        text = f"{value:,.0f}" if value >= 1000 else f"{value:.3f}"
+        verdict = "[green]met[/green]" if check["met"] else "[red]missed[/red]"
+        targets.add_row(check["buffer"], check["target"], text, verdict)
+    console.print(targets)
+
+
+def bench_buffer(config: BufferBenchConfig) -> None:
+    """Run the benchmark, print the tables, and write ``config.json_out`` if set."""
+    from rich.console import Console
+
+    log = Console(stderr=True)
+    info = environment_info()
+    versions = ", ".join(
+        f"{name} {version}" for name, version in info["versions"].items() if version
+    )
+    log.print(f"[dim]{info['processor']}, {info['cpus']} CPUs, Python {info['python']}, {versions}")
+    rows = run_buffer_bench(config, progress=lambda line: log.print(f"[dim]{line}"))
+    print_buffer_table(rows, config)
+    if config.json_out is not None:
+        result = {
+            "config": asdict(config),
+            "machine": info,
+            "rows": rows,
+            "targets": check_targets(rows),
+        }
+        with open(config.json_out, "w") as file:
+            json.dump(result, file, indent=2)
+            file.write("\n")
+        log.print(f"[dim]wrote {config.json_out}")

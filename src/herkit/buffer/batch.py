@@ -1,0 +1,51 @@
+"""The sampled minibatch that agents consume."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Transitions with a leading batch axis, goals already relabelled.
+
+    Numpy arrays as sampled; :meth:`to_torch` returns the same structure as tensors.
+    """
+
+    observation: Any
+    """Observation before the action, ``(B, *obs_shape)``."""
+    action: Any
+    """Action taken, ``(B, *action_shape)``."""
+    reward: Any
+    """Reward recomputed for ``goal``, float32 ``(B,)``."""
+    next_observation: Any
+    """Observation after the action, ``(B, *obs_shape)``."""
+    goal: Any
+    """Desired goal of this sample (relabelled or the original), ``(B, *goal_shape)``."""
+    achieved_goal: Any
+    """Goal achieved before the action, ``(B, *goal_shape)``."""
+    next_achieved_goal: Any
+    """Goal achieved after the action, ``(B, *goal_shape)``."""
+    terminated: Any
+    """1.0 where the transition ends the episode for real (not a timeout), float32 ``(B,)``."""
+    weights: Any = None
+    """Importance-sampling weights (max 1), float32 ``(B,)``; prioritized replay only."""
+    indices: Any = None
+    """Keys for ``update_priorities``, int64 ``(B,)``; prioritized replay only."""
+
+    def __len__(self) -> int:
+        return len(self.reward)
+
+    def to_torch(self, device: Any = "cpu") -> Batch:
+        """The same batch as torch tensors on ``device`` (CPU tensors share memory)."""
+        import torch
+
+        def convert(value: Any) -> Any:
+            if value is None:
+                return None
+            return torch.as_tensor(np.ascontiguousarray(value), device=device)
+
+        return replace(self, **{f.name: convert(getattr(self, f.name)) for f in fields(self)})

@@ -1,0 +1,504 @@
+"""HerReplayBuffer: episodic storage + a goal strategy + an injected reward function.
+
+Two relabelling modes give the same distribution of goals (seed 004):
+
+- ``relabel="sample"`` (default): transitions are stored as collected; at sample time
+  each one is relabelled with probability ``k / (k + 1)`` in a copy of the batch. The
+  stored data never changes, and the steps of open episodes can be sampled at once.
+- ``relabel="store"``: the paper's form. When an episode ends, ``k`` goals per
+  transition are drawn and written beside it; a sample is then one of the ``k + 1``
+  (transition, goal) pairs, uniformly. Only finished episodes are sampled. The goals
+  are stored as values, not as indices, so dropping an old episode cannot redirect them.
+
+Rewards are always recomputed by ``reward_fn(achieved_goal, desired_goal, info)`` (the
+GoalEnv signature, vectorised over the leading axis) for the goal actually used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from herkit.buffer.batch import Batch
+from herkit.buffer.priority import SumTree
+from herkit.buffer.storage import EpisodeStorage, FieldSpec
+from herkit.buffer.strategies import GOAL_STEPS, Strategy
+
+RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
+"""``reward_fn(achieved_goal, desired_goal, info) -> rewards``, batched on axis 0."""
+
+_FORMAT_VERSION = 1
+
+
+class HerReplayBuffer:
+    """Hindsight Experience Replay buffer for ``n_envs`` envs stepping together.
+
+    Args:
+        capacity: transitions held (rounded down to a multiple of ``n_envs``); the
+            oldest whole episodes are dropped when full.
+        observation_shape, goal_shape, action_shape: shapes of one transition's
+            ``observation``, goals (achieved and desired) and action (``()`` for a
+            discrete action).
+        reward_fn: vectorised ``reward_fn(achieved_goal, desired_goal, info)``; ``info``
+            is a dict of the stored ``info_keys`` columns for the batch.
+        observation_dtype, goal_dtype, action_dtype: storage dtypes (uint8 stays uint8).
+        strategy: ``future``, ``final``, ``episode``, ``random`` or ``none``.
+        k: relabelled goals per real transition (final uses 1, none 0).
+        n_envs: envs whose transitions arrive together in every ``add``.
+        relabel: ``"sample"`` or ``"store"`` (see the module docstring).
+        prioritized: proportional prioritized replay (Schaul et al. 2016).
+        alpha, beta, eps: priority exponent, importance-sampling exponent (default for
+            ``sample``), and the constant added to every priority.
+        info_keys: numeric scalar info fields stored with each transition and handed to
+            ``reward_fn``, so that info-dependent rewards stay vectorised.
+        terminal_on_success: mark a relabelled sample terminal when its reward equals the
+            reward of reaching the goal exactly (``reward_fn(goal, goal, info)``), for envs
+            that end on success such as bit flipping. Otherwise the env's flag is kept.
+        seed: seed of the buffer's own ``np.random.Generator``.
+    """
+
+    def __init__(
+        self,
+        capacity: int,
+        *,
+        observation_shape: int | tuple[int, ...],
+        goal_shape: int | tuple[int, ...],
+        reward_fn: RewardFn,
+        action_shape: int | tuple[int, ...] = (),
+        observation_dtype: Any = np.float32,
+        goal_dtype: Any = np.float32,
+        action_dtype: Any = np.float32,
+        strategy: str | Strategy = "future",
+        k: int = 4,
+        n_envs: int = 1,
+        relabel: Literal["sample", "store"] = "sample",
+        prioritized: bool = False,
+        alpha: float = 0.6,
+        beta: float = 0.4,
+        eps: float = 1e-6,
+        info_keys: Sequence[str] = (),
+        terminal_on_success: bool = False,
+        seed: int | None = None,
+    ) -> None:
+        _require_int("capacity", capacity, minimum=1)
+        _require_int("n_envs", n_envs, minimum=1)
+        _require_int("k", k, minimum=0)
+        if relabel not in ("sample", "store"):
+            raise ValueError(f"relabel must be 'sample' or 'store', got {relabel!r}")
+        if not callable(reward_fn):
+            raise ValueError(f"reward_fn must be callable, got {type(reward_fn).__name__}")
+        if alpha < 0 or beta < 0 or eps <= 0:
+            raise ValueError(
+                f"alpha and beta must be >= 0 and eps > 0, got {alpha=}, {beta=}, {eps=}"
+            )
+        self.strategy = Strategy.parse(strategy)
+        self.k = int(k)
+        self.relabel = relabel
+        self.reward_fn = reward_fn
+        self.prioritized = bool(prioritized)
+        self.alpha, self.beta, self.eps = float(alpha), float(beta), float(eps)
+        self.info_keys = tuple(info_keys)
+        self.terminal_on_success = bool(terminal_on_success)
+        self.goals_per_transition = self.strategy.goals_per_transition(self.k)
+        self.relabel_probability = self.goals_per_transition / (self.goals_per_transition + 1)
+        self._seed = seed
+        self.rng = np.random.default_rng(seed)
+
+        obs = FieldSpec.of(observation_shape, observation_dtype)
+        goal = FieldSpec.of(goal_shape, goal_dtype)
+        self._specs = {
+            "observation": obs,
+            "achieved_goal": goal,
+            "desired_goal": goal,
+            "action": FieldSpec.of(action_shape, action_dtype),
+            "next_observation": obs,
+            "next_achieved_goal": goal,
+            "terminated": FieldSpec((), np.dtype(bool)),
+        }
+        self._specs |= {f"info.{key}": FieldSpec((), np.dtype(np.float64)) for key in info_keys}
+        stored = dict(self._specs)
+        if relabel == "store" and self.goals_per_transition:
+            stored["relabel_goal"] = FieldSpec((self.goals_per_transition, *goal.shape), goal.dtype)
+        self.storage = EpisodeStorage(capacity, n_envs, stored)
+        self.n_envs = n_envs
+        self._closed_only = relabel == "store"
+        # Prioritized leaves: one per slot, or one per (slot, goal) pair in store mode.
+        self._copies = self.goals_per_transition + 1 if self._closed_only else 1
+        self.tree = SumTree(self.storage.capacity * self._copies) if prioritized else None
+        if "relabel_goal" in stored:  # a (capacity * k, *goal_shape) view for one gather
+            self._stored_goals_flat = self.storage.data["relabel_goal"].reshape(-1, *goal.shape)
+        self.max_priority = 1.0
+
+    # -- construction from an env --------------------------------------------------------
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Any,
+        capacity: int,
+        *,
+        n_envs: int | None = None,
+        reward_fn: RewardFn | None = None,
+        **kwargs: Any,
+    ) -> HerReplayBuffer:
+        """Build a buffer from a GoalEnv (or a gymnasium vector env of them).
+
+        Shapes and dtypes come from the observation and action spaces, ``reward_fn``
+        from the env's ``compute_reward`` unless given, ``n_envs`` from a vector env's
+        ``num_envs`` unless given. Other keyword arguments go to the constructor.
+        """
+        space = getattr(env, "single_observation_space", env.observation_space)
+        action_space = getattr(env, "single_action_space", env.action_space)
+        keys = ("observation", "achieved_goal", "desired_goal")
+        if not all(key in getattr(space, "spaces", {}) for key in keys):
+            raise ValueError(
+                "env must be a GoalEnv: its observation space must be a Dict with keys "
+                f"{keys}, got {space}"
+            )
+        if reward_fn is None:
+            reward_fn = _compute_reward_of(env)
+        return cls(
+            capacity,
+            observation_shape=space["observation"].shape,
+            goal_shape=space["desired_goal"].shape,
+            action_shape=action_space.shape,
+            observation_dtype=space["observation"].dtype,
+            goal_dtype=space["desired_goal"].dtype,
+            action_dtype=action_space.dtype,
+            reward_fn=reward_fn,
+            n_envs=n_envs if n_envs is not None else getattr(env, "num_envs", 1),
+            **kwargs,
+        )
+
+    # -- adding ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """Real transitions that can be sampled (finished episodes only in store mode)."""
+        return self.storage.count(self._closed_only)
+
+    @property
+    def capacity(self) -> int:
+        """Transitions held at most."""
+        return self.storage.capacity
+
+    def add(
+        self,
+        obs: Mapping[str, Any],
+        action: Any,
+        next_obs: Mapping[str, Any],
+        terminated: Any,
+        truncated: Any,
+        info: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Store one step of every env; an env whose episode ended starts a new one.
+
+        Arrays carry a leading ``n_envs`` axis (with ``n_envs=1`` it may be left out).
+        Everything is checked before anything is written: a ValueError leaves the
+        buffer as it was.
+        """
+        n_envs, specs = self.n_envs, self._specs
+        sources = {"obs": obs, "next_obs": next_obs}
+        values = {
+            field: _as_column(label, _get(sources[source], source, key), specs[field], n_envs)
+            for field, (source, key, label) in _OBS_FIELDS.items()
+        }
+        values["action"] = _as_column("action", action, specs["action"], n_envs)
+        values["terminated"] = _as_flags("terminated", terminated, n_envs)
+        done = values["terminated"] | _as_flags("truncated", truncated, n_envs)
+        for key in self.info_keys:
+            if info is None or key not in info:
+                raise ValueError(f"info must hold the stored key {key!r} (info_keys)")
+            name = f"info.{key}"
+            values[name] = _as_column(f"info[{key!r}]", info[key], specs[name], n_envs)
+        self.storage.check_room()
+
+        base, invalidated = self.storage.write(values)
+        if self.tree is not None:
+            block = slice(base * self._copies, (base + self.n_envs) * self._copies)
+            self.tree.set(block, 0.0 if self._closed_only else self.max_priority)
+            if len(invalidated):
+                self.tree.set(self._leaves_of(invalidated), 0.0)
+        if done.any():
+            ids, envs = self.storage.close_episodes(done)
+            if self._closed_only and len(ids):
+                self._store_goals(ids, envs)
+
+    def _store_goals(self, ids: np.ndarray, envs: np.ndarray) -> None:
+        """Draw and write the goals of just-finished episodes (store mode)."""
+        storage = self.storage
+        lengths = storage.episode_length[ids]
+        starts = np.repeat(storage.episode_start[ids], lengths)
+        step = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        env = np.repeat(envs, lengths)
+        slots = storage.slot_of(starts + step, env)
+        n_goals = self.goals_per_transition
+        if n_goals:
+            goal_slots = self._goal_slots(
+                np.repeat(starts, n_goals),
+                np.repeat(np.repeat(lengths, lengths), n_goals),
+                np.repeat(step, n_goals),
+                np.repeat(env, n_goals),
+            )
+            goals = storage.data["next_achieved_goal"][goal_slots]
+            storage.data["relabel_goal"][slots] = goals.reshape(
+                len(slots), n_goals, *goals.shape[1:]
+            )
+        if self.tree is not None:
+            self.tree.set(self._leaves_of(slots), self.max_priority)
+
+    def _goal_slots(
+        self, start: np.ndarray, length: np.ndarray, step: np.ndarray, env: np.ndarray
+    ) -> np.ndarray:
+        """Slots whose ``next_achieved_goal`` relabels the given transitions."""
+        if self.strategy is Strategy.RANDOM:
+            return self.storage.sample_slots(len(step), self.rng, self._closed_only)
+        goal_step = GOAL_STEPS[self.strategy](step, length, self.rng)
+        return self.storage.slot_of(start + goal_step, env)
+
+    def _leaves_of(self, slots: np.ndarray) -> np.ndarray:
+        if self._copies == 1:
+            return slots
+        return (slots[:, None] * self._copies + np.arange(self._copies)).ravel()
+
+    # -- sampling --------------------------------------------------------------------------
+
+    def sample(self, batch_size: int, beta: float | None = None) -> Batch:
+        """Draw ``batch_size`` transitions with replacement, goals relabelled as configured."""
+        _require_int("batch_size", batch_size, minimum=1)
+        if len(self) == 0:
+            raise ValueError(
+                "cannot sample from an empty buffer: add transitions first"
+                + (" and finish an episode (relabel='store')" if self._closed_only else "")
+            )
+        weights = indices = None
+        copy = None
+        if self.tree is not None:
+            indices = self.tree.sample(batch_size, self.rng)
+            weights = self._weights(indices, self.beta if beta is None else beta)
+            slots = indices // self._copies
+            if self._copies > 1:
+                copy = indices % self._copies
+        else:
+            slots = self.storage.sample_slots(batch_size, self.rng, self._closed_only)
+            if self._closed_only and self.goals_per_transition:
+                copy = self.rng.integers(0, self._copies, size=batch_size)
+
+        data = self.storage.data
+        goal = data["desired_goal"].take(slots, axis=0)
+        next_achieved = data["next_achieved_goal"].take(slots, axis=0)
+        if copy is not None:  # store mode: copy j > 0 is the j-th stored goal
+            relabel = copy > 0
+            stored = self._stored_goals_flat
+            chosen = stored.take(slots * (self._copies - 1) + np.maximum(copy - 1, 0), axis=0)
+            goal = np.where(self._per_sample(relabel), chosen, goal)
+        elif not self._closed_only and self.goals_per_transition:
+            relabel = self.rng.random(batch_size) < self.relabel_probability
+            start, length, step = self.storage.positions(slots)
+            goal_slots = self._goal_slots(start, length, step, slots % self.n_envs)
+            chosen = data["next_achieved_goal"].take(goal_slots, axis=0)
+            goal = np.where(self._per_sample(relabel), chosen, goal)
+        else:
+            relabel = None
+
+        info = {key: data[f"info.{key}"].take(slots) for key in self.info_keys}
+        reward = self._reward(next_achieved, goal, info)
+        terminated = data["terminated"].take(slots).astype(np.float32)
+        if self.terminal_on_success and relabel is not None:
+            success = reward == self._reward(goal, goal, info)
+            terminated = np.where(relabel, success, terminated).astype(np.float32)
+        return Batch(
+            observation=data["observation"].take(slots, axis=0),
+            action=data["action"].take(slots, axis=0),
+            reward=reward,
+            next_observation=data["next_observation"].take(slots, axis=0),
+            goal=goal,
+            achieved_goal=data["achieved_goal"].take(slots, axis=0),
+            next_achieved_goal=next_achieved,
+            terminated=terminated,
+            weights=weights,
+            indices=indices,
+        )
+
+    def _per_sample(self, mask: np.ndarray) -> np.ndarray:
+        """A ``(B,)`` mask shaped to broadcast over goals of any rank."""
+        return mask.reshape(-1, *(1,) * len(self._specs["desired_goal"].shape))
+
+    def _reward(
+        self, achieved: np.ndarray, desired: np.ndarray, info: Mapping[str, np.ndarray]
+    ) -> np.ndarray:
+        reward = np.asarray(self.reward_fn(achieved, desired, info), dtype=np.float32)
+        if reward.shape != (len(achieved),):
+            raise ValueError(
+                f"reward_fn must return one reward per transition, shape ({len(achieved)},), "
+                f"got shape {reward.shape}"
+            )
+        return reward
+
+    def _weights(self, indices: np.ndarray, beta: float) -> np.ndarray:
+        assert self.tree is not None
+        probability = self.tree.leaves[indices] / self.tree.total
+        weights = (len(self) * self._copies * probability) ** -beta
+        return (weights / weights.max()).astype(np.float32)
+
+    def update_priorities(self, indices: Any, priorities: Any) -> None:
+        """Set the priorities (e.g. absolute TD errors) of sampled ``indices``.
+
+        Stored as ``(priority + eps) ** alpha``. Indices whose transition has been dropped
+        since it was sampled are ignored.
+        """
+        if self.tree is None:
+            raise ValueError("update_priorities needs a buffer built with prioritized=True")
+        idx = np.asarray(indices)
+        value = np.asarray(priorities, dtype=np.float64).reshape(-1)
+        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError(f"indices must be a 1-D integer array, got {idx.dtype} {idx.shape}")
+        if value.shape != idx.shape:
+            raise ValueError(
+                f"priorities must have one value per index, shape {idx.shape}, got {value.shape}"
+            )
+        if len(idx) and (idx.min() < 0 or idx.max() >= self.tree.capacity):
+            raise ValueError(f"indices must lie in [0, {self.tree.capacity}), got out of range")
+        if not np.all(np.isfinite(value)) or np.any(value < 0):
+            raise ValueError("priorities must be finite and >= 0")
+        value = (value + self.eps) ** self.alpha
+        live = self.tree.leaves[idx] > 0
+        self.tree.set(idx[live], value[live])
+        if len(value):
+            self.max_priority = max(self.max_priority, float(value.max()))
+
+    # -- persistence -----------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the whole buffer to one ``.npz`` file (no pickle), atomically."""
+        arrays, counters = self.storage.state()
+        if self.tree is not None:
+            arrays["priorities"] = np.asarray(self.tree.leaves)
+        meta = {
+            "format": _FORMAT_VERSION,
+            "config": self._config(),
+            "counters": counters,
+            "max_priority": self.max_priority,
+            "rng": self.rng.bit_generator.state,
+        }
+        arrays["meta"] = np.array(json.dumps(meta))
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as file:
+            np.savez(file, **arrays)  # type: ignore[arg-type]
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], reward_fn: RewardFn) -> HerReplayBuffer:
+        """Rebuild a buffer written by :meth:`save`; ``reward_fn`` is not stored."""
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                arrays = {name: archive[name] for name in archive.files}
+            meta = json.loads(str(arrays.pop("meta")))
+        except (OSError, ValueError, KeyError) as error:
+            raise ValueError(f"path {str(path)!r} is not a herkit buffer file: {error}") from error
+        if meta.get("format") != _FORMAT_VERSION:
+            raise ValueError(f"path {str(path)!r} has unknown buffer format {meta.get('format')}")
+        config = meta["config"]
+        buffer = cls(reward_fn=reward_fn, **config)
+        buffer.storage.restore(arrays, meta["counters"])
+        if buffer.tree is not None:
+            buffer.tree.load_leaves(arrays["priorities"])
+        buffer.max_priority = float(meta["max_priority"])
+        buffer.rng.bit_generator.state = meta["rng"]
+        return buffer
+
+    def _config(self) -> dict[str, Any]:
+        specs = self._specs
+        return {
+            "capacity": self.storage.capacity,
+            "observation_shape": list(specs["observation"].shape),
+            "goal_shape": list(specs["desired_goal"].shape),
+            "action_shape": list(specs["action"].shape),
+            "observation_dtype": specs["observation"].dtype.str,
+            "goal_dtype": specs["desired_goal"].dtype.str,
+            "action_dtype": specs["action"].dtype.str,
+            "strategy": self.strategy.value,
+            "k": self.k,
+            "n_envs": self.n_envs,
+            "relabel": self.relabel,
+            "prioritized": self.prioritized,
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "eps": self.eps,
+            "info_keys": list(self.info_keys),
+            "terminal_on_success": self.terminal_on_success,
+            "seed": self._seed,
+        }
+
+
+def _require_int(name: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
+def _get(mapping: Mapping[str, Any], name: str, key: str) -> Any:
+    try:
+        return mapping[key]
+    except (KeyError, TypeError, IndexError):
+        raise ValueError(
+            f"{name} must be a GoalEnv observation dict with key {key!r}, got {type(mapping)}"
+        ) from None
+
+
+_OBS_FIELDS = {
+    "observation": ("obs", "observation", "obs['observation']"),
+    "achieved_goal": ("obs", "achieved_goal", "obs['achieved_goal']"),
+    "desired_goal": ("obs", "desired_goal", "obs['desired_goal']"),
+    "next_observation": ("next_obs", "observation", "next_obs['observation']"),
+    "next_achieved_goal": ("next_obs", "achieved_goal", "next_obs['achieved_goal']"),
+}
+"""Stored observation fields: the ``add`` argument and dict key each is read from, and the
+name that errors use."""
+
+
+def _as_flags(name: str, value: Any, n_envs: int) -> np.ndarray:
+    """Episode-end flags (bool or 0/1 numbers) as a bool ``(n_envs,)`` array."""
+    if type(value) is np.ndarray and value.dtype == bool and value.shape == (n_envs,):
+        return value
+    array = np.asarray(value)
+    if array.shape != (n_envs,) and not (n_envs == 1 and array.shape == ()):
+        raise ValueError(f"{name} must have shape ({n_envs},), got {array.shape}")
+    if not (array.dtype == bool or np.issubdtype(array.dtype, np.number)):
+        raise ValueError(f"{name} must be bool or numeric, got {array.dtype}")
+    return array.reshape(n_envs) != 0
+
+
+def _as_column(name: str, value: Any, spec: FieldSpec, n_envs: int) -> np.ndarray:
+    """``value`` as an ``(n_envs, *spec.shape)`` array; ValueError naming ``name`` if not."""
+    if type(value) is np.ndarray and value.dtype == spec.dtype:
+        shape = value.shape
+        if len(shape) == len(spec.shape) + 1 and shape[0] == n_envs and shape[1:] == spec.shape:
+            return value
+    array = np.asarray(value)
+    expected = (n_envs, *spec.shape)
+    if array.shape != expected:
+        if n_envs == 1 and array.shape == spec.shape:
+            array = array[None]
+        else:
+            also = f" or {spec.shape}" if n_envs == 1 else ""
+            raise ValueError(f"{name} must have shape {expected}{also}, got {array.shape}")
+    if array.dtype != spec.dtype and not np.can_cast(array.dtype, spec.dtype, "same_kind"):
+        raise ValueError(f"{name} must have a dtype that casts to {spec.dtype}, got {array.dtype}")
+    return array
+
+
+def _compute_reward_of(env: Any) -> RewardFn:
+    """The ``compute_reward`` of a GoalEnv, or of the first env of a vector env."""
+    if hasattr(env, "envs"):
+        env = env.envs[0]
+    elif hasattr(env, "env_fns"):
+        env = env.env_fns[0]()
+    compute_reward = getattr(env.unwrapped, "compute_reward", None)
+    if compute_reward is None:
+        raise ValueError("env must be a GoalEnv with a compute_reward method, or pass reward_fn")
+    return compute_reward

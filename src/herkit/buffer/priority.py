@@ -1,0 +1,102 @@
+"""A vectorised sum tree for prioritized experience replay (Schaul et al. 2016).
+
+The tree is a flat float64 array: node ``i`` has children ``2i`` and ``2i+1``, the root
+is node 1 and leaf ``j`` lives at ``size + j``. Every operation works on whole index
+arrays, level by level, so there is no Python loop over a batch.
+
+Leaf writes are cheap: :meth:`SumTree.set` writes the leaves at once and only records
+them as dirty; the inner sums are brought up to date by the next read of the tree
+(:meth:`total`, :meth:`find`, :meth:`sample`). Adding transitions one env step at a time
+therefore costs a slice write, not a climb of ``log2(capacity)`` levels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class SumTree:
+    """Sums of non-negative leaf values with O(log n) vectorised updates and searches."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity <= 0:
+            raise ValueError(f"capacity must be a positive int, got {capacity}")
+        self.capacity = int(capacity)
+        self.size = 1 << max(0, (self.capacity - 1).bit_length())
+        self.depth = self.size.bit_length() - 1
+        self._tree = np.zeros(2 * self.size, dtype=np.float64)
+        self._dirty: list[np.ndarray] = []
+
+    @property
+    def leaves(self) -> np.ndarray:
+        """Read-only view of the leaf values (always current, dirty or not)."""
+        view = self._tree[self.size : self.size + self.capacity]
+        view.flags.writeable = False
+        return view
+
+    def set(self, indices: np.ndarray | slice, values: np.ndarray | float) -> None:
+        """Write leaf values; the inner sums follow at the next read."""
+        if isinstance(indices, slice):
+            start, stop, _ = indices.indices(self.capacity)
+            indices = np.arange(start, stop, dtype=np.int64)
+        indices = np.asarray(indices, dtype=np.int64)
+        self._tree[self.size + indices] = values
+        self._dirty.append(indices)
+
+    def flush(self) -> None:
+        """Recompute the inner nodes above every leaf written since the last flush."""
+        if not self._dirty:
+            return
+        nodes = np.unique(np.concatenate(self._dirty)) + self.size
+        self._dirty.clear()
+        tree = self._tree
+        for _ in range(self.depth):
+            nodes = np.unique(nodes >> 1)
+            tree[nodes] = tree[2 * nodes] + tree[2 * nodes + 1]
+
+    @property
+    def total(self) -> float:
+        """Sum of all leaves."""
+        self.flush()
+        return float(self._tree[1])
+
+    def find(self, masses: np.ndarray) -> np.ndarray:
+        """Leaf index ``j`` per mass with ``prefix(j) <= mass < prefix(j + 1)``.
+
+        Masses are clipped into ``[0, total)``; a leaf of value 0 is never returned while
+        the total is positive.
+        """
+        self.flush()
+        tree = self._tree
+        mass = np.clip(np.asarray(masses, dtype=np.float64), 0.0, None)
+        node = np.ones(mass.shape, dtype=np.int64)
+        for _ in range(self.depth):
+            left = 2 * node
+            left_sum = tree[left]
+            go_right = (mass >= left_sum) & (tree[left + 1] > 0.0)
+            go_right |= left_sum <= 0.0
+            mass = np.where(go_right, mass - left_sum, mass)
+            node = left + go_right
+        return node - self.size
+
+    def sample(self, batch_size: int, rng: np.random.Generator) -> np.ndarray:
+        """Stratified sample of ``batch_size`` leaves with probability proportional to value."""
+        total = self.total
+        if total <= 0.0:
+            raise ValueError("cannot sample from a sum tree whose leaves are all zero")
+        bounds = np.arange(batch_size, dtype=np.float64) + rng.random(batch_size)
+        return self.find(bounds * (total / batch_size))
+
+    def load_leaves(self, leaves: np.ndarray) -> None:
+        """Replace every leaf and rebuild the whole tree (used by load)."""
+        leaves = np.asarray(leaves, dtype=np.float64)
+        if leaves.shape != (self.capacity,):
+            raise ValueError(f"leaves must have shape ({self.capacity},), got {leaves.shape}")
+        self._tree[:] = 0.0
+        self._tree[self.size : self.size + self.capacity] = leaves
+        self._dirty.clear()
+        level = self.size
+        while level > 1:
+            parents = np.arange(level // 2, level)
+            self._tree[parents] = self._tree[2 * parents] + self._tree[2 * parents + 1]
+            level //= 2

@@ -1,0 +1,211 @@
+"""Episodic ring storage for transitions from ``n_envs`` environments stepping in lockstep.
+
+Layout: ``rows = capacity // n_envs`` rows of ``n_envs`` slots each, flattened so that
+slot ``row * n_envs + env`` holds env ``env``'s transition written at that row. Every
+``write`` fills one row, so each env owns one column and its episodes are contiguous
+runs of rows in that column (modulo ``rows``). Rows are also counted absolutely
+(``rows_written`` never wraps), which makes "is this row still here" a comparison.
+
+Episodes live in a table indexed by episode id: start row (absolute) and length (0 while
+the episode is open; its length is then ``rows_written - start``). A table of
+``capacity + n_envs + 1`` ids is never reused while an episode that holds a slot lives.
+
+Wrap-around: overwriting the first row of an old episode drops the whole episode. For
+each env, the rows that may be sampled are ``[valid_from[env], end)``: ``valid_from``
+jumps past an episode as soon as one of its rows is overwritten, so no sample and no
+goal ever comes from a partly overwritten episode, and no goal index can land in
+another episode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """Shape (per transition) and dtype of one stored field."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @classmethod
+    def of(cls, shape: int | tuple[int, ...], dtype: object) -> FieldSpec:
+        """Build a spec from an int or tuple shape and anything ``np.dtype`` accepts."""
+        shape_tuple = (int(shape),) if isinstance(shape, int | np.integer) else tuple(shape)
+        return cls(tuple(int(s) for s in shape_tuple), np.dtype(dtype))  # type: ignore[call-overload]
+
+
+class EpisodeStorage:
+    """Preallocated columns of per-env episodes with O(1) bookkeeping per step."""
+
+    def __init__(self, capacity: int, n_envs: int, fields: dict[str, FieldSpec]) -> None:
+        if n_envs < 1:
+            raise ValueError(f"n_envs must be >= 1, got {n_envs}")
+        if capacity < n_envs:
+            raise ValueError(f"capacity must be >= n_envs ({n_envs}), got {capacity}")
+        self.n_envs = n_envs
+        self.rows = capacity // n_envs
+        self.capacity = self.rows * n_envs
+        self.fields = dict(fields)
+        self.data = {
+            name: np.zeros((self.capacity, *spec.shape), dtype=spec.dtype)
+            for name, spec in self.fields.items()
+        }
+        self.episode_of = np.zeros(self.capacity, dtype=np.int64)
+        table = self.capacity + n_envs + 1
+        self.episode_start = np.zeros(table, dtype=np.int64)
+        self.episode_length = np.zeros(table, dtype=np.int64)
+        self.open_episode = np.arange(n_envs, dtype=np.int64)
+        self.next_episode = n_envs
+        self.rows_written = 0
+        self.valid_from = np.zeros(n_envs, dtype=np.int64)
+        self._oldest_open_start = 0
+        self._env_ids = np.arange(n_envs, dtype=np.int64)
+
+    # -- writing ---------------------------------------------------------------------
+
+    def open_lengths(self) -> np.ndarray:
+        """Steps recorded so far in each env's open episode."""
+        return self.rows_written - self.episode_start[self.open_episode]
+
+    def check_room(self) -> None:
+        """ValueError if one more step would make an open episode longer than a column."""
+        if self.rows_written - self._oldest_open_start >= self.rows:
+            longest = int(self.open_lengths().max())
+            raise ValueError(
+                f"an episode reached {longest + 1} steps, more than the buffer holds per env "
+                f"(capacity // n_envs = {self.rows}): raise capacity or end episodes sooner"
+            )
+
+    def write(self, values: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Append one row (one transition per env); return ``(base_slot, invalidated)``.
+
+        ``values[name]`` has shape ``(n_envs, *shape)`` and was checked by the caller,
+        as was :meth:`check_room`. ``invalidated`` lists the slots of dropped episodes
+        that stay physically present but may no longer be sampled.
+        """
+        row = self.rows_written % self.rows
+        base = row * self.n_envs
+        block = slice(base, base + self.n_envs)
+        invalidated = _NO_SLOTS
+        if self.rows_written >= self.rows:
+            invalidated = self._drop_overwritten(block)
+        for name, value in values.items():
+            self.data[name][block] = value
+        self.episode_of[block] = self.open_episode
+        self.rows_written += 1
+        return np.int64(base), invalidated
+
+    def _drop_overwritten(self, block: slice) -> np.ndarray:
+        old = self.episode_of[block]
+        old_end = self.episode_start[old] + self.episode_length[old]
+        new_from = np.maximum(self.valid_from, old_end)
+        first_kept = self.rows_written - self.rows + 1
+        lo = np.maximum(self.valid_from, first_kept)
+        counts = np.maximum(new_from - lo, 0)
+        self.valid_from = new_from
+        if not counts.any():
+            return _NO_SLOTS
+        envs = np.repeat(self._env_ids, counts)
+        offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        return self.slot_of(np.repeat(lo, counts) + offsets, envs)
+
+    def close_episodes(self, done: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """End the open episodes of the envs where ``done``; return their ``(ids, envs)``."""
+        # An env with an empty open episode keeps it: there is nothing to close.
+        envs = np.flatnonzero(done & (self.open_lengths() > 0))
+        ids = self.open_episode[envs]
+        self.episode_length[ids] = self.rows_written - self.episode_start[ids]
+        table = len(self.episode_start)
+        new_ids = (self.next_episode + np.arange(len(envs))) % table
+        self.next_episode = int((self.next_episode + len(envs)) % table)
+        self.episode_start[new_ids] = self.rows_written
+        self.episode_length[new_ids] = 0
+        self.open_episode[envs] = new_ids
+        self._oldest_open_start = int(self.episode_start[self.open_episode].min())
+        return ids, envs
+
+    # -- reading ---------------------------------------------------------------------
+
+    def slot_of(self, abs_rows: np.ndarray, envs: np.ndarray) -> np.ndarray:
+        """Flat slot of absolute row ``abs_rows`` in column ``envs``."""
+        return (abs_rows % self.rows) * self.n_envs + envs
+
+    def valid_end(self, closed_only: bool) -> np.ndarray:
+        """Per env, one past the last sampleable absolute row."""
+        if closed_only:
+            return self.episode_start[self.open_episode]
+        return np.full(self.n_envs, self.rows_written, dtype=np.int64)
+
+    def count(self, closed_only: bool) -> int:
+        """Number of sampleable transitions."""
+        return int((self.valid_end(closed_only) - self.valid_from).sum())
+
+    def sample_slots(self, n: int, rng: np.random.Generator, closed_only: bool) -> np.ndarray:
+        """``n`` slots drawn uniformly, with replacement, from the sampleable ones."""
+        counts = self.valid_end(closed_only) - self.valid_from
+        cum = np.cumsum(counts)
+        pick = _uniform_ints(rng, int(cum[-1]), n)
+        if self.n_envs == 1:
+            return (self.valid_from[0] + pick) % self.rows
+        env = np.searchsorted(cum, pick, side="right")
+        abs_rows = self.valid_from.take(env) + pick - (cum - counts).take(env)
+        return self.slot_of(abs_rows, env)
+
+    def positions(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each slot: its episode's absolute start row, its episode length, its step."""
+        ids = self.episode_of.take(slots)
+        start = self.episode_start.take(ids)
+        length = self.episode_length.take(ids)
+        length = np.where(length == 0, self.rows_written - start, length)
+        step = (slots // self.n_envs - start) % self.rows
+        return start, length, step
+
+    def is_sampleable(self, slots: np.ndarray, closed_only: bool) -> np.ndarray:
+        """Whether each slot currently holds a sampleable transition."""
+        envs = slots % self.n_envs
+        row = slots // self.n_envs
+        newest = self.rows_written - 1
+        abs_rows = newest - (newest - row) % self.rows
+        return (abs_rows >= self.valid_from[envs]) & (abs_rows < self.valid_end(closed_only)[envs])
+
+    # -- persistence -----------------------------------------------------------------
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+        """Arrays and counters that restore this storage exactly."""
+        used = min(self.rows_written, self.rows) * self.n_envs
+        arrays = {f"data.{name}": value[:used] for name, value in self.data.items()}
+        arrays |= {
+            "episode_of": self.episode_of[:used],
+            "episode_start": self.episode_start,
+            "episode_length": self.episode_length,
+            "open_episode": self.open_episode,
+            "valid_from": self.valid_from,
+        }
+        return arrays, {"rows_written": self.rows_written, "next_episode": self.next_episode}
+
+    def restore(self, arrays: dict[str, np.ndarray], counters: dict[str, int]) -> None:
+        """Load what :meth:`state` returned (into a storage built with the same specs)."""
+        used = min(int(counters["rows_written"]), self.rows) * self.n_envs
+        for name, value in self.data.items():
+            value[:used] = arrays[f"data.{name}"]
+        self.episode_of[:used] = arrays["episode_of"]
+        self.episode_start[:] = arrays["episode_start"]
+        self.episode_length[:] = arrays["episode_length"]
+        self.open_episode[:] = arrays["open_episode"]
+        self.valid_from[:] = arrays["valid_from"]
+        self.rows_written = int(counters["rows_written"])
+        self.next_episode = int(counters["next_episode"])
+        self._oldest_open_start = int(self.episode_start[self.open_episode].min())
+
+
+def _uniform_ints(rng: np.random.Generator, high: int, n: int) -> np.ndarray:
+    """``n`` ints uniform on ``[0, high)``; floor of a float draw (exact for high < 2**53),
+    about twice as fast as ``rng.integers`` for a batch."""
+    return np.minimum((rng.random(n) * high).astype(np.int64), high - 1)
+
+
+_NO_SLOTS = np.zeros(0, dtype=np.int64)

@@ -1,0 +1,111 @@
+"""A tagged-episode simulator: every goal carries the episode and step it came from.
+
+Tags (float32 triples):
+- ``observation`` at step t of episode ``uid`` in env ``e``: ``(uid, t, e)``;
+- ``next_achieved_goal`` at step t: ``(uid, t, e)`` and ``achieved_goal``: ``(uid, t - 1, e)``;
+- ``desired_goal`` (the real goal): ``(-1 - uid, 0, e)``, negative so a relabelled goal
+  (always an achieved-goal tag, ``uid >= 0``) is told apart from the original.
+
+The reward is ``0`` when the goal equals the achieved tag and ``-1`` otherwise, so a
+reward of 0 proves the goal came from the transition's own step.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from herkit import HerReplayBuffer
+
+
+def tag_reward(achieved: np.ndarray, desired: np.ndarray, info: object) -> np.ndarray:
+    """0 where the goal is exactly the achieved tag, else -1."""
+    return -np.any(achieved != desired, axis=-1).astype(np.float32)
+
+
+@dataclass
+class Episode:
+    """What the simulator knows of one episode."""
+
+    uid: int
+    env: int
+    start_row: int
+    length: int = 0
+    closed: bool = False
+
+
+@dataclass
+class TaggedRun:
+    """Feeds tagged episodes of given lengths into a buffer and remembers them."""
+
+    buffer: HerReplayBuffer
+    episodes: dict[int, Episode] = field(default_factory=dict)
+    rows_written: int = 0
+    current: list[Episode] = field(default_factory=list)
+
+    def feed(
+        self, lengths_per_env: list[list[int]], end_open: bool = False, steps: int | None = None
+    ) -> None:
+        """Step all envs together until the env with the most steps has played its list.
+
+        The others cycle through their lists meanwhile. ``steps`` overrides the number
+        of steps. The episodes in progress at the end stay open, unless ``end_open`` ends
+        them with the last step.
+        """
+        n_envs = self.buffer.n_envs
+        queues = [itertools.cycle(lengths) for lengths in lengths_per_env]
+        if not self.current:  # episodes left open by an earlier feed continue
+            self.current = [self._new_episode(e) for e in range(n_envs)]
+        current = self.current
+        remaining = [
+            max(next(q), episode.length + 1) for q, episode in zip(queues, current, strict=True)
+        ]
+        if steps is None:
+            steps = max(sum(lengths) for lengths in lengths_per_env)
+        for step in range(steps):
+            obs = np.zeros((n_envs, 3), np.float32)
+            achieved = np.zeros((n_envs, 3), np.float32)
+            desired = np.zeros((n_envs, 3), np.float32)
+            next_achieved = np.zeros((n_envs, 3), np.float32)
+            terminated = np.zeros(n_envs, bool)
+            truncated = np.zeros(n_envs, bool)
+            for e, episode in enumerate(current):
+                t = episode.length
+                obs[e] = (episode.uid, t, e)
+                achieved[e] = (episode.uid, t - 1, e)
+                desired[e] = (-1 - episode.uid, 0, e)
+                next_achieved[e] = (episode.uid, t, e)
+                episode.length += 1
+                if episode.length == remaining[e]:
+                    # Alternate the kind of ending; both close the episode.
+                    (terminated if episode.uid % 2 else truncated)[e] = True
+                elif end_open and step == steps - 1:
+                    truncated[e] = True
+            action = np.zeros((n_envs, 1), np.float32)
+            self.buffer.add(
+                {"observation": obs, "achieved_goal": achieved, "desired_goal": desired},
+                action,
+                {"observation": obs + 1, "achieved_goal": next_achieved, "desired_goal": desired},
+                terminated,
+                truncated,
+                info={"step": obs[:, 1]} if self.buffer.info_keys else None,
+            )
+            self.rows_written += 1
+            for e in np.flatnonzero(terminated | truncated):
+                current[e].closed = True
+                current[e] = self._new_episode(int(e))
+                remaining[e] = next(queues[e])
+
+    def _new_episode(self, env: int) -> Episode:
+        episode = Episode(uid=len(self.episodes), env=env, start_row=self.rows_written)
+        self.episodes[episode.uid] = episode
+        return episode
+
+    def sampleable(self, uid: int, closed_only: bool) -> bool:
+        """Whether the buffer may sample episode ``uid``: whole, and closed if required."""
+        episode = self.episodes[uid]
+        rows = self.buffer.storage.rows
+        whole = episode.start_row >= self.rows_written - rows
+        return whole and episode.length > 0 and (episode.closed or not closed_only)

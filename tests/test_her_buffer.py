@@ -1,0 +1,366 @@
+"""HerReplayBuffer: bad input, prioritized replay, dtypes, save/load, env construction."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from herkit import Batch, HerReplayBuffer
+from tagged import TaggedRun, tag_reward
+
+
+def make(capacity: int = 100, **kwargs: Any) -> HerReplayBuffer:
+    options: dict[str, Any] = dict(
+        observation_shape=3, goal_shape=3, action_shape=1, reward_fn=tag_reward, seed=0
+    )
+    options.update(kwargs)
+    return HerReplayBuffer(capacity, **options)
+
+
+def step(n_envs: int = 1, obs_dtype: Any = np.float32) -> dict[str, Any]:
+    obs = {
+        "observation": np.zeros((n_envs, 3), obs_dtype),
+        "achieved_goal": np.zeros((n_envs, 3), np.float32),
+        "desired_goal": np.ones((n_envs, 3), np.float32),
+    }
+    return dict(
+        obs=obs,
+        action=np.zeros((n_envs, 1), np.float32),
+        next_obs=obs,
+        terminated=np.zeros(n_envs, bool),
+        truncated=np.zeros(n_envs, bool),
+    )
+
+
+def snapshot(buffer: HerReplayBuffer) -> tuple[Any, ...]:
+    arrays, counters = buffer.storage.state()
+    leaves = None if buffer.tree is None else buffer.tree.leaves.copy()
+    return {k: v.copy() for k, v in arrays.items()}, counters, leaves
+
+
+def assert_same(a: tuple[Any, ...], b: tuple[Any, ...]) -> None:
+    assert a[0].keys() == b[0].keys()
+    for key in a[0]:
+        np.testing.assert_array_equal(a[0][key], b[0][key], err_msg=key)
+    assert a[1] == b[1]
+    if a[2] is not None:
+        np.testing.assert_array_equal(a[2], b[2])
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+BAD_CONSTRUCTION = [
+    (dict(strategy="futur"), "strategy must be one of"),
+    (dict(k=-1), "k must be an int >= 0"),
+    (dict(k=2.5), "k must be an int >= 0"),
+    (dict(relabel="later"), "relabel must be"),
+    (dict(n_envs=0), "n_envs must be an int >= 1"),
+    (dict(capacity=0), "capacity must be an int >= 1"),
+    (dict(capacity=3, n_envs=4), "capacity must be >= n_envs"),
+    (dict(reward_fn=None), "reward_fn must be callable"),
+    (dict(alpha=-1.0), "alpha and beta"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), BAD_CONSTRUCTION)
+def test_bad_construction_names_the_argument(kwargs: dict[str, Any], message: str) -> None:
+    capacity = kwargs.pop("capacity", 100)
+    with pytest.raises(ValueError, match=message):
+        make(capacity, **kwargs)
+
+
+def _with(field: str, value: Any) -> dict[str, Any]:
+    args = step()
+    if "." in field:
+        outer, key = field.split(".")
+        args[outer] = {**args[outer], key: value}
+    else:
+        args[field] = value
+    return args
+
+
+BAD_ADDS = [
+    (
+        _with("obs.observation", np.zeros((1, 4), np.float32)),
+        r"obs\['observation'\] must have shape",
+    ),
+    (
+        _with("obs.observation", np.zeros((2, 3), np.float32)),
+        r"obs\['observation'\] must have shape",
+    ),
+    (_with("obs.desired_goal", np.zeros((1, 2), np.float32)), r"obs\['desired_goal'\]"),
+    (_with("next_obs.achieved_goal", np.zeros(5)), r"next_obs\['achieved_goal'\]"),
+    (_with("action", np.zeros((1, 2))), "action must have shape"),
+    (_with("action", np.array([["a"]])), "action must have a dtype"),
+    (_with("obs.observation", np.full((1, 3), 1 + 2j)), "dtype that casts to float32"),
+    (_with("terminated", np.zeros(3, bool)), "terminated must have shape"),
+    (_with("truncated", np.array(["no"])), "truncated must be bool or numeric"),
+    ({**step(), "obs": {"observation": np.zeros((1, 3))}}, "obs must be a GoalEnv observation"),
+    ({**step(), "next_obs": [1, 2, 3]}, "next_obs must be a GoalEnv observation"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_ADDS)
+def test_rejected_add_names_the_argument_and_changes_nothing(
+    args: dict[str, Any], message: str
+) -> None:
+    buffer = make(prioritized=True)
+    for _ in range(3):
+        buffer.add(**step())
+    before = snapshot(buffer)
+    with pytest.raises(ValueError, match=message):
+        buffer.add(**args)
+    assert_same(before, snapshot(buffer))
+    buffer.add(**step())  # and it still works
+    assert len(buffer) == 4
+
+
+def test_integer_storage_rejects_floats() -> None:
+    buffer = make(observation_dtype=np.uint8)
+    with pytest.raises(ValueError, match="dtype that casts to uint8"):
+        buffer.add(**step(obs_dtype=np.float32))
+
+
+def test_missing_info_key_is_rejected_before_writing() -> None:
+    buffer = make(info_keys=("is_success",))
+    with pytest.raises(ValueError, match="info must hold the stored key 'is_success'"):
+        buffer.add(**step(), info={})
+    assert len(buffer) == 0
+
+
+def test_episode_longer_than_capacity_is_rejected_and_buffer_kept() -> None:
+    buffer = make(capacity=10, n_envs=2)  # 5 rows per env
+    for _ in range(5):
+        buffer.add(**step(n_envs=2))
+    before = snapshot(buffer)
+    with pytest.raises(ValueError, match="capacity // n_envs = 5"):
+        buffer.add(**step(n_envs=2))
+    assert_same(before, snapshot(buffer))
+    done = step(n_envs=2) | {"truncated": np.ones(2, bool)}
+    with pytest.raises(ValueError, match="an episode reached 6 steps"):
+        buffer.add(**done)
+
+
+@pytest.mark.parametrize("batch_size", [0, -3, 2.0, True])
+def test_bad_batch_size(batch_size: Any) -> None:
+    buffer = make()
+    buffer.add(**step())
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1"):
+        buffer.sample(batch_size)
+
+
+def test_sampling_an_empty_buffer_says_so() -> None:
+    with pytest.raises(ValueError, match="cannot sample from an empty buffer"):
+        make().sample(8)
+
+
+@pytest.mark.parametrize(
+    "reward_fn",
+    [
+        lambda ag, g, info: np.zeros((len(ag), 1)),
+        lambda ag, g, info: 0.0,
+        lambda ag, g, info: np.zeros(len(ag) + 1),
+    ],
+)
+def test_reward_fn_of_the_wrong_shape(reward_fn: Any) -> None:
+    buffer = make(reward_fn=reward_fn)
+    buffer.add(**step())
+    with pytest.raises(ValueError, match=r"reward_fn must return one reward per transition"):
+        buffer.sample(4)
+
+
+def test_bad_priority_updates() -> None:
+    buffer = make(prioritized=True)
+    TaggedRun(buffer).feed([[5, 5]])
+    batch = buffer.sample(4)
+    with pytest.raises(ValueError, match="one value per index"):
+        buffer.update_priorities(batch.indices, np.ones(3))
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        buffer.update_priorities(batch.indices, np.array([1.0, np.nan, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="indices must lie in"):
+        buffer.update_priorities(np.array([10**6]), np.ones(1))
+    with pytest.raises(ValueError, match="prioritized=True"):
+        make().update_priorities(batch.indices, np.ones(4))
+
+
+# -- prioritized replay ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("relabel", ["sample", "store"])
+def test_priorities_steer_sampling_and_weights(relabel: str) -> None:
+    buffer = make(200, prioritized=True, relabel=relabel, alpha=1.0, beta=1.0, eps=1e-9)
+    TaggedRun(buffer).feed([[10] * 5])
+    fresh = buffer.sample(512)
+    assert fresh.weights is not None and np.allclose(fresh.weights, 1.0)  # all at max priority
+    leaves = buffer.tree.leaves  # type: ignore[union-attr]
+    live = np.flatnonzero(leaves > 0)
+    buffer.update_priorities(live, np.full(len(live), 1e-3))
+    favourite = live[7]
+    buffer.update_priorities(np.array([favourite]), np.array([1e3]))
+    batch = buffer.sample(2000)
+    assert np.mean(batch.indices == favourite) > 0.95
+    assert batch.weights.max() == pytest.approx(1.0)
+    rare = batch.indices != favourite
+    if rare.any():  # beta=1: weights undo the sampling bias exactly
+        assert batch.weights[~rare].max() == pytest.approx(1e-6, rel=1e-3)
+    # New transitions come in at the running max priority.
+    assert buffer.max_priority == pytest.approx(1e3)
+
+
+def test_dropped_transitions_get_zero_priority_and_ignore_updates() -> None:
+    buffer = make(12, prioritized=True)
+    run = TaggedRun(buffer)
+    run.feed([[4, 4, 4]])
+    old = buffer.sample(64)
+    run.feed([[5]])  # overwrites the first episode partly: it is dropped whole
+    leaves = buffer.tree.leaves  # type: ignore[union-attr]
+    dropped = ~buffer.storage.is_sampleable(np.arange(12), closed_only=False)
+    assert dropped.any() and np.all(leaves[dropped] == 0)
+    buffer.update_priorities(old.indices, np.full(64, 5.0))
+    assert np.all(buffer.tree.leaves[dropped] == 0)  # type: ignore[union-attr]
+
+
+# -- dtypes, shapes, envs -------------------------------------------------------------------
+
+
+def test_uint8_images_stay_uint8_and_discrete_actions_stay_int() -> None:
+    buffer = HerReplayBuffer(
+        50,
+        observation_shape=(8, 8, 3),
+        goal_shape=2,
+        action_shape=(),
+        observation_dtype=np.uint8,
+        action_dtype=np.int64,
+        reward_fn=lambda ag, g, info: -np.any(ag != g, axis=-1).astype(np.float32),
+        seed=0,
+    )
+    image = np.full((8, 8, 3), 255, np.uint8)
+    goal = np.zeros(2, np.float32)
+    obs = {"observation": image, "achieved_goal": goal, "desired_goal": goal}
+    for t in range(10):  # unbatched transitions are accepted with n_envs=1
+        buffer.add(obs, np.int64(t % 4), obs, False, t == 9)
+    batch = buffer.sample(16)
+    assert batch.observation.dtype == np.uint8 and batch.observation.shape == (16, 8, 8, 3)
+    assert batch.action.dtype == np.int64 and batch.action.shape == (16,)
+    assert batch.reward.dtype == np.float32 and batch.terminated.dtype == np.float32
+    assert buffer.storage.data["observation"].nbytes == 50 * 8 * 8 * 3
+
+
+def test_to_torch_keeps_shapes_and_dtypes() -> None:
+    torch = pytest.importorskip("torch")
+    buffer = make(prioritized=True)
+    TaggedRun(buffer).feed([[5, 5]])
+    batch = buffer.sample(8)
+    tensors = batch.to_torch("cpu")
+    assert isinstance(tensors, Batch) and len(tensors) == 8
+    assert tensors.observation.dtype == torch.float32 and tensors.indices.dtype == torch.int64
+    np.testing.assert_array_equal(tensors.goal.numpy(), batch.goal)
+    assert make().__class__ is HerReplayBuffer
+
+
+class TinyGoalEnv(gym.Env):
+    """A 2-D goal env: the smallest thing with the GoalEnv API."""
+
+    def __init__(self) -> None:
+        box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self.observation_space = gym.spaces.Dict(
+            {"observation": box, "achieved_goal": box, "desired_goal": box}
+        )
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self._pos = np.zeros(2, np.float32)
+        self._goal = np.zeros(2, np.float32)
+
+    def _obs(self) -> dict[str, np.ndarray]:
+        return {"observation": self._pos, "achieved_goal": self._pos, "desired_goal": self._goal}
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+        super().reset(seed=seed)
+        self._pos = np.zeros(2, np.float32)
+        self._goal = self.np_random.uniform(-1, 1, 2).astype(np.float32)
+        return self._obs(), {}
+
+    def step(self, action: np.ndarray) -> Any:
+        self._pos = np.clip(self._pos + 0.1 * action, -1, 1).astype(np.float32)
+        reward = float(self.compute_reward(self._pos, self._goal, {}))
+        return self._obs(), reward, reward == 0.0, False, {"is_success": reward == 0.0}
+
+    def compute_reward(self, achieved: Any, desired: Any, info: Any) -> Any:
+        return -(np.linalg.norm(achieved - desired, axis=-1) > 0.1).astype(np.float32)
+
+
+@pytest.mark.parametrize("vector", [None, "sync", "async"])
+def test_from_env_reads_spaces_and_reward(vector: str | None) -> None:
+    if vector is None:
+        env: Any = TinyGoalEnv()
+    elif vector == "sync":
+        env = gym.vector.SyncVectorEnv([TinyGoalEnv] * 3)
+    else:
+        env = gym.vector.AsyncVectorEnv([TinyGoalEnv] * 2)
+    buffer = HerReplayBuffer.from_env(env, 1000, strategy="future", k=4, seed=0)
+    n_envs = getattr(env, "num_envs", 1)
+    assert buffer.n_envs == n_envs
+    obs, _ = env.reset(seed=0)
+    for _ in range(20):
+        action = env.action_space.sample()
+        next_obs, _, terminated, truncated, info = env.step(action)
+        buffer.add(obs, action, next_obs, terminated, truncated, info)
+        obs = next_obs
+    env.close()
+    batch = buffer.sample(64)
+    expected = TinyGoalEnv().compute_reward(batch.next_achieved_goal, batch.goal, {})
+    np.testing.assert_array_equal(batch.reward, expected)
+
+
+def test_from_env_rejects_a_non_goal_env() -> None:
+    with pytest.raises(ValueError, match="env must be a GoalEnv"):
+        HerReplayBuffer.from_env(gym.make("CartPole-v1"), 100)
+
+
+# -- save / load ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("relabel", "prioritized", "strategy"),
+    [
+        ("sample", False, "future"),
+        ("sample", True, "random"),
+        ("store", True, "episode"),
+        ("store", False, "final"),
+    ],
+)
+def test_save_load_round_trips_exactly(
+    tmp_path: Path, relabel: str, prioritized: bool, strategy: str
+) -> None:
+    buffer = make(60, n_envs=3, relabel=relabel, prioritized=prioritized, strategy=strategy, k=2)
+    run = TaggedRun(buffer)
+    run.feed([[3, 7, 2], [5, 5], [4, 9, 1]])  # wraps, leaves episodes open
+    if prioritized:
+        batch = buffer.sample(32)
+        buffer.update_priorities(batch.indices, np.arange(32.0))
+    path = tmp_path / "buffer.npz"
+    buffer.save(path)
+    assert not list(tmp_path.glob("*.tmp"))
+    loaded = HerReplayBuffer.load(path, reward_fn=tag_reward)
+    assert_same(snapshot(buffer), snapshot(loaded))
+    assert loaded.max_priority == buffer.max_priority and len(loaded) == len(buffer)
+    # Same RNG state and bookkeeping: the two evolve identically from here on.
+    twin = copy.deepcopy(run)
+    twin.buffer = loaded
+    for a_run in (run, twin):
+        a_run.feed([[4, 4], [6], [2, 3]])
+    assert_same(snapshot(buffer), snapshot(loaded))
+    a, b = buffer.sample(128), loaded.sample(128)
+    for field in ("observation", "goal", "reward", "terminated", "weights"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+
+
+def test_load_rejects_a_file_that_is_not_a_buffer(tmp_path: Path) -> None:
+    path = tmp_path / "junk.npz"
+    path.write_bytes(b"not an npz at all")
+    with pytest.raises(ValueError, match="is not a herkit buffer file"):
+        HerReplayBuffer.load(path, reward_fn=tag_reward)

@@ -1,0 +1,214 @@
+"""Property tests of the relabelling math: where every sampled goal came from."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from herkit import HerReplayBuffer
+from tagged import TaggedRun, tag_reward
+
+STRATEGIES = ["future", "final", "episode", "random", "none"]
+
+
+def make_buffer(capacity: int, n_envs: int, **kwargs: object) -> HerReplayBuffer:
+    return HerReplayBuffer(
+        capacity,
+        observation_shape=3,
+        goal_shape=3,
+        action_shape=1,
+        reward_fn=tag_reward,
+        n_envs=n_envs,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def check_batch(run: TaggedRun, strategy: str, relabel: str, batch_size: int = 512) -> None:
+    """Every sampled transition and goal is traced back to its episode and step."""
+    buffer = run.buffer
+    batch = buffer.sample(batch_size)
+    closed_only = relabel == "store"
+    uid = batch.observation[:, 0].astype(int)
+    step = batch.observation[:, 1].astype(int)
+    env = batch.observation[:, 2].astype(int)
+    # The transition is intact and may be sampled.
+    np.testing.assert_array_equal(batch.next_achieved_goal, batch.observation)
+    np.testing.assert_array_equal(batch.achieved_goal[:, :2], np.c_[uid, step - 1])
+    np.testing.assert_array_equal(batch.next_observation, batch.observation + 1)
+    for u in np.unique(uid):
+        assert run.sampleable(int(u), closed_only), f"sampled dropped/open episode {u}"
+        assert run.episodes[int(u)].env == env[uid == u][0]
+    # The reward is recomputed for the goal actually used.
+    expected_reward = -np.any(batch.goal != batch.next_achieved_goal, axis=1).astype(np.float32)
+    np.testing.assert_array_equal(batch.reward, expected_reward)
+
+    original = batch.goal[:, 0] < 0
+    np.testing.assert_array_equal(batch.goal[original, 0], -1 - uid[original])
+    relabelled = ~original
+    if strategy == "none":
+        assert not relabelled.any()
+        return
+    goal_uid = batch.goal[relabelled, 0].astype(int)
+    goal_step = batch.goal[relabelled, 1].astype(int)
+    length = np.array([run.episodes[u].length for u in uid[relabelled]])
+    t = step[relabelled]
+    if strategy == "random":
+        for u, s in zip(goal_uid, goal_step, strict=True):
+            assert 0 <= s < run.episodes[int(u)].length
+            if relabel == "sample":
+                assert run.sampleable(int(u), closed_only=False)
+        return
+    np.testing.assert_array_equal(goal_uid, uid[relabelled], "goal from another episode")
+    np.testing.assert_array_equal(batch.goal[relabelled, 2], env[relabelled])
+    if strategy == "future":
+        assert np.all((goal_step >= t) & (goal_step < length))
+    elif strategy == "final":
+        np.testing.assert_array_equal(goal_step, length - 1)
+    elif strategy == "episode":
+        assert np.all((goal_step >= 0) & (goal_step < length))
+
+
+episode_lists = st.lists(st.integers(1, 12), min_size=1, max_size=15)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    strategy=st.sampled_from(STRATEGIES),
+    relabel=st.sampled_from(["sample", "store"]),
+    n_envs=st.integers(1, 4),
+    k=st.integers(1, 5),
+    rows=st.integers(12, 30),
+    lengths=st.lists(episode_lists, min_size=4, max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_goals_come_from_the_right_episode_and_steps(
+    strategy: str,
+    relabel: str,
+    n_envs: int,
+    k: int,
+    rows: int,
+    lengths: list[list[int]],
+    seed: int,
+) -> None:
+    """Random episode lengths, several envs, many wrap-arounds of a small ring."""
+    buffer = make_buffer(rows * n_envs, n_envs, strategy=strategy, k=k, relabel=relabel, seed=seed)
+    run = TaggedRun(buffer)
+    # Feed in several rounds, checking after each, so open episodes are sampled too.
+    for round_ in range(3):
+        run.feed([ls * (round_ + 1) for ls in lengths[:n_envs]], end_open=round_ == 2)
+        if len(buffer) == 0:
+            assert relabel == "store"
+            with pytest.raises(ValueError, match="empty"):
+                buffer.sample(4)
+            continue
+        check_batch(run, strategy, relabel)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    strategy=st.sampled_from(["future", "final", "episode", "random"]),
+    n_envs=st.integers(1, 3),
+    lengths=st.lists(episode_lists, min_size=3, max_size=3),
+    seed=st.integers(0, 2**16),
+)
+def test_prioritized_sampling_obeys_the_same_rules(
+    strategy: str, n_envs: int, lengths: list[list[int]], seed: int
+) -> None:
+    for relabel in ("sample", "store"):
+        buffer = make_buffer(
+            16 * n_envs, n_envs, strategy=strategy, relabel=relabel, prioritized=True, seed=seed
+        )
+        run = TaggedRun(buffer)
+        for round_ in range(3):
+            run.feed(lengths[:n_envs], end_open=round_ == 2)
+            if len(buffer):
+                check_batch(run, strategy, relabel)
+                batch = buffer.sample(64)
+                buffer.update_priorities(batch.indices, np.random.default_rng(seed).random(64))
+
+
+@pytest.mark.parametrize("relabel", ["sample", "store"])
+@pytest.mark.parametrize(
+    ("strategy", "k"),
+    [("future", 1), ("future", 4), ("episode", 2), ("random", 3), ("final", 4), ("none", 4)],
+)
+def test_relabelled_fraction_is_k_over_k_plus_one(strategy: str, k: int, relabel: str) -> None:
+    """Both modes relabel the same share, k/(k+1) (final: 1/2, none: 0), as seed 004 says."""
+    buffer = make_buffer(4000, 2, strategy=strategy, k=k, relabel=relabel, seed=1)
+    run = TaggedRun(buffer)
+    rng = np.random.default_rng(0)
+    run.feed([list(rng.integers(5, 40, 60)) for _ in range(2)], end_open=True)
+    batch = buffer.sample(40_000)
+    fraction = np.mean(batch.goal[:, 0] >= 0)
+    n_goals = buffer.goals_per_transition
+    assert fraction == pytest.approx(n_goals / (n_goals + 1), abs=0.012)
+
+
+@pytest.mark.parametrize("relabel", ["sample", "store"])
+def test_future_is_uniform_over_t_to_end_inclusive(relabel: str) -> None:
+    """floor, not round: the first and last future steps get the same weight as the rest."""
+    # Store mode fixes k goals per transition at episode end: many episodes make a pool of
+    # draws large enough that resampling it shows the distribution, not the pool's noise.
+    length, episodes = 7, 3000
+    buffer = make_buffer(4 * length * episodes, 4, strategy="future", k=4, relabel=relabel, seed=3)
+    run = TaggedRun(buffer)
+    run.feed([[length] * episodes] * 4)
+    batch = buffer.sample(200_000)
+    relabelled = batch.goal[:, 0] >= 0
+    t = batch.observation[relabelled, 1].astype(int)
+    goal_step = batch.goal[relabelled, 1].astype(int)
+    for start in (0, 3, 6):
+        counts = np.bincount(goal_step[t == start], minlength=length)[start:]
+        expected = counts.sum() / len(counts)
+        assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected) + 1), counts
+
+
+def test_sample_mode_uses_open_episodes_store_mode_waits_for_the_end() -> None:
+    sample_mode = make_buffer(100, 1, strategy="future", seed=0)
+    store_mode = make_buffer(100, 1, strategy="future", relabel="store", seed=0)
+    runs = [TaggedRun(buffer) for buffer in (sample_mode, store_mode)]
+    for run in runs:
+        run.feed([[50]], steps=49)  # one episode, 49 steps in, still open
+    assert len(sample_mode) == 49
+    check_batch(runs[0], "future", "sample")
+    assert len(store_mode) == 0
+    with pytest.raises(ValueError, match="finish an episode"):
+        store_mode.sample(8)
+
+
+def test_terminal_on_success_marks_relabelled_successes_terminal() -> None:
+    buffer = make_buffer(200, 1, strategy="future", k=4, terminal_on_success=True, seed=0)
+    run = TaggedRun(buffer)
+    run.feed([[10] * 10])
+    batch = buffer.sample(4000)
+    relabelled = batch.goal[:, 0] >= 0
+    success = batch.reward == 0
+    np.testing.assert_array_equal(batch.terminated[relabelled], success[relabelled])
+    # Original goals keep the env's flag: odd episodes terminated at their last step.
+    uid = batch.observation[~relabelled, 0].astype(int)
+    last = batch.observation[~relabelled, 1].astype(int) == 9
+    np.testing.assert_array_equal(batch.terminated[~relabelled], (uid % 2 == 1) & last)
+
+
+def test_info_fields_reach_the_reward_function() -> None:
+    seen: dict[str, np.ndarray] = {}
+
+    def reward_from_info(achieved: np.ndarray, desired: np.ndarray, info: dict) -> np.ndarray:
+        seen.update(info)
+        return -info["step"].astype(np.float32)
+
+    buffer = HerReplayBuffer(
+        100,
+        observation_shape=3,
+        goal_shape=3,
+        action_shape=1,
+        reward_fn=reward_from_info,
+        info_keys=("step",),
+        seed=0,
+    )
+    TaggedRun(buffer).feed([[5, 5, 5]])
+    batch = buffer.sample(64)
+    np.testing.assert_array_equal(seen["step"], batch.observation[:, 1])
+    np.testing.assert_array_equal(batch.reward, -batch.observation[:, 1])

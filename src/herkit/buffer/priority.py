@@ -44,15 +44,19 @@ class SumTree:
         self._dirty.append(indices)
 
     def flush(self) -> None:
-        """Recompute the inner nodes above every leaf written since the last flush."""
+        """Recompute the inner nodes above every leaf written since the last flush.
+
+        Repeated nodes are not removed: each copy writes the same sum, which costs less
+        than sorting them out at every level.
+        """
         if not self._dirty:
             return
-        nodes = np.unique(np.concatenate(self._dirty)) + self.size
+        nodes = np.concatenate(self._dirty) + self.size
         self._dirty.clear()
         tree = self._tree
         for _ in range(self.depth):
-            nodes = np.unique(nodes >> 1)
-            tree[nodes] = tree[2 * nodes] + tree[2 * nodes + 1]
+            nodes >>= 1
+            tree[nodes] = tree.take(2 * nodes) + tree.take(2 * nodes + 1)
 
     @property
     def total(self) -> float:
@@ -68,16 +72,32 @@ class SumTree:
         """
         self.flush()
         tree = self._tree
-        mass = np.clip(np.asarray(masses, dtype=np.float64), 0.0, None)
+        mass = np.maximum(np.asarray(masses, dtype=np.float64), 0.0)
+        start = mass.copy()
+        node = np.ones(mass.shape, dtype=np.int64)
+        for _ in range(self.depth):
+            node <<= 1
+            left_sum = tree.take(node)
+            go_right = mass >= left_sum
+            np.subtract(mass, left_sum, out=mass, where=go_right)
+            node += go_right
+        # Rounding can carry a mass at the very end of a subtree into an empty sibling.
+        stray = np.flatnonzero(tree.take(node) <= 0.0)
+        if len(stray):
+            node[stray] = self._find_careful(start[stray])
+        return node - self.size
+
+    def _find_careful(self, mass: np.ndarray) -> np.ndarray:
+        """The descent of :meth:`find` that never enters an empty subtree (returns nodes)."""
+        tree = self._tree
         node = np.ones(mass.shape, dtype=np.int64)
         for _ in range(self.depth):
             left = 2 * node
             left_sum = tree[left]
-            go_right = (mass >= left_sum) & (tree[left + 1] > 0.0)
-            go_right |= left_sum <= 0.0
+            go_right = ((mass >= left_sum) & (tree[left + 1] > 0.0)) | (left_sum <= 0.0)
             mass = np.where(go_right, mass - left_sum, mass)
             node = left + go_right
-        return node - self.size
+        return node
 
     def sample(self, batch_size: int, rng: np.random.Generator) -> np.ndarray:
         """Stratified sample of ``batch_size`` leaves with probability proportional to value."""

@@ -188,6 +188,21 @@ def test_bad_priority_updates() -> None:
         make().update_priorities(batch.indices, np.ones(4))
 
 
+@pytest.mark.parametrize("relabel", ["sample", "store"])
+def test_end_episodes_closes_open_episodes(relabel: str) -> None:
+    buffer = make(100, n_envs=2, relabel=relabel, strategy="final")
+    run = TaggedRun(buffer)
+    run.feed([[20], [20]], steps=6)  # both envs 6 steps into open episodes
+    buffer.end_episodes(np.array([True, False]))
+    assert len(buffer) == (6 if relabel == "store" else 12)
+    # The ended episode's final goal is its step 5, not a later step of a new episode.
+    batch = buffer.sample(2000)
+    env0 = (batch.observation[:, 2] == 0) & (batch.goal[:, 0] >= 0)
+    assert env0.any() and np.all(batch.goal[env0, 1] == 5)
+    with pytest.raises(ValueError, match=r"mask must have shape \(2,\)"):
+        buffer.end_episodes(np.ones(3, bool))
+
+
 # -- prioritized replay ---------------------------------------------------------------------
 
 

@@ -92,11 +92,9 @@ class BufferBenchConfig:
     """Settings of the replay-buffer speed benchmark (FetchPush shapes)."""
 
     peers: bool = False
-    """Also run stable-baselines3's HerReplayBuffer and cpprb's HindsightReplayBuffer on
-    the same data, in the same process (needs ``pip install -e '.[bench]'``)."""
+    """Also time SB3's and cpprb's HER buffers on the same data, in this process ([bench])."""
     stored: tuple[int, ...] = (10_000, 500_000)
-    """Numbers of real transitions held when sampling is timed (multiples of
-    episode_length, at most capacity)."""
+    """Real transitions held when sampling is timed (multiples of episode_length, <= capacity)."""
     capacity: int = 1_000_000
     """Buffer capacity in transitions."""
     batch_size: int = 256
@@ -106,11 +104,11 @@ class BufferBenchConfig:
     k: int = 4
     """Relabelled goals per real transition (the future strategy's k)."""
     seconds: float = 1.0
-    """Time budget of each measurement, in seconds (fills are not budgeted)."""
+    """Time budget of each measurement in seconds (filling the buffer is not budgeted)."""
     seed: int = 0
     """Seed of the generated data and of the buffers' random generators."""
     json_out: str | None = None
-    """Also write the results, the configuration and the machine to this JSON file."""
+    """Also write the results, configuration and machine details to this JSON file."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.peers, bool):

@@ -1,15 +1,17 @@
 """The ``herkit`` command, generated from the config dataclasses with tyro.
 
-Each subcommand is a function whose typed arguments (config dataclasses, flattened) are
-its flags. Invalid values raise ValueError in the dataclasses' ``__post_init__``; they are
-reported as one line on stderr with exit code 2, never as a traceback.
+Subcommands: ``train`` (flags from :class:`herkit.config.TrainConfig`, defaults from the
+env's preset), ``eval``, ``plot`` and ``bench``. Invalid values raise ValueError (in the
+dataclasses' ``__post_init__`` or when an env or checkpoint is opened); they are reported
+as one line on stderr with exit code 2, never as a traceback.
 """
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Sequence
-from typing import Annotated, Literal
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Literal
 
 import tyro
 
@@ -25,18 +27,87 @@ def bench(
         bench_buffer(config)
 
 
-COMMANDS = {"bench": bench}
+def evaluate_run(
+    run_dir: tyro.conf.Positional[str],
+    episodes: int = 100,
+    json_out: Annotated[bool, tyro.conf.arg(name="json")] = False,
+    seed: int = 12345,
+) -> None:
+    """Success rate of a run's checkpointed policy, acting deterministically.
+
+    Args:
+        run_dir: run directory written by `herkit train`.
+        episodes: evaluation episodes.
+        json_out: print one JSON object instead of text.
+        seed: seed of the evaluation envs.
+    """
+    from herkit.train import evaluate_checkpoint
+
+    if episodes < 1:
+        raise ValueError(f"--episodes must be >= 1, got {episodes}")
+    result = evaluate_checkpoint(run_dir, episodes, seed)
+    if json_out:
+        print(json.dumps(result))
+    else:
+        print(
+            f"{result['env_id']} {result['algo']}: success rate {result['success_rate']:.3f} "
+            f"over {episodes} episodes (checkpoint at {result['env_steps']} env steps)"
+        )
+
+
+def plot(
+    run_dirs: tyro.conf.Positional[tuple[str, ...]],
+    output: Annotated[str, tyro.conf.arg(aliases=("-o",))] = "curves.png",
+) -> None:
+    """Plot success rate and losses against env steps from runs' progress.csv.
+
+    Args:
+        run_dirs: one or more run directories.
+        output: PNG file to write.
+    """
+    from herkit.plots import plot_runs
+
+    print(plot_runs(run_dirs, output))
+
+
+def _train_main(args: list[str]) -> None:
+    from herkit.config import TrainConfig, preset_config
+    from herkit.train import load_run_config, train
+
+    first = tyro.cli(TrainConfig, args=args, prog="herkit train")
+    if first.resume is not None:
+        config = load_run_config(first.resume)
+        summary = train(config, resume=True)
+    else:
+        preset = preset_config(first.env_id)
+        config = tyro.cli(TrainConfig, args=args, default=preset, prog="herkit train")
+        summary = train(config)
+    print(json.dumps(summary))
+
+
+COMMANDS: dict[str, Callable[..., None]] = {"eval": evaluate_run, "plot": plot, "bench": bench}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``herkit`` command line; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        tyro.extras.subcommand_cli_from_dict(COMMANDS, prog="herkit", args=args)
+        if args[:1] == ["train"]:
+            _train_main(args[1:])
+        else:
+            commands: dict[str, Callable[..., Any]] = {"train": _train_help, **COMMANDS}
+            tyro.extras.subcommand_cli_from_dict(commands, prog="herkit", args=args)
     except ValueError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("herkit: interrupted", file=sys.stderr)
+        return 130
     return 0
+
+
+def _train_help() -> None:
+    """Train an agent with HER on a goal env (`herkit train --help` lists the flags)."""
 
 
 if __name__ == "__main__":

@@ -228,6 +228,17 @@ class HerReplayBuffer:
             if self._closed_only and len(ids):
                 self._store_goals(ids, envs)
 
+    def end_episodes(self, mask: Any = None) -> None:
+        """End the open episodes of all envs (or where ``mask`` is true) as if truncated.
+
+        For envs reset outside ``add``, e.g. when a run resumes from a checkpoint: their
+        next steps must not extend the episodes recorded before.
+        """
+        done = np.ones(self.n_envs, bool) if mask is None else _as_flags("mask", mask, self.n_envs)
+        ids, envs = self.storage.close_episodes(done)
+        if self._closed_only and len(ids):
+            self._store_goals(ids, envs)
+
     def _store_goals(self, ids: np.ndarray, envs: np.ndarray) -> None:
         """Draw and write the goals of just-finished episodes (store mode)."""
         storage = self.storage

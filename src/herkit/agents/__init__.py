@@ -1,0 +1,129 @@
+"""Goal-conditioned off-policy agents: DQN, DDPG, TD3 and SAC on ``observation || goal``.
+
+Agents consume a :class:`herkit.Batch` (HER relabelling is the sampler's job) and never see
+the buffer. :func:`make_agent` builds one from an algorithm name, its config and the
+environment's sizes::
+
+    agent = make_agent("td3", DDPGConfig.td3(), obs_dim, goal_dim, env.action_space, (-1, 0))
+    action = agent.act(obs, goal, deterministic=False)
+    agent.update_normalizer(obs, goal)
+    metrics = agent.update(buffer.sample(256))
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import torch
+
+from herkit.agents.base import Agent, GoalAgent
+from herkit.agents.ddpg_td3 import DDPGAgent
+from herkit.agents.dqn import DQNAgent
+from herkit.agents.normalizer import Normalizer
+from herkit.agents.sac import SACAgent
+from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
+
+__all__ = [
+    "ALGOS",
+    "Agent",
+    "DDPGAgent",
+    "DQNAgent",
+    "GoalAgent",
+    "Normalizer",
+    "SACAgent",
+    "default_config",
+    "make_agent",
+]
+
+ALGOS: tuple[str, ...] = ("dqn", "ddpg", "td3", "sac")
+"""Algorithm names accepted by :func:`make_agent`."""
+
+_CONFIGS: dict[str, type[OffPolicyConfig]] = {
+    "dqn": DQNConfig,
+    "ddpg": DDPGConfig,
+    "td3": DDPGConfig,
+    "sac": SACConfig,
+}
+
+
+def default_config(algo: str) -> OffPolicyConfig:
+    """The default config of ``algo`` (``DDPGConfig.td3()`` for ``"td3"``)."""
+    if algo not in _CONFIGS:
+        raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
+    return DDPGConfig.td3() if algo == "td3" else _CONFIGS[algo]()
+
+
+def make_agent(
+    algo: str,
+    config: OffPolicyConfig | None,
+    observation_dim: int,
+    goal_dim: int,
+    action_space: gymnasium.spaces.Space,
+    reward_range: tuple[float, float],
+    device: str | torch.device = "cpu",
+    seed: int | None = None,
+) -> GoalAgent:
+    """Build the ``algo`` agent ("dqn", "ddpg", "td3" or "sac") for these sizes.
+
+    ``config`` must be the algorithm's config class (``DDPGConfig`` for ddpg and td3, with
+    ``twin_q=True`` for td3, e.g. ``DDPGConfig.td3()``); None takes :func:`default_config`.
+    ``reward_range`` bounds the per-step reward, for clipping Q targets to the return range.
+    "dqn" needs a ``Discrete`` action space, the others a 1-D ``Box`` with finite bounds;
+    anything else raises ``ValueError``.
+    """
+    if config is None:
+        config = default_config(algo)
+    elif algo not in _CONFIGS:
+        raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
+    expected = _CONFIGS[algo]
+    if not isinstance(config, expected):
+        raise ValueError(f"algo={algo!r} needs a {expected.__name__}, got {type(config).__name__}")
+    for name, dim in (("observation_dim", observation_dim), ("goal_dim", goal_dim)):
+        if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
+            raise ValueError(f"{name} must be a positive int, got {dim!r}")
+    observation_dim, goal_dim = int(observation_dim), int(goal_dim)
+
+    if algo == "dqn":
+        if not isinstance(action_space, gymnasium.spaces.Discrete):
+            raise ValueError(
+                f"algo='dqn' needs a Discrete action space, got {action_space!r}; "
+                "use 'ddpg', 'td3' or 'sac' for a Box"
+            )
+        assert isinstance(config, DQNConfig)
+        return DQNAgent(
+            config,
+            observation_dim,
+            goal_dim,
+            n_actions=int(action_space.n),
+            reward_range=reward_range,
+            action_start=int(action_space.start),
+            device=device,
+            seed=seed,
+        )
+
+    if not isinstance(action_space, gymnasium.spaces.Box):
+        hint = (
+            "; use 'dqn' for a Discrete"
+            if isinstance(action_space, gymnasium.spaces.Discrete)
+            else ""
+        )
+        raise ValueError(f"algo={algo!r} needs a Box action space, got {action_space!r}{hint}")
+    low, high = action_space.low, action_space.high
+    if len(action_space.shape) != 1 or not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        raise ValueError(
+            f"algo={algo!r} needs a 1-D Box action space with finite bounds, got {action_space!r}"
+        )
+    if not np.all(high > low):
+        raise ValueError(f"algo={algo!r} needs high > low in every dimension, got {action_space!r}")
+    if isinstance(config, DDPGConfig):
+        if algo == "td3" and not config.twin_q:
+            raise ValueError(
+                "algo='td3' needs a DDPGConfig with twin_q=True, e.g. DDPGConfig.td3()"
+            )
+        return DDPGAgent(
+            config, observation_dim, goal_dim, low, high, reward_range, device=device, seed=seed
+        )
+    assert isinstance(config, SACConfig)
+    return SACAgent(
+        config, observation_dim, goal_dim, low, high, reward_range, device=device, seed=seed
+    )

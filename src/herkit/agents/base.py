@@ -1,0 +1,287 @@
+"""The :class:`Agent` protocol and :class:`GoalAgent`, the shared part of every agent.
+
+:class:`GoalAgent` owns what does not depend on the algorithm: the observation and goal
+normalisers, the network inputs ``normalise(observation) || normalise(goal)``, the random
+generators (a numpy one for exploration, a torch one for sampling in updates, both seeded
+from ``seed``; the global RNGs are never used), TD targets clipped to the return range,
+optimiser steps, polyak averaging and the ``state_dict`` plumbing.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+import torch
+from torch import nn
+
+from herkit.agents.normalizer import Normalizer
+from herkit.buffer.batch import Batch
+from herkit.config import OffPolicyConfig
+
+__all__ = [
+    "Agent",
+    "GoalAgent",
+    "TorchBatch",
+    "frozen",
+    "polyak_update",
+    "return_bounds",
+    "weighted_mean",
+]
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What a trainer needs from a goal-conditioned off-policy agent."""
+
+    device: torch.device
+    """Device of the networks and of the tensors of an update."""
+    priorities: np.ndarray
+    """``|TD error|`` per sample of the last :meth:`update` (for prioritized replay)."""
+
+    def act(
+        self, observation: np.ndarray, goal: np.ndarray, deterministic: bool = False
+    ) -> np.ndarray:
+        """Actions for ``(n, obs_dim)`` observations and ``(n, goal_dim)`` goals."""
+        ...
+
+    def update_normalizer(self, observation: np.ndarray, goal: np.ndarray) -> None:
+        """Feed observations and goals to the running normalisers."""
+        ...
+
+    def update(self, batch: Batch) -> dict[str, float]:
+        """One gradient step on ``batch`` and the target-network update; returns metrics."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume, loadable with ``torch.load(weights_only=True)``."""
+        ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a :meth:`state_dict`."""
+        ...
+
+
+class TorchBatch(NamedTuple):
+    """A :class:`Batch` as float32 tensors on the agent's device, inputs normalised."""
+
+    x: torch.Tensor
+    """``normalise(observation) || normalise(goal)``, ``(B, obs_dim + goal_dim)``."""
+    next_x: torch.Tensor
+    """``normalise(next_observation) || normalise(goal)``."""
+    action: torch.Tensor
+    """Actions as stored, ``(B,)`` int64 or ``(B, act_dim)`` float32."""
+    reward: torch.Tensor
+    """Rewards ``(B,)``."""
+    not_done: torch.Tensor
+    """``1 - terminated``, ``(B,)``: timeouts bootstrap."""
+    weights: torch.Tensor | None
+    """Per-sample loss weights ``(B,)`` (prioritized replay), or None."""
+
+
+def return_bounds(reward_range: tuple[float, float], gamma: float) -> tuple[float, float]:
+    """Range of discounted returns with rewards in ``reward_range``.
+
+    Returns of any length, terminated or bootstrapped, lie within
+    ``[min(r_min, r_min / (1 - gamma)), max(r_max, r_max / (1 - gamma))]``; for Fetch's
+    -1/0 rewards that is ``[-1 / (1 - gamma), 0]``, baselines' ``clip_return``.
+    """
+    low, high = (float(r) for r in reward_range)
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise ValueError(
+            f"reward_range must be finite (low, high) with low <= high, got {reward_range!r}"
+        )
+    return min(low, low / (1 - gamma)), max(high, high / (1 - gamma))
+
+
+def polyak_update(target: nn.Module, online: nn.Module, polyak: float) -> None:
+    """``target <- polyak * target + (1 - polyak) * online``, parameter by parameter."""
+    with torch.no_grad():
+        for t, o in zip(target.parameters(), online.parameters(), strict=True):
+            t.lerp_(o, 1.0 - polyak)
+
+
+@contextmanager
+def frozen(module: nn.Module) -> Iterator[None]:
+    """Turn off gradients of ``module``'s parameters (e.g. the critic in the actor loss)."""
+    params = [p for p in module.parameters() if p.requires_grad]
+    for p in params:
+        p.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p in params:
+            p.requires_grad_(True)
+
+
+def weighted_mean(values: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
+    """``mean(weights * values)``, or ``mean(values)`` without weights."""
+    return values.mean() if weights is None else (weights * values).mean()
+
+
+class GoalAgent:
+    """Shared state and helpers of the agents; subclasses build networks and ``_update``."""
+
+    def __init__(
+        self,
+        config: OffPolicyConfig,
+        observation_dim: int,
+        goal_dim: int,
+        reward_range: tuple[float, float],
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+    ) -> None:
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ValueError(f"seed must be an int >= 0 or None, got {seed!r}")
+        self.config = config
+        self.observation_dim = observation_dim
+        self.goal_dim = goal_dim
+        self.device = torch.device(device)
+        bounds = return_bounds(reward_range, config.gamma)
+        self.return_bounds = bounds if config.clip_return else (-math.inf, math.inf)
+        rng_seed, generator_seed, init_seed = np.random.SeedSequence(seed).generate_state(3)
+        self.rng = np.random.default_rng(int(rng_seed))
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(int(generator_seed))
+        self._init_seed = int(init_seed)
+        norm = {"clip_obs": config.clip_obs, "clip_normalized": config.clip_normalized}
+        self.obs_normalizer = Normalizer(observation_dim, device=self.device, **norm)
+        self.goal_normalizer = Normalizer(goal_dim, device=self.device, **norm)
+        self.updates = 0
+        self.priorities = np.zeros(0, np.float32)
+
+    # --- subclass interface -------------------------------------------------------------
+    def _networks(self) -> dict[str, nn.Module]:
+        """Modules saved by :meth:`state_dict`, by name."""
+        raise NotImplementedError
+
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        """Optimisers saved by :meth:`state_dict`, by name."""
+        raise NotImplementedError
+
+    def _act(self, x: torch.Tensor, deterministic: bool) -> np.ndarray:
+        """Actions for normalised inputs ``x``."""
+        raise NotImplementedError
+
+    def _update(self, batch: TorchBatch) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """One gradient step; returns scalar metrics and ``|TD error|`` per sample."""
+        raise NotImplementedError
+
+    # --- public API ----------------------------------------------------------------------
+    def act(
+        self, observation: np.ndarray, goal: np.ndarray, deterministic: bool = False
+    ) -> np.ndarray:
+        """Actions for ``observation (n, obs_dim)`` and ``goal (n, goal_dim)``.
+
+        Explores (see the subclass) unless ``deterministic``.
+        """
+        with torch.no_grad():
+            return self._act(self._inputs(observation, goal), deterministic)
+
+    def update_normalizer(self, observation: np.ndarray, goal: np.ndarray) -> None:
+        """Feed ``observation (..., obs_dim)`` and ``goal (..., goal_dim)`` to the normalisers."""
+        self.obs_normalizer.update(observation)
+        self.goal_normalizer.update(goal)
+
+    def update(self, batch: Batch) -> dict[str, float]:
+        """One gradient step on ``batch`` plus the polyak target update; returns metrics.
+
+        Sets :attr:`priorities` to the ``|TD error|`` of each sample (the largest over twin
+        critics, as LAP does); metrics and priorities come to the host in one transfer.
+        """
+        metrics, td_abs = self._update(self._torch_batch(batch))
+        self.updates += 1
+        names = list(metrics)
+        values = torch.stack([metrics[name].detach().float() for name in names])
+        host = torch.cat([values, td_abs.detach().float()]).cpu().numpy()
+        self.priorities = host[len(names) :]
+        result = {name: float(value) for name, value in zip(names, host[: len(names)], strict=True)}
+        result["td_abs_mean"] = float(self.priorities.mean())
+        return result
+
+    def state_dict(self) -> dict[str, Any]:
+        """A snapshot of networks, targets, optimisers, normalisers, counters and RNGs."""
+        state = {
+            "agent": type(self).__name__,
+            "networks": {name: net.state_dict() for name, net in self._networks().items()},
+            "optimizers": {name: opt.state_dict() for name, opt in self._optimizers().items()},
+            "obs_normalizer": self.obs_normalizer.state_dict(),
+            "goal_normalizer": self.goal_normalizer.state_dict(),
+            "updates": self.updates,
+            "rng": self.rng.bit_generator.state,
+            "generator": self.generator.get_state(),
+        }
+        return copy.deepcopy(state)
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a :meth:`state_dict` of an agent of the same class and sizes."""
+        if state.get("agent") != type(self).__name__:
+            raise ValueError(
+                f"state_dict is of agent {state.get('agent')!r}, not {type(self).__name__!r}"
+            )
+        for name, net in self._networks().items():
+            net.load_state_dict(state["networks"][name])
+        for name, opt in self._optimizers().items():
+            opt.load_state_dict(state["optimizers"][name])
+        self.obs_normalizer.load_state_dict(state["obs_normalizer"])
+        self.goal_normalizer.load_state_dict(state["goal_normalizer"])
+        self.updates = int(state["updates"])
+        self.rng.bit_generator.state = state["rng"]
+        self.generator.set_state(state["generator"].cpu())
+
+    # --- helpers -------------------------------------------------------------------------
+    @contextmanager
+    def _seeded_init(self) -> Iterator[None]:
+        """Build networks (on CPU) from the agent's seed, leaving the global RNG untouched."""
+        with torch.random.fork_rng(devices=[]):
+            torch.random.default_generator.manual_seed(self._init_seed)
+            yield
+
+    def _tensor(self, x: Any) -> torch.Tensor:
+        return torch.as_tensor(np.asarray(x), device=self.device).float()
+
+    def _inputs(self, observation: Any, goal: Any) -> torch.Tensor:
+        """``normalise(observation) || normalise(goal)`` as a float32 tensor on the device."""
+        obs = self._tensor(observation).reshape(-1, self.observation_dim)
+        goal_t = self._tensor(goal).reshape(-1, self.goal_dim)
+        if len(obs) != len(goal_t):
+            raise ValueError(
+                f"observation and goal batch sizes differ: {len(obs)} vs {len(goal_t)}"
+            )
+        return torch.cat(
+            [
+                self.obs_normalizer.normalize_torch(obs),
+                self.goal_normalizer.normalize_torch(goal_t),
+            ],
+            dim=-1,
+        )
+
+    def _torch_batch(self, batch: Batch) -> TorchBatch:
+        weights = None if batch.weights is None else self._tensor(batch.weights).reshape(-1)
+        return TorchBatch(
+            x=self._inputs(batch.observation, batch.goal),
+            next_x=self._inputs(batch.next_observation, batch.goal),
+            action=torch.as_tensor(np.asarray(batch.action), device=self.device),
+            reward=self._tensor(batch.reward).reshape(-1),
+            not_done=1.0 - self._tensor(batch.terminated).reshape(-1),
+            weights=weights,
+        )
+
+    def _td_target(self, batch: TorchBatch, next_value: torch.Tensor) -> torch.Tensor:
+        """``r + gamma * (1 - terminated) * next_value``, clipped to the return range."""
+        target = batch.reward + self.config.gamma * batch.not_done * next_value
+        return target.clamp(*self.return_bounds)
+
+    def _step(
+        self, optimizer: torch.optim.Optimizer, loss: torch.Tensor, params: Iterable[nn.Parameter]
+    ) -> None:
+        """Backpropagate ``loss``, clip the gradient norm of ``params``, step ``optimizer``."""
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.config.grad_clip is not None:
+            nn.utils.clip_grad_norm_(list(params), self.config.grad_clip)
+        optimizer.step()

@@ -1,0 +1,117 @@
+"""Goal-conditioned DDPG (baselines HER) and TD3, one agent with TD3's three switches.
+
+Actions live in the unit box inside the networks (``action / max_action``). Critic target
+``y = r + gamma * (1 - terminated) * Q_target(s', pi_target(s') [+ clipped noise])``, the
+minimum of two heads with ``twin_q``, clipped to the return range; the critic loss is the
+weighted squared error (summed over heads). Every ``policy_delay`` critic steps the actor
+minimises ``-Q_1(s, pi(s)).mean() + action_l2 * mean(pi(s) ** 2)`` and both targets are
+polyak-averaged. Exploration as baselines: Gaussian noise of std ``noise_eps * max_action``
+and, with probability ``random_eps``, a uniformly random action.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+from torch import nn
+
+from herkit.agents.base import GoalAgent, TorchBatch, frozen, polyak_update, weighted_mean
+from herkit.agents.networks import Critic, DeterministicActor
+from herkit.config import DDPGConfig
+
+__all__ = ["DDPGAgent"]
+
+
+class DDPGAgent(GoalAgent):
+    """DDPG, or TD3 with ``twin_q``, ``policy_delay`` and ``target_noise`` set."""
+
+    config: DDPGConfig
+
+    def __init__(
+        self,
+        config: DDPGConfig,
+        observation_dim: int,
+        goal_dim: int,
+        action_low: np.ndarray,
+        action_high: np.ndarray,
+        reward_range: tuple[float, float],
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(config, observation_dim, goal_dim, reward_range, device, seed)
+        self.action_low = np.asarray(action_low, np.float32)
+        self.action_high = np.asarray(action_high, np.float32)
+        self.act_dim = len(self.action_low)
+        in_dim = observation_dim + goal_dim
+        with self._seeded_init():
+            self.actor = DeterministicActor(
+                in_dim, self.action_low, self.action_high, config.hidden
+            )
+            n_heads = 2 if config.twin_q else 1
+            self.critic = Critic(in_dim, self.act_dim, config.hidden, n_heads)
+        self.actor.to(self.device)
+        self.critic.to(self.device)
+        self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
+        self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
+        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=config.lr)
+        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=config.lr)
+
+    def _networks(self) -> dict[str, nn.Module]:
+        return {
+            "actor": self.actor,
+            "actor_target": self.actor_target,
+            "critic": self.critic,
+            "critic_target": self.critic_target,
+        }
+
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return {"actor": self.actor_optimizer, "critic": self.critic_optimizer}
+
+    def _act(self, x: torch.Tensor, deterministic: bool) -> np.ndarray:
+        """``pi(s)``; exploring: plus Gaussian noise, or uniform with prob ``random_eps``."""
+        unit = self.actor(x).cpu().numpy().astype(np.float64)
+        if not deterministic:
+            noise = self.config.noise_eps * self.rng.standard_normal(unit.shape)
+            unit = np.clip(unit + noise, -1.0, 1.0)
+            uniform = self.rng.uniform(-1.0, 1.0, size=unit.shape)
+            pick_uniform = self.rng.random(len(unit)) < self.config.random_eps
+            unit = np.where(pick_uniform[:, None], uniform, unit)
+        low, high = self.action_low.astype(np.float64), self.action_high.astype(np.float64)
+        action = ((high + low) / 2 + (high - low) / 2 * unit).astype(np.float32)
+        return np.clip(action, self.action_low, self.action_high)
+
+    def _update(self, batch: TorchBatch) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        config = self.config
+        action = self.actor.unscale(batch.action.float().reshape(-1, self.act_dim))
+        with torch.no_grad():
+            next_action = self.actor_target(batch.next_x)
+            if config.target_noise > 0:
+                noise = (
+                    torch.randn(next_action.shape, generator=self.generator, device=self.device)
+                    * config.target_noise
+                )
+                noise = noise.clamp(-config.target_noise_clip, config.target_noise_clip)
+                next_action = (next_action + noise).clamp(-1.0, 1.0)
+            next_q = self.critic_target(batch.next_x, next_action).min(dim=0).values
+            target = self._td_target(batch, next_q)
+        q = self.critic(batch.x, action)
+        # mean over samples and heads, times the number of heads: the sum of the heads' losses
+        critic_loss = weighted_mean((q - target).square(), batch.weights) * q.shape[0]
+        self._step(self.critic_optimizer, critic_loss, self.critic.parameters())
+        metrics = {
+            "critic_loss": critic_loss,
+            "q_mean": q[0].mean(),
+            "target_q_mean": target.mean(),
+        }
+        if self.updates % config.policy_delay == 0:
+            with frozen(self.critic):
+                pi = self.actor(batch.x)
+                actor_loss = -self.critic(batch.x, pi)[0].mean()
+                actor_loss = actor_loss + config.action_l2 * pi.square().mean()
+            self._step(self.actor_optimizer, actor_loss, self.actor.parameters())
+            polyak_update(self.critic_target, self.critic, config.polyak)
+            polyak_update(self.actor_target, self.actor, config.polyak)
+            metrics["actor_loss"] = actor_loss
+        return metrics, (target - q).abs().max(dim=0).values

@@ -1,0 +1,79 @@
+"""Goal-conditioned DQN for discrete actions (the HER paper's bit-flipping agent).
+
+``Q(normalise(o) || normalise(g))`` gives one value per action. Targets are double-Q by
+default, ``y = r + gamma * (1 - terminated) * Q_target(s', argmax_a Q(s', a))``, clipped
+to the return range; the loss is Huber (or squared error), weighted per sample by the
+prioritized-replay weights. Exploration is epsilon-greedy.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from herkit.agents.base import GoalAgent, TorchBatch, polyak_update, weighted_mean
+from herkit.agents.networks import QNetwork
+from herkit.config import DQNConfig
+
+__all__ = ["DQNAgent"]
+
+
+class DQNAgent(GoalAgent):
+    """Double DQN on ``observation || goal`` for a ``Discrete(n, start)`` action space."""
+
+    config: DQNConfig
+
+    def __init__(
+        self,
+        config: DQNConfig,
+        observation_dim: int,
+        goal_dim: int,
+        n_actions: int,
+        reward_range: tuple[float, float],
+        action_start: int = 0,
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(config, observation_dim, goal_dim, reward_range, device, seed)
+        self.n_actions = n_actions
+        self.action_start = action_start
+        with self._seeded_init():
+            self.q = QNetwork(observation_dim + goal_dim, n_actions, config.hidden)
+        self.q.to(self.device)
+        self.q_target = copy.deepcopy(self.q).requires_grad_(False)
+        self.optimizer = torch.optim.Adam(self.q.parameters(), lr=config.lr)
+
+    def _networks(self) -> dict[str, nn.Module]:
+        return {"q": self.q, "q_target": self.q_target}
+
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return {"q": self.optimizer}
+
+    def _act(self, x: torch.Tensor, deterministic: bool) -> np.ndarray:
+        """Greedy actions; with probability ``epsilon`` a uniform one unless deterministic."""
+        actions = self.q(x).argmax(dim=-1).cpu().numpy().astype(np.int64)
+        if not deterministic:
+            explore = self.rng.random(len(actions)) < self.config.epsilon
+            actions[explore] = self.rng.integers(self.n_actions, size=int(explore.sum()))
+        return actions + self.action_start
+
+    def _update(self, batch: TorchBatch) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        action = batch.action.reshape(-1).long() - self.action_start
+        with torch.no_grad():
+            next_q = self.q_target(batch.next_x)
+            if self.config.double_q:
+                next_action = self.q(batch.next_x).argmax(dim=-1, keepdim=True)
+            else:
+                next_action = next_q.argmax(dim=-1, keepdim=True)
+            target = self._td_target(batch, next_q.gather(-1, next_action).squeeze(-1))
+        q = self.q(batch.x).gather(-1, action.unsqueeze(-1)).squeeze(-1)
+        loss_fn = F.smooth_l1_loss if self.config.huber else F.mse_loss
+        loss = weighted_mean(loss_fn(q, target, reduction="none"), batch.weights)
+        self._step(self.optimizer, loss, self.q.parameters())
+        polyak_update(self.q_target, self.q, self.config.polyak)
+        metrics = {"critic_loss": loss, "q_mean": q.mean(), "target_q_mean": target.mean()}
+        return metrics, (target - q).abs()

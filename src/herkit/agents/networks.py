@@ -1,0 +1,129 @@
+"""Networks of the goal-conditioned agents; inputs are normalised ``observation || goal``.
+
+Continuous actors work in the unit box ``[-1, 1]^act_dim`` (a tanh output) and map to the
+action bounds with :meth:`BoundedActor.scale`; critics take unit actions, i.e.
+``action / max_action`` for symmetric bounds, as in baselines.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+__all__ = ["Critic", "DeterministicActor", "GaussianActor", "QNetwork", "mlp"]
+
+LOG_STD_MIN = -5.0
+"""Smallest log standard deviation of the Gaussian actor."""
+LOG_STD_MAX = 2.0
+"""Largest log standard deviation of the Gaussian actor."""
+
+
+def mlp(in_dim: int, hidden: tuple[int, ...], out_dim: int) -> nn.Sequential:
+    """Linear layers ``in_dim -> *hidden -> out_dim`` with ReLU between them."""
+    layers: list[nn.Module] = []
+    for size in hidden:
+        layers += [nn.Linear(in_dim, size), nn.ReLU()]
+        in_dim = size
+    layers.append(nn.Linear(in_dim, out_dim))
+    return nn.Sequential(*layers)
+
+
+class QNetwork(nn.Module):
+    """Q values of every discrete action, ``(B, in_dim) -> (B, n_actions)``."""
+
+    def __init__(self, in_dim: int, n_actions: int, hidden: tuple[int, ...]) -> None:
+        super().__init__()
+        self.net = mlp(in_dim, hidden, n_actions)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Q values ``(B, n_actions)``."""
+        return self.net(x)
+
+
+class Critic(nn.Module):
+    """``n_heads`` independent Q networks of ``x || unit_action``; twin critics use 2."""
+
+    def __init__(self, in_dim: int, act_dim: int, hidden: tuple[int, ...], n_heads: int) -> None:
+        super().__init__()
+        self.heads = nn.ModuleList(mlp(in_dim + act_dim, hidden, 1) for _ in range(n_heads))
+
+    def forward(self, x: torch.Tensor, unit_action: torch.Tensor) -> torch.Tensor:
+        """Q values ``(n_heads, B)``."""
+        xa = torch.cat([x, unit_action], dim=-1)
+        return torch.stack([head(xa).squeeze(-1) for head in self.heads])
+
+
+class BoundedActor(nn.Module):
+    """Base of the actors: holds the Box bounds and maps unit actions to and from them."""
+
+    center: torch.Tensor
+    half_range: torch.Tensor
+
+    def __init__(self, low: np.ndarray, high: np.ndarray) -> None:
+        super().__init__()
+        low64, high64 = np.asarray(low, np.float64), np.asarray(high, np.float64)
+        self.register_buffer("center", torch.as_tensor((high64 + low64) / 2, dtype=torch.float32))
+        self.register_buffer(
+            "half_range", torch.as_tensor((high64 - low64) / 2, dtype=torch.float32)
+        )
+
+    def scale(self, unit_action: torch.Tensor) -> torch.Tensor:
+        """Unit-box action to the action bounds."""
+        return self.center + self.half_range * unit_action
+
+    def unscale(self, action: torch.Tensor) -> torch.Tensor:
+        """Action in the bounds to the unit box (clamped to ``[-1, 1]``)."""
+        return ((action - self.center) / self.half_range).clamp(-1.0, 1.0)
+
+
+class DeterministicActor(BoundedActor):
+    """DDPG/TD3 policy: ``tanh`` of an MLP, i.e. a unit-box action."""
+
+    def __init__(
+        self, in_dim: int, low: np.ndarray, high: np.ndarray, hidden: tuple[int, ...]
+    ) -> None:
+        super().__init__(low, high)
+        self.net = mlp(in_dim, hidden, len(low))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Unit-box action ``(B, act_dim)``; :meth:`scale` maps it to the bounds."""
+        return torch.tanh(self.net(x))
+
+
+class GaussianActor(BoundedActor):
+    """SAC policy: a diagonal Gaussian squashed by ``tanh`` into the unit box."""
+
+    def __init__(
+        self, in_dim: int, low: np.ndarray, high: np.ndarray, hidden: tuple[int, ...]
+    ) -> None:
+        super().__init__(low, high)
+        self.act_dim = len(low)
+        self.net = mlp(in_dim, hidden, 2 * self.act_dim)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and log standard deviation (clamped) of the pre-tanh Gaussian."""
+        mean, log_std = self.net(x).chunk(2, dim=-1)
+        return mean, log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
+
+    def deterministic(self, x: torch.Tensor) -> torch.Tensor:
+        """Unit-box action ``tanh(mean)``."""
+        return torch.tanh(self(x)[0])
+
+    def sample(
+        self, x: torch.Tensor, generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """A reparameterised unit-box action and its log-density ``(B,)`` in the unit box.
+
+        ``log pi(a) = log N(u; mean, std) - sum log(1 - tanh(u)^2)``, the correction written
+        as ``2 * (log 2 - u - softplus(-2u))`` for numerical stability.
+        """
+        mean, log_std = self(x)
+        noise = torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
+        u = mean + log_std.exp() * noise
+        gaussian = -0.5 * noise.square() - log_std - 0.5 * math.log(2 * math.pi)
+        correction = 2.0 * (math.log(2.0) - u - F.softplus(-2.0 * u))
+        return torch.tanh(u), (gaussian - correction).sum(-1)

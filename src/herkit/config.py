@@ -1,0 +1,375 @@
+"""Configuration dataclasses; their attribute docstrings are the ``herkit`` CLI's help.
+
+:class:`TrainConfig` is everything ``herkit train`` takes; :func:`preset_config` gives
+its defaults for an env (the paper's bit-flipping setup, baselines' Fetch setup).
+
+Agent configs: :class:`OffPolicyConfig` holds what every goal-conditioned off-policy agent
+shares, with one subclass per algorithm (:class:`DQNConfig`, :class:`DDPGConfig` for
+DDPG and TD3, :class:`SACConfig`). Defaults follow OpenAI baselines' HER code and Plappert
+et al. (2018), "Multi-Goal Reinforcement Learning" (Fetch tasks: 3 x 256 ReLU layers, Adam
+1e-3, gamma 0.98, polyak 0.95, batch 256, observations clipped to +-200 and normalised
+values to +-5, Q targets clipped to the return range); :class:`DQNConfig` follows the HER
+paper's bit-flipping setup (Andrychowicz et al., 2017). Every config is frozen and checks
+its values in ``__post_init__``, raising ``ValueError`` naming the field.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import tyro
+
+__all__ = [
+    "DDPGConfig",
+    "DQNConfig",
+    "OffPolicyConfig",
+    "SACConfig",
+    "TrainConfig",
+    "config_from_dict",
+    "preset_config",
+]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_float(
+    name: str, value: Any, low: float, high: float = math.inf, open_low: bool = False
+) -> None:
+    """Require a finite real number in ``[low, high]`` (``(low, high]`` if ``open_low``)."""
+    ok = _is_number(value) and (value > low if open_low else value >= low) and value <= high
+    if not ok:
+        bracket = "(" if open_low else "["
+        raise ValueError(
+            f"{name} must be a finite number in {bracket}{low}, {high}], got {value!r}"
+        )
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
+def _check_bool(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be a bool, got {value!r}")
+
+
+@dataclass(frozen=True)
+class OffPolicyConfig:
+    """Settings shared by the goal-conditioned off-policy agents (baselines HER defaults)."""
+
+    hidden: tuple[int, ...] = (256, 256, 256)
+    """Sizes of the hidden ReLU layers of every network."""
+    lr: float = 1e-3
+    """Adam learning rate of the critic and the actor."""
+    gamma: float = 0.98
+    """Discount factor."""
+    polyak: float = 0.95
+    """Target-network averaging per update: target <- polyak * target + (1 - polyak) * online."""
+    batch_size: int = 256
+    """Transitions per gradient step (sampled by the trainer)."""
+    clip_obs: float = 200.0
+    """Raw observations and goals are clipped to +-clip_obs before normalisation."""
+    clip_normalized: float = 5.0
+    """Normalised observations and goals are clipped to +-clip_normalized."""
+    clip_return: bool = True
+    """Clip Q targets to the discounted-return range implied by the reward range."""
+    grad_clip: float | None = None
+    """Largest gradient norm per network and step; None for no clipping."""
+
+    def __post_init__(self) -> None:
+        hidden = self.hidden
+        if (
+            not isinstance(hidden, tuple)
+            or not hidden
+            or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in hidden)
+        ):
+            raise ValueError(f"hidden must be a non-empty tuple of positive ints, got {hidden!r}")
+        _check_float("lr", self.lr, 0.0, open_low=True)
+        _check_float("gamma", self.gamma, 0.0, 1.0)
+        if self.gamma == 1.0:
+            raise ValueError("gamma must be < 1 (the return range needs 1 / (1 - gamma)), got 1.0")
+        _check_float("polyak", self.polyak, 0.0, 1.0)
+        _check_int("batch_size", self.batch_size, 1)
+        _check_float("clip_obs", self.clip_obs, 0.0, open_low=True)
+        _check_float("clip_normalized", self.clip_normalized, 0.0, open_low=True)
+        _check_bool("clip_return", self.clip_return)
+        if self.grad_clip is not None:
+            _check_float("grad_clip", self.grad_clip, 0.0, open_low=True)
+
+
+@dataclass(frozen=True)
+class DQNConfig(OffPolicyConfig):
+    """DQN for discrete actions, as in the HER paper's bit-flipping experiment."""
+
+    hidden: tuple[int, ...] = (256,)
+    """Sizes of the hidden ReLU layers (bit flipping: one layer of 256)."""
+    batch_size: int = 128
+    """Transitions per gradient step (the HER paper used minibatches of 128)."""
+    epsilon: float = 0.2
+    """Probability of a uniformly random action when exploring (epsilon-greedy)."""
+    double_q: bool = True
+    """Double DQN: the online network picks the next action, the target network values it."""
+    huber: bool = True
+    """Huber (smooth L1) TD loss instead of the squared error."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_float("epsilon", self.epsilon, 0.0, 1.0)
+        _check_bool("double_q", self.double_q)
+        _check_bool("huber", self.huber)
+
+
+@dataclass(frozen=True)
+class DDPGConfig(OffPolicyConfig):
+    """DDPG as in baselines HER; the TD3 switches turn it into TD3 (see :meth:`td3`)."""
+
+    action_l2: float = 1.0
+    """Weight of the actor's penalty mean((action / max_action) ** 2)."""
+    noise_eps: float = 0.2
+    """Std of the Gaussian exploration noise, as a fraction of the action half-range."""
+    random_eps: float = 0.3
+    """Probability of a uniformly random action when exploring."""
+    twin_q: bool = False
+    """TD3: two critics, the target uses their minimum."""
+    policy_delay: int = 1
+    """TD3: critic updates per actor and target-network update."""
+    target_noise: float = 0.0
+    """TD3: std of the target-policy smoothing noise, as a fraction of the half-range."""
+    target_noise_clip: float = 0.5
+    """TD3: the smoothing noise is clipped to +-target_noise_clip (half-range fraction)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_float("action_l2", self.action_l2, 0.0)
+        _check_float("noise_eps", self.noise_eps, 0.0)
+        _check_float("random_eps", self.random_eps, 0.0, 1.0)
+        _check_bool("twin_q", self.twin_q)
+        _check_int("policy_delay", self.policy_delay, 1)
+        _check_float("target_noise", self.target_noise, 0.0)
+        _check_float("target_noise_clip", self.target_noise_clip, 0.0)
+
+    @classmethod
+    def td3(cls, **changes: Any) -> DDPGConfig:
+        """TD3 defaults (Fujimoto et al., 2018): twin critics, policy delay 2, smoothing 0.2.
+
+        ``changes`` override any field, e.g. ``DDPGConfig.td3(hidden=(64, 64))``.
+        """
+        settings: dict[str, Any] = {"twin_q": True, "policy_delay": 2, "target_noise": 0.2}
+        settings.update(changes)
+        return cls(**settings)
+
+
+@dataclass(frozen=True)
+class SACConfig(OffPolicyConfig):
+    """Soft actor-critic with twin critics and automatic entropy tuning."""
+
+    init_alpha: float = 0.1
+    """Initial entropy coefficient alpha."""
+    autotune: bool = True
+    """Learn alpha so that the policy's entropy tracks target_entropy."""
+    target_entropy: float | None = None
+    """Entropy target of the tuning, in the [-1, 1] action space; None for -act_dim."""
+    lr_alpha: float = 1e-3
+    """Adam learning rate of log(alpha)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_float("init_alpha", self.init_alpha, 0.0, open_low=True)
+        _check_bool("autotune", self.autotune)
+        if self.target_entropy is not None and not _is_number(self.target_entropy):
+            raise ValueError(
+                f"target_entropy must be a finite number or None, got {self.target_entropy!r}"
+            )
+        _check_float("lr_alpha", self.lr_alpha, 0.0, open_low=True)
+
+
+Algo = Literal["dqn", "ddpg", "td3", "sac"]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """A training run: env, algorithm, HER settings, budget and bookkeeping."""
+
+    env_id: tyro.conf.Positional[str] = "herkit/BitFlip-v0"
+    """Gymnasium id of a goal env: herkit/BitFlip-v0, herkit/PointReach-v0,
+    herkit/GridWorld-v0, herkit/MountainCarGoal-v0, FetchReach-v4 (etc.) or module:Id."""
+    algo: Algo = "dqn"
+    """Agent: dqn (discrete actions), ddpg, td3 or sac (continuous actions)."""
+    strategy: Literal["future", "final", "episode", "random", "none"] = "future"
+    """HER goal strategy; none trains without relabelling."""
+    k: int = 4
+    """Relabelled goals per real transition (relabel probability k / (k + 1))."""
+    relabel: Literal["sample", "store"] = "sample"
+    """Relabel a copy at sample time, or store k relabelled goals at episode end."""
+    prioritized: bool = False
+    """Prioritized experience replay."""
+    steps: int = 100_000
+    """Budget in env steps (all envs together)."""
+    n_envs: int = 1
+    """Parallel training envs (asynchronous when more than one)."""
+    seed: int = 0
+    """Seed of envs, agent and buffer."""
+    out: str | None = None
+    """Run directory; default runs/ENV-ALGO-sSEED."""
+    device: str = "cpu"
+    """Torch device: cpu, cuda, cuda:N, or auto (cuda when available)."""
+    env_kwargs: tuple[str, ...] = ()
+    """Keyword arguments of the env as KEY=VALUE (values parsed as Python literals)."""
+    target_success: float | None = None
+    """Stop once an evaluation reaches this success rate."""
+    buffer_size: int = 1_000_000
+    """Replay buffer capacity in transitions."""
+    warmup_steps: int = 1_000
+    """Env steps collected before the first update."""
+    random_steps: int = 0
+    """Env steps at the start that take uniformly random actions."""
+    updates_per_step: float = 1.0
+    """Gradient updates per env step (after warm-up)."""
+    eval_every: int = 2_000
+    """Env steps between evaluations."""
+    eval_episodes: int = 10
+    """Episodes per evaluation (deterministic policy, separate envs)."""
+    n_eval_envs: int = 1
+    """Envs that run the evaluation episodes."""
+    checkpoint_every: int = 50_000
+    """Env steps between checkpoints (one is also written at the end)."""
+    resume: str | None = None
+    """Continue the run in this directory from its checkpoint (its config.json is used)."""
+    terminal_on_success: bool = False
+    """Relabelled successes are terminal (for envs that end on success, e.g. bit flipping)."""
+    reward_range: tuple[float, float] = (-1.0, 0.0)
+    """Smallest and largest reward; Q targets are clipped to the returns they imply."""
+    torch_threads: int = 1
+    """Threads of torch's CPU kernels (small networks run fastest on one)."""
+    tensorboard: bool = True
+    """Also write TensorBoard event files."""
+    progress: bool = True
+    """Show a progress bar."""
+    dqn: DQNConfig = DQNConfig()
+    """Settings of --algo dqn."""
+    ddpg: DDPGConfig = DDPGConfig()
+    """Settings of --algo ddpg."""
+    td3: DDPGConfig = DDPGConfig.td3()  # noqa: RUF009 (frozen, so sharing it is safe)
+    """Settings of --algo td3."""
+    sac: SACConfig = SACConfig()
+    """Settings of --algo sac."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.env_id, str) or not self.env_id:
+            raise ValueError(f"env_id must be a non-empty string, got {self.env_id!r}")
+        for name, minimum in (
+            ("k", 0), ("steps", 1), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
+            ("random_steps", 0), ("eval_every", 1), ("eval_episodes", 1), ("n_eval_envs", 1),
+            ("checkpoint_every", 1), ("torch_threads", 1),
+        ):  # fmt: skip
+            _check_int(name, getattr(self, name), minimum)
+        _check_float("updates_per_step", self.updates_per_step, 0.0, open_low=True)
+        if self.target_success is not None:
+            _check_float("target_success", self.target_success, 0.0, 1.0, open_low=True)
+        low, high = self.reward_range
+        if not (_is_number(low) and _is_number(high) and low <= high):
+            raise ValueError(
+                f"reward_range must be (low, high) with low <= high, got {self.reward_range}"
+            )
+        device = self.device
+        if not (device in ("cpu", "cuda", "auto", "mps") or device.startswith("cuda:")):
+            raise ValueError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
+        self.env_kwargs_dict()
+
+    def env_kwargs_dict(self) -> dict[str, Any]:
+        """``env_kwargs`` as a dict; ValueError for an item that is not KEY=VALUE."""
+        kwargs: dict[str, Any] = {}
+        for item in self.env_kwargs:
+            key, sep, text = item.partition("=")
+            if not sep or not key.isidentifier():
+                raise ValueError(f"env_kwargs items must look like KEY=VALUE, got {item!r}")
+            try:
+                kwargs[key] = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                kwargs[key] = text
+        return kwargs
+
+    def agent_config(self) -> OffPolicyConfig:
+        """The settings of the chosen algorithm."""
+        config: OffPolicyConfig = getattr(self, self.algo)
+        return config
+
+    def resolved_device(self) -> str:
+        """``device`` with auto resolved."""
+        if self.device != "auto":
+            return self.device
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+    def out_dir(self) -> Path:
+        """The run directory."""
+        if self.out is not None:
+            return Path(self.out)
+        name = self.env_id.split(":")[-1].replace("/", "-")
+        return Path("runs") / f"{name}-{self.algo}-s{self.seed}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict (what config.json holds)."""
+        return dataclasses.asdict(self)
+
+
+def config_from_dict(values: dict[str, Any]) -> TrainConfig:
+    """Rebuild a TrainConfig from :meth:`TrainConfig.to_dict` output (e.g. config.json)."""
+    agents = {"dqn": DQNConfig, "ddpg": DDPGConfig, "td3": DDPGConfig, "sac": SACConfig}
+    fields = dict(values)
+    for name, cls in agents.items():
+        agent = dict(fields.get(name, {}))
+        if "hidden" in agent:
+            agent["hidden"] = tuple(agent["hidden"])
+        fields[name] = cls(**agent)
+    for name in ("env_kwargs", "reward_range"):
+        if name in fields:
+            fields[name] = tuple(fields[name])
+    return TrainConfig(**fields)
+
+
+_BITFLIP = dict(
+    algo="dqn",
+    steps=30_000,
+    terminal_on_success=True,
+    warmup_steps=256,
+    eval_every=1_000,
+    checkpoint_every=10_000,
+)
+_FETCH = dict(
+    algo="ddpg",
+    n_envs=2,
+    steps=1_000_000,
+    warmup_steps=1_000,
+    random_steps=1_000,
+    updates_per_step=0.5,
+    eval_every=2_000,
+    n_eval_envs=2,
+    checkpoint_every=100_000,
+)
+PRESETS: dict[str, dict[str, Any]] = {
+    "herkit/BitFlip-v0": _BITFLIP,
+    "herkit/GridWorld-v0": dict(_BITFLIP, steps=30_000),
+    "herkit/MountainCarGoal-v0": dict(_BITFLIP, steps=200_000, eval_every=5_000),
+    "herkit/PointReach-v0": dict(algo="ddpg", steps=30_000, eval_every=1_000, warmup_steps=500),
+    "FetchReach-v4": dict(_FETCH, steps=20_000, eval_every=500),
+    "Fetch": _FETCH,
+}
+"""Per-env defaults of ``herkit train`` (a prefix such as ``Fetch`` covers its family)."""
+
+
+def preset_config(env_id: str) -> TrainConfig:
+    """TrainConfig defaults for ``env_id``: its preset, else the generic defaults."""
+    name = env_id.split(":")[-1]
+    matches = [key for key in PRESETS if name == key or name.startswith(key)]
+    preset = PRESETS[max(matches, key=len)] if matches else {}
+    return TrainConfig(env_id=env_id, **preset)

@@ -1,0 +1,42 @@
+"""Goal environments (Gymnasium GoalEnv API) for hindsight experience replay.
+
+Importing this package registers herkit's envs with gymnasium:
+
+- ``herkit/BitFlip-v0``: :class:`BitFlipEnv`, the HER paper's bit flipping (``n_bits=15``);
+- ``herkit/PointReach-v0``: :class:`PointReachEnv`, a 2-D point reaching a goal (50 steps);
+- ``herkit/GridWorld-v0``: :class:`GridWorldEnv`, walking to a goal cell of an 8x8 grid;
+- ``herkit/MountainCarGoal-v0``: :class:`MountainCarGoalEnv`, mountain car with a goal
+  position (200 steps).
+
+:func:`make_goal_env` makes any of these, any registered gymnasium goal env, ``module:Id``
+ids and the gymnasium-robotics Fetch tasks, and refuses envs that are not goal envs.
+"""
+
+from herkit.envs.bitflip import BitFlipEnv
+from herkit.envs.core import GOAL_KEYS, GoalEnv
+from herkit.envs.grid_world import GridWorldEnv
+from herkit.envs.mountain_car_goal import MountainCarGoalEnv
+from herkit.envs.point_reach import PointReachEnv
+from herkit.envs.registration import (
+    FETCH_IDS,
+    HERKIT_IDS,
+    is_goal_env,
+    make_goal_env,
+    register_envs,
+)
+
+__all__ = [
+    "FETCH_IDS",
+    "GOAL_KEYS",
+    "HERKIT_IDS",
+    "BitFlipEnv",
+    "GoalEnv",
+    "GridWorldEnv",
+    "MountainCarGoalEnv",
+    "PointReachEnv",
+    "is_goal_env",
+    "make_goal_env",
+    "register_envs",
+]
+
+register_envs()

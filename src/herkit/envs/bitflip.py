@@ -1,0 +1,124 @@
+"""Bit flipping (Andrychowicz et al. 2017, "Hindsight Experience Replay", section 3.1).
+
+The state is ``n_bits`` bits, the goal another ``n_bits`` bits, both drawn uniformly at
+random each episode (the goal is redrawn while it equals the start, so no episode starts
+solved). An action flips bits; the reward is ``0`` when the state equals the goal and ``-1``
+otherwise, so without hindsight relabelling a random agent almost never sees a success
+for ``n_bits`` above about 15.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from herkit.envs.core import GoalEnv, GoalObs, goal_observation_space
+
+__all__ = ["BitFlipEnv"]
+
+
+class BitFlipEnv(GoalEnv[Any]):
+    """The bit-flipping goal env, with a discrete or a continuous action space.
+
+    - observation, achieved_goal: the current bits, desired_goal: the goal bits, all
+      float32 arrays of 0s and 1s in ``Box(0, 1, (n_bits,))``;
+    - ``continuous=False``: ``Discrete(n_bits)``, action ``i`` flips bit ``i``;
+    - ``continuous=True``: ``Box(-1, 1, (n_bits,))``, every bit ``i`` with
+      ``action[i] > 0`` flips (as in stable-baselines3's ``BitFlippingEnv``), so that
+      DDPG/TD3/SAC can be used;
+    - reward ``0`` when every bit matches the goal, else ``-1``; ``terminated`` on success;
+    - ``truncated`` after ``max_steps`` steps (default ``n_bits``, the paper's episode
+      length), counted inside the env because it depends on ``n_bits``.
+    """
+
+    # A plain class attribute, as gymnasium reads it from the class (ClassVar clashes with Env).
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+
+    def __init__(
+        self,
+        n_bits: int = 15,
+        continuous: bool = False,
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        """Build the env; ``max_steps`` defaults to ``n_bits``."""
+        if isinstance(n_bits, bool) or not isinstance(n_bits, (int, np.integer)) or n_bits < 1:
+            raise ValueError(f"n_bits must be a positive int, got {n_bits!r}")
+        if max_steps is None:
+            max_steps = int(n_bits)
+        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)):
+            raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.n_bits = int(n_bits)
+        self.continuous = bool(continuous)
+        self.max_steps = int(max_steps)
+        self.render_mode = render_mode
+        bits = gym.spaces.Box(0.0, 1.0, (self.n_bits,), np.float32)
+        self.observation_space = goal_observation_space(bits, bits)
+        self.action_space: gym.spaces.Space[Any]
+        if self.continuous:
+            self.action_space = gym.spaces.Box(-1.0, 1.0, (self.n_bits,), np.float32)
+        else:
+            self.action_space = gym.spaces.Discrete(self.n_bits)
+        self._state = np.zeros(self.n_bits, dtype=np.float32)
+        self._goal = np.ones(self.n_bits, dtype=np.float32)
+        self._steps = 0
+
+    def compute_reward(
+        self, achieved_goal: ArrayLike, desired_goal: ArrayLike, info: Any = None
+    ) -> NDArray[np.float32]:
+        """``0`` where all bits of the goals match, ``-1`` elsewhere (batched on leading axes)."""
+        achieved = np.asarray(achieved_goal)
+        desired = np.asarray(desired_goal)
+        return -np.any(achieved != desired, axis=-1).astype(np.float32)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[GoalObs, dict[str, Any]]:
+        """Draw random start bits and random goal bits (different from the start)."""
+        super().reset(seed=seed)
+        self._state = self.np_random.integers(0, 2, self.n_bits).astype(np.float32)
+        self._goal = self._state
+        while np.array_equal(self._goal, self._state):
+            self._goal = self.np_random.integers(0, 2, self.n_bits).astype(np.float32)
+        self._steps = 0
+        obs = self._obs()
+        return obs, self._outcome(obs)[1]
+
+    def step(self, action: Any) -> tuple[GoalObs, float, bool, bool, dict[str, Any]]:
+        """Flip the bit(s) that ``action`` selects."""
+        if self.continuous:
+            flip = np.asarray(action, dtype=np.float32).reshape(self.n_bits) > 0
+        else:
+            index = int(action)
+            if not 0 <= index < self.n_bits:
+                raise ValueError(f"action must be in [0, {self.n_bits}), got {action!r}")
+            flip = np.zeros(self.n_bits, dtype=bool)
+            flip[index] = True
+        self._state = np.where(flip, 1.0 - self._state, self._state).astype(np.float32)
+        self._steps += 1
+        obs = self._obs()
+        reward, info = self._outcome(obs)
+        return obs, reward, bool(info["is_success"]), self._steps >= self.max_steps, info
+
+    def render(self) -> str | None:
+        """The state and goal bits as text when ``render_mode="ansi"``."""
+        if self.render_mode != "ansi":
+            return None
+        state = "".join(str(int(bit)) for bit in self._state)
+        goal = "".join(str(int(bit)) for bit in self._goal)
+        return f"state {state}\ngoal  {goal}\n"
+
+    def _obs(self) -> GoalObs:
+        """A fresh observation dict (copies, so callers may keep or modify it)."""
+        return {
+            "observation": self._state.copy(),
+            "achieved_goal": self._state.copy(),
+            "desired_goal": self._goal.copy(),
+        }

@@ -1,0 +1,72 @@
+"""The goal-env base class shared by herkit's environments.
+
+Gymnasium 1.x has no ``GoalEnv`` of its own (gymnasium-robotics has one); herkit's envs
+follow the same API without depending on gymnasium-robotics:
+
+- ``observation_space`` is a ``Dict`` with the keys ``observation``, ``achieved_goal`` and
+  ``desired_goal``;
+- ``compute_reward(achieved_goal, desired_goal, info)`` is vectorised over leading axes, so
+  a replay buffer can recompute the rewards of relabelled goals in one call;
+- every ``step`` (and ``reset``) info holds ``is_success``, and the step reward is
+  ``compute_reward(next achieved_goal, desired_goal, info)``.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, TypeVar
+
+import gymnasium as gym
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["GOAL_KEYS", "GoalEnv", "GoalObs", "goal_observation_space"]
+
+GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
+"""The keys of a goal env's observation ``Dict``."""
+
+GoalObs = dict[str, NDArray[np.float32]]
+"""A goal env's observation: ``observation``, ``achieved_goal`` and ``desired_goal`` arrays."""
+
+ActType = TypeVar("ActType")
+
+
+def goal_observation_space(observation: gym.spaces.Box, goal: gym.spaces.Box) -> gym.spaces.Dict:
+    """The ``Dict`` observation space of a goal env whose two goals share the space ``goal``."""
+    return gym.spaces.Dict(
+        {
+            "observation": observation,
+            "achieved_goal": goal,
+            "desired_goal": gym.spaces.Box(goal.low, goal.high, goal.shape, goal.dtype),
+        }
+    )
+
+
+class GoalEnv(gym.Env[GoalObs, ActType]):
+    """A gymnasium env with a goal-conditioned ``Dict`` observation and a sparse reward.
+
+    Subclasses implement ``compute_reward``; the reward is ``0`` where the achieved goal
+    reaches the desired goal and ``-1`` elsewhere.
+    """
+
+    observation_space: gym.spaces.Dict  # type: ignore[assignment]  # narrower than the base
+
+    @abstractmethod
+    def compute_reward(
+        self, achieved_goal: ArrayLike, desired_goal: ArrayLike, info: Any = None
+    ) -> NDArray[np.float32]:
+        """Rewards (``0`` success, ``-1`` otherwise) for goals batched on leading axes.
+
+        ``achieved_goal`` and ``desired_goal`` have shape ``(..., goal_dim)`` (a single goal
+        or a batch); the result has shape ``(...)``. ``info`` (a dict of arrays, a list of
+        dicts or ``None``) is ignored by herkit's envs.
+        """
+
+    def is_success(self, achieved_goal: ArrayLike, desired_goal: ArrayLike) -> NDArray[np.bool_]:
+        """Whether ``achieved_goal`` reaches ``desired_goal`` (batched like ``compute_reward``)."""
+        return self.compute_reward(achieved_goal, desired_goal, None) == 0.0
+
+    def _outcome(self, obs: GoalObs) -> tuple[float, dict[str, Any]]:
+        """The step reward and info of observation ``obs``, consistent with compute_reward."""
+        reward = float(self.compute_reward(obs["achieved_goal"], obs["desired_goal"], None))
+        return reward, {"is_success": float(reward == 0.0)}

@@ -1,0 +1,308 @@
+"""One training loop: collect -> store -> update -> evaluate -> log -> checkpoint.
+
+Read top to bottom, :func:`train` is the whole algorithm. The vector envs run with
+autoreset disabled: a finished env is reset by mask after its final transition is
+stored, so the buffer always receives the true last observation of an episode.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from herkit.agents import Agent, make_agent
+from herkit.buffer.her import HerReplayBuffer
+from herkit.checkpoint import load_agent_state, load_checkpoint, save_checkpoint
+from herkit.config import TrainConfig, config_from_dict
+from herkit.envs import make_goal_env
+from herkit.logging import RunLogger
+from herkit.plots import plot_runs
+
+
+@dataclass
+class LoopState:
+    """Counters of a run; saved in every checkpoint."""
+
+    env_steps: int = 0
+    updates: int = 0
+    episodes: int = 0
+    wall_s: float = 0.0
+    owed_updates: float = 0.0
+    next_eval: int = 0
+    next_checkpoint: int = 0
+    success_rate: float = float("nan")
+    solved_at_env_steps: int | None = None
+    solved_at_wall_s: float | None = None
+    resets: int = 0
+
+
+def make_vector_env(config: TrainConfig, n_envs: int, seed_offset: int) -> gym.vector.VectorEnv:
+    """``n_envs`` copies of the config's env (async when several), autoreset disabled."""
+    kwargs = config.env_kwargs_dict()
+    fns = [lambda: make_goal_env(config.env_id, **kwargs)] * n_envs
+    vector_cls = gym.vector.AsyncVectorEnv if n_envs > 1 else gym.vector.SyncVectorEnv
+    envs = vector_cls(fns, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
+    envs.action_space.seed(config.seed + seed_offset)
+    return envs
+
+
+def build(
+    config: TrainConfig, envs: gym.vector.VectorEnv, with_buffer: bool = True
+) -> tuple[Agent, HerReplayBuffer | None]:
+    """The agent and (unless ``with_buffer`` is false) the buffer that fit ``envs``."""
+    space: Any = envs.single_observation_space
+    agent = make_agent(
+        config.algo,
+        config.agent_config(),
+        observation_dim=int(np.prod(space["observation"].shape)),
+        goal_dim=int(np.prod(space["desired_goal"].shape)),
+        action_space=envs.single_action_space,
+        reward_range=config.reward_range,
+        device=config.resolved_device(),
+        seed=config.seed,
+    )
+    if not with_buffer:
+        return agent, None
+    buffer = HerReplayBuffer.from_env(
+        envs,
+        capacity=config.buffer_size,
+        strategy=config.strategy,
+        k=config.k,
+        relabel=config.relabel,
+        prioritized=config.prioritized,
+        terminal_on_success=config.terminal_on_success,
+        seed=config.seed,
+    )
+    return agent, buffer
+
+
+def evaluate(agent: Agent, envs: gym.vector.VectorEnv, episodes: int, seed: int) -> float:
+    """Success rate of the deterministic policy over ``episodes`` episodes."""
+    obs, _ = envs.reset(seed=seed)
+    counting = np.arange(envs.num_envs) < episodes  # envs whose current episode counts
+    started = int(counting.sum())
+    successes: list[float] = []
+    while counting.any():
+        action = agent.act(obs["observation"], obs["desired_goal"], deterministic=True)
+        obs, _, terminated, truncated, info = envs.step(action)
+        done = terminated | truncated
+        finished = done & counting
+        if finished.any():
+            success = np.asarray(info.get("is_success", np.zeros(envs.num_envs)), float)
+            successes.extend(success[finished].tolist())
+            again = finished & (np.cumsum(finished) <= episodes - started)
+            started += int(again.sum())
+            counting = (counting & ~finished) | again
+        obs = _reset_masked(envs, obs, done)
+    return float(np.mean(successes))
+
+
+def _reset_masked(envs: gym.vector.VectorEnv, obs: dict, mask: np.ndarray) -> dict:
+    if not mask.any():
+        return obs
+    fresh, _ = envs.reset(options={"reset_mask": mask})
+    return fresh
+
+
+def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
+    """Run (or resume) training as configured; returns the run's summary."""
+    run_dir = Path(config.out_dir())
+    run_dir.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.torch_threads)
+    envs = make_vector_env(config, config.n_envs, seed_offset=0)
+    eval_envs = make_vector_env(config, min(config.eval_episodes, config.n_eval_envs), 10_000)
+    agent, new_buffer = build(config, envs)
+    assert new_buffer is not None
+    buffer = new_buffer
+    state = LoopState(next_eval=config.eval_every, next_checkpoint=config.checkpoint_every)
+    if resume:
+        agent_state, buffer, saved = load_checkpoint(
+            run_dir, buffer.reward_fn, config.resolved_device()
+        )
+        agent.load_state_dict(agent_state["agent"])
+        torch.set_rng_state(agent_state["torch_rng"])
+        state = LoopState(**saved)
+        state.resets += 1
+        buffer.end_episodes()  # the envs restart: episodes in progress end here
+    else:
+        (run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
+    logger = RunLogger(run_dir, config.tensorboard, state.env_steps if resume else None)
+    obs, _ = envs.reset(seed=config.seed + 7919 * state.resets)
+    metrics: dict[str, float] = {}
+    batch_size = config.agent_config().batch_size
+    started = time.perf_counter() - state.wall_s
+    progress = _Progress(config, state.env_steps)
+    try:
+        while state.env_steps < config.steps:
+            # collect
+            if state.env_steps < config.random_steps:
+                action = envs.action_space.sample()
+            else:
+                action = agent.act(obs["observation"], obs["desired_goal"], deterministic=False)
+            next_obs, _, terminated, truncated, info = envs.step(action)
+            # store
+            buffer.add(obs, action, next_obs, terminated, truncated, info)
+            agent.update_normalizer(obs["observation"], obs["desired_goal"])
+            done = terminated | truncated
+            state.episodes += int(done.sum())
+            obs = _reset_masked(envs, next_obs, done)
+            state.env_steps += config.n_envs
+            # update
+            if state.env_steps >= config.warmup_steps:
+                state.owed_updates += config.n_envs * config.updates_per_step
+                while state.owed_updates >= 1:
+                    batch = buffer.sample(batch_size)
+                    metrics = agent.update(batch)
+                    if config.prioritized:
+                        buffer.update_priorities(batch.indices, agent.priorities)
+                    state.updates += 1
+                    state.owed_updates -= 1
+            # evaluate and log
+            finished = state.env_steps >= config.steps
+            if state.env_steps >= state.next_eval or finished:
+                state.next_eval += config.eval_every
+                state.success_rate = evaluate(
+                    agent, eval_envs, config.eval_episodes, config.seed + 10_000 + state.env_steps
+                )
+                state.wall_s = time.perf_counter() - started
+                logger.log(_row(state, metrics))
+                target = config.target_success
+                if target is not None and state.success_rate >= target:
+                    if state.solved_at_env_steps is None:
+                        state.solved_at_env_steps = state.env_steps
+                        state.solved_at_wall_s = state.wall_s
+                    finished = True
+            progress.update(state)
+            # checkpoint
+            if state.env_steps >= state.next_checkpoint or finished:
+                state.next_checkpoint += config.checkpoint_every
+                state.wall_s = time.perf_counter() - started
+                _checkpoint(run_dir, agent, buffer, state)
+            if finished:
+                break
+    finally:
+        progress.close()
+        logger.close()
+        envs.close()
+        eval_envs.close()
+    summary = _summary(config, state)
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    plot_runs([run_dir], run_dir / "curve.png", title=f"{config.env_id} {config.algo}+HER")
+    return summary
+
+
+def evaluate_checkpoint(run_dir: str | Path, episodes: int, seed: int) -> dict[str, Any]:
+    """Evaluate the policy of a run's checkpoint on fresh envs."""
+    config = load_run_config(run_dir)
+    envs = make_vector_env(config, min(episodes, config.n_eval_envs), seed_offset=seed)
+    try:
+        agent = build(config, envs, with_buffer=False)[0]
+        agent_state, state = load_agent_state(run_dir, config.resolved_device())
+        agent.load_state_dict(agent_state["agent"])
+        success = evaluate(agent, envs, episodes, seed)
+    finally:
+        envs.close()
+    return {
+        "env_id": config.env_id,
+        "algo": config.algo,
+        "episodes": episodes,
+        "success_rate": success,
+        "env_steps": state["env_steps"],
+    }
+
+
+def load_run_config(run_dir: str | Path) -> TrainConfig:
+    """The TrainConfig a run was started with (from ``RUN/config.json``)."""
+    path = Path(run_dir) / "config.json"
+    if not path.exists():
+        raise ValueError(f"run directory {str(run_dir)!r} has no config.json")
+    return config_from_dict(json.loads(path.read_text()))
+
+
+def _checkpoint(run_dir: Path, agent: Agent, buffer: HerReplayBuffer, state: LoopState) -> None:
+    agent_state = {"agent": agent.state_dict(), "torch_rng": torch.get_rng_state()}
+    save_checkpoint(run_dir, agent_state, buffer, asdict(state))
+
+
+def _row(state: LoopState, metrics: dict[str, float]) -> dict[str, float]:
+    return {
+        "env_steps": state.env_steps,
+        "updates": state.updates,
+        "episodes": state.episodes,
+        "wall_s": state.wall_s,
+        "sps": state.env_steps / max(state.wall_s, 1e-9),
+        "success_rate": state.success_rate,
+        **metrics,
+    }
+
+
+def _summary(config: TrainConfig, state: LoopState) -> dict[str, Any]:
+    summary: dict[str, Any] = {
+        "env_id": config.env_id,
+        "algo": config.algo,
+        "strategy": config.strategy,
+        "seed": config.seed,
+        "success_rate": state.success_rate,
+        "env_steps": state.env_steps,
+        "updates": state.updates,
+        "wall_s": round(state.wall_s, 3),
+        "world_size": 1,
+    }
+    if state.solved_at_env_steps is not None:
+        summary["solved_at_env_steps"] = state.solved_at_env_steps
+        summary["solved_at_wall_s"] = round(state.solved_at_wall_s or 0.0, 3)
+    return summary
+
+
+class _Progress:
+    """A rich progress bar with live success rate and steps/s (silent when disabled)."""
+
+    def __init__(self, config: TrainConfig, done: int) -> None:
+        self._bar: Any = None
+        if not config.progress:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self._bar = Progress(
+            TextColumn(f"[bold]{config.env_id}[/] {config.algo}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("success {task.fields[success]}"),
+            TextColumn("{task.fields[sps]} steps/s"),
+            TimeRemainingColumn(),
+        )
+        self._task = self._bar.add_task(
+            "train", total=config.steps, completed=done, success="-", sps="-"
+        )
+        self._bar.start()
+        self._last = (time.perf_counter(), done)
+
+    def update(self, state: LoopState) -> None:
+        if self._bar is None:
+            return
+        now = time.perf_counter()
+        then, steps = self._last
+        if now - then < 0.25:
+            return
+        sps = (state.env_steps - steps) / (now - then)
+        self._last = (now, state.env_steps)
+        success = "-" if np.isnan(state.success_rate) else f"{state.success_rate:.2f}"
+        self._bar.update(self._task, completed=state.env_steps, success=success, sps=f"{sps:,.0f}")
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()

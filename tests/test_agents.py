@@ -1,0 +1,426 @@
+"""Tests of the goal-conditioned agents, their networks, normaliser and configs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+import tyro
+
+from herkit import Batch
+from herkit.agents import (
+    ALGOS,
+    Agent,
+    DDPGAgent,
+    DQNAgent,
+    GoalAgent,
+    Normalizer,
+    SACAgent,
+    make_agent,
+)
+from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
+
+OBS_DIM, GOAL_DIM, ACT_DIM, N_ACTIONS = 6, 3, 2, 4
+LOW = np.array([-1.0, 0.0], np.float32)
+HIGH = np.array([1.0, 3.0], np.float32)
+SMALL = {"hidden": (32, 32), "batch_size": 64}
+
+
+def small_config(algo: str, **changes: Any) -> Any:
+    """The algorithm's default config with small networks."""
+    settings = {**SMALL, **changes}
+    if algo == "td3":
+        return DDPGConfig.td3(**settings)
+    cls = {"dqn": DQNConfig, "ddpg": DDPGConfig, "sac": SACConfig}[algo]
+    return cls(**settings)
+
+
+def space(algo: str) -> gymnasium.spaces.Space:
+    if algo == "dqn":
+        return gymnasium.spaces.Discrete(N_ACTIONS)
+    return gymnasium.spaces.Box(LOW, HIGH)
+
+
+def agent_for(algo: str, seed: int = 0, **changes: Any) -> GoalAgent:
+    config = small_config(algo, **changes)
+    return make_agent(algo, config, OBS_DIM, GOAL_DIM, space(algo), (-1.0, 0.0), seed=seed)
+
+
+def random_batch(
+    algo: str, size: int = 64, seed: int = 0, reward: float | None = None, **extra: Any
+) -> Batch:
+    rng = np.random.default_rng(seed)
+
+    def normal(*shape: int) -> np.ndarray:
+        return rng.normal(size=shape).astype(np.float32)
+
+    if algo == "dqn":
+        action: np.ndarray = rng.integers(N_ACTIONS, size=size)
+    else:
+        action = rng.uniform(LOW, HIGH, size=(size, ACT_DIM)).astype(np.float32)
+    rewards = -rng.integers(2, size=size).astype(np.float32) if reward is None else reward
+    return Batch(
+        observation=normal(size, OBS_DIM),
+        action=action,
+        reward=np.full(size, rewards, np.float32),
+        next_observation=normal(size, OBS_DIM),
+        goal=normal(size, GOAL_DIM),
+        achieved_goal=normal(size, GOAL_DIM),
+        next_achieved_goal=normal(size, GOAL_DIM),
+        terminated=(rng.random(size) < 0.1).astype(np.float32),
+        **extra,
+    )
+
+
+def parameters(agent: GoalAgent) -> dict[str, torch.Tensor]:
+    return {
+        f"{name}.{key}": value.detach().clone()
+        for name, net in agent._networks().items()
+        for key, value in net.state_dict().items()
+    }
+
+
+def target_q_nets(agent: GoalAgent) -> list[Any]:
+    """The last layers of the target Q network heads."""
+    if isinstance(agent, DQNAgent):
+        return [agent.q_target.net[-1]]
+    assert isinstance(agent, DDPGAgent | SACAgent)
+    heads: Any = agent.critic_target.heads
+    return [head[-1] for head in heads]
+
+
+# --- agents: update ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_update_smoke(algo: str) -> None:
+    agent = agent_for(algo)
+    agent.update_normalizer(np.ones((5, OBS_DIM)), np.zeros((5, GOAL_DIM)))
+    before = parameters(agent)
+    batch = random_batch(algo)
+    metrics = agent.update(batch)
+    assert all(isinstance(v, float) and math.isfinite(v) for v in metrics.values())
+    assert {"critic_loss", "q_mean", "target_q_mean"} <= metrics.keys()
+    if algo != "dqn":
+        assert "actor_loss" in metrics
+    if algo == "sac":
+        assert metrics["alpha"] > 0 and "alpha_loss" in metrics
+    after = parameters(agent)
+    for name in before:
+        if "center" not in name and "half_range" not in name:  # action-bound buffers
+            assert not torch.equal(before[name], after[name]), f"{name} did not change"
+    assert agent.priorities.shape == (64,) and agent.priorities.dtype == np.float32
+    assert np.all(agent.priorities >= 0)
+
+
+def test_td3_delays_actor_and_target_updates() -> None:
+    agent = agent_for("td3")
+    assert isinstance(agent, DDPGAgent)
+    for step in range(4):
+        before = parameters(agent)
+        metrics = agent.update(random_batch("td3", seed=step))
+        after = parameters(agent)
+        delayed = [name for name in before if "target" in name or name.startswith("actor.")]
+        delayed = [name for name in delayed if "center" not in name and "half_range" not in name]
+        changed = [not torch.equal(before[name], after[name]) for name in delayed]
+        assert all(changed) if step % 2 == 0 else not any(changed)
+        assert ("actor_loss" in metrics) == (step % 2 == 0)
+        assert not torch.equal(before["critic.heads.0.0.weight"], after["critic.heads.0.0.weight"])
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("clip_return", [True, False])
+def test_targets_clipped_to_return_range(
+    algo: str, clip_return: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rewards -1, never terminated, target Q of -1000: targets stop at -1 / (1 - gamma)."""
+    agent = agent_for(algo, clip_return=clip_return)
+    with torch.no_grad():
+        for layer in target_q_nets(agent):
+            layer.weight.zero_()
+            layer.bias.fill_(-1000.0)
+    targets: list[torch.Tensor] = []
+    td_target = agent._td_target
+
+    def recording_td_target(batch: Any, next_value: torch.Tensor) -> torch.Tensor:
+        targets.append(td_target(batch, next_value))
+        return targets[-1]
+
+    monkeypatch.setattr(agent, "_td_target", recording_td_target)
+    batch = replace(random_batch(algo, reward=-1.0), terminated=np.zeros(64, np.float32))
+    agent.update(batch)
+    low = -1.0 / (1.0 - agent.config.gamma)
+    if clip_return:
+        assert targets[0].min().item() >= low - 1e-4
+        assert targets[0].max().item() <= 0.0
+    else:
+        assert targets[0].min().item() < low - 100
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_zero_weights_leave_the_critic_unchanged(algo: str) -> None:
+    agent = agent_for(algo)
+    critic = agent.q if isinstance(agent, DQNAgent) else agent.critic  # type: ignore[attr-defined]
+    before = [p.detach().clone() for p in critic.parameters()]
+    agent.update(random_batch(algo, weights=np.zeros(64, np.float32)))
+    assert all(torch.equal(a, b) for a, b in zip(before, critic.parameters(), strict=True))
+    assert agent.priorities.shape == (64,) and agent.priorities.max() > 0
+
+
+# --- agents: act ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_act_shapes_dtypes_bounds(algo: str) -> None:
+    agent = agent_for(algo)
+    rng = np.random.default_rng(1)
+    obs = rng.normal(size=(7, OBS_DIM)) * 100
+    goal = rng.normal(size=(7, GOAL_DIM)) * 100
+    for deterministic in (True, False):
+        for _ in range(5):
+            action = agent.act(obs, goal, deterministic=deterministic)
+            if algo == "dqn":
+                assert action.dtype == np.int64 and action.shape == (7,)
+                assert np.all((action >= 0) & (action < N_ACTIONS))
+            else:
+                assert action.dtype == np.float32 and action.shape == (7, ACT_DIM)
+                assert np.all((action >= LOW) & (action <= HIGH))
+    first = agent.act(obs, goal, deterministic=True)
+    np.testing.assert_array_equal(first, agent.act(obs, goal, deterministic=True))
+    explored = np.stack([agent.act(obs, goal, deterministic=False) for _ in range(20)])
+    assert np.any(explored != first)
+
+
+def test_dqn_action_start_and_exploration_rate() -> None:
+    config = DQNConfig(hidden=(8,), epsilon=0.5)
+    agent = make_agent("dqn", config, 2, 1, gymnasium.spaces.Discrete(3, start=-1), (-1, 0))
+    obs, goal = np.zeros((4000, 2)), np.zeros((4000, 1))
+    greedy = agent.act(obs, goal, deterministic=True)
+    assert set(np.unique(greedy)) <= {-1, 0, 1} and len(np.unique(greedy)) == 1
+    explored = agent.act(obs, goal, deterministic=False)
+    # epsilon = 0.5 of uniform choices among 3 actions: 2/3 of them differ from greedy
+    assert abs(np.mean(explored != greedy) - 0.5 * 2 / 3) < 0.03
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_seeding_is_reproducible_and_leaves_global_rng_alone(algo: str) -> None:
+    torch_state, numpy_state = torch.get_rng_state(), np.random.get_state()  # noqa: NPY002
+    a, b = agent_for(algo, seed=3), agent_for(algo, seed=3)
+    obs, goal = np.ones((3, OBS_DIM)), np.ones((3, GOAL_DIM))
+    np.testing.assert_array_equal(a.act(obs, goal, False), b.act(obs, goal, False))
+    assert a.update(random_batch(algo)) == b.update(random_batch(algo))
+    assert torch.equal(torch.get_rng_state(), torch_state)
+    assert np.random.get_state()[1].tolist() == numpy_state[1].tolist()  # type: ignore[index]  # noqa: NPY002
+    c = agent_for(algo, seed=4)
+    assert not np.array_equal(a.act(obs, goal, True), c.act(obs, goal, True))
+
+
+# --- agents: state_dict -----------------------------------------------------------------
+
+
+def only_plain_types(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(isinstance(k, str | int) and only_plain_types(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(only_plain_types(v) for v in value)
+    return value is None or isinstance(value, torch.Tensor | str | int | float | bool)
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_state_dict_round_trip(algo: str, tmp_path: Path) -> None:
+    agent = agent_for(algo, seed=0)
+    agent.update_normalizer(np.random.default_rng(0).normal(size=(50, OBS_DIM)), np.ones((50, 3)))
+    for seed in range(3):
+        agent.update(random_batch(algo, seed=seed))
+    state = agent.state_dict()
+    assert only_plain_types(state)
+    torch.save(state, tmp_path / "agent.pt")
+    restored = agent_for(algo, seed=1)
+    restored.load_state_dict(torch.load(tmp_path / "agent.pt", weights_only=True))
+
+    obs = np.random.default_rng(2).normal(size=(5, OBS_DIM))
+    goal = np.random.default_rng(3).normal(size=(5, GOAL_DIM))
+    for deterministic in (True, False):
+        np.testing.assert_array_equal(
+            agent.act(obs, goal, deterministic), restored.act(obs, goal, deterministic)
+        )
+    batch = random_batch(algo, seed=9, weights=np.linspace(0.1, 1.0, 64, dtype=np.float32))
+    for _ in range(2):
+        assert agent.update(batch) == restored.update(batch)
+    np.testing.assert_array_equal(agent.priorities, restored.priorities)
+
+
+def test_load_state_dict_of_another_agent_raises() -> None:
+    with pytest.raises(ValueError, match="DQNAgent"):
+        agent_for("sac").load_state_dict(agent_for("dqn").state_dict())
+
+
+# --- make_agent -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("algo", ["ddpg", "td3", "sac"])
+def test_continuous_algo_rejects_discrete(algo: str) -> None:
+    with pytest.raises(ValueError, match=rf"algo='{algo}'.*Box.*Discrete\(4\)"):
+        make_agent(algo, None, OBS_DIM, GOAL_DIM, gymnasium.spaces.Discrete(4), (-1, 0))
+
+
+def test_dqn_rejects_box() -> None:
+    with pytest.raises(ValueError, match=r"algo='dqn'.*Discrete.*Box"):
+        make_agent("dqn", None, OBS_DIM, GOAL_DIM, space("ddpg"), (-1, 0))
+
+
+@pytest.mark.parametrize(
+    ("algo", "config", "action_space", "reward_range", "match"),
+    [
+        ("ppo", None, gymnasium.spaces.Discrete(2), (-1, 0), "algo must be one of"),
+        ("dqn", SACConfig(), gymnasium.spaces.Discrete(2), (-1, 0), "needs a DQNConfig"),
+        ("td3", DDPGConfig(), gymnasium.spaces.Box(-1, 1, (2,)), (-1, 0), "twin_q=True"),
+        ("sac", None, gymnasium.spaces.Box(-np.inf, np.inf, (2,)), (-1, 0), "finite bounds"),
+        ("sac", None, gymnasium.spaces.Box(-1, 1, (2, 2)), (-1, 0), "1-D Box"),
+        ("ddpg", None, gymnasium.spaces.Box(-1, 1, (2,)), (0, -1), "reward_range"),
+    ],
+)
+def test_make_agent_errors(
+    algo: str,
+    config: Any,
+    action_space: gymnasium.spaces.Space,
+    reward_range: tuple[float, float],
+    match: str,
+) -> None:
+    with pytest.raises(ValueError, match=match):
+        make_agent(algo, config, OBS_DIM, GOAL_DIM, action_space, reward_range)
+
+
+def test_make_agent_defaults() -> None:
+    box = space("ddpg")
+    td3 = make_agent("td3", None, OBS_DIM, GOAL_DIM, box, (-1, 0))
+    assert isinstance(td3, DDPGAgent) and td3.config == DDPGConfig.td3()
+    assert len(td3.critic.heads) == 2
+    ddpg = make_agent("ddpg", None, OBS_DIM, GOAL_DIM, box, (-1, 0))
+    assert isinstance(ddpg, Agent) and isinstance(agent_for("dqn"), Agent)
+    assert isinstance(ddpg, DDPGAgent) and len(ddpg.critic.heads) == 1
+    assert ddpg.return_bounds == pytest.approx((-50.0, 0.0))
+
+
+# --- configs ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cls", "field", "value"),
+    [
+        (OffPolicyConfig, "hidden", ()),
+        (OffPolicyConfig, "hidden", (64, 0)),
+        (OffPolicyConfig, "lr", 0.0),
+        (OffPolicyConfig, "gamma", 1.0),
+        (OffPolicyConfig, "gamma", -0.1),
+        (OffPolicyConfig, "polyak", 1.5),
+        (OffPolicyConfig, "batch_size", 0),
+        (OffPolicyConfig, "clip_obs", -1.0),
+        (OffPolicyConfig, "clip_normalized", math.inf),
+        (OffPolicyConfig, "clip_return", 1),
+        (OffPolicyConfig, "grad_clip", 0.0),
+        (DQNConfig, "epsilon", 1.5),
+        (DQNConfig, "double_q", "yes"),
+        (DDPGConfig, "action_l2", -1.0),
+        (DDPGConfig, "random_eps", 2.0),
+        (DDPGConfig, "policy_delay", 0),
+        (DDPGConfig, "target_noise", math.nan),
+        (SACConfig, "init_alpha", 0.0),
+        (SACConfig, "target_entropy", math.nan),
+        (SACConfig, "lr_alpha", -1e-3),
+    ],
+)
+def test_bad_config_values(cls: type, field: str, value: Any) -> None:
+    with pytest.raises(ValueError, match=field):
+        cls(**{field: value})
+
+
+def test_config_defaults_and_cli() -> None:
+    assert OffPolicyConfig().hidden == (256, 256, 256) and DQNConfig().hidden == (256,)
+    td3 = DDPGConfig.td3(hidden=(64,))
+    assert (td3.twin_q, td3.policy_delay, td3.target_noise, td3.hidden) == (True, 2, 0.2, (64,))
+    parsed = tyro.cli(DDPGConfig, args=["--hidden", "64", "64", "--grad-clip", "1.5"])
+    assert parsed == DDPGConfig(hidden=(64, 64), grad_clip=1.5)
+
+
+# --- normaliser -------------------------------------------------------------------------
+
+
+def test_normalizer_matches_numpy() -> None:
+    rng = np.random.default_rng(0)
+    data = rng.normal(3.0, 2.0, size=(1000, 4)) * np.array([1.0, 10.0, 0.001, 1.0])
+    data[:, 3] = 7.0  # constant: std floored at eps
+    norm = Normalizer(4)
+    np.testing.assert_array_equal(norm.mean, 0.0)
+    np.testing.assert_array_equal(norm.std, 1.0)
+    for chunk in np.array_split(data, 7):
+        norm.update(chunk)
+    assert norm.count == 1000
+    np.testing.assert_allclose(norm.mean, data.mean(0), rtol=1e-9, atol=1e-12)
+    expected_std = np.maximum(data.std(0), 1e-2)
+    np.testing.assert_allclose(norm.std, expected_std, rtol=1e-6)
+    x = rng.normal(3.0, 30.0, size=(50, 4))
+    expected = np.clip((x - data.mean(0)) / expected_std, -5, 5)
+    np.testing.assert_allclose(norm.normalize(x), expected, rtol=1e-5, atol=1e-5)
+    assert np.abs(norm.normalize(x)).max() == pytest.approx(5.0)
+    torch_out = norm.normalize_torch(torch.as_tensor(x, dtype=torch.float32)).numpy()
+    np.testing.assert_allclose(torch_out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_normalizer_clips_raw_inputs_and_sums_across_processes() -> None:
+    norm = Normalizer(1, clip_obs=200.0, clip_normalized=1e9)
+    norm.update(np.array([[1e6], [-1e6]]))
+    np.testing.assert_allclose(norm.mean, [0.0])
+    np.testing.assert_allclose(norm.std, [200.0])
+    assert norm.normalize(np.array([1e9]))[0] == pytest.approx(1.0)
+    a, b, both = Normalizer(2), Normalizer(2), Normalizer(2)
+    x, y = np.arange(10.0).reshape(5, 2), np.ones((3, 2))
+    a.update(x)
+    b.update(y)
+    both.update(np.concatenate([x, y]))
+    merged = Normalizer(2)
+    merged.load_state_dict(
+        {key: a.state_dict()[key] + b.state_dict()[key] for key in ("sum", "sumsq", "count")}
+    )
+    np.testing.assert_allclose(merged.mean, both.mean)
+    np.testing.assert_allclose(merged.std, both.std)
+
+
+# --- learning ---------------------------------------------------------------------------
+
+
+def test_dqn_moves_q_toward_fixed_targets() -> None:
+    """Every transition terminal, so targets are the rewards: Q regresses onto them."""
+    agent = agent_for("dqn", hidden=(64,))
+    batch = replace(random_batch("dqn", size=128, seed=5), terminated=np.ones(128, np.float32))
+    agent.update_normalizer(batch.observation, batch.goal)
+    metrics = [agent.update(batch) for _ in range(200)]
+    losses = [m["critic_loss"] for m in metrics]
+    assert np.mean(losses[-10:]) < 0.25 * np.mean(losses[:10])
+    assert metrics[-1]["td_abs_mean"] < 0.5 * metrics[0]["td_abs_mean"]
+
+
+def test_ddpg_learns_a_one_step_bandit() -> None:
+    """Reward -|a - g| for one step: the deterministic action learns to track the goal."""
+    config = DDPGConfig(hidden=(64, 64), action_l2=0.0, noise_eps=0.3, random_eps=0.2)
+    box = gymnasium.spaces.Box(-1.0, 1.0, (1,))
+    agent = make_agent("ddpg", config, 1, 1, box, (-2.0, 0.0), seed=0)
+    rng = np.random.default_rng(0)
+    size = 128
+    obs = np.zeros((size, 1), np.float32)
+    agent.update_normalizer(obs, rng.uniform(-0.8, 0.8, size=(1000, 1)))
+    for _ in range(300):
+        goal = rng.uniform(-0.8, 0.8, size=(size, 1)).astype(np.float32)
+        action = agent.act(obs, goal, deterministic=False)
+        reward = -np.abs(action - goal)[:, 0]
+        done = np.ones(size, np.float32)
+        agent.update(Batch(obs, action, reward, obs, goal, goal, goal, done))
+    goal = np.linspace(-0.8, 0.8, 33, dtype=np.float32)[:, None]
+    error = np.abs(agent.act(np.zeros((33, 1)), goal, deterministic=True) - goal)
+    assert error.mean() < 0.1

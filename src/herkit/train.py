@@ -44,8 +44,13 @@ class LoopState:
 
 
 def make_vector_env(config: TrainConfig, n_envs: int, seed_offset: int) -> gym.vector.VectorEnv:
-    """``n_envs`` copies of the config's env (async when several), autoreset disabled."""
+    """``n_envs`` copies of the config's env (async when several), autoreset disabled.
+
+    The env is first made once in this process, so that a bad id or a non-goal env is
+    reported here as a ValueError rather than from inside a worker.
+    """
     kwargs = config.env_kwargs_dict()
+    make_goal_env(config.env_id, **kwargs).close()
     fns = [lambda: make_goal_env(config.env_id, **kwargs)] * n_envs
     vector_cls = gym.vector.AsyncVectorEnv if n_envs > 1 else gym.vector.SyncVectorEnv
     envs = vector_cls(fns, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
@@ -136,7 +141,8 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
         (run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
     logger = RunLogger(run_dir, config.tensorboard, state.env_steps if resume else None)
     obs, _ = envs.reset(seed=config.seed + 7919 * state.resets)
-    metrics: dict[str, float] = {}
+    sums: dict[str, float] = {}  # training metrics summed since the last log row
+    counts: dict[str, int] = {}
     batch_size = config.agent_config().batch_size
     started = time.perf_counter() - state.wall_s
     progress = _Progress(config, state.env_steps)
@@ -156,11 +162,14 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             obs = _reset_masked(envs, next_obs, done)
             state.env_steps += config.n_envs
             # update
-            if state.env_steps >= config.warmup_steps:
+            # (store-time relabelling holds nothing until an episode has ended)
+            if state.env_steps >= config.warmup_steps and len(buffer):
                 state.owed_updates += config.n_envs * config.updates_per_step
                 while state.owed_updates >= 1:
                     batch = buffer.sample(batch_size)
-                    metrics = agent.update(batch)
+                    for key, value in agent.update(batch).items():
+                        sums[key] = sums.get(key, 0.0) + value
+                        counts[key] = counts.get(key, 0) + 1
                     if config.prioritized:
                         buffer.update_priorities(batch.indices, agent.priorities)
                     state.updates += 1
@@ -173,7 +182,8 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
                     agent, eval_envs, config.eval_episodes, config.seed + 10_000 + state.env_steps
                 )
                 state.wall_s = time.perf_counter() - started
-                logger.log(_row(state, metrics))
+                logger.log(_row(state, {key: sums[key] / counts[key] for key in sums}))
+                sums, counts = {}, {}
                 target = config.target_success
                 if target is not None and state.success_rate >= target:
                     if state.solved_at_env_steps is None:

@@ -1,0 +1,124 @@
+"""The training loop: learning with and without HER, run files, checkpoints and resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from herkit.checkpoint import CheckpointError, load_checkpoint
+from herkit.config import TrainConfig, config_from_dict, preset_config
+from herkit.logging import read_progress
+from herkit.train import load_run_config, train
+
+
+def quiet(**changes: Any) -> TrainConfig:
+    """A preset config with no progress bar or TensorBoard, for tests."""
+    env_id = changes.pop("env_id", "herkit/BitFlip-v0")
+    values = preset_config(env_id).to_dict() | {"progress": False, "tensorboard": False}
+    for key, value in changes.items():  # agent settings are merged, not replaced
+        values[key] = values[key] | value if isinstance(value, dict) else value
+    return config_from_dict(values)
+
+
+def test_her_solves_15_bits_where_plain_dqn_fails(tmp_path: Path) -> None:
+    """The paper's claim (Fig. 1): DQN fails on bit flipping above ~13 bits, DQN+HER solves it."""
+    budget = dict(steps=4_000, eval_every=4_000, eval_episodes=50, seed=1)
+    her = train(quiet(out=str(tmp_path / "her"), **budget))
+    plain = train(quiet(out=str(tmp_path / "plain"), strategy="none", **budget))
+    assert her["success_rate"] >= 0.9, her
+    assert plain["success_rate"] <= 0.1, plain
+
+
+@pytest.mark.parametrize(
+    ("env_id", "algo"),
+    [
+        ("herkit/PointReach-v0", "ddpg"),
+        ("herkit/PointReach-v0", "td3"),
+        ("herkit/PointReach-v0", "sac"),
+        ("herkit/GridWorld-v0", "dqn"),
+        ("herkit/BitFlip-v0", "sac"),
+    ],
+)
+def test_every_algorithm_runs_the_loop(tmp_path: Path, env_id: str, algo: str) -> None:
+    changes: dict[str, Any] = {}
+    if env_id == "herkit/BitFlip-v0":
+        changes["env_kwargs"] = ("continuous=True", "n_bits=4")
+    small = {"hidden": (32, 32), "batch_size": 16}
+    config = quiet(
+        env_id=env_id,
+        algo=algo,
+        steps=240,
+        warmup_steps=64,
+        eval_every=120,
+        eval_episodes=3,
+        n_envs=2,
+        prioritized=algo == "td3",
+        relabel="store" if algo == "sac" else "sample",
+        out=str(tmp_path / "run"),
+        **{algo: small},
+        **changes,
+    )
+    summary = train(config)
+    assert summary["env_steps"] == 240 and summary["updates"] > 100
+    rows = read_progress(tmp_path / "run")
+    assert [int(row["env_steps"]) for row in rows] == [120, 240]
+    assert "critic_loss" in rows[-1] and np.isfinite(float(rows[-1]["critic_loss"]))
+    for name in ("config.json", "summary.json", "curve.png", "checkpoint/state.json"):
+        assert (tmp_path / "run" / name).exists(), name
+
+
+def test_target_success_stops_early_and_is_recorded(tmp_path: Path) -> None:
+    config = quiet(
+        env_kwargs=("n_bits=5",), steps=20_000, eval_every=500, target_success=0.9,
+        out=str(tmp_path),
+    )  # fmt: skip
+    summary = train(config)
+    assert summary["success_rate"] >= 0.9 and summary["env_steps"] < 20_000
+    assert summary["solved_at_env_steps"] == summary["env_steps"]
+    assert summary["solved_at_wall_s"] > 0
+
+
+def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
+    config = quiet(out=str(tmp_path), steps=64, warmup_steps=32, eval_every=64, eval_episodes=2)
+    train(config)
+    assert load_run_config(tmp_path) == config
+    on_disk = json.loads((tmp_path / "config.json").read_text())
+    assert on_disk["dqn"]["hidden"] == [256] and on_disk["algo"] == "dqn"
+
+
+def test_checkpoint_round_trip_restores_agent_and_buffer(tmp_path: Path) -> None:
+    config = quiet(out=str(tmp_path), steps=300, warmup_steps=64, eval_every=300, eval_episodes=2)
+    train(config)
+    agent_state, buffer, state = load_checkpoint(tmp_path, lambda a, g, i: np.zeros(len(a)))
+    assert state["env_steps"] == 300 and state["updates"] == 300 - 64 + 1
+    assert len(buffer) == 300
+    assert all(isinstance(v, torch.Tensor) for v in agent_state["agent"]["networks"]["q"].values())
+
+
+def test_damaged_checkpoint_gives_a_clear_error(tmp_path: Path) -> None:
+    config = quiet(out=str(tmp_path), steps=128, warmup_steps=32, eval_every=128, eval_episodes=2)
+    train(config)
+    buffer_file = tmp_path / "checkpoint" / "buffer.npz"
+    buffer_file.write_bytes(buffer_file.read_bytes()[:1000])
+    with pytest.raises(CheckpointError, match=r"buffer\.npz is missing, truncated or corrupted"):
+        train(config, resume=True)
+    (tmp_path / "checkpoint" / "state.json").write_text("{")
+    with pytest.raises(CheckpointError, match=r"unreadable state\.json"):
+        load_checkpoint(tmp_path, lambda a, g, i: np.zeros(len(a)))
+
+
+def test_bad_train_config_values_name_the_field() -> None:
+    for changes, message in [
+        ({"steps": 0}, "steps must be an int >= 1"),
+        ({"target_success": 1.5}, "target_success must be"),
+        ({"env_kwargs": ("n_bits",)}, "KEY=VALUE"),
+        ({"device": "tpu"}, "device must be"),
+        ({"updates_per_step": 0.0}, "updates_per_step"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            TrainConfig(**changes)

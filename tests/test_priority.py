@@ -71,3 +71,17 @@ def test_load_leaves_rebuilds_every_level() -> None:
     fresh.set(np.arange(37), leaves)
     masses = np.linspace(0, leaves.sum() * 0.999, 100)
     np.testing.assert_array_equal(tree.find(masses), fresh.find(masses))
+
+
+def test_slice_writes_merge_and_mix_with_index_writes() -> None:
+    tree = SumTree(10)
+    reference = np.zeros(10)
+    for index, value in [(slice(0, 3), 1.0), (slice(3, 5), 2.0), (np.array([1, 9]), 5.0),
+                         (slice(8, 10), 3.0), (slice(2, 4), 0.5)]:  # fmt: skip
+        tree.set(index, value)
+        reference[index] = value
+    assert tree.total == pytest.approx(reference.sum())
+    masses = np.linspace(0, reference.sum() * 0.999, 50)
+    np.testing.assert_array_equal(
+        tree.find(masses), np.searchsorted(np.cumsum(reference), masses, side="right")
+    )

@@ -339,7 +339,7 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
 
 _BITFLIP = dict(
     algo="dqn",
-    steps=30_000,
+    steps=10_000,
     terminal_on_success=True,
     warmup_steps=256,
     eval_every=1_000,

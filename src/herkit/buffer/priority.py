@@ -26,6 +26,7 @@ class SumTree:
         self.depth = self.size.bit_length() - 1
         self._tree = np.zeros(2 * self.size, dtype=np.float64)
         self._dirty: list[np.ndarray] = []
+        self._ranges: list[list[int]] = []  # dirty [start, stop) leaf ranges
 
     @property
     def leaves(self) -> np.ndarray:
@@ -35,10 +36,19 @@ class SumTree:
         return view
 
     def set(self, indices: np.ndarray | slice, values: np.ndarray | float) -> None:
-        """Write leaf values; the inner sums follow at the next read."""
+        """Write leaf values; the inner sums follow at the next read.
+
+        A slice (step 1) is written as a slice, and a slice that continues the previous
+        one, as consecutive adds produce, extends one dirty range instead of a new one.
+        """
         if isinstance(indices, slice):
             start, stop, _ = indices.indices(self.capacity)
-            indices = np.arange(start, stop, dtype=np.int64)
+            self._tree[self.size + start : self.size + stop] = values
+            if self._ranges and self._ranges[-1][1] == start:
+                self._ranges[-1][1] = stop
+            else:
+                self._ranges.append([start, stop])
+            return
         indices = np.asarray(indices, dtype=np.int64)
         self._tree[self.size + indices] = values
         self._dirty.append(indices)
@@ -49,6 +59,9 @@ class SumTree:
         Repeated nodes are not removed: each copy writes the same sum, which costs less
         than sorting them out at every level.
         """
+        if self._ranges:
+            self._dirty.extend(np.arange(start, stop) for start, stop in self._ranges)
+            self._ranges.clear()
         if not self._dirty:
             return
         nodes = np.concatenate(self._dirty) + self.size
@@ -115,6 +128,7 @@ class SumTree:
         self._tree[:] = 0.0
         self._tree[self.size : self.size + self.capacity] = leaves
         self._dirty.clear()
+        self._ranges.clear()
         level = self.size
         while level > 1:
             parents = np.arange(level // 2, level)

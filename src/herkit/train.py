@@ -190,7 +190,7 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
                         state.solved_at_env_steps = state.env_steps
                         state.solved_at_wall_s = state.wall_s
                     finished = True
-            progress.update(state)
+            progress.update(state, force=finished)
             # checkpoint
             if state.env_steps >= state.next_checkpoint or finished:
                 state.next_checkpoint += config.checkpoint_every
@@ -294,6 +294,7 @@ class _Progress:
             TextColumn("success {task.fields[success]}"),
             TextColumn("{task.fields[sps]} steps/s"),
             TimeRemainingColumn(),
+            auto_refresh=False,  # a refresh thread would contend with the loop for the GIL
         )
         self._task = self._bar.add_task(
             "train", total=config.steps, completed=done, success="-", sps="-"
@@ -301,17 +302,18 @@ class _Progress:
         self._bar.start()
         self._last = (time.perf_counter(), done)
 
-    def update(self, state: LoopState) -> None:
+    def update(self, state: LoopState, force: bool = False) -> None:
         if self._bar is None:
             return
         now = time.perf_counter()
         then, steps = self._last
-        if now - then < 0.25:
+        if now - then < 0.25 and not force:
             return
-        sps = (state.env_steps - steps) / (now - then)
+        sps = (state.env_steps - steps) / max(now - then, 1e-9)
         self._last = (now, state.env_steps)
         success = "-" if np.isnan(state.success_rate) else f"{state.success_rate:.2f}"
         self._bar.update(self._task, completed=state.env_steps, success=success, sps=f"{sps:,.0f}")
+        self._bar.refresh()
 
     def close(self) -> None:
         if self._bar is not None:

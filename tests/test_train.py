@@ -94,7 +94,8 @@ def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
 def test_checkpoint_round_trip_restores_agent_and_buffer(tmp_path: Path) -> None:
     config = quiet(out=str(tmp_path), steps=300, warmup_steps=64, eval_every=300, eval_episodes=2)
     train(config)
-    agent_state, buffer, state = load_checkpoint(tmp_path, lambda a, g, i: np.zeros(len(a)))
+    agent_state, buffer = load_checkpoint(tmp_path, lambda a, g, i: np.zeros(len(a)))
+    state = agent_state["loop"]
     assert state["env_steps"] == 300 and state["updates"] == 300 - 64 + 1
     assert len(buffer) == 300
     assert all(isinstance(v, torch.Tensor) for v in agent_state["agent"]["networks"]["q"].values())

@@ -1,11 +1,16 @@
 """Checkpoints of a training run, written atomically and loaded without running code.
 
-A checkpoint is the folder ``RUN/checkpoint`` holding ``agent.pt`` (tensors and plain
-values only, read with ``torch.load(weights_only=True)``), ``buffer.npz`` (the replay
-buffer, no pickle) and ``state.json`` (loop counters and the size and SHA-256 of the two
-other files). It is built in a temporary folder and swapped in by renames, so a run
-killed at any moment leaves either the previous or the new checkpoint whole; a truncated
-or altered file is detected by its digest.
+A checkpoint is the folder ``RUN/checkpoint``. Each rank of a run (one, unless it was
+launched with torchrun) writes its state there: ``agent.pt`` (networks, optimisers,
+normalisers, RNG states and loop counters; tensors and plain values only, read with
+``torch.load(weights_only=True)``) and ``buffer.npz`` (its replay buffer, no pickle);
+rank r > 0 writes ``agent.rank{r}.pt`` and ``buffer.rank{r}.npz``. ``state.json`` holds
+rank 0's loop counters, the world size and the size and SHA-256 of every file.
+
+The folder is built under a temporary name and swapped in by renames once every rank
+has written, so a run killed at any moment leaves either the previous or the new
+checkpoint whole; a truncated or altered file is detected by its digest. With several
+ranks, the run directory must be on a filesystem every rank sees.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,34 +26,52 @@ from typing import Any
 import torch
 
 from herkit.buffer.her import HerReplayBuffer, RewardFn
+from herkit.distributed import Context
 
 CHECKPOINT = "checkpoint"
-_FILES = ("agent.pt", "buffer.npz")
 
 
 class CheckpointError(ValueError):
     """A checkpoint is missing, truncated or corrupted."""
 
 
+def rank_files(rank: int) -> tuple[str, str]:
+    """Names of the agent and buffer files of ``rank``."""
+    suffix = "" if rank == 0 else f".rank{rank}"
+    return f"agent{suffix}.pt", f"buffer{suffix}.npz"
+
+
 def save_checkpoint(
-    run_dir: str | Path, agent_state: dict[str, Any], buffer: HerReplayBuffer, state: dict[str, Any]
-) -> Path:
-    """Write ``RUN/checkpoint`` atomically; returns its path."""
+    run_dir: str | Path,
+    agent_state: dict[str, Any],
+    buffer: HerReplayBuffer,
+    loop_state: dict[str, Any],
+    context: Context | None = None,
+) -> None:
+    """Write this rank's part of ``RUN/checkpoint``; rank 0 swaps the folder in."""
+    context = context or Context()
     run_dir = Path(run_dir)
-    final = run_dir / CHECKPOINT
-    tmp = Path(tempfile.mkdtemp(prefix=".checkpoint-", dir=run_dir))
-    torch.save(agent_state, tmp / "agent.pt")
-    buffer.save(tmp / "buffer.npz")
-    files = {name: _describe(tmp / name) for name in _FILES}
-    _write_json(tmp / "state.json", {"state": state, "files": files})
-    old = run_dir / (CHECKPOINT + ".old")
-    if final.exists():
-        if old.exists():
-            shutil.rmtree(old)
-        final.rename(old)
-    tmp.rename(final)
-    shutil.rmtree(old, ignore_errors=True)
-    return final
+    tmp = run_dir / f".checkpoint-{loop_state['env_steps']}"
+    if context.is_main:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+    context.barrier()
+    agent_file, buffer_file = rank_files(context.rank)
+    torch.save({**agent_state, "loop": loop_state}, tmp / agent_file)
+    buffer.save(tmp / buffer_file)
+    context.barrier()
+    if context.is_main:
+        names = [name for rank in range(context.world_size) for name in rank_files(rank)]
+        files = {name: _describe(tmp / name) for name in names}
+        meta = {"state": loop_state, "world_size": context.world_size, "files": files}
+        _write_json(tmp / "state.json", meta)
+        final, old = run_dir / CHECKPOINT, run_dir / (CHECKPOINT + ".old")
+        if final.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            final.rename(old)
+        tmp.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+    context.barrier()
 
 
 def find_checkpoint(run_dir: str | Path) -> Path:
@@ -62,23 +84,33 @@ def find_checkpoint(run_dir: str | Path) -> Path:
 
 
 def load_checkpoint(
-    run_dir: str | Path, reward_fn: RewardFn, map_location: str | torch.device = "cpu"
-) -> tuple[dict[str, Any], HerReplayBuffer, dict[str, Any]]:
-    """``(agent_state, buffer, state)`` of a run's checkpoint; CheckpointError if damaged."""
-    folder, meta = _verified(run_dir, _FILES)
-    agent_state = _load_agent(folder, map_location)
+    run_dir: str | Path,
+    reward_fn: RewardFn,
+    map_location: str | torch.device = "cpu",
+    context: Context | None = None,
+) -> tuple[dict[str, Any], HerReplayBuffer]:
+    """This rank's ``(agent_state, buffer)``; ``agent_state["loop"]`` holds its counters."""
+    context = context or Context()
+    agent_file, buffer_file = rank_files(context.rank)
+    folder, meta = _verified(run_dir, (agent_file, buffer_file))
+    if meta.get("world_size", 1) != context.world_size:
+        raise CheckpointError(
+            f"checkpoint {str(folder)!r} was written by {meta.get('world_size', 1)} rank(s); "
+            f"resume it with as many (this run has {context.world_size})"
+        )
+    agent_state = _load_agent(folder / agent_file, map_location)
     buffer = _guarded(
-        folder, "buffer.npz", lambda: HerReplayBuffer.load(folder / "buffer.npz", reward_fn)
+        folder / buffer_file, lambda: HerReplayBuffer.load(folder / buffer_file, reward_fn)
     )
-    return agent_state, buffer, meta["state"]
+    return agent_state, buffer
 
 
 def load_agent_state(
     run_dir: str | Path, map_location: str | torch.device = "cpu"
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(agent_state, state)`` of a run's checkpoint, without reading the buffer."""
-    folder, meta = _verified(run_dir, ("agent.pt",))
-    return _load_agent(folder, map_location), meta["state"]
+) -> dict[str, Any]:
+    """Rank 0's agent state (with its ``loop`` counters), without reading any buffer."""
+    folder, _ = _verified(run_dir, (rank_files(0)[0],))
+    return _load_agent(folder / rank_files(0)[0], map_location)
 
 
 def _verified(run_dir: str | Path, names: tuple[str, ...]) -> tuple[Path, dict[str, Any]]:
@@ -100,18 +132,18 @@ def _verified(run_dir: str | Path, names: tuple[str, ...]) -> tuple[Path, dict[s
     return folder, meta
 
 
-def _load_agent(folder: Path, map_location: str | torch.device) -> dict[str, Any]:
-    path = folder / "agent.pt"
-    return _guarded(
-        folder, "agent.pt", lambda: torch.load(path, map_location=map_location, weights_only=True)
+def _load_agent(path: Path, map_location: str | torch.device) -> dict[str, Any]:
+    state: dict[str, Any] = _guarded(
+        path, lambda: torch.load(path, map_location=map_location, weights_only=True)
     )
+    return state
 
 
-def _guarded(folder: Path, name: str, load: Callable[[], Any]) -> Any:
+def _guarded(path: Path, load: Callable[[], Any]) -> Any:
     try:
         return load()
     except Exception as error:  # any failure to decode is a damaged checkpoint
-        raise CheckpointError(f"checkpoint {str(folder)!r}: cannot load {name}: {error}") from None
+        raise CheckpointError(f"checkpoint file {str(path)!r} cannot be loaded: {error}") from None
 
 
 def _describe(path: Path) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ as one line on stderr with exit code 2, never as a traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
@@ -16,6 +17,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from herkit.bench import BufferBenchConfig, bench_buffer
+from herkit.distributed import DistributedError
 
 
 def bench(
@@ -82,7 +84,8 @@ def _train_main(args: list[str]) -> None:
         preset = preset_config(first.env_id)
         config = tyro.cli(TrainConfig, args=args, default=preset, prog="herkit train")
         summary = train(config)
-    print(json.dumps(summary))
+    if os.environ.get("RANK", "0") == "0":  # torchrun: one summary, from rank 0
+        print(json.dumps(summary))
 
 
 COMMANDS: dict[str, Callable[..., None]] = {"eval": evaluate_run, "plot": plot, "bench": bench}
@@ -100,6 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
         return 2
+    except DistributedError as error:
+        print(f"herkit: error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("herkit: interrupted", file=sys.stderr)
         return 130

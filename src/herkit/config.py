@@ -247,6 +247,9 @@ class TrainConfig:
     """Relabelled successes are terminal (for envs that end on success, e.g. bit flipping)."""
     reward_range: tuple[float, float] = (-1.0, 0.0)
     """Smallest and largest reward; Q targets are clipped to the returns they imply."""
+    dist_timeout_s: float = 300.0
+    """torch.distributed (torchrun) runs: seconds a collective waits for the other ranks
+    before failing."""
     torch_threads: int = 1
     """Threads of torch's CPU kernels (small networks run fastest on one)."""
     tensorboard: bool = True
@@ -272,6 +275,7 @@ class TrainConfig:
         ):  # fmt: skip
             _check_int(name, getattr(self, name), minimum)
         _check_float("updates_per_step", self.updates_per_step, 0.0, open_low=True)
+        _check_float("dist_timeout_s", self.dist_timeout_s, 0.0, open_low=True)
         if self.target_success is not None:
             _check_float("target_success", self.target_success, 0.0, 1.0, open_low=True)
         low, high = self.reward_range

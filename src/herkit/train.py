@@ -17,10 +17,12 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from herkit import distributed
 from herkit.agents import Agent, make_agent
 from herkit.buffer.her import HerReplayBuffer
 from herkit.checkpoint import load_agent_state, load_checkpoint, save_checkpoint
 from herkit.config import TrainConfig, config_from_dict
+from herkit.distributed import Context, DistributedError
 from herkit.envs import make_goal_env
 from herkit.logging import RunLogger
 from herkit.plots import plot_runs
@@ -59,9 +61,17 @@ def make_vector_env(config: TrainConfig, n_envs: int, seed_offset: int) -> gym.v
 
 
 def build(
-    config: TrainConfig, envs: gym.vector.VectorEnv, with_buffer: bool = True
+    config: TrainConfig,
+    envs: gym.vector.VectorEnv,
+    with_buffer: bool = True,
+    context: Context | None = None,
 ) -> tuple[Agent, HerReplayBuffer | None]:
-    """The agent and (unless ``with_buffer`` is false) the buffer that fit ``envs``."""
+    """The agent and (unless ``with_buffer`` is false) the buffer that fit ``envs``.
+
+    In a distributed run the agent joins ``context`` (rank 0's parameters, averaged
+    gradients) and each rank's buffer and exploration get a seed of their own.
+    """
+    context = context or Context()
     space: Any = envs.single_observation_space
     agent = make_agent(
         config.algo,
@@ -70,9 +80,11 @@ def build(
         goal_dim=int(np.prod(space["desired_goal"].shape)),
         action_space=envs.single_action_space,
         reward_range=config.reward_range,
-        device=config.resolved_device(),
+        device=context.device(config.resolved_device()),
         seed=config.seed,
     )
+    if context.active:
+        agent.join(context, exploration_seed=_rank_seed(config, context))
     if not with_buffer:
         return agent, None
     buffer = HerReplayBuffer.from_env(
@@ -83,9 +95,13 @@ def build(
         relabel=config.relabel,
         prioritized=config.prioritized,
         terminal_on_success=config.terminal_on_success,
-        seed=config.seed,
+        seed=_rank_seed(config, context),
     )
     return agent, buffer
+
+
+def _rank_seed(config: TrainConfig, context: Context) -> int:
+    return config.seed + 100_003 * context.rank
 
 
 def evaluate(agent: Agent, envs: gym.vector.VectorEnv, episodes: int, seed: int) -> float:
@@ -117,35 +133,56 @@ def _reset_masked(envs: gym.vector.VectorEnv, obs: dict, mask: np.ndarray) -> di
 
 
 def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
-    """Run (or resume) training as configured; returns the run's summary."""
+    """Run (or resume) training as configured; returns the run's summary.
+
+    Launched by torchrun, every rank runs this loop on its own envs and buffer (see
+    :mod:`herkit.distributed`); env steps are counted over all ranks.
+    """
+    context = distributed.init(config.resolved_device(), config.dist_timeout_s)
+    try:
+        return _train(config, resume, context)
+    finally:
+        distributed.shutdown()
+
+
+def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any]:
     run_dir = Path(config.out_dir())
-    run_dir.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(config.seed)
+    main = context.is_main
+    if main:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(_rank_seed(config, context))
     torch.set_num_threads(config.torch_threads)
-    envs = make_vector_env(config, config.n_envs, seed_offset=0)
-    eval_envs = make_vector_env(config, min(config.eval_episodes, config.n_eval_envs), 10_000)
-    agent, new_buffer = build(config, envs)
+    offset = 1_000 * context.rank
+    envs = make_vector_env(config, config.n_envs, seed_offset=offset)
+    n_eval = min(config.eval_episodes, config.n_eval_envs)
+    eval_envs = make_vector_env(config, n_eval, seed_offset=10_000 + offset)
+    agent, new_buffer = build(config, envs, context=context)
     assert new_buffer is not None
     buffer = new_buffer
     state = LoopState(next_eval=config.eval_every, next_checkpoint=config.checkpoint_every)
     if resume:
-        agent_state, buffer, saved = load_checkpoint(
-            run_dir, buffer.reward_fn, config.resolved_device()
-        )
+        device = context.device(config.resolved_device())
+        agent_state, buffer = load_checkpoint(run_dir, buffer.reward_fn, device, context)
         agent.load_state_dict(agent_state["agent"])
         torch.set_rng_state(agent_state["torch_rng"])
-        state = LoopState(**saved)
+        state = LoopState(**agent_state["loop"])
         state.resets += 1
         buffer.end_episodes()  # the envs restart: episodes in progress end here
-    else:
+    elif main:
         (run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
-    logger = RunLogger(run_dir, config.tensorboard, state.env_steps if resume else None)
-    obs, _ = envs.reset(seed=config.seed + 7919 * state.resets)
+    logger = (
+        RunLogger(run_dir, config.tensorboard, state.env_steps if resume else None)
+        if main
+        else None
+    )
+    obs, _ = envs.reset(seed=config.seed + offset + 7919 * state.resets)
     sums: dict[str, float] = {}  # training metrics summed since the last log row
     counts: dict[str, int] = {}
     batch_size = config.agent_config().batch_size
+    steps_per_iteration = config.n_envs * context.world_size
+    can_update = False
     started = time.perf_counter() - state.wall_s
-    progress = _Progress(config, state.env_steps)
+    progress = _Progress(config, state.env_steps, enabled=main)
     try:
         while state.env_steps < config.steps:
             # collect
@@ -160,10 +197,12 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             done = terminated | truncated
             state.episodes += int(done.sum())
             obs = _reset_masked(envs, next_obs, done)
-            state.env_steps += config.n_envs
-            # update
-            # (store-time relabelling holds nothing until an episode has ended)
-            if state.env_steps >= config.warmup_steps and len(buffer):
+            state.env_steps += steps_per_iteration
+            # update (every rank must agree to start: store-time relabelling holds nothing
+            # until an episode has ended, and ranks end episodes at different steps)
+            if not can_update and state.env_steps >= config.warmup_steps:
+                can_update = context.all_true(len(buffer) > 0)
+            if can_update:
                 state.owed_updates += config.n_envs * config.updates_per_step
                 while state.owed_updates >= 1:
                     batch = buffer.sample(batch_size)
@@ -178,11 +217,14 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             finished = state.env_steps >= config.steps
             if state.env_steps >= state.next_eval or finished:
                 state.next_eval += config.eval_every
-                state.success_rate = evaluate(
-                    agent, eval_envs, config.eval_episodes, config.seed + 10_000 + state.env_steps
-                )
+                eval_seed = config.seed + 10_000 + offset + state.env_steps
+                success = evaluate(agent, eval_envs, config.eval_episodes, eval_seed)
+                state.success_rate = context.mean(success)
                 state.wall_s = time.perf_counter() - started
-                logger.log(_row(state, {key: sums[key] / counts[key] for key in sums}))
+                episodes = int(context.all_sum(np.array([state.episodes]))[0])  # every rank
+                if logger is not None:
+                    metrics = {key: sums[key] / counts[key] for key in sums}
+                    logger.log(_row(state, metrics, episodes))
                 sums, counts = {}, {}
                 target = config.target_success
                 if target is not None and state.success_rate >= target:
@@ -195,17 +237,21 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             if state.env_steps >= state.next_checkpoint or finished:
                 state.next_checkpoint += config.checkpoint_every
                 state.wall_s = time.perf_counter() - started
-                _checkpoint(run_dir, agent, buffer, state)
+                if not agent.parameters_agree():
+                    raise DistributedError("the ranks' parameters have diverged")
+                _checkpoint(run_dir, agent, buffer, state, context)
             if finished:
                 break
     finally:
         progress.close()
-        logger.close()
+        if logger is not None:
+            logger.close()
         envs.close()
         eval_envs.close()
-    summary = _summary(config, state)
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-    plot_runs([run_dir], run_dir / "curve.png", title=f"{config.env_id} {config.algo}+HER")
+    summary = _summary(config, state, context.world_size)
+    if main:
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+        plot_runs([run_dir], run_dir / "curve.png", title=f"{config.env_id} {config.algo}+HER")
     return summary
 
 
@@ -215,8 +261,9 @@ def evaluate_checkpoint(run_dir: str | Path, episodes: int, seed: int) -> dict[s
     envs = make_vector_env(config, min(episodes, config.n_eval_envs), seed_offset=seed)
     try:
         agent = build(config, envs, with_buffer=False)[0]
-        agent_state, state = load_agent_state(run_dir, config.resolved_device())
+        agent_state = load_agent_state(run_dir, config.resolved_device())
         agent.load_state_dict(agent_state["agent"])
+        state = agent_state["loop"]
         success = evaluate(agent, envs, episodes, seed)
     finally:
         envs.close()
@@ -237,16 +284,18 @@ def load_run_config(run_dir: str | Path) -> TrainConfig:
     return config_from_dict(json.loads(path.read_text()))
 
 
-def _checkpoint(run_dir: Path, agent: Agent, buffer: HerReplayBuffer, state: LoopState) -> None:
+def _checkpoint(
+    run_dir: Path, agent: Agent, buffer: HerReplayBuffer, state: LoopState, context: Context
+) -> None:
     agent_state = {"agent": agent.state_dict(), "torch_rng": torch.get_rng_state()}
-    save_checkpoint(run_dir, agent_state, buffer, asdict(state))
+    save_checkpoint(run_dir, agent_state, buffer, asdict(state), context)
 
 
-def _row(state: LoopState, metrics: dict[str, float]) -> dict[str, float]:
+def _row(state: LoopState, metrics: dict[str, float], episodes: int) -> dict[str, float]:
     return {
         "env_steps": state.env_steps,
         "updates": state.updates,
-        "episodes": state.episodes,
+        "episodes": episodes,
         "wall_s": state.wall_s,
         "sps": state.env_steps / max(state.wall_s, 1e-9),
         "success_rate": state.success_rate,
@@ -254,7 +303,7 @@ def _row(state: LoopState, metrics: dict[str, float]) -> dict[str, float]:
     }
 
 
-def _summary(config: TrainConfig, state: LoopState) -> dict[str, Any]:
+def _summary(config: TrainConfig, state: LoopState, world_size: int) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "env_id": config.env_id,
         "algo": config.algo,
@@ -264,7 +313,7 @@ def _summary(config: TrainConfig, state: LoopState) -> dict[str, Any]:
         "env_steps": state.env_steps,
         "updates": state.updates,
         "wall_s": round(state.wall_s, 3),
-        "world_size": 1,
+        "world_size": world_size,
     }
     if state.solved_at_env_steps is not None:
         summary["solved_at_env_steps"] = state.solved_at_env_steps
@@ -275,9 +324,9 @@ def _summary(config: TrainConfig, state: LoopState) -> dict[str, Any]:
 class _Progress:
     """A rich progress bar with live success rate and steps/s (silent when disabled)."""
 
-    def __init__(self, config: TrainConfig, done: int) -> None:
+    def __init__(self, config: TrainConfig, done: int, enabled: bool = True) -> None:
         self._bar: Any = None
-        if not config.progress:
+        if not (config.progress and enabled):
             return
         from rich.progress import (
             BarColumn,

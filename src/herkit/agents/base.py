@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -22,6 +23,7 @@ from torch import nn
 from herkit.agents.normalizer import Normalizer
 from herkit.buffer.batch import Batch
 from herkit.config import OffPolicyConfig
+from herkit.distributed import Context
 
 __all__ = [
     "Agent",
@@ -63,6 +65,14 @@ class Agent(Protocol):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a :meth:`state_dict`."""
+        ...
+
+    def join(self, context: Context, exploration_seed: int) -> None:
+        """Train data-parallel with the other ranks of ``context``."""
+        ...
+
+    def parameters_agree(self) -> bool:
+        """Whether every rank holds the same parameters."""
         ...
 
 
@@ -123,7 +133,7 @@ def weighted_mean(values: torch.Tensor, weights: torch.Tensor | None) -> torch.T
     return values.mean() if weights is None else (weights * values).mean()
 
 
-class GoalAgent:
+class GoalAgent(ABC):
     """Shared state and helpers of the agents; subclasses build networks and ``_update``."""
 
     def __init__(
@@ -153,23 +163,24 @@ class GoalAgent:
         self.goal_normalizer = Normalizer(goal_dim, device=self.device, **norm)
         self.updates = 0
         self.priorities = np.zeros(0, np.float32)
+        self.dist = Context()  # one process until join()
 
     # --- subclass interface -------------------------------------------------------------
+    @abstractmethod
     def _networks(self) -> dict[str, nn.Module]:
         """Modules saved by :meth:`state_dict`, by name."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
         """Optimisers saved by :meth:`state_dict`, by name."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _act(self, x: torch.Tensor, deterministic: bool) -> np.ndarray:
         """Actions for normalised inputs ``x``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _update(self, batch: TorchBatch) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         """One gradient step; returns scalar metrics and ``|TD error|`` per sample."""
-        raise NotImplementedError
 
     # --- public API ----------------------------------------------------------------------
     def act(
@@ -183,9 +194,29 @@ class GoalAgent:
             return self._act(self._inputs(observation, goal), deterministic)
 
     def update_normalizer(self, observation: np.ndarray, goal: np.ndarray) -> None:
-        """Feed ``observation (..., obs_dim)`` and ``goal (..., goal_dim)`` to the normalisers."""
-        self.obs_normalizer.update(observation)
-        self.goal_normalizer.update(goal)
+        """Feed ``observation (..., obs_dim)`` and ``goal (..., goal_dim)`` to the normalisers.
+
+        With several ranks the batch statistics are summed over ranks first (one
+        all-reduce), so every rank normalises identically.
+        """
+        obs_stats = self.obs_normalizer.batch_stats(observation)
+        both = self.dist.all_sum(
+            np.concatenate([obs_stats, self.goal_normalizer.batch_stats(goal)])
+        )
+        self.obs_normalizer.add_stats(both[: len(obs_stats)])
+        self.goal_normalizer.add_stats(both[len(obs_stats) :])
+
+    def join(self, context: Context, exploration_seed: int) -> None:
+        """Train data-parallel in ``context``: take rank 0's parameters and average every
+        gradient over ranks from now on; explore with a seed of this rank's own."""
+        self.dist = context
+        context.broadcast_parameters(self._networks().values())
+        self.rng = np.random.default_rng(exploration_seed)
+        self.generator.manual_seed(exploration_seed)
+
+    def parameters_agree(self) -> bool:
+        """Whether every rank holds the same parameters (always true in one process)."""
+        return self.dist.checksum_agrees(self._networks().values())
 
     def update(self, batch: Batch) -> dict[str, float]:
         """One gradient step on ``batch`` plus the polyak target update; returns metrics.
@@ -280,8 +311,10 @@ class GoalAgent:
         self, optimizer: torch.optim.Optimizer, loss: torch.Tensor, params: Iterable[nn.Parameter]
     ) -> None:
         """Backpropagate ``loss``, clip the gradient norm of ``params``, step ``optimizer``."""
+        params = list(params)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        self.dist.average_gradients(params)
         if self.config.grad_clip is not None:
-            nn.utils.clip_grad_norm_(list(params), self.config.grad_clip)
+            nn.utils.clip_grad_norm_(params, self.config.grad_clip)
         optimizer.step()

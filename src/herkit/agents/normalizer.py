@@ -52,10 +52,18 @@ class Normalizer:
 
     def update(self, x: np.ndarray) -> None:
         """Count a batch of vectors ``(..., size)`` (clipped to ``+-clip_obs`` first)."""
+        self.add_stats(self.batch_stats(x))
+
+    def batch_stats(self, x: np.ndarray) -> np.ndarray:
+        """``[sum (size), sum of squares (size), count]`` of a batch, for :meth:`add_stats`."""
         x = np.clip(np.asarray(x, np.float64).reshape(-1, self.size), -self.clip_obs, self.clip_obs)
-        self.sum += x.sum(axis=0)
-        self.sumsq += np.square(x).sum(axis=0)
-        self.count += float(len(x))
+        return np.concatenate([x.sum(axis=0), np.square(x).sum(axis=0), [float(len(x))]])
+
+    def add_stats(self, stats: np.ndarray) -> None:
+        """Add statistics from :meth:`batch_stats` (possibly summed over processes)."""
+        self.sum += stats[: self.size]
+        self.sumsq += stats[self.size : 2 * self.size]
+        self.count += float(stats[-1])
         self._refresh()
 
     def normalize(self, x: np.ndarray) -> np.ndarray:

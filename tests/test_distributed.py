@@ -1,0 +1,224 @@
+"""Data-parallel training with 2 gloo processes on localhost."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+from herkit import Batch
+from herkit.agents import make_agent
+from herkit.config import DDPGConfig, DQNConfig
+from herkit.logging import read_progress
+
+WORLD = 2
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rank_env(rank: int, port: int) -> dict[str, str]:
+    return {
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+        "RANK": str(rank),
+        "LOCAL_RANK": str(rank),
+        "WORLD_SIZE": str(WORLD),
+    }
+
+
+def random_batch(algo: str, size: int, seed: int) -> Batch:
+    rng = np.random.default_rng(seed)
+    action = (
+        rng.integers(0, 4, size)
+        if algo == "dqn"
+        else rng.uniform(-1, 1, (size, 2)).astype(np.float32)
+    )
+    return Batch(
+        observation=rng.normal(size=(size, 5)).astype(np.float32),
+        action=action,
+        reward=-rng.integers(0, 2, size).astype(np.float32),
+        next_observation=rng.normal(size=(size, 5)).astype(np.float32),
+        goal=rng.normal(size=(size, 3)).astype(np.float32),
+        achieved_goal=rng.normal(size=(size, 3)).astype(np.float32),
+        next_achieved_goal=rng.normal(size=(size, 3)).astype(np.float32),
+        terminated=rng.integers(0, 2, size).astype(np.float32),
+    )
+
+
+def small_agent(algo: str) -> Any:
+    if algo == "dqn":
+        config: Any = DQNConfig(hidden=(32,), batch_size=8)
+        space: Any = gym.spaces.Discrete(4)
+    else:
+        config = DDPGConfig(hidden=(32, 32), batch_size=8)
+        space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    return make_agent(algo, config, 5, 3, space, (-1.0, 0.0), seed=7)
+
+
+def _worker(rank: int, port: int, out: str, algo: str) -> None:
+    """One rank: join, train on this rank's own data, save what the test compares."""
+    os.environ.update(rank_env(rank, port))
+    torch.set_num_threads(1)
+    from herkit import distributed
+
+    context = distributed.init("cpu", timeout_s=60)
+    agent = small_agent(algo)
+    agent.join(context, exploration_seed=100 + rank)
+    # Each rank sees different data; normalisers and parameters must still agree.
+    rng = np.random.default_rng(rank)
+    agent.update_normalizer(rng.normal(size=(10, 5)) * (rank + 1), rng.normal(size=(10, 3)))
+    agent.update(random_batch(algo, 8, seed=rank))  # the test repeats this one in 1 process
+    first = agent.state_dict()  # networks and Adam moments (scale-sensitive, unlike a step)
+    for step in range(1, 5):
+        agent.update(random_batch(algo, 8, seed=1000 * step + rank))
+    torch.save(
+        {
+            "after_one_update": first,
+            "networks": {name: net.state_dict() for name, net in agent._networks().items()},
+            "obs_sum": torch.from_numpy(agent.obs_normalizer.sum),
+            "obs_count": agent.obs_normalizer.count,
+            "agree": agent.parameters_agree(),
+        },
+        Path(out) / f"rank{rank}.pt",
+    )
+    distributed.shutdown()
+
+
+@pytest.mark.parametrize("algo", ["dqn", "ddpg"])
+def test_two_ranks_stay_identical_and_equal_one_process_with_twice_the_batch(
+    tmp_path: Path, algo: str
+) -> None:
+    mp.spawn(_worker, args=(free_port(), str(tmp_path), algo), nprocs=WORLD, join=True)
+    ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(WORLD)]
+    assert all(state["agree"] for state in ranks)
+    for name, net in ranks[0]["networks"].items():
+        for key, value in net.items():
+            torch.testing.assert_close(ranks[1]["networks"][name][key], value, rtol=0, atol=0)
+    # Normaliser statistics are the sums over both ranks' data.
+    expected_sum = sum(
+        np.random.default_rng(r).normal(size=(10, 5)).sum(axis=0) * (r + 1) for r in range(WORLD)
+    )
+    np.testing.assert_allclose(ranks[0]["obs_sum"].numpy(), expected_sum, rtol=1e-12)
+    assert ranks[0]["obs_count"] == ranks[1]["obs_count"] == 20.0
+
+    # One update with 2 ranks of batch B == one single-process update of batch 2B.
+    single = small_agent(algo)
+    obs_parts, goal_parts = [], []
+    for r in range(WORLD):  # the same draws as each rank's, in the same order
+        rng = np.random.default_rng(r)
+        obs_parts.append(rng.normal(size=(10, 5)) * (r + 1))
+        goal_parts.append(rng.normal(size=(10, 3)))
+    single.update_normalizer(np.concatenate(obs_parts), np.concatenate(goal_parts))
+    np.testing.assert_allclose(single.obs_normalizer.sum, ranks[0]["obs_sum"].numpy(), rtol=1e-12)
+    halves = [random_batch(algo, 8, seed=r) for r in range(WORLD)]
+    both = Batch(
+        **{
+            field: np.concatenate([getattr(h, field) for h in halves])
+            for field in ("observation", "action", "reward", "next_observation", "goal",
+                          "achieved_goal", "next_achieved_goal", "terminated")
+        }
+    )  # fmt: skip
+    single.update(both)
+    expected, got = single.state_dict(), ranks[0]["after_one_update"]
+    for name, net in expected["networks"].items():
+        for key, value in net.items():
+            torch.testing.assert_close(got["networks"][name][key], value, rtol=1e-5, atol=1e-6)
+    for name, optimizer in expected["optimizers"].items():
+        for index, moments in optimizer["state"].items():
+            for key in ("exp_avg", "exp_avg_sq"):
+                torch.testing.assert_close(
+                    got["optimizers"][name]["state"][index][key], moments[key], rtol=1e-4, atol=1e-9
+                )
+
+
+def torchrun(*args: str, port: int) -> list[str]:
+    return [
+        sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD),
+        "--master-addr", "127.0.0.1", "--master-port", str(port), "-m", "herkit", *args,
+    ]  # fmt: skip
+
+
+QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "3", "--n-envs", "1"]
+
+
+def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    args = ["train", "--steps", "2400", "--eval-every", "400", "--checkpoint-every", "400"]
+    process = subprocess.Popen(
+        torchrun(*args, "--out", str(run), *QUICK, port=free_port()),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    state = run / "checkpoint" / "state.json"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None:
+        if state.exists() and json.loads(state.read_text())["state"]["env_steps"] >= 800:
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, process.stderr.read() if process.stderr else ""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    meta = json.loads(state.read_text())
+    assert meta["world_size"] == WORLD
+    assert {"agent.pt", "agent.rank1.pt", "buffer.npz", "buffer.rank1.npz"} <= set(meta["files"])
+
+    resumed = subprocess.run(
+        torchrun("train", "--resume", str(run), port=free_port()),
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["world_size"] == WORLD and summary["env_steps"] == 2400
+    assert resumed.stdout.count('"world_size"') == 1  # one summary, printed by rank 0
+    steps = [int(row["env_steps"]) for row in read_progress(run)]
+    assert steps == sorted(set(steps)) and steps[-1] == 2400
+
+    # A checkpoint of 2 ranks cannot be resumed by 1.
+    single = subprocess.run(
+        [sys.executable, "-m", "herkit", "train", "--resume", str(run)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert single.returncode == 2 and "written by 2 rank(s)" in single.stderr
+
+
+def test_a_rank_that_dies_makes_the_other_exit_with_a_clear_error(tmp_path: Path) -> None:
+    port = free_port()
+    args = ["train", "--steps", "100000", "--out", str(tmp_path), "--dist-timeout-s", "30", *QUICK]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "herkit", *args],
+            env={**os.environ, **rank_env(rank, port)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in range(WORLD)
+    ]
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (tmp_path / "config.json").exists():
+        time.sleep(0.05)
+    time.sleep(2.0)  # both ranks are stepping and all-reducing now
+    processes[1].kill()
+    started = time.monotonic()
+    _, stderr = processes[0].communicate(timeout=90)
+    assert processes[0].returncode == 1, stderr
+    assert "another rank has probably died" in stderr and "Traceback" not in stderr
+    assert time.monotonic() - started < 60

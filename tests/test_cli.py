@@ -17,12 +17,15 @@ from herkit.logging import read_progress
 QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "3"]
 
 
-def herkit(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def herkit(
+    *args: str, timeout: float = 300, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "herkit", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
+        cwd=cwd,
     )
 
 
@@ -72,11 +75,14 @@ def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
         (["plot", "/nonexistent/run"], "has no progress.csv"),
     ],
 )
-def test_bad_input_is_one_clear_line_and_exit_code_2(args: list[str], message: str) -> None:
-    done = herkit(*args, *QUICK if args[0] == "train" else [])
+def test_bad_input_is_one_clear_line_and_exit_code_2(
+    args: list[str], message: str, tmp_path: Path
+) -> None:
+    done = herkit(*args, *QUICK if args[0] == "train" else [], cwd=tmp_path)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists()  # a run that cannot start leaves nothing
 
 
 def test_resume_after_a_kill_continues_and_keeps_progress_monotone(tmp_path: Path) -> None:

@@ -148,8 +148,6 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
 def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any]:
     run_dir = Path(config.out_dir())
     main = context.is_main
-    if main:
-        run_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(_rank_seed(config, context))
     torch.set_num_threads(config.torch_threads)
     offset = 1_000 * context.rank
@@ -159,6 +157,9 @@ def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any
     agent, new_buffer = build(config, envs, context=context)
     assert new_buffer is not None
     buffer = new_buffer
+    if main:  # only now: a bad env id or algorithm leaves no run directory behind
+        run_dir.mkdir(parents=True, exist_ok=True)
+    context.barrier()
     state = LoopState(next_eval=config.eval_every, next_checkpoint=config.checkpoint_every)
     if resume:
         device = context.device(config.resolved_device())

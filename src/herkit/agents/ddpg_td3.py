@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch, frozen, polyak_update, weighted_mean
+from herkit.agents.base import GoalAgent, TorchBatch, adam, frozen, polyak_update, weighted_mean
 from herkit.agents.networks import Critic, DeterministicActor
 from herkit.config import DDPGConfig
 
@@ -55,8 +55,8 @@ class DDPGAgent(GoalAgent):
         self.critic.to(self.device)
         self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
-        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=config.lr)
-        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=config.lr)
+        self.actor_optimizer = adam(self.actor.parameters(), config.lr)
+        self.critic_optimizer = adam(self.critic.parameters(), config.lr)
 
     def _networks(self) -> dict[str, nn.Module]:
         return {

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from herkit.agents.base import GoalAgent, TorchBatch, polyak_update, weighted_mean
+from herkit.agents.base import GoalAgent, TorchBatch, adam, polyak_update, weighted_mean
 from herkit.agents.networks import QNetwork
 from herkit.config import DQNConfig
 
@@ -45,7 +45,7 @@ class DQNAgent(GoalAgent):
             self.q = QNetwork(observation_dim + goal_dim, n_actions, config.hidden)
         self.q.to(self.device)
         self.q_target = copy.deepcopy(self.q).requires_grad_(False)
-        self.optimizer = torch.optim.Adam(self.q.parameters(), lr=config.lr)
+        self.optimizer = adam(self.q.parameters(), config.lr)
 
     def _networks(self) -> dict[str, nn.Module]:
         return {"q": self.q, "q_target": self.q_target}

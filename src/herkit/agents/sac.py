@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch, frozen, polyak_update, weighted_mean
+from herkit.agents.base import GoalAgent, TorchBatch, adam, frozen, polyak_update, weighted_mean
 from herkit.agents.networks import Critic, GaussianActor
 from herkit.config import SACConfig
 
@@ -52,8 +52,8 @@ class SACAgent(GoalAgent):
         self.actor.to(self.device)
         self.critic.to(self.device)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
-        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=config.lr)
-        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=config.lr)
+        self.actor_optimizer = adam(self.actor.parameters(), config.lr)
+        self.critic_optimizer = adam(self.critic.parameters(), config.lr)
         self.target_entropy = (
             -float(self.act_dim) if config.target_entropy is None else config.target_entropy
         )
@@ -61,7 +61,7 @@ class SACAgent(GoalAgent):
             torch.tensor(math.log(config.init_alpha), device=self.device),
             requires_grad=config.autotune,
         )
-        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=config.lr_alpha)
+        self.alpha_optimizer = adam([self.log_alpha], config.lr_alpha)
 
     def _networks(self) -> dict[str, nn.Module]:
         return {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}

@@ -431,8 +431,8 @@ def test_is_goal_env() -> None:
 
 
 def test_fetch_without_gymnasium_robotics(monkeypatch: pytest.MonkeyPatch) -> None:
-    if "FetchReach-v4" in gym.registry:
-        pytest.skip("gymnasium-robotics envs are already registered in this process")
+    for env_id in [key for key in gym.registry if key.startswith("Fetch")]:
+        monkeypatch.delitem(gym.registry, env_id)  # as if never registered (restored after)
     monkeypatch.setitem(sys.modules, "gymnasium_robotics", None)  # import fails
     for env_id in FETCH_IDS:
         with pytest.raises(ValueError, match=r"pip install 'herkit\[robotics\]'"):

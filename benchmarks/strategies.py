@@ -84,6 +84,7 @@ def plot(results: list[dict], path: Path) -> None:
     first_ax.set(xscale="log", xlabel="k", ylabel="env steps to 0.9 success (median)")
     mean_ax.set(xscale="log", xlabel="k", ylabel="mean success over the run (median)")
     for axis in (first_ax, mean_ax):
+        axis.minorticks_off()
         axis.set_xticks(KS, [str(k) for k in KS])
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)

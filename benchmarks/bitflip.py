@@ -1,0 +1,401 @@
+"""Bit flipping as in the HER paper's Fig. 1: success rate against the number of bits.
+
+    python benchmarks/bitflip.py                       # the sweep, then the long run
+    python benchmarks/bitflip.py --skip-long           # the sweep only
+    python benchmarks/bitflip.py --only-long           # the 50-bit long run only
+    python benchmarks/bitflip.py --bits 5 10 --seeds 0 # part of the sweep
+
+Sweep: for every number of bits n (default 5 10 15 20 25 30 40 50), every method (plain
+DQN = ``--strategy none``; DQN+HER ``future`` with k=4; DQN+HER ``final`` with k=4) and
+every seed (default 0 1 2), one ``herkit train`` run of ``herkit/BitFlip-v0`` with the
+env's preset (one hidden layer of 256 and batch 128 as in the paper, epsilon-greedy 0.2,
+episode length n, reward 0/-1, episodes end on success) and
+
+- a budget of ``max(5000, BUDGET_PER_BIT * n)`` env steps (``--budget-per-bit``, 800 by
+  default), about one gradient update per env step;
+- an evaluation every ``budget // 5`` env steps of 20 episodes (deterministic policy);
+- as the run's success rate, the mean of its last two evaluations (at 4/5 and 5/5 of the
+  budget), which halves the variance of a single 20-episode evaluation.
+
+The runs go one at a time (torch on one thread) into ``runs/bitflip/bits{n}-{method}-s{seed}``;
+a run whose ``summary.json`` exists is not run again, so the script can be resumed. Then
+``docs/bitflip.json`` (every run: n, strategy, seed, success, env_steps, wall_s) and
+``docs/figures/bitflip_success.png`` (median over seeds with a min-max band, one line per
+method) are written.
+
+Long run: 50 bits, DQN+HER future k=4, seed 0, ``--target-success 0.9 --steps 300000
+--eval-every 5000 --eval-episodes 50``: does HER reach 0.9 at 50 bits given enough steps?
+Its curve goes to ``docs/figures/bitflip_long.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+RESULTS = DOCS / "bitflip.json"
+FIGURE = DOCS / "figures" / "bitflip_success.png"
+LONG_FIGURE = DOCS / "figures" / "bitflip_long.png"
+ENV_ID = "herkit/BitFlip-v0"
+CODE: dict[str, Any] = {}  # git commit and dirty flag, taken when the script starts
+
+BITS = (5, 10, 15, 20, 25, 30, 40, 50)
+SEEDS = (0, 1, 2)
+MIN_BUDGET = 5000
+BUDGET_PER_BIT = 800
+EVALS_PER_RUN = 5
+EVAL_EPISODES = 20
+LONG = dict(
+    n_bits=50,
+    strategy="future",
+    seed=0,
+    steps=300_000,
+    eval_every=5_000,
+    eval_episodes=50,
+    target_success=0.9,
+)
+
+# method name -> (strategy, k, label in the figure)
+METHODS: dict[str, tuple[str, int, str]] = {
+    "dqn": ("none", 4, "DQN"),
+    "her-future": ("future", 4, "DQN+HER (future, k=4)"),
+    "her-final": ("final", 4, "DQN+HER (final)"),
+}
+
+
+def machine() -> dict[str, str]:
+    """CPU, core count and library versions."""
+    import numpy
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": str(os.cpu_count()),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+    }
+
+
+def code_version() -> dict[str, Any]:
+    """The git commit the runs used and whether the working tree differed from it."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--", "src"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {"commit": commit, "src_modified": bool(status.strip())}
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when inside it."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def budget(n_bits: int, per_bit: int) -> int:
+    """Env steps of one sweep run with ``n_bits`` bits."""
+    return max(MIN_BUDGET, per_bit * n_bits)
+
+
+def read_evals(run_dir: Path) -> list[tuple[int, float]]:
+    """(env_steps, success_rate) of every evaluation in a run's progress.csv."""
+    with open(run_dir / "progress.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    return [(int(float(row["env_steps"])), float(row["success_rate"])) for row in rows]
+
+
+def train_run(run_dir: Path, n_bits: int, strategy: str, k: int, seed: int, **changes: Any) -> dict:
+    """One training run in this process (skipped when its summary.json exists)."""
+    from herkit.config import preset_config
+    from herkit.train import train
+
+    summary_file = run_dir / "summary.json"
+    if summary_file.exists():
+        return json.loads(summary_file.read_text())
+    shutil.rmtree(run_dir, ignore_errors=True)  # a run killed part-way starts again
+    config = dataclasses.replace(
+        preset_config(ENV_ID),
+        env_kwargs=(f"n_bits={n_bits}",),
+        strategy=strategy,
+        k=k,
+        seed=seed,
+        out=str(run_dir),
+        progress=False,
+        tensorboard=False,
+        torch_threads=1,
+        **changes,
+    )
+    started = time.perf_counter()
+    summary = train(config)
+    summary["process_wall_s"] = round(time.perf_counter() - started, 2)
+    summary["code"] = CODE  # the tree this process imported herkit from
+    summary_file.write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def sweep(options: argparse.Namespace, runs_dir: Path) -> list[dict]:
+    """Every (bits, method, seed) run; returns one record per run."""
+    records = []
+    for n_bits in options.bits:
+        steps = budget(n_bits, options.budget_per_bit)
+        for method, (strategy, k, _) in METHODS.items():
+            for seed in options.seeds:
+                run_dir = runs_dir / f"bits{n_bits}-{method}-s{seed}"
+                summary = train_run(
+                    run_dir,
+                    n_bits,
+                    strategy,
+                    k,
+                    seed,
+                    steps=steps,
+                    eval_every=max(1, steps // EVALS_PER_RUN),
+                    eval_episodes=EVAL_EPISODES,
+                    checkpoint_every=steps,  # only the final checkpoint
+                )
+                if not options.keep_checkpoints:
+                    shutil.rmtree(run_dir / "checkpoint", ignore_errors=True)
+                evals = read_evals(run_dir)
+                last = [success for _, success in evals[-2:]]
+                record = {
+                    "n": n_bits,
+                    "method": method,
+                    "strategy": strategy,
+                    "k": k if strategy != "none" else 0,
+                    "seed": seed,
+                    "success": round(sum(last) / len(last), 4),
+                    "last_evals": last,
+                    "env_steps": summary["env_steps"],
+                    "updates": summary["updates"],
+                    "wall_s": summary["wall_s"],
+                    "code": summary.get("code"),
+                    "run_dir": _shown(run_dir),
+                }
+                records.append(record)
+                print(json.dumps(record), flush=True)
+    return records
+
+
+def long_run(options: argparse.Namespace, runs_dir: Path) -> dict:
+    """The 50-bit run with a 0.9 target; returns where it got to."""
+    settings = dict(LONG)
+    run_dir = runs_dir / "long-bits50-her-future-s0"
+    summary = train_run(
+        run_dir,
+        settings.pop("n_bits"),
+        settings.pop("strategy"),
+        4,
+        settings.pop("seed"),
+        **settings,
+    )
+    if not options.keep_checkpoints:
+        shutil.rmtree(run_dir / "checkpoint", ignore_errors=True)
+    evals = read_evals(run_dir)
+    record = {
+        "n": LONG["n_bits"],
+        "strategy": LONG["strategy"],
+        "k": 4,
+        "seed": LONG["seed"],
+        "settings": {key: LONG[key] for key in ("steps", "eval_every", "eval_episodes")},
+        "target_success": LONG["target_success"],
+        "reached_target": "solved_at_env_steps" in summary,
+        "solved_at_env_steps": summary.get("solved_at_env_steps"),
+        "solved_at_wall_s": summary.get("solved_at_wall_s"),
+        "best_success": max(success for _, success in evals),
+        "final_success": summary["success_rate"],
+        "env_steps": summary["env_steps"],
+        "wall_s": summary["wall_s"],
+        "code": summary.get("code"),
+        "evals": evals,
+        "run_dir": _shown(run_dir),
+    }
+    plot_long(evals)
+    print(json.dumps({k: v for k, v in record.items() if k != "evals"}), flush=True)
+    return record
+
+
+def aggregate(records: list[dict]) -> list[dict]:
+    """Per (n, method): median, min and max success over seeds."""
+    rows = []
+    for n_bits in sorted({r["n"] for r in records}):
+        for method in METHODS:
+            group = [r for r in records if r["n"] == n_bits and r["method"] == method]
+            if not group:
+                continue
+            values = [r["success"] for r in group]
+            rows.append(
+                {
+                    "n": n_bits,
+                    "method": method,
+                    "median": statistics.median(values),
+                    "min": min(values),
+                    "max": max(values),
+                    "seeds": len(values),
+                    "budget": group[0]["env_steps"],
+                    "wall_s": round(sum(r["wall_s"] for r in group), 1),
+                }
+            )
+    return rows
+
+
+def plot_sweep(rows: list[dict], per_bit: int) -> None:
+    """Success rate against bits, median over seeds with a min-max band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for method, (_, _, label) in METHODS.items():
+        group = [r for r in rows if r["method"] == method]
+        if not group:
+            continue
+        xs = [r["n"] for r in group]
+        line = ax.plot(xs, [r["median"] for r in group], marker="o", label=label)[0]
+        low, high = [r["min"] for r in group], [r["max"] for r in group]
+        ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+    ax.set(
+        xlabel="number of bits n",
+        ylabel="success rate",
+        ylim=(-0.02, 1.02),
+        title=f"Bit flipping: success after max({MIN_BUDGET}, {per_bit} n) env steps",
+    )
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    FIGURE.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(FIGURE, dpi=110)
+    plt.close(fig)
+
+
+def plot_long(evals: list[tuple[int, float]]) -> None:
+    """Success rate of the long 50-bit run against env steps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.plot([s for s, _ in evals], [v for _, v in evals], marker=".")
+    ax.axhline(LONG["target_success"], color="grey", linestyle="--", linewidth=1)
+    ax.set(
+        xlabel="env steps",
+        ylabel="success rate (50 episodes)",
+        ylim=(-0.02, 1.02),
+        title="50 bits, DQN+HER (future, k=4), seed 0",
+    )
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    LONG_FIGURE.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(LONG_FIGURE, dpi=110)
+    plt.close(fig)
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """One line per n: median [min-max] success of each method, and the budget."""
+    head = "| n | budget (env steps) | " + " | ".join(v[2] for v in METHODS.values()) + " |"
+    lines = [head, "|---:|---:|" + "---:|" * len(METHODS)]
+    for n_bits in sorted({r["n"] for r in rows}):
+        cells = []
+        for method in METHODS:
+            match = [r for r in rows if r["n"] == n_bits and r["method"] == method]
+            cells.append(
+                f"{match[0]['median']:.2f} [{match[0]['min']:.2f}-{match[0]['max']:.2f}]"
+                if match
+                else "-"
+            )
+        steps = next(r["budget"] for r in rows if r["n"] == n_bits)
+        lines.append(f"| {n_bits} | {steps:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--bits", type=int, nargs="+", default=list(BITS), help="n values")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="seeds")
+    parser.add_argument(
+        "--budget-per-bit",
+        type=int,
+        default=BUDGET_PER_BIT,
+        help=f"sweep budget is max({MIN_BUDGET}, this * n) env steps (default {BUDGET_PER_BIT})",
+    )
+    parser.add_argument("--only-long", action="store_true", help="only the 50-bit long run")
+    parser.add_argument("--skip-long", action="store_true", help="no 50-bit long run")
+    parser.add_argument("--runs-dir", default=str(ROOT / "runs" / "bitflip"), help="run dirs")
+    parser.add_argument(
+        "--keep-checkpoints", action="store_true", help="keep each run's checkpoint/ folder"
+    )
+    options = parser.parse_args()
+    CODE.update(code_version())
+    if options.only_long and options.skip_long:
+        parser.error("--only-long and --skip-long exclude each other")
+    runs_dir = Path(options.runs_dir)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    started = time.perf_counter()
+    if not options.only_long:
+        records = sweep(options, runs_dir)
+        rows = aggregate(records)
+        results.update(
+            {
+                "budget_rule": f"max({MIN_BUDGET}, {options.budget_per_bit} * n) env steps",
+                "evaluation": (
+                    f"every budget // {EVALS_PER_RUN} env steps, {EVAL_EPISODES} episodes; "
+                    "success = mean of the last two evaluations"
+                ),
+                "seeds": options.seeds,
+                "runs": records,
+                "summary": rows,
+                "sweep_wall_s": round(sum(r["wall_s"] for r in records), 1),
+            }
+        )
+        plot_sweep(rows, options.budget_per_bit)
+        print(markdown_table(rows), flush=True)
+    if not options.skip_long:
+        results["long"] = long_run(options, runs_dir)
+    results["machine"] = machine()
+    results.pop("code", None)  # an older field
+    done = results.get("runs", []) + ([results["long"]] if "long" in results else [])
+    results["code_versions"] = [
+        json.loads(c) for c in sorted({json.dumps(r["code"]) for r in done})
+    ]
+    results["total_run_wall_s"] = round(sum(r["wall_s"] for r in done), 1)
+    results["script_wall_s_last_invocation"] = round(time.perf_counter() - started, 1)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

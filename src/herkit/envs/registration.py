@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
+import io
+import warnings
 from typing import Any
 
 import gymnasium as gym
@@ -108,7 +111,10 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
 def _register_robotics(env_id: str) -> None:
     """Register gymnasium-robotics' envs, or say how to install it."""
     try:
-        import gymnasium_robotics
+        # Its import warns on stderr about Adroit envs' rewards, which Fetch does not use.
+        with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import gymnasium_robotics
     except ImportError as error:
         raise ValueError(
             f"{env_id!r} needs gymnasium-robotics (and mujoco); install it with {_ROBOTICS_HINT}"

@@ -274,6 +274,12 @@ class GoalAgent(ABC):
         self.generator.set_state(state["generator"].cpu())
 
     # --- helpers -------------------------------------------------------------------------
+    def _set_action_box(self, low: np.ndarray, high: np.ndarray) -> None:
+        """Bounds and size of a continuous (Box) action space, as float32 arrays."""
+        self.action_low = np.asarray(low, np.float32)
+        self.action_high = np.asarray(high, np.float32)
+        self.act_dim = len(self.action_low)
+
     @contextmanager
     def _seeded_init(self) -> Iterator[None]:
         """Build networks (on CPU) from the agent's seed, leaving the global RNG untouched."""

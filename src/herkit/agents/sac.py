@@ -42,9 +42,7 @@ class SACAgent(GoalAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(config, observation_dim, goal_dim, reward_range, device, seed)
-        self.action_low = np.asarray(action_low, np.float32)
-        self.action_high = np.asarray(action_high, np.float32)
-        self.act_dim = len(self.action_low)
+        self._set_action_box(action_low, action_high)
         in_dim = observation_dim + goal_dim
         with self._seeded_init():
             self.actor = GaussianActor(in_dim, self.action_low, self.action_high, config.hidden)

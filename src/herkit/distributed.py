@@ -133,9 +133,20 @@ def init(device: str = "cpu", timeout_s: float = 300.0) -> Context:
     return Context(rank=rank, world_size=world_size, local_rank=local_rank)
 
 
-def shutdown() -> None:
-    """Leave the process group (if one was joined)."""
-    if dist.is_initialized():
+def shutdown(synchronize: bool = True) -> None:
+    """Leave the process group (if one was joined).
+
+    With ``synchronize`` every rank waits for the others first: a gloo collective can
+    return on one rank while its last messages are still travelling to another, and
+    closing the connections under them aborts that process. Pass False on an error path,
+    where another rank may be gone and the barrier would only wait for the timeout.
+    """
+    if not dist.is_initialized():
+        return
+    try:
+        if synchronize:
+            _collective("barrier", dist.barrier)
+    finally:
         dist.destroy_process_group()
 
 

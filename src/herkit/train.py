@@ -140,9 +140,12 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     """
     context = distributed.init(config.resolved_device(), config.dist_timeout_s)
     try:
-        return _train(config, resume, context)
-    finally:
-        distributed.shutdown()
+        summary = _train(config, resume, context)
+    except BaseException:
+        distributed.shutdown(synchronize=False)
+        raise
+    distributed.shutdown()
+    return summary
 
 
 def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any]:

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
+from common import DOCS, machine
 
 RUNS: dict[str, list[str]] = {
     "bitflip-15": [],  # the default `herkit train`
@@ -29,25 +26,6 @@ RUNS: dict[str, list[str]] = {
     "gridworld-dqn": ["herkit/GridWorld-v0"],
     "fetchreach-ddpg": ["FetchReach-v4", "--steps", "5000", "--eval-every", "500"],
 }
-
-
-def machine() -> str:
-    """One line describing this machine and the library versions."""
-    import numpy
-    import torch
-
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (
-        f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, "
-        f"torch {torch.__version__}, numpy {numpy.__version__}"
-    )
 
 
 def run(name: str, args: list[str], out_root: Path) -> dict:

@@ -615,10 +615,11 @@ def check_targets(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return checks
 
 
-def environment_info() -> dict[str, Any]:
-    """Python, platform, CPU count and the versions of the packages involved."""
+def environment_info(extra_packages: Sequence[str] = ()) -> dict[str, Any]:
+    """Python, platform, CPU model and count, and the versions of the packages involved."""
     versions: dict[str, str | None] = {}
-    for package in ("herkit", "numpy", "torch", "gymnasium", "stable-baselines3", "cpprb"):
+    packages = ("herkit", "numpy", "torch", "gymnasium", "stable-baselines3", "cpprb")
+    for package in (*packages, *extra_packages):
         try:
             versions[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:

@@ -214,7 +214,8 @@ class TrainConfig:
     steps: int = 100_000
     """Budget in env steps (all envs together)."""
     n_envs: int = 1
-    """Parallel training envs (asynchronous when more than one)."""
+    """Training envs per process (in worker processes when more than one and a CPU core
+    per process is spare, else stepped in turn in the trainer)."""
     seed: int = 0
     """Seed of envs, agent and buffer."""
     out: str | None = None

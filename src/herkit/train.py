@@ -8,6 +8,7 @@ stored, so the buffer always receives the true last observation of an episode.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,15 +47,19 @@ class LoopState:
 
 
 def make_vector_env(config: TrainConfig, n_envs: int, seed_offset: int) -> gym.vector.VectorEnv:
-    """``n_envs`` copies of the config's env (async when several), autoreset disabled.
+    """``n_envs`` copies of the config's env, autoreset disabled.
 
-    The env is first made once in this process, so that a bad id or a non-goal env is
-    reported here as a ValueError rather than from inside a worker.
+    The envs step in worker processes (async) when there are several and this process has
+    a spare CPU core for them (cores / torchrun's local world size >= 2); otherwise in this
+    process, where they cost no pipes and no process switches. The env is first made once
+    here, so that a bad id or a non-goal env is reported as a ValueError, not from a worker.
     """
     kwargs = config.env_kwargs_dict()
     make_goal_env(config.env_id, **kwargs).close()
     fns = [lambda: make_goal_env(config.env_id, **kwargs)] * n_envs
-    vector_cls = gym.vector.AsyncVectorEnv if n_envs > 1 else gym.vector.SyncVectorEnv
+    cores_per_process = (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    use_async = n_envs > 1 and cores_per_process >= 2
+    vector_cls = gym.vector.AsyncVectorEnv if use_async else gym.vector.SyncVectorEnv
     envs = vector_cls(fns, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
     envs.action_space.seed(config.seed + seed_offset)
     return envs

@@ -30,7 +30,6 @@ __all__ = [
     "GoalAgent",
     "TorchBatch",
     "frozen",
-    "polyak_update",
     "return_bounds",
     "weighted_mean",
 ]
@@ -106,12 +105,6 @@ def return_bounds(reward_range: tuple[float, float], gamma: float) -> tuple[floa
             f"reward_range must be finite (low, high) with low <= high, got {reward_range!r}"
         )
     return min(low, low / (1 - gamma)), max(high, high / (1 - gamma))
-
-
-def polyak_update(target: nn.Module, online: nn.Module, polyak: float) -> None:
-    """``target <- polyak * target + (1 - polyak) * online``, all parameters in one call."""
-    with torch.no_grad():
-        torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), 1.0 - polyak)
 
 
 def adam(params: Iterable[nn.Parameter], lr: float) -> torch.optim.Adam:
@@ -274,6 +267,17 @@ class GoalAgent(ABC):
         self.generator.set_state(state["generator"].cpu())
 
     # --- helpers -------------------------------------------------------------------------
+    def _track_targets(self, *pairs: tuple[nn.Module, nn.Module]) -> None:
+        """Register ``(target, online)`` network pairs for :meth:`_update_targets`."""
+        self._target_params: list[torch.Tensor] = [p for t, _ in pairs for p in t.parameters()]
+        self._online_params: list[torch.Tensor] = [p for _, o in pairs for p in o.parameters()]
+
+    def _update_targets(self) -> None:
+        """``target <- polyak * target + (1 - polyak) * online`` for every tracked pair, in
+        one call."""
+        with torch.no_grad():
+            torch._foreach_lerp_(self._target_params, self._online_params, 1 - self.config.polyak)
+
     def _set_action_box(self, low: np.ndarray, high: np.ndarray) -> None:
         """Bounds and size of a continuous (Box) action space, as float32 arrays."""
         self.action_low = np.asarray(low, np.float32)
@@ -308,9 +312,17 @@ class GoalAgent(ABC):
 
     def _torch_batch(self, batch: Batch) -> TorchBatch:
         weights = None if batch.weights is None else self._tensor(batch.weights).reshape(-1)
+        observations = np.concatenate([batch.observation, batch.next_observation])
+        obs = self.obs_normalizer.normalize_torch(
+            self._tensor(observations).reshape(-1, self.observation_dim)
+        )
+        goal = self.goal_normalizer.normalize_torch(
+            self._tensor(batch.goal).reshape(-1, self.goal_dim)
+        )
+        x, next_x = torch.cat([obs, goal.repeat(2, 1)], dim=-1).chunk(2)
         return TorchBatch(
-            x=self._inputs(batch.observation, batch.goal),
-            next_x=self._inputs(batch.next_observation, batch.goal),
+            x=x,
+            next_x=next_x,
             action=torch.as_tensor(np.asarray(batch.action), device=self.device),
             reward=self._tensor(batch.reward).reshape(-1),
             not_done=1.0 - self._tensor(batch.terminated).reshape(-1),
@@ -322,12 +334,11 @@ class GoalAgent(ABC):
         target = batch.reward + self.config.gamma * batch.not_done * next_value
         return target.clamp(*self.return_bounds)
 
-    def _step(
-        self, optimizer: torch.optim.Optimizer, loss: torch.Tensor, params: Iterable[nn.Parameter]
-    ) -> None:
-        """Backpropagate ``loss``, clip the gradient norm of ``params``, step ``optimizer``."""
-        params = list(params)
-        optimizer.zero_grad(set_to_none=True)
+    def _step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> None:
+        """Backpropagate ``loss``, clip the gradient norm of the optimiser's parameters, step."""
+        params = optimizer.param_groups[0]["params"]
+        for param in params:  # zero_grad(set_to_none=True) without its per-call overhead
+            param.grad = None
         loss.backward()
         self.dist.average_gradients(params)
         if self.config.grad_clip is not None:

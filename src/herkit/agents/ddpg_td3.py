@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch, adam, frozen, polyak_update, weighted_mean
+from herkit.agents.base import GoalAgent, TorchBatch, adam, frozen, weighted_mean
 from herkit.agents.networks import Critic, DeterministicActor
 from herkit.config import DDPGConfig
 
@@ -55,6 +55,7 @@ class DDPGAgent(GoalAgent):
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
         self.actor_optimizer = adam(self.actor.parameters(), config.lr)
         self.critic_optimizer = adam(self.critic.parameters(), config.lr)
+        self._track_targets((self.critic_target, self.critic), (self.actor_target, self.actor))
 
     def _networks(self) -> dict[str, nn.Module]:
         return {
@@ -97,7 +98,7 @@ class DDPGAgent(GoalAgent):
         q = self.critic(batch.x, action)
         # mean over samples and heads, times the number of heads: the sum of the heads' losses
         critic_loss = weighted_mean((q - target).square(), batch.weights) * q.shape[0]
-        self._step(self.critic_optimizer, critic_loss, self.critic.parameters())
+        self._step(self.critic_optimizer, critic_loss)
         metrics = {
             "critic_loss": critic_loss,
             "q_mean": q[0].mean(),
@@ -108,8 +109,7 @@ class DDPGAgent(GoalAgent):
                 pi = self.actor(batch.x)
                 actor_loss = -self.critic(batch.x, pi)[0].mean()
                 actor_loss = actor_loss + config.action_l2 * pi.square().mean()
-            self._step(self.actor_optimizer, actor_loss, self.actor.parameters())
-            polyak_update(self.critic_target, self.critic, config.polyak)
-            polyak_update(self.actor_target, self.actor, config.polyak)
+            self._step(self.actor_optimizer, actor_loss)
+            self._update_targets()
             metrics["actor_loss"] = actor_loss
         return metrics, (target - q).abs().max(dim=0).values

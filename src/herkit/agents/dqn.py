@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from herkit.agents.base import GoalAgent, TorchBatch, adam, polyak_update, weighted_mean
+from herkit.agents.base import GoalAgent, TorchBatch, adam, weighted_mean
 from herkit.agents.networks import QNetwork
 from herkit.config import DQNConfig
 
@@ -46,6 +46,7 @@ class DQNAgent(GoalAgent):
         self.q.to(self.device)
         self.q_target = copy.deepcopy(self.q).requires_grad_(False)
         self.optimizer = adam(self.q.parameters(), config.lr)
+        self._track_targets((self.q_target, self.q))
 
     def _networks(self) -> dict[str, nn.Module]:
         return {"q": self.q, "q_target": self.q_target}
@@ -73,7 +74,7 @@ class DQNAgent(GoalAgent):
         q = self.q(batch.x).gather(-1, action.unsqueeze(-1)).squeeze(-1)
         loss_fn = F.smooth_l1_loss if self.config.huber else F.mse_loss
         loss = weighted_mean(loss_fn(q, target, reduction="none"), batch.weights)
-        self._step(self.optimizer, loss, self.q.parameters())
-        polyak_update(self.q_target, self.q, self.config.polyak)
+        self._step(self.optimizer, loss)
+        self._update_targets()
         metrics = {"critic_loss": loss, "q_mean": q.mean(), "target_q_mean": target.mean()}
         return metrics, (target - q).abs()

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch, adam, frozen, polyak_update, weighted_mean
+from herkit.agents.base import GoalAgent, TorchBatch, adam, frozen, weighted_mean
 from herkit.agents.networks import Critic, GaussianActor
 from herkit.config import SACConfig
 
@@ -52,6 +52,7 @@ class SACAgent(GoalAgent):
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
         self.actor_optimizer = adam(self.actor.parameters(), config.lr)
         self.critic_optimizer = adam(self.critic.parameters(), config.lr)
+        self._track_targets((self.critic_target, self.critic))
         self.target_entropy = (
             -float(self.act_dim) if config.target_entropy is None else config.target_entropy
         )
@@ -102,12 +103,12 @@ class SACAgent(GoalAgent):
         q = self.critic(batch.x, action)
         # mean over samples and heads, times the number of heads: the sum of the heads' losses
         critic_loss = weighted_mean((q - target).square(), batch.weights) * q.shape[0]
-        self._step(self.critic_optimizer, critic_loss, self.critic.parameters())
+        self._step(self.critic_optimizer, critic_loss)
 
         with frozen(self.critic):
             pi, log_prob = self.actor.sample(batch.x, self.generator)
             actor_loss = (alpha * log_prob - self.critic(batch.x, pi).min(dim=0).values).mean()
-        self._step(self.actor_optimizer, actor_loss, self.actor.parameters())
+        self._step(self.actor_optimizer, actor_loss)
 
         metrics = {
             "critic_loss": critic_loss,
@@ -118,8 +119,8 @@ class SACAgent(GoalAgent):
         }
         if self.config.autotune:
             alpha_loss = -(self.log_alpha * (log_prob.detach() + self.target_entropy)).mean()
-            self._step(self.alpha_optimizer, alpha_loss, [self.log_alpha])
+            self._step(self.alpha_optimizer, alpha_loss)
             metrics["alpha_loss"] = alpha_loss
-        polyak_update(self.critic_target, self.critic, self.config.polyak)
+        self._update_targets()
         metrics["alpha"] = self.log_alpha.exp()
         return metrics, (target - q).abs().max(dim=0).values

@@ -1,0 +1,41 @@
+"""What every benchmark script records beside its numbers: the machine and the code."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from herkit.bench import environment_info
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+FIGURES = DOCS / "figures"
+
+
+def machine() -> dict[str, Any]:
+    """CPU model, core count, Python and the versions of the libraries involved."""
+    return environment_info(("mujoco", "gymnasium-robotics"))
+
+
+def code_version() -> dict[str, Any]:
+    """The git commit the runs used and whether ``src/`` differed from it."""
+    git = ["git", "-C", str(ROOT)]
+    try:
+        commit = subprocess.run(
+            [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            [*git, "status", "--porcelain", "--", "src"], capture_output=True, text=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {"commit": commit, "src_modified": bool(status.strip())}
+
+
+def shown(path: Path) -> str:
+    """``path`` relative to the repository when inside it."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)

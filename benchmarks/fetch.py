@@ -1,0 +1,133 @@
+"""Fetch tasks with the DDPG+HER preset: success against env steps and against wall time.
+
+    python benchmarks/fetch.py                                  # FetchPush-v4, as in results.md
+    python benchmarks/fetch.py --tasks FetchReach-v4 --steps 20000 --ranks 1
+    python benchmarks/fetch.py --tasks FetchPickAndPlace-v4 FetchSlide-v4 --steps 2000000
+    python benchmarks/fetch.py --herkit-args --updates-per-step 0.5   # other training flags
+
+Each task is one ``torchrun --nproc-per-node RANKS -m herkit train TASK --steps STEPS`` job
+(the Fetch preset: DDPG+HER future k=4, 3x256 networks, batch 256, 2 envs per rank) with
+``--herkit-args`` appended (default: 0.25 updates per env step per rank, an evaluation of
+20 episodes every 20,000 env steps, torch on one thread per rank). Env steps are counted
+over all ranks. A task whose run directory holds a summary.json is not run again.
+
+Writes, per task, a record into docs/fetch.json (command, machine, code version, wall
+time, env steps per second, the first evaluation at or above 0.9 and the curve) and
+docs/figures/fetch_<task>.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from common import DOCS, FIGURES, code_version, machine, shown
+
+from herkit.logging import read_progress
+
+RESULTS = DOCS / "fetch.json"
+HERKIT_ARGS = [
+    "--updates-per-step", "0.25", "--eval-every", "20000", "--eval-episodes", "20",
+    "--torch-threads", "1",
+]  # fmt: skip
+SOLVED = 0.9
+
+
+def torchrun_train(
+    env_id: str, ranks: int, steps: int, out: Path, herkit_args: list[str], port: int = 29500
+) -> dict[str, Any]:
+    """One ``torchrun ... herkit train`` job (reused when finished); its record."""
+    args = ["train", env_id, "--steps", str(steps), *herkit_args]
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(ranks),
+        "--master-port", str(port), "-m", "herkit", *args,
+    ]  # fmt: skip
+    own = ["--out", str(out), "--no-progress", "--no-tensorboard", "--checkpoint-every", str(steps)]
+    wall_file = out / "process_wall_s.txt"
+    if not (out / "summary.json").exists():
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        started = time.perf_counter()
+        subprocess.run([*command, *own], check=True, stdout=subprocess.DEVNULL)
+        wall_file.write_text(f"{time.perf_counter() - started:.1f}\n")
+    summary = json.loads((out / "summary.json").read_text())
+    curve = [
+        {key: float(row[key]) for key in ("env_steps", "wall_s", "success_rate", "updates")}
+        for row in read_progress(out)
+        if "success_rate" in row
+    ]
+    solved = next((point for point in curve if point["success_rate"] >= SOLVED), None)
+    return {
+        "command": f"torchrun --nproc-per-node {ranks} -m herkit " + " ".join(args),
+        "ranks": ranks,
+        "summary": summary,
+        "process_wall_s": float(wall_file.read_text()) if wall_file.exists() else None,
+        "env_steps_per_s": round(summary["env_steps"] / summary["wall_s"], 1),
+        "best_success": max((point["success_rate"] for point in curve), default=None),
+        f"first_at_{SOLVED}": solved,
+        "curve": curve,
+        "run_dir": shown(out),
+    }
+
+
+def plot_curves(results: dict[str, dict[str, Any]], path: Path, title: str) -> None:
+    """Success against env steps and against wall time, one line per result."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (by_steps, by_time) = plt.subplots(1, 2, figsize=(11, 4))
+    for name, result in results.items():
+        curve = result["curve"]
+        success = [point["success_rate"] for point in curve]
+        by_steps.plot([p["env_steps"] for p in curve], success, marker=".", label=name)
+        by_time.plot([p["wall_s"] / 60 for p in curve], success, marker=".", label=name)
+    by_steps.set(xlabel="env steps (all ranks)", ylabel="success rate", ylim=(-0.02, 1.02))
+    by_time.set(xlabel="wall time (min)", ylabel="success rate", ylim=(-0.02, 1.02))
+    for axis in (by_steps, by_time):
+        axis.axhline(SOLVED, color="grey", linestyle="--", linewidth=1)
+        axis.grid(alpha=0.3)
+        axis.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--tasks", nargs="+", default=["FetchPush-v4"], help="Fetch env ids")
+    parser.add_argument("--steps", type=int, default=1_000_000, help="env steps (all ranks)")
+    parser.add_argument("--ranks", type=int, default=2, help="torchrun processes")
+    parser.add_argument("--runs-dir", default="runs/fetch", help="where the runs go")
+    parser.add_argument(
+        "--herkit-args", nargs=argparse.REMAINDER, default=HERKIT_ARGS,
+        help="flags for herkit train (the rest of the command line)",
+    )  # fmt: skip
+    options = parser.parse_args()
+    records = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    for task in options.tasks:
+        print(f"== {task}", flush=True)
+        out = Path(options.runs_dir) / task
+        record = torchrun_train(task, options.ranks, options.steps, out, options.herkit_args)
+        record.update(machine=machine(), code=code_version())
+        records[task] = record
+        print(json.dumps({k: v for k, v in record.items() if k != "curve"}), flush=True)
+        RESULTS.write_text(json.dumps(records, indent=1) + "\n")
+        name = f"DDPG+HER, {options.ranks} rank(s)"
+        figure = FIGURES / f"fetch_{task.split('-')[0].lower()}.png"
+        plot_curves({name: record}, figure, f"{task} on {machine()['cpus']} CPU cores")
+
+
+if __name__ == "__main__":
+    main()

@@ -112,3 +112,23 @@ def test_resume_after_a_kill_continues_and_keeps_progress_monotone(tmp_path: Pat
     steps = [int(row["env_steps"]) for row in read_progress(run)]
     assert steps == sorted(set(steps)) and steps[-1] == 3000
     assert any(step <= killed_at for step in steps) and any(step > killed_at for step in steps)
+
+
+def test_resume_extends_a_finished_run_and_refuses_other_changes(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    args = ["--eval-every", "200", "--checkpoint-every", "400", *QUICK]
+    first = herkit("train", "--steps", "400", "--out", str(run), *args)
+    assert first.returncode == 0, first.stderr
+    config_before = (run / "config.json").read_text()
+
+    refused = herkit("train", "--resume", str(run), "--steps", "800", "--algo", "ddpg")
+    assert refused.returncode == 2
+    assert "algo cannot change" in refused.stderr and "steps" in refused.stderr
+    assert (run / "config.json").read_text() == config_before  # nothing stored changed
+
+    extended = herkit("train", "--resume", str(run), "--steps", "800", cwd=tmp_path)
+    assert extended.returncode == 0, extended.stderr
+    assert json.loads((run / "summary.json").read_text())["env_steps"] == 800
+    steps = [int(row["env_steps"]) for row in read_progress(run)]
+    assert steps == [200, 400, 600, 800]
+    assert json.loads((run / "config.json").read_text())["steps"] == 800

@@ -8,6 +8,7 @@ as one line on stderr with exit code 2, never as a traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -72,14 +73,34 @@ def plot(
     print(plot_runs(run_dirs, output))
 
 
+RESUME_MAY_CHANGE = (
+    "steps", "eval_every", "eval_episodes", "checkpoint_every", "target_success", "device",
+    "torch_threads", "dist_timeout_s", "tensorboard", "progress",
+)  # fmt: skip
+"""Settings that ``herkit train --resume RUN`` accepts as flags (e.g. a larger ``--steps``
+to extend a finished run); the rest would not fit the checkpointed agent or buffer."""
+
+
 def _train_main(args: list[str]) -> None:
     from herkit.config import TrainConfig, preset_config
     from herkit.train import load_run_config, train
 
     first = tyro.cli(TrainConfig, args=args, prog="herkit train")
     if first.resume is not None:
-        config = load_run_config(first.resume)
-        summary = train(config, resume=True)
+        saved = dataclasses.replace(load_run_config(first.resume), out=first.resume)
+        config = tyro.cli(TrainConfig, args=args, default=saved, prog="herkit train")
+        changed = [
+            field.name
+            for field in dataclasses.fields(TrainConfig)
+            if field.name not in ("resume", *RESUME_MAY_CHANGE)
+            and getattr(config, field.name) != getattr(saved, field.name)
+        ]
+        if changed:
+            raise ValueError(
+                f"--resume continues a run with its saved settings; {', '.join(changed)} "
+                f"cannot change (only {', '.join(RESUME_MAY_CHANGE)} can)"
+            )
+        summary = train(dataclasses.replace(config, resume=None), resume=True)
     else:
         preset = preset_config(first.env_id)
         config = tyro.cli(TrainConfig, args=args, default=preset, prog="herkit train")

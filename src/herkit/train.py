@@ -177,7 +177,7 @@ def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any
         state = LoopState(**agent_state["loop"])
         state.resets += 1
         buffer.end_episodes()  # the envs restart: episodes in progress end here
-    elif main:
+    if main:  # also on resume, where --steps may have grown
         (run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
     logger = (
         RunLogger(run_dir, config.tensorboard, state.env_steps if resume else None)

@@ -272,9 +272,9 @@ def plot_long(evals: list[tuple[int, float]]) -> None:
     ax.axhline(LONG["target_success"], color="grey", linestyle="--", linewidth=1)
     ax.set(
         xlabel="env steps",
-        ylabel="success rate (50 episodes)",
+        ylabel=f"success rate ({LONG['eval_episodes']} episodes)",
         ylim=(-0.02, 1.02),
-        title="50 bits, DQN+HER (future, k=4), seed 0",
+        title=f"50 bits, DQN+HER (future, k=4), epsilon {LONG_DQN['epsilon']}, seed 0",
     )
     ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -154,6 +155,23 @@ def torchrun(*args: str, port: int) -> list[str]:
     ]  # fmt: skip
 
 
+def kill_job(launcher: int) -> None:
+    """SIGKILL torchrun and every rank: torchrun starts each rank in a session of its own,
+    so killing torchrun's process group alone would leave the ranks running."""
+    ranks = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == launcher:  # the field after the state is the parent pid
+            ranks.append(int(stat.parent.name))
+    os.killpg(launcher, signal.SIGKILL)
+    for rank in ranks:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(rank, signal.SIGKILL)  # the rank and its env workers
+
+
 QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "3", "--n-envs", "1"]
 
 
@@ -174,7 +192,7 @@ def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
             break
         time.sleep(0.05)
     assert process.poll() is None, process.stderr.read() if process.stderr else ""
-    os.killpg(process.pid, signal.SIGKILL)
+    kill_job(process.pid)
     process.wait()
     meta = json.loads(state.read_text())
     assert meta["world_size"] == WORLD

@@ -312,14 +312,11 @@ class GoalAgent(ABC):
 
     def _torch_batch(self, batch: Batch) -> TorchBatch:
         weights = None if batch.weights is None else self._tensor(batch.weights).reshape(-1)
-        observations = np.concatenate([batch.observation, batch.next_observation])
-        obs = self.obs_normalizer.normalize_torch(
-            self._tensor(observations).reshape(-1, self.observation_dim)
-        )
-        goal = self.goal_normalizer.normalize_torch(
-            self._tensor(batch.goal).reshape(-1, self.goal_dim)
-        )
-        x, next_x = torch.cat([obs, goal.repeat(2, 1)], dim=-1).chunk(2)
+        # x and next_x in one pass: one transfer and one normalisation for both
+        x, next_x = self._inputs(
+            np.concatenate([batch.observation, batch.next_observation]),
+            np.concatenate([batch.goal, batch.goal]),
+        ).chunk(2)
         return TorchBatch(
             x=x,
             next_x=next_x,

@@ -27,7 +27,7 @@ def quiet(**changes: Any) -> TrainConfig:
 
 def test_her_solves_15_bits_where_plain_dqn_fails(tmp_path: Path) -> None:
     """The paper's claim (Fig. 1): DQN fails on bit flipping above ~13 bits, DQN+HER solves it."""
-    budget = dict(steps=4_000, eval_every=4_000, eval_episodes=50, seed=1)
+    budget = dict(steps=6_000, eval_every=6_000, eval_episodes=50, seed=1)
     her = train(quiet(out=str(tmp_path / "her"), **budget))
     plain = train(quiet(out=str(tmp_path / "plain"), strategy="none", **budget))
     assert her["success_rate"] >= 0.9, her
@@ -54,6 +54,7 @@ def test_every_algorithm_runs_the_loop(tmp_path: Path, env_id: str, algo: str) -
         algo=algo,
         steps=240,
         warmup_steps=64,
+        updates_per_step=1.0,
         eval_every=120,
         eval_episodes=3,
         n_envs=2,
@@ -92,7 +93,10 @@ def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
 
 
 def test_checkpoint_round_trip_restores_agent_and_buffer(tmp_path: Path) -> None:
-    config = quiet(out=str(tmp_path), steps=300, warmup_steps=64, eval_every=300, eval_episodes=2)
+    config = quiet(
+        out=str(tmp_path), steps=300, warmup_steps=64, updates_per_step=1.0, eval_every=300,
+        eval_episodes=2,
+    )  # fmt: skip
     train(config)
     agent_state, buffer = load_checkpoint(tmp_path, lambda a, g, i: np.zeros(len(a)))
     state = agent_state["loop"]

@@ -85,7 +85,9 @@ def _train_main(args: list[str]) -> None:
     from herkit.config import TrainConfig, preset_config
     from herkit.train import load_run_config, train
 
-    first = tyro.cli(TrainConfig, args=args, prog="herkit train")
+    # First pass for the env id (and --resume), so that --help shows that env's preset.
+    without_help = [arg for arg in args if arg not in ("-h", "--help")]
+    first = tyro.cli(TrainConfig, args=without_help, prog="herkit train")
     if first.resume is not None:
         saved = dataclasses.replace(load_run_config(first.resume), out=first.resume)
         config = tyro.cli(TrainConfig, args=args, default=saved, prog="herkit train")

@@ -121,22 +121,23 @@ SETTINGS: dict[str, list[tuple[str, str, str]]] = {
             "Adam 1e-3 (fused), no gradient clipping",
             "Adam 1e-3, max_grad_norm=10 (SB3 default)",
         ),
-        ("batch / gamma", "128 / 0.98", "128 / 0.98"),
+        ("batch / gamma", "256 / 0.98", "256 / 0.98"),
         (
             "target network",
-            "polyak 0.95 after every update",
-            "tau=0.05, target_update_interval=1 (every env step, also before learning starts)",
+            "polyak 0.99 after every update",
+            "tau=0.01, target_update_interval=4 (every 4 env steps = every update, also "
+            "before learning starts)",
         ),
         (
             "exploration",
-            "epsilon-greedy 0.2 from the first step",
-            "exploration_initial_eps = exploration_final_eps = 0.2; uniformly random "
+            "epsilon-greedy 0.5 from the first step",
+            "exploration_initial_eps = exploration_final_eps = 0.5; uniformly random "
             "actions for the first 256 steps (SB3 does that before learning_starts)",
         ),
         (
             "updates",
-            "1 per env step after 256 warm-up steps (warmup_steps=256)",
-            "train_freq=1, gradient_steps=1, learning_starts=256",
+            "1 per 4 env steps after 256 warm-up steps (updates_per_step=0.25, warmup_steps=256)",
+            "train_freq=4, gradient_steps=1, learning_starts=256",
         ),
         (
             "HER",
@@ -380,16 +381,17 @@ def sb3_model(algo: str, env: Any, seed: int, buffer_size: int = 1_000_000) -> A
         "verbose": 0,
     }
     if algo == "dqn":
+        dqn = dict(common, tau=0.01, train_freq=4)  # herkit's bit-flipping preset
         return DQN(
             "MultiInputPolicy",
             env,
-            batch_size=128,
+            batch_size=256,
             learning_starts=256,
-            target_update_interval=1,
-            exploration_initial_eps=0.2,
-            exploration_final_eps=0.2,
+            target_update_interval=4,
+            exploration_initial_eps=0.5,
+            exploration_final_eps=0.5,
             policy_kwargs={"net_arch": [256]},
-            **common,
+            **dqn,
         )
     fetch = {
         "batch_size": BATCH,
@@ -1131,7 +1133,7 @@ def write_report(results: dict[str, Any]) -> None:
         "does not. herkit's bit-flip preset makes relabelled successes terminal; SB3 keeps "
         "the stored `done` (no such option).",
         "- SB3's DQN takes uniformly random actions until `learning_starts` (256 steps); "
-        "herkit's preset explores with epsilon 0.2 from the first step.",
+        "herkit's preset explores with epsilon 0.5 from the first step.",
         "- Bit flipping: herkit normalises its inputs (always), SB3 gets raw bits (its "
         "default, as in SB3's own HER tests). Fetch: both normalise (SB3 via VecNormalize).",
         "- Fetch envs: herkit's preset steps its 2 training envs in 2 worker processes "

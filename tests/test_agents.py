@@ -369,8 +369,7 @@ def test_normalizer_matches_numpy() -> None:
     expected = np.clip((x - data.mean(0)) / expected_std, -5, 5)
     np.testing.assert_allclose(norm.normalize(x), expected, rtol=1e-5, atol=1e-5)
     assert np.abs(norm.normalize(x)).max() == pytest.approx(5.0)
-    torch_out = norm.normalize_torch(torch.as_tensor(x, dtype=torch.float32)).numpy()
-    np.testing.assert_allclose(torch_out, expected, rtol=1e-5, atol=1e-5)
+    assert norm.normalize(x).dtype == np.float32
 
 
 def test_normalizer_clips_raw_inputs_and_sums_across_processes() -> None:

@@ -161,8 +161,8 @@ class GoalAgent(ABC):
         self.generator.manual_seed(int(generator_seed))
         self._init_seed = int(init_seed)
         norm = {"clip_obs": config.clip_obs, "clip_normalized": config.clip_normalized}
-        self.obs_normalizer = Normalizer(observation_dim, device=self.device, **norm)
-        self.goal_normalizer = Normalizer(goal_dim, device=self.device, **norm)
+        self.obs_normalizer = Normalizer(observation_dim, **norm)
+        self.goal_normalizer = Normalizer(goal_dim, **norm)
         self.updates = 0
         self.priorities = np.zeros(0, np.float32)
         self.dist = Context()  # one process until join()
@@ -295,20 +295,19 @@ class GoalAgent(ABC):
         return torch.as_tensor(np.asarray(x), device=self.device).float()
 
     def _inputs(self, observation: Any, goal: Any) -> torch.Tensor:
-        """``normalise(observation) || normalise(goal)`` as a float32 tensor on the device."""
-        obs = self._tensor(observation).reshape(-1, self.observation_dim)
-        goal_t = self._tensor(goal).reshape(-1, self.goal_dim)
-        if len(obs) != len(goal_t):
-            raise ValueError(
-                f"observation and goal batch sizes differ: {len(obs)} vs {len(goal_t)}"
-            )
-        return torch.cat(
-            [
-                self.obs_normalizer.normalize_torch(obs),
-                self.goal_normalizer.normalize_torch(goal_t),
-            ],
-            dim=-1,
+        """``normalise(observation) || normalise(goal)`` as a float32 tensor on the device.
+
+        Normalised on the host in numpy: for one env step that is a few microseconds where
+        the same torch operations cost about ten times more in dispatch overhead.
+        """
+        obs = np.asarray(observation).reshape(-1, self.observation_dim)
+        goal = np.asarray(goal).reshape(-1, self.goal_dim)
+        if len(obs) != len(goal):
+            raise ValueError(f"observation and goal batch sizes differ: {len(obs)} vs {len(goal)}")
+        x = np.concatenate(
+            [self.obs_normalizer.normalize(obs), self.goal_normalizer.normalize(goal)], axis=1
         )
+        return torch.from_numpy(x).to(self.device)
 
     def _torch_batch(self, batch: Batch) -> TorchBatch:
         weights = None if batch.weights is None else self._tensor(batch.weights).reshape(-1)

@@ -56,10 +56,11 @@ class DQNAgent(GoalAgent):
 
     def _act(self, x: torch.Tensor, deterministic: bool) -> np.ndarray:
         """Greedy actions; with probability ``epsilon`` a uniform one unless deterministic."""
-        actions = self.q(x).argmax(dim=-1).cpu().numpy().astype(np.int64)
+        actions = self.q(x).argmax(dim=-1).cpu().numpy()
         if not deterministic:
-            explore = self.rng.random(len(actions)) < self.config.epsilon
-            actions[explore] = self.rng.integers(self.n_actions, size=int(explore.sum()))
+            coin, uniform = self.rng.random((2, len(actions)))  # one draw: it is per env step
+            random_actions = (uniform * self.n_actions).astype(np.int64)
+            actions = np.where(coin < self.config.epsilon, random_actions, actions)
         return actions + self.action_start
 
     def _update(self, batch: TorchBatch) -> tuple[dict[str, torch.Tensor], torch.Tensor]:

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-__all__ = ["Critic", "DeterministicActor", "GaussianActor", "QNetwork", "mlp"]
+__all__ = ["MLP", "Critic", "DeterministicActor", "GaussianActor", "QNetwork", "mlp"]
 
 LOG_STD_MIN = -5.0
 """Smallest log standard deviation of the Gaussian actor."""
@@ -22,14 +22,34 @@ LOG_STD_MAX = 2.0
 """Largest log standard deviation of the Gaussian actor."""
 
 
-def mlp(in_dim: int, hidden: tuple[int, ...], out_dim: int) -> nn.Sequential:
+class MLP(nn.Sequential):
+    """Linear layers with ReLU between them, laid out (and saved) as an ``nn.Sequential``.
+
+    Its forward calls the layers' functions directly instead of each module: the same
+    result without the per-module call overhead, which is a large part of a small
+    network's forward pass on a CPU.
+    """
+
+    def __init__(self, *layers: nn.Module) -> None:
+        super().__init__(*layers)
+        linears = [module for module in layers if isinstance(module, nn.Linear)]
+        self._hidden, self._last = tuple(linears[:-1]), linears[-1]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``Linear -> ReLU -> ... -> Linear``."""
+        for layer in self._hidden:
+            x = F.relu(F.linear(x, layer.weight, layer.bias))
+        return F.linear(x, self._last.weight, self._last.bias)
+
+
+def mlp(in_dim: int, hidden: tuple[int, ...], out_dim: int) -> MLP:
     """Linear layers ``in_dim -> *hidden -> out_dim`` with ReLU between them."""
     layers: list[nn.Module] = []
     for size in hidden:
         layers += [nn.Linear(in_dim, size), nn.ReLU()]
         in_dim = size
     layers.append(nn.Linear(in_dim, out_dim))
-    return nn.Sequential(*layers)
+    return MLP(*layers)
 
 
 class QNetwork(nn.Module):

@@ -17,38 +17,33 @@ __all__ = ["Normalizer"]
 
 
 class Normalizer:
-    """Running normaliser of vectors of size ``size``, with a torch copy on ``device``."""
+    """Running normaliser of vectors of size ``size``.
+
+    Mean and std are computed when first needed after the statistics change (the loop
+    adds one env step and acts once per iteration, so at most once an iteration).
+    """
 
     def __init__(
-        self,
-        size: int,
-        clip_obs: float = 200.0,
-        clip_normalized: float = 5.0,
-        eps: float = 1e-2,
-        device: str | torch.device = "cpu",
+        self, size: int, clip_obs: float = 200.0, clip_normalized: float = 5.0, eps: float = 1e-2
     ) -> None:
         self.size = size
         self.clip_obs = clip_obs
         self.clip_normalized = clip_normalized
         self.eps = eps
-        self.device = torch.device(device)
         self.sum = np.zeros(size, np.float64)
         self.sumsq = np.zeros(size, np.float64)
         self.count = 0.0
-        self._refresh()
+        self._moments: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def mean(self) -> np.ndarray:
-        """Running mean (zeros before any update)."""
-        return self.sum / max(self.count, 1.0)
+        """Running mean (zeros before any update); read-only."""
+        return self._mean_std()[0]
 
     @property
     def std(self) -> np.ndarray:
-        """Running standard deviation, at least ``eps`` (ones before any update)."""
-        if self.count == 0:
-            return np.ones(self.size)
-        variance = self.sumsq / self.count - np.square(self.mean)
-        return np.sqrt(np.maximum(self.eps**2, variance))
+        """Running standard deviation, at least ``eps`` (ones before any update); read-only."""
+        return self._mean_std()[1]
 
     def update(self, x: np.ndarray) -> None:
         """Count a batch of vectors ``(..., size)`` (clipped to ``+-clip_obs`` first)."""
@@ -64,18 +59,15 @@ class Normalizer:
         self.sum += stats[: self.size]
         self.sumsq += stats[self.size : 2 * self.size]
         self.count += float(stats[-1])
-        self._refresh()
+        self._moments = None
 
     def normalize(self, x: np.ndarray) -> np.ndarray:
         """``clip((clip(x, +-clip_obs) - mean) / std, +-clip_normalized)`` in float32."""
-        x = np.clip(np.asarray(x, np.float64), -self.clip_obs, self.clip_obs)
-        z = np.clip((x - self.mean) / self.std, -self.clip_normalized, self.clip_normalized)
-        return z.astype(np.float32)
-
-    def normalize_torch(self, x: torch.Tensor) -> torch.Tensor:
-        """:meth:`normalize` of a float tensor on ``device`` (for the forward pass)."""
-        x = x.clamp(-self.clip_obs, self.clip_obs)
-        return ((x - self._mean) / self._std).clamp(-self.clip_normalized, self.clip_normalized)
+        mean, std = self._mean_std()
+        z = np.clip(np.asarray(x, np.float64), -self.clip_obs, self.clip_obs)
+        z -= mean
+        z /= std
+        return np.clip(z, -self.clip_normalized, self.clip_normalized, out=z).astype(np.float32)
 
     def state_dict(self) -> dict[str, Any]:
         """The statistics as CPU float64 tensors and a float count."""
@@ -92,9 +84,16 @@ class Normalizer:
             torch.as_tensor(state["sumsq"]).cpu().numpy().astype(np.float64).reshape(self.size)
         )
         self.count = float(state["count"])
-        self._refresh()
+        self._moments = None
 
-    def _refresh(self) -> None:
-        """Copy mean and std to float32 tensors on ``device``."""
-        self._mean = torch.as_tensor(self.mean, dtype=torch.float32, device=self.device)
-        self._std = torch.as_tensor(self.std, dtype=torch.float32, device=self.device)
+    def _mean_std(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._moments is None:
+            if self.count == 0:
+                mean, std = np.zeros(self.size), np.ones(self.size)
+            else:
+                mean = self.sum / self.count
+                variance = self.sumsq / self.count - np.square(mean)
+                std = np.sqrt(np.maximum(self.eps**2, variance))
+            mean.flags.writeable = std.flags.writeable = False
+            self._moments = (mean, std)
+        return self._moments

@@ -8,11 +8,11 @@
 Sweep: for every number of bits n (default 5 10 15 20 25 30 40 50), every method (plain
 DQN = ``--strategy none``; DQN+HER ``future`` with k=4; DQN+HER ``final`` with k=4) and
 every seed (default 0 1 2), one ``herkit train`` run of ``herkit/BitFlip-v0`` with the
-env's preset (one hidden layer of 256 and batch 128 as in the paper, epsilon-greedy 0.2,
+env's preset (one hidden layer of 256 as in the paper, batch 256, epsilon-greedy 0.5,
 episode length n, reward 0/-1, episodes end on success) and
 
-- a budget of ``max(5000, BUDGET_PER_BIT * n)`` env steps (``--budget-per-bit``, 800 by
-  default), about one gradient update per env step;
+- a budget of ``max(5000, BUDGET_PER_BIT * n)`` env steps (``--budget-per-bit``, 1600 by
+  default), one gradient update per 4 env steps;
 - an evaluation every ``budget // 5`` env steps of 20 episodes (deterministic policy);
 - as the run's success rate, the mean of its last two evaluations (at 4/5 and 5/5 of the
   budget), which halves the variance of a single 20-episode evaluation.
@@ -23,13 +23,9 @@ a run whose ``summary.json`` exists is not run again, so the script can be resum
 ``docs/figures/bitflip_success.png`` (median over seeds with a min-max band, one line per
 method) are written.
 
-Long run: 50 bits, DQN+HER future k=4, seed 0, up to 300,000 env steps with an evaluation
-of 100 episodes every 10,000, stopping at 0.9 success. With the preset's exploration
-(epsilon 0.2) the greedy policy settles into flipping one bit back and forth, so hindsight
-goals stay within a step or two of the start and 50 bits is never solved (0.00 after
-300k steps). The long run therefore explores more and learns more gently:
-``--dqn.epsilon 0.5 --updates-per-step 0.25 --dqn.batch-size 256 --dqn.polyak 0.99``.
-Its curve goes to ``docs/figures/bitflip_long.png``.
+Long run: 50 bits, DQN+HER future k=4, seed 0, the preset, up to 300,000 env steps with
+an evaluation of 100 episodes every 10,000, stopping at 0.9 success. Its curve goes to
+``docs/figures/bitflip_long.png``.
 """
 
 from __future__ import annotations
@@ -55,7 +51,7 @@ CODE: dict[str, Any] = {}  # git commit and dirty flag, taken when the script st
 BITS = (5, 10, 15, 20, 25, 30, 40, 50)
 SEEDS = (0, 1, 2)
 MIN_BUDGET = 5000
-BUDGET_PER_BIT = 800
+BUDGET_PER_BIT = 1600
 EVALS_PER_RUN = 5
 EVAL_EPISODES = 20
 LONG = dict(
@@ -66,9 +62,7 @@ LONG = dict(
     eval_every=10_000,
     eval_episodes=100,
     target_success=0.9,
-    updates_per_step=0.25,
 )
-LONG_DQN = dict(epsilon=0.5, batch_size=256, polyak=0.99)  # changes to the preset's DQNConfig
 
 # method name -> (strategy, k, label in the figure)
 METHODS: dict[str, tuple[str, int, str]] = {
@@ -163,7 +157,7 @@ def sweep(options: argparse.Namespace, runs_dir: Path) -> list[dict]:
 
 def long_run(options: argparse.Namespace, runs_dir: Path) -> dict:
     """The 50-bit run with a 0.9 target; returns where it got to."""
-    from herkit.config import DQNConfig
+    from herkit.config import preset_config
 
     settings = dict(LONG)
     run_dir = runs_dir / "long-bits50-her-future-s0"
@@ -173,7 +167,6 @@ def long_run(options: argparse.Namespace, runs_dir: Path) -> dict:
         settings.pop("strategy"),
         4,
         settings.pop("seed"),
-        dqn=DQNConfig(**LONG_DQN),
         **settings,
     )
     if not options.keep_checkpoints:
@@ -186,8 +179,8 @@ def long_run(options: argparse.Namespace, runs_dir: Path) -> dict:
         "seed": LONG["seed"],
         "settings": {
             **{key: LONG[key] for key in ("steps", "eval_every", "eval_episodes")},
-            "updates_per_step": LONG["updates_per_step"],
-            "dqn": LONG_DQN,
+            "updates_per_step": preset_config(ENV_ID).updates_per_step,
+            "dqn": dataclasses.asdict(preset_config(ENV_ID).dqn),
         },
         "target_success": LONG["target_success"],
         "reached_target": "solved_at_env_steps" in summary,
@@ -274,7 +267,7 @@ def plot_long(evals: list[tuple[int, float]]) -> None:
         xlabel="env steps",
         ylabel=f"success rate ({LONG['eval_episodes']} episodes)",
         ylim=(-0.02, 1.02),
-        title=f"50 bits, DQN+HER (future, k=4), epsilon {LONG_DQN['epsilon']}, seed 0",
+        title="50 bits, DQN+HER (future, k=4), seed 0",
     )
     ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -132,6 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("herkit: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `herkit train --help | head`: the reader left early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return 1
     return 0
 
 

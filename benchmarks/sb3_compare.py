@@ -934,9 +934,17 @@ def write_report(results: dict[str, Any]) -> None:
         f"Python {m['python']}, torch {m['torch']}, numpy {m['numpy']}, stable-baselines3 "
         f"{m['stable_baselines3']}, sb3-contrib {m['sb3_contrib']}, gymnasium "
         f"{m['gymnasium']}, gymnasium-robotics {m['gymnasium_robotics']}, mujoco "
-        f"{m['mujoco']}; herkit at commit `{m.get('commit', '?')[:12]}` when the run "
-        "started"
-        + {True: " (with uncommitted changes in src/)", False: ""}.get(m.get("src_modified"), "")
+        f"{m['mujoco']}. herkit's commit when each part started: "
+        + ", ".join(
+            f"{name} `{((part.get('code') or {}).get('commit') or '?')[:12]}`"
+            + (
+                " (with uncommitted changes in src/)"
+                if (part.get("code") or {}).get("src_modified")
+                else ""
+            )
+            for name, part in results.items()
+            if name != "machine" and isinstance(part, dict)
+        )
         + ".",
         "",
         "Wall time of each part (including process start-ups and any waiting): "
@@ -1216,6 +1224,11 @@ def main() -> None:
             spec["steps"] = 2 * spec["eval_every"] if spec["eval_every"] < 20_000 else 2_000
             spec["eval_every"] = min(spec["eval_every"], spec["steps"])
     if not options.report_only:
+        previous = results.get("machine", {})
+        for name in PARTS:  # parts measured before parts had their own record of the code
+            part = results.get(name.replace("-", "_"))
+            if part is not None and "code" not in part:
+                part["code"] = {key: previous.get(key) for key in ("commit", "src_modified")}
         results["machine"] = machine()
         out_root = Path(options.out)
         for name in options.only or PARTS:
@@ -1231,6 +1244,7 @@ def main() -> None:
                 seeds = options.seeds[:1]
                 part = part_training("fetchpush", seeds, out_root, options.quiet_pattern)
             part["part_wall_s"] = round(time.perf_counter() - started, 1)
+            part["code"] = {key: results["machine"].get(key) for key in ("commit", "src_modified")}
             results[name.replace("-", "_")] = part
             RESULTS.write_text(json.dumps(results, indent=1))
     if "bitflip" in results:

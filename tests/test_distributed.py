@@ -237,6 +237,8 @@ def test_a_rank_that_dies_makes_the_other_exit_with_a_clear_error(tmp_path: Path
     processes[1].kill()
     started = time.monotonic()
     _, stderr = processes[0].communicate(timeout=90)
-    assert processes[0].returncode == 1, stderr
+    # herkit exits with 1 right after its message; gloo's own threads, which saw the
+    # connection reset too, sometimes abort the process first (SIGABRT), about 1 run in 10
+    assert processes[0].returncode in (1, -signal.SIGABRT), stderr
     assert "another rank has probably died" in stderr and "Traceback" not in stderr
     assert time.monotonic() - started < 60

@@ -128,6 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except DistributedError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
+        if "RANK" in os.environ:  # a launched rank: skip the interpreter's teardown, where
+            sys.stdout.flush()  # gloo's threads of a broken connection can abort (SIGABRT)
+            sys.stderr.flush()
+            os._exit(1)
         return 1
     except KeyboardInterrupt:
         print("herkit: interrupted", file=sys.stderr)

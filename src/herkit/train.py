@@ -146,6 +146,8 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     context = distributed.init(config.resolved_device(), config.dist_timeout_s)
     try:
         summary = _train(config, resume, context)
+    except DistributedError:
+        raise  # the group is broken: tearing it down can abort the process (gloo threads)
     except BaseException:
         distributed.shutdown(synchronize=False)
         raise

@@ -159,6 +159,7 @@ def long_run(options: argparse.Namespace, runs_dir: Path) -> dict:
     """The 50-bit run with a 0.9 target; returns where it got to."""
     from herkit.config import preset_config
 
+    preset = preset_config(ENV_ID)
     settings = dict(LONG)
     run_dir = runs_dir / "long-bits50-her-future-s0"
     summary = train_run(
@@ -179,8 +180,8 @@ def long_run(options: argparse.Namespace, runs_dir: Path) -> dict:
         "seed": LONG["seed"],
         "settings": {
             **{key: LONG[key] for key in ("steps", "eval_every", "eval_episodes")},
-            "updates_per_step": preset_config(ENV_ID).updates_per_step,
-            "dqn": dataclasses.asdict(preset_config(ENV_ID).dqn),
+            "updates_per_step": preset.updates_per_step,
+            "dqn": dataclasses.asdict(preset.dqn),
         },
         "target_success": LONG["target_success"],
         "reached_target": "solved_at_env_steps" in summary,

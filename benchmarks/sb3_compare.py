@@ -936,12 +936,8 @@ def write_report(results: dict[str, Any]) -> None:
         f"{m['gymnasium']}, gymnasium-robotics {m['gymnasium_robotics']}, mujoco "
         f"{m['mujoco']}. herkit's commit when each part started: "
         + ", ".join(
-            f"{name} `{((part.get('code') or {}).get('commit') or '?')[:12]}`"
-            + (
-                " (with uncommitted changes in src/)"
-                if (part.get("code") or {}).get("src_modified")
-                else ""
-            )
+            f"{name} `{part['code']['commit'][:12]}`"
+            + (" (with uncommitted changes in src/)" if part["code"]["src_modified"] else "")
             for name, part in results.items()
             if name != "machine" and isinstance(part, dict)
         )
@@ -1224,11 +1220,6 @@ def main() -> None:
             spec["steps"] = 2 * spec["eval_every"] if spec["eval_every"] < 20_000 else 2_000
             spec["eval_every"] = min(spec["eval_every"], spec["steps"])
     if not options.report_only:
-        previous = results.get("machine", {})
-        for name in PARTS:  # parts measured before parts had their own record of the code
-            part = results.get(name.replace("-", "_"))
-            if part is not None and "code" not in part:
-                part["code"] = {key: previous.get(key) for key in ("commit", "src_modified")}
         results["machine"] = machine()
         out_root = Path(options.out)
         for name in options.only or PARTS:

@@ -3,6 +3,7 @@
     python benchmarks/fetch.py                                  # FetchPush-v4, as in results.md
     python benchmarks/fetch.py --tasks FetchReach-v4 --steps 20000 --ranks 1
     python benchmarks/fetch.py --tasks FetchPickAndPlace-v4 FetchSlide-v4 --steps 2000000
+    python benchmarks/fetch.py --seeds 1 2                      # more seeds of FetchPush-v4
     python benchmarks/fetch.py --herkit-args --updates-per-step 0.5   # other training flags
 
 Each task is one ``torchrun --nproc-per-node RANKS -m herkit train TASK --steps STEPS`` job
@@ -11,9 +12,9 @@ Each task is one ``torchrun --nproc-per-node RANKS -m herkit train TASK --steps 
 20 episodes every 20,000 env steps, torch on one thread per rank). Env steps are counted
 over all ranks. A task whose run directory holds a summary.json is not run again.
 
-Writes, per task, a record into docs/fetch.json (command, machine, code version, wall
-time, env steps per second, the first evaluation at or above 0.9 and the curve) and
-docs/figures/fetch_<task>.png.
+Writes, per task and seed, a record ``<task>/seed<seed>`` into docs/fetch.json (command,
+machine, code version, wall time, env steps per second, the first evaluation at or above
+0.9 and the curve) and docs/figures/fetch_<task>.png with one line per recorded seed.
 """
 
 from __future__ import annotations
@@ -40,13 +41,18 @@ SOLVED = 0.9
 
 
 def torchrun_train(
-    env_id: str, ranks: int, steps: int, out: Path, herkit_args: list[str], port: int = 29500
+    env_id: str,
+    seed: int,
+    ranks: int,
+    steps: int,
+    out: Path,
+    herkit_args: list[str],
 ) -> dict[str, Any]:
     """One ``torchrun ... herkit train`` job (reused when finished); its record."""
-    args = ["train", env_id, "--steps", str(steps), *herkit_args]
+    args = ["train", env_id, "--seed", str(seed), "--steps", str(steps), *herkit_args]
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(ranks),
-        "--master-port", str(port), "-m", "herkit", *args,
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(ranks),
+        "-m", "herkit", *args,
     ]  # fmt: skip
     own = ["--out", str(out), "--no-progress", "--no-tensorboard", "--checkpoint-every", str(steps)]
     wall_file = out / "process_wall_s.txt"
@@ -66,6 +72,7 @@ def torchrun_train(
     return {
         "command": f"torchrun --nproc-per-node {ranks} -m herkit " + " ".join(args),
         "ranks": ranks,
+        "seed": seed,
         "summary": summary,
         "process_wall_s": float(wall_file.read_text()) if wall_file.exists() else None,
         "env_steps_per_s": round(summary["env_steps"] / summary["wall_s"], 1),
@@ -107,6 +114,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--tasks", nargs="+", default=["FetchPush-v4"], help="Fetch env ids")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="training seeds")
     parser.add_argument("--steps", type=int, default=1_000_000, help="env steps (all ranks)")
     parser.add_argument("--ranks", type=int, default=2, help="torchrun processes")
     parser.add_argument("--runs-dir", default="runs/fetch", help="where the runs go")
@@ -117,16 +125,24 @@ def main() -> None:
     options = parser.parse_args()
     records = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     for task in options.tasks:
-        print(f"== {task}", flush=True)
-        out = Path(options.runs_dir) / task
-        record = torchrun_train(task, options.ranks, options.steps, out, options.herkit_args)
-        record.update(machine=machine(), code=code_version())
-        records[task] = record
-        print(json.dumps({k: v for k, v in record.items() if k != "curve"}), flush=True)
-        RESULTS.write_text(json.dumps(records, indent=1) + "\n")
-        name = f"DDPG+HER, {options.ranks} rank(s)"
+        for seed in options.seeds:
+            key = f"{task}/seed{seed}"
+            print(f"== {key}", flush=True)
+            out = Path(options.runs_dir) / task / f"seed{seed}"
+            record = torchrun_train(
+                task, seed, options.ranks, options.steps, out, options.herkit_args
+            )
+            record.update(machine=machine(), code=code_version())
+            records[key] = record
+            print(json.dumps({k: v for k, v in record.items() if k != "curve"}), flush=True)
+            RESULTS.write_text(json.dumps(records, indent=1) + "\n")
+        seeds = {
+            f"seed {record['seed']}, {record['ranks']} rank(s)": record
+            for key, record in sorted(records.items())
+            if key.startswith(f"{task}/")
+        }
         figure = FIGURES / f"fetch_{task.split('-')[0].lower()}.png"
-        plot_curves({name: record}, figure, f"{task} on {machine()['cpus']} CPU cores")
+        plot_curves(seeds, figure, f"{task}, DDPG+HER on {machine()['cpus']} CPU cores")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from common import DOCS, FIGURES, code_version, machine, shown
 
 from herkit.logging import read_progress
@@ -51,8 +52,8 @@ def torchrun_train(
     """One ``torchrun ... herkit train`` job (reused when finished); its record."""
     args = ["train", env_id, "--seed", str(seed), "--steps", str(steps), *herkit_args]
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(ranks),
-        "-m", "herkit", *args,
+        sys.executable, "-m", "torch.distributed.run", "--standalone",
+        "--nproc-per-node", str(ranks), "-m", "herkit", *args,
     ]  # fmt: skip
     own = ["--out", str(out), "--no-progress", "--no-tensorboard", "--checkpoint-every", str(steps)]
     wall_file = out / "process_wall_s.txt"
@@ -83,6 +84,15 @@ def torchrun_train(
     }
 
 
+def median_curve(curves: list[list[dict[str, float]]]) -> tuple[np.ndarray, ...]:
+    """Env steps evaluated in every curve, with the median wall time and success there."""
+    common = sorted(set.intersection(*({p["env_steps"] for p in curve} for curve in curves)))
+    at = [{p["env_steps"]: p for p in curve} for curve in curves]
+    wall_s = np.median([[points[s]["wall_s"] for s in common] for points in at], axis=0)
+    success = np.median([[points[s]["success_rate"] for s in common] for points in at], axis=0)
+    return np.array(common), wall_s, success
+
+
 def plot_curves(results: dict[str, dict[str, Any]], path: Path, title: str) -> None:
     """Success against env steps and against wall time, one line per result."""
     import matplotlib
@@ -91,11 +101,16 @@ def plot_curves(results: dict[str, dict[str, Any]], path: Path, title: str) -> N
     import matplotlib.pyplot as plt
 
     fig, (by_steps, by_time) = plt.subplots(1, 2, figsize=(11, 4))
+    style = {"marker": ".", "alpha": 0.5 if len(results) >= 3 else 1.0}
     for name, result in results.items():
         curve = result["curve"]
         success = [point["success_rate"] for point in curve]
-        by_steps.plot([p["env_steps"] for p in curve], success, marker=".", label=name)
-        by_time.plot([p["wall_s"] / 60 for p in curve], success, marker=".", label=name)
+        by_steps.plot([p["env_steps"] for p in curve], success, label=name, **style)
+        by_time.plot([p["wall_s"] / 60 for p in curve], success, label=name, **style)
+    if len(results) >= 3:
+        steps, wall_s, success = median_curve([result["curve"] for result in results.values()])
+        by_steps.plot(steps, success, color="black", linewidth=2, label="median")
+        by_time.plot(wall_s / 60, success, color="black", linewidth=2, label="median")
     by_steps.set(xlabel="env steps (all ranks)", ylabel="success rate", ylim=(-0.02, 1.02))
     by_time.set(xlabel="wall time (min)", ylabel="success rate", ylim=(-0.02, 1.02))
     for axis in (by_steps, by_time):

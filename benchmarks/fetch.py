@@ -7,11 +7,11 @@
     python benchmarks/fetch.py --herkit-args --updates-per-step 0.5   # other training flags
 
 Each task and seed is one ``torchrun --nproc-per-node RANKS -m herkit train TASK --seed SEED
---steps STEPS`` job (the Fetch preset: DDPG+HER future k=4, 3x256 networks, batch 256, 2 envs
-per rank) with ``--herkit-args`` appended (default: 0.25 updates per env step per rank, an evaluation of
-20 episodes every 20,000 env steps, torch on one thread per rank). Env steps are counted
-over all ranks. A run whose directory (RUNS_DIR/TASK/seedSEED) holds a summary.json is not
-run again.
+--steps STEPS`` job (the Fetch preset: DDPG+HER future k=4, 3x256 networks, batch 256, 2
+envs per rank) with ``--herkit-args`` appended (default: 0.25 updates per env step per
+rank, an evaluation of 20 episodes every 20,000 env steps, torch on one thread per rank).
+Env steps are counted over all ranks. A run whose directory (RUNS_DIR/TASK/seedSEED) holds
+a summary.json is not run again.
 
 Writes, per task and seed, a record ``<task>/seed<seed>`` into docs/fetch.json (command,
 machine, code version, wall time, env steps per second, the first evaluation at or above

@@ -211,7 +211,7 @@ def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
 
     # A checkpoint of 2 ranks cannot be resumed by 1.
     single = subprocess.run(
-        [sys.executable, "-m", "herkit", "train", "--resume", str(run)],
+        [sys.executable, "-m", "herkit", "train", "--resume", str(run), "--steps", "3000"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert single.returncode == 2 and "written by 2 rank(s)" in single.stderr

@@ -64,7 +64,8 @@ def check_batch(run: TaggedRun, strategy: str, relabel: str, batch_size: int = 5
     np.testing.assert_array_equal(batch.goal[relabelled, 2], env[relabelled])
     if strategy == "future":
         assert np.all((goal_step >= t) & (goal_step < length))
-    elif strategy == "final":
+    elif strategy == "final":  # only ended episodes have a final goal
+        assert all(run.episodes[u].closed for u in uid[relabelled]), "final of an open episode"
         np.testing.assert_array_equal(goal_step, length - 1)
     elif strategy == "episode":
         assert np.all((goal_step >= 0) & (goal_step < length))
@@ -176,6 +177,35 @@ def test_sample_mode_uses_open_episodes_store_mode_waits_for_the_end() -> None:
     assert len(store_mode) == 0
     with pytest.raises(ValueError, match="finish an episode"):
         store_mode.sample(8)
+
+
+@pytest.mark.parametrize("strategy", ["future", "final", "episode", "random"])
+def test_open_episodes_relabel_only_with_steps_they_have_recorded(strategy: str) -> None:
+    """Sample mode, one closed episode and one open one: every relabelled goal of an open
+    episode's transition is a step that episode has already recorded (future: at or after
+    t), and final relabels none of them, while the closed episode's still are."""
+    buffer = make_buffer(200, 1, strategy=strategy, k=4, seed=1)
+    run = TaggedRun(buffer)
+    run.feed([[12, 40]], steps=30)  # episode 0 closed after 12 steps, episode 1 open at 18
+    assert run.episodes[0].closed and not run.episodes[1].closed
+    batch = buffer.sample(4000)
+    uid, t = batch.observation[:, 0].astype(int), batch.observation[:, 1].astype(int)
+    relabelled = batch.goal[:, 0] >= 0
+    goal_uid, goal_step = batch.goal[:, 0].astype(int), batch.goal[:, 1].astype(int)
+    open_ = uid == 1
+    assert relabelled[~open_].mean() > 0.3  # the closed episode is relabelled as usual
+    if strategy == "final":
+        assert not relabelled[open_].any()
+        np.testing.assert_array_equal(goal_step[relabelled], 11)
+        return
+    assert relabelled[open_].mean() > 0.6
+    mine = open_ & relabelled
+    if strategy != "random":
+        np.testing.assert_array_equal(goal_uid[mine], 1)
+    recorded = np.where(goal_uid == 1, run.episodes[1].length, run.episodes[0].length)
+    assert np.all(goal_step[relabelled] < recorded[relabelled])
+    if strategy == "future":
+        assert np.all(goal_step[mine] >= t[mine])
 
 
 def test_terminal_on_success_marks_relabelled_successes_terminal() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -87,9 +88,19 @@ def test_target_success_stops_early_and_is_recorded(tmp_path: Path) -> None:
 def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
     config = quiet(out=str(tmp_path), steps=64, warmup_steps=32, eval_every=64, eval_episodes=2)
     train(config)
-    assert load_run_config(tmp_path) == config
+    # config.json holds what the run used: the env's conventions filled in, and its directory
+    resolved = dataclasses.replace(
+        config, reward_range=(-1.0, 0.0), terminal_on_success=True, success_key="is_success"
+    )
+    assert load_run_config(tmp_path) == resolved
     on_disk = json.loads((tmp_path / "config.json").read_text())
     assert on_disk["dqn"]["hidden"] == [256] and on_disk["algo"] == "dqn"
+    assert on_disk["out"] == str(tmp_path)
+    assert on_disk["conventions"]["success_key"] == "is_success"
+    assert (
+        "BitFlipEnv.terminates_on_success"
+        in on_disk["conventions"]["sources"]["terminal_on_success"]
+    )
 
 
 def test_checkpoint_round_trip_restores_agent_and_buffer(tmp_path: Path) -> None:
@@ -111,7 +122,7 @@ def test_damaged_checkpoint_gives_a_clear_error(tmp_path: Path) -> None:
     buffer_file = tmp_path / "checkpoint" / "buffer.npz"
     buffer_file.write_bytes(buffer_file.read_bytes()[:1000])
     with pytest.raises(CheckpointError, match=r"buffer\.npz is missing, truncated or corrupted"):
-        train(config, resume=True)
+        train(dataclasses.replace(config, steps=256), resume=True)
     (tmp_path / "checkpoint" / "state.json").write_text("{")
     with pytest.raises(CheckpointError, match=r"unreadable state\.json"):
         load_checkpoint(tmp_path, lambda a, g, i: np.zeros(len(a)))

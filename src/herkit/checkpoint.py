@@ -105,6 +105,18 @@ def load_checkpoint(
     return agent_state, buffer
 
 
+def checkpoint_state(run_dir: str | Path) -> dict[str, Any]:
+    """The loop counters (``env_steps``, ...) of a run's checkpoint, from its state.json."""
+    folder = find_checkpoint(run_dir)
+    try:
+        state: dict[str, Any] = json.loads((folder / "state.json").read_text())["state"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise CheckpointError(
+            f"checkpoint {str(folder)!r}: unreadable state.json ({error})"
+        ) from None
+    return state
+
+
 def load_agent_state(
     run_dir: str | Path, map_location: str | torch.device = "cpu"
 ) -> dict[str, Any]:

@@ -8,7 +8,9 @@ as one line on stderr with exit code 2, never as a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import os
 import sys
@@ -17,6 +19,7 @@ from typing import Annotated, Any, Literal
 
 import tyro
 
+from herkit import __version__
 from herkit.bench import BufferBenchConfig, bench_buffer
 from herkit.distributed import DistributedError
 
@@ -70,6 +73,8 @@ def plot(
     """
     from herkit.plots import plot_runs
 
+    if not run_dirs:
+        raise ValueError("herkit plot needs at least one run directory: herkit plot RUN... -o FILE")
     print(plot_runs(run_dirs, output))
 
 
@@ -85,12 +90,17 @@ def _train_main(args: list[str]) -> None:
     from herkit.config import TrainConfig, preset_config
     from herkit.train import load_run_config, train
 
+    args = _auto_flags(args)
     # First pass for the env id (and --resume), so that --help shows that env's preset.
     without_help = [arg for arg in args if arg not in ("-h", "--help")]
-    first = tyro.cli(TrainConfig, args=without_help, prog="herkit train")
+    try:
+        first = _parse_train(without_help)
+    except ValueError:  # report the error against the preset of the env named, if any
+        _parse_train(args, default=preset_config(_guess_env_id(args)))
+        raise
     if first.resume is not None:
         saved = dataclasses.replace(load_run_config(first.resume), out=first.resume)
-        config = tyro.cli(TrainConfig, args=args, default=saved, prog="herkit train")
+        config = _parse_train(args, default=saved)
         changed = [
             field.name
             for field in dataclasses.fields(TrainConfig)
@@ -105,10 +115,94 @@ def _train_main(args: list[str]) -> None:
         summary = train(dataclasses.replace(config, resume=None), resume=True)
     else:
         preset = preset_config(first.env_id)
-        config = tyro.cli(TrainConfig, args=args, default=preset, prog="herkit train")
+        config = _parse_train(args, default=preset)
+        if preset.env_kwargs and config.env_kwargs != preset.env_kwargs:
+            given = config.env_kwargs_dict()  # the preset's other env kwargs stay
+            kept = tuple(item for item in preset.env_kwargs if item.split("=")[0] not in given)
+            config = dataclasses.replace(config, env_kwargs=kept + config.env_kwargs)
         summary = train(config)
     if os.environ.get("RANK", "0") == "0":  # torchrun: one summary, from rank 0
         print(json.dumps(summary))
+
+
+def _parse(
+    parser: Callable[..., Any], target: Any, args: list[str], prog: str, **kwargs: Any
+) -> Any:
+    """``parser(target, args=args, prog=prog)`` (tyro) whose usage errors (an unknown flag,
+    a bad value) raise one-line ValueErrors instead of printing a box and exiting."""
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            return parser(target, args=args, prog=prog, **kwargs)
+    except SystemExit as exit:
+        if exit.code in (0, None):
+            raise
+        raise ValueError(f"{_one_line(captured.getvalue())} ({prog} --help lists them)") from None
+
+
+def _parse_train(args: list[str], **kwargs: Any) -> Any:
+    from herkit.config import TrainConfig
+
+    return _parse(tyro.cli, TrainConfig, args, "herkit train", **kwargs)
+
+
+def _one_line(box: str) -> str:
+    """The message of one of tyro's error boxes, as one line."""
+    sections: list[list[str]] = [[]]
+    for raw in box.splitlines():
+        line = raw.strip().strip("│").strip()
+        if raw.strip()[:1] in ("╭", "╰") or line.startswith("For full helptext"):
+            continue
+        if line and set(line) == {"─"}:
+            sections.append([])
+        elif line:
+            sections[-1].append(" ".join(line.split()))
+    return "; ".join(" ".join(section) for section in sections if section) or box.strip()
+
+
+_AUTO_FLAGS = ("terminal-on-success",)
+"""Settings that are True, False or None (from the env), also given as bare flags."""
+
+
+def _auto_flags(args: list[str]) -> list[str]:
+    """For :data:`_AUTO_FLAGS`: ``--X`` alone means ``--X True``, ``--no-X`` ``--X False``."""
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        name = arg[2:] if arg.startswith("--") else ""
+        if name.startswith("no-") and name[3:] in _AUTO_FLAGS:
+            out += [f"--{name[3:]}", "False"]
+        elif name in _AUTO_FLAGS and (i + 1 == len(args) or args[i + 1].startswith("-")):
+            out += [arg, "True"]
+        else:
+            out.append(arg)
+    return out
+
+
+def _guess_env_id(args: list[str]) -> str:
+    """The env id among ``args`` when they cannot be parsed (for an error's defaults)."""
+    from herkit.config import TrainConfig
+
+    ids = [arg for arg in args if not arg.startswith("-") and ("/" in arg or "-v" in arg)]
+    return ids[0] if ids else TrainConfig.env_id
+
+
+def _train_main_safe(args: list[str]) -> int:
+    """``herkit train``: exit code 130 with the resume command after a Ctrl-C."""
+    from herkit.train import Interrupted
+
+    try:
+        _train_main(args)
+    except Interrupted as stop:
+        if os.environ.get("RANK", "0") == "0":
+            world = int(os.environ.get("WORLD_SIZE", "1"))
+            launch = f"torchrun --nproc-per-node {world} -m herkit" if world > 1 else "herkit"
+            print(
+                f"herkit: interrupted at {stop.env_steps} env steps, checkpoint written; "
+                f"continue with: {launch} train --resume {stop.run_dir}",
+                file=sys.stderr,
+            )
+        return 130
+    return 0
 
 
 COMMANDS: dict[str, Callable[..., None]] = {"eval": evaluate_run, "plot": plot, "bench": bench}
@@ -118,11 +212,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``herkit`` command line; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        if args[:1] == ["train"]:
-            _train_main(args[1:])
+        if args[:1] in (["--version"], ["-V"]):
+            print(f"herkit {__version__}")
+        elif args[:1] == ["train"]:
+            return _train_main_safe(args[1:])
         else:
             commands: dict[str, Callable[..., Any]] = {"train": _train_help, **COMMANDS}
-            tyro.extras.subcommand_cli_from_dict(commands, prog="herkit", args=args)
+            _parse(tyro.extras.subcommand_cli_from_dict, commands, args=args, prog="herkit")
     except ValueError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
         return 2

@@ -219,7 +219,10 @@ class TrainConfig:
     seed: int = 0
     """Seed of envs, agent and buffer."""
     out: str | None = None
-    """Run directory; default runs/ENV-ALGO-sSEED."""
+    """Run directory; default runs/ENV-ALGO-STRATEGY-sSEED. An existing run directory is
+    refused (use --resume DIR, another --out, or --overwrite)."""
+    overwrite: bool = False
+    """Empty an existing run directory first instead of refusing to train into it."""
     device: str = "cpu"
     """Torch device: cpu, cuda, cuda:N, or auto (cuda when available)."""
     env_kwargs: tuple[str, ...] = ()
@@ -244,10 +247,18 @@ class TrainConfig:
     """Env steps between checkpoints (one is also written at the end)."""
     resume: str | None = None
     """Continue the run in this directory from its checkpoint (its config.json is used)."""
-    terminal_on_success: bool = False
-    """Relabelled successes are terminal (for envs that end on success, e.g. bit flipping)."""
-    reward_range: tuple[float, float] = (-1.0, 0.0)
-    """Smallest and largest reward; Q targets are clipped to the returns they imply."""
+    terminal_on_success: bool | None = None
+    """Relabelled successes are terminal (for envs that end episodes on success, e.g. bit
+    flipping, PointMaze); None: from the env (what it declares, else what it does)."""
+    reward_range: tuple[float, float] | None = None
+    """Smallest and largest reward; Q targets are clipped to the returns they imply. None:
+    probed from the env's compute_reward (no clipping where the reward is not bounded)."""
+    success_key: Literal["is_success", "success", "compute_reward"] | None = None
+    """Where success is read: info["is_success"], info["success"], or compute_reward giving
+    the reward of a reached goal; None: from the env."""
+    info_keys: tuple[str, ...] = ()
+    """Numeric info fields stored with each transition and passed to compute_reward (for
+    envs whose reward needs info)."""
     dist_timeout_s: float = 300.0
     """torch.distributed (torchrun) runs: seconds a collective waits for the other ranks
     before failing."""
@@ -279,11 +290,15 @@ class TrainConfig:
         _check_float("dist_timeout_s", self.dist_timeout_s, 0.0, open_low=True)
         if self.target_success is not None:
             _check_float("target_success", self.target_success, 0.0, 1.0, open_low=True)
-        low, high = self.reward_range
-        if not (_is_number(low) and _is_number(high) and low <= high):
-            raise ValueError(
-                f"reward_range must be (low, high) with low <= high, got {self.reward_range}"
-            )
+        if self.reward_range is not None:
+            low, high = self.reward_range
+            if not (_is_number(low) and _is_number(high) and low <= high):
+                raise ValueError(
+                    f"reward_range must be (low, high) with low <= high, got {self.reward_range}"
+                )
+        if self.terminal_on_success is not None:
+            _check_bool("terminal_on_success", self.terminal_on_success)
+        _check_bool("overwrite", self.overwrite)
         device = self.device
         if not (device in ("cpu", "cuda", "auto", "mps") or device.startswith("cuda:")):
             raise ValueError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
@@ -309,18 +324,24 @@ class TrainConfig:
 
     def resolved_device(self) -> str:
         """``device`` with auto resolved."""
-        if self.device != "auto":
-            return self.device
         import torch
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        if self.device == "auto":
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        if self.device.startswith("cuda") and not torch.cuda.is_available():
+            build = "a CPU-only build" if torch.version.cuda is None else "no CUDA device visible"
+            raise ValueError(
+                f"device {self.device!r} needs CUDA, but torch {torch.__version__} has {build} "
+                "here: use --device cpu (or auto)"
+            )
+        return self.device
 
     def out_dir(self) -> Path:
         """The run directory."""
         if self.out is not None:
             return Path(self.out)
         name = self.env_id.split(":")[-1].replace("/", "-")
-        return Path("runs") / f"{name}-{self.algo}-s{self.seed}"
+        return Path("runs") / f"{name}-{self.algo}-{self.strategy}-s{self.seed}"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (what config.json holds)."""
@@ -336,16 +357,18 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
         if "hidden" in agent:
             agent["hidden"] = tuple(agent["hidden"])
         fields[name] = cls(**agent)
-    for name in ("env_kwargs", "reward_range"):
-        if name in fields:
+    for name in ("env_kwargs", "reward_range", "info_keys"):
+        if fields.get(name) is not None:
             fields[name] = tuple(fields[name])
+    unknown = sorted(set(fields) - {field.name for field in dataclasses.fields(TrainConfig)})
+    if unknown:
+        raise ValueError(f"unknown settings {', '.join(unknown)}")
     return TrainConfig(**fields)
 
 
 _GOAL_DQN = dict(
     algo="dqn",
     steps=10_000,
-    terminal_on_success=True,
     warmup_steps=256,
     eval_every=1_000,
     checkpoint_every=10_000,
@@ -375,6 +398,16 @@ PRESETS: dict[str, dict[str, Any]] = {
     "herkit/GridWorld-v0": dict(_GOAL_DQN, steps=30_000),
     "herkit/MountainCarGoal-v0": dict(_GOAL_DQN, steps=200_000, eval_every=5_000),
     "herkit/PointReach-v0": dict(algo="ddpg", steps=30_000, eval_every=1_000, warmup_steps=500),
+    # gymnasium-robotics' PointMaze: 0/1 rewards, info["success"]; continuing_task=False
+    # ends an episode on success (the env's own default runs on past the goal).
+    "PointMaze": dict(
+        algo="sac",
+        env_kwargs=("continuing_task=False", "max_episode_steps=100"),
+        steps=50_000,
+        eval_every=2_000,
+        eval_episodes=20,
+        checkpoint_every=25_000,
+    ),
     "FetchReach-v4": dict(_FETCH, steps=20_000, eval_every=500),
     "Fetch": _FETCH,
 }

@@ -50,6 +50,9 @@ def plot_runs(run_dirs: Sequence[str | Path], out: str | Path, title: str | None
         fig.suptitle(title)
     fig.tight_layout()
     out = Path(out)
+    if out.is_dir():
+        raise ValueError(f"output {str(out)!r} is a directory; give a file name such as curves.png")
+    out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out

@@ -7,8 +7,15 @@ stored, so the buffer always receives the true last observation of an episode.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import multiprocessing
 import os
+import shutil
+import signal
+import sys
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,11 +27,12 @@ import torch
 
 from herkit import distributed
 from herkit.agents import Agent, make_agent
-from herkit.buffer.her import HerReplayBuffer
-from herkit.checkpoint import load_agent_state, load_checkpoint, save_checkpoint
+from herkit.buffer.her import HerReplayBuffer, compute_reward_of
+from herkit.checkpoint import checkpoint_state, load_agent_state, load_checkpoint, save_checkpoint
 from herkit.config import TrainConfig, config_from_dict
 from herkit.distributed import Context, DistributedError
 from herkit.envs import make_goal_env
+from herkit.envs.conventions import GoalConventions, SuccessSignal, probe_conventions
 from herkit.logging import RunLogger
 from herkit.plots import plot_runs
 
@@ -56,7 +64,13 @@ def make_vector_env(config: TrainConfig, n_envs: int, seed_offset: int) -> gym.v
     """
     kwargs = config.env_kwargs_dict()
     make_goal_env(config.env_id, **kwargs).close()
-    fns = [lambda: make_goal_env(config.env_id, **kwargs)] * n_envs
+
+    def make() -> gym.Env:
+        if multiprocessing.parent_process() is not None:  # a worker: Ctrl-C is the trainer's
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return make_goal_env(config.env_id, **kwargs)
+
+    fns = [make] * n_envs
     cores_per_process = (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
     use_async = n_envs > 1 and cores_per_process >= 2
     vector_cls = gym.vector.AsyncVectorEnv if use_async else gym.vector.SyncVectorEnv
@@ -73,8 +87,11 @@ def build(
 ) -> tuple[Agent, HerReplayBuffer | None]:
     """The agent and (unless ``with_buffer`` is false) the buffer that fit ``envs``.
 
-    In a distributed run the agent joins ``context`` (rank 0's parameters, averaged
-    gradients) and each rank's buffer and exploration get a seed of their own.
+    ``config`` is resolved (:func:`resolve_conventions`): its ``reward_range`` bounds the
+    agent's Q targets (None: not clipped) and ``terminal_on_success`` (None: not known yet)
+    goes to the buffer. In a distributed run the agent joins ``context`` (rank 0's
+    parameters, averaged gradients) and each rank's buffer and exploration get a seed of
+    their own.
     """
     context = context or Context()
     space: Any = envs.single_observation_space
@@ -87,6 +104,7 @@ def build(
         reward_range=config.reward_range,
         device=context.device(config.resolved_device()),
         seed=config.seed,
+        terminal_on_success=config.terminal_on_success,
     )
     if context.active:
         agent.join(context, exploration_seed=_rank_seed(config, context))
@@ -99,7 +117,8 @@ def build(
         k=config.k,
         relabel=config.relabel,
         prioritized=config.prioritized,
-        terminal_on_success=config.terminal_on_success,
+        terminal_on_success=bool(config.terminal_on_success),
+        info_keys=config.info_keys,
         seed=_rank_seed(config, context),
     )
     return agent, buffer
@@ -109,8 +128,18 @@ def _rank_seed(config: TrainConfig, context: Context) -> int:
     return config.seed + 100_003 * context.rank
 
 
-def evaluate(agent: Agent, envs: gym.vector.VectorEnv, episodes: int, seed: int) -> float:
-    """Success rate of the deterministic policy over ``episodes`` episodes."""
+def evaluate(
+    agent: Agent,
+    envs: gym.vector.VectorEnv,
+    episodes: int,
+    seed: int,
+    success_of: SuccessSignal,
+) -> float:
+    """Success rate of the deterministic policy over ``episodes`` episodes.
+
+    An episode's success is ``success_of`` at its last step; NaN where the env has no
+    success signal.
+    """
     obs, _ = envs.reset(seed=seed)
     counting = np.arange(envs.num_envs) < episodes  # envs whose current episode counts
     started = int(counting.sum())
@@ -121,7 +150,9 @@ def evaluate(agent: Agent, envs: gym.vector.VectorEnv, episodes: int, seed: int)
         done = terminated | truncated
         finished = done & counting
         if finished.any():
-            success = np.asarray(info.get("is_success", np.zeros(envs.num_envs)), float)
+            success = success_of(info, obs)
+            if success is None:
+                success = np.full(envs.num_envs, math.nan)
             successes.extend(success[finished].tolist())
             again = finished & (np.cumsum(finished) <= episodes - started)
             started += int(again.sum())
@@ -137,17 +168,36 @@ def _reset_masked(envs: gym.vector.VectorEnv, obs: dict, mask: np.ndarray) -> di
     return fresh
 
 
+class Interrupted(Exception):
+    """Training was stopped by SIGINT or SIGTERM after a checkpoint at ``env_steps``."""
+
+    def __init__(self, run_dir: Path, env_steps: int) -> None:
+        super().__init__(f"interrupted at {env_steps} env steps")
+        self.run_dir = run_dir
+        self.env_steps = env_steps
+
+
 def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     """Run (or resume) training as configured; returns the run's summary.
 
     Launched by torchrun, every rank runs this loop on its own envs and buffer (see
-    :mod:`herkit.distributed`); env steps are counted over all ranks.
+    :mod:`herkit.distributed`); env steps are counted over all ranks. SIGINT or SIGTERM
+    (Ctrl-C) ends the step in progress, writes a checkpoint there, ``summary.json`` and
+    ``curve.png``, and raises :class:`Interrupted`; a second one stops at once.
+
+    Raises:
+        ValueError: bad settings, an env that cannot be made, an existing run directory
+            (unless ``config.overwrite``), or a resume with nothing left to train.
     """
     context = distributed.init(config.resolved_device(), config.dist_timeout_s)
     try:
-        summary = _train(config, resume, context)
+        with _StopOnSignal() as stop:
+            summary = _train(config, resume, context, stop)
     except DistributedError:
         raise  # the group is broken: tearing it down can abort the process (gloo threads)
+    except Interrupted:
+        distributed.shutdown()
+        raise
     except BaseException:
         distributed.shutdown(synchronize=False)
         raise
@@ -155,9 +205,61 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     return summary
 
 
-def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any]:
+def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventions]:
+    """Probe the env's conventions; fill the settings of ``config`` that are None from them.
+
+    ``reward_range``, ``terminal_on_success`` and ``success_key`` that are set (flags, or a
+    resumed run's config.json) win over the probe. See :mod:`herkit.envs.conventions`.
+    """
+    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
+    try:
+        probed = probe_conventions(
+            env, compute_reward_of(env), info_keys=config.info_keys, seed=config.seed
+        )
+    finally:
+        env.close()
+    given = "given (flag or config.json)"
+    sources = dict(probed.sources)
+    for name in ("reward_range", "terminal_on_success", "success_key"):
+        if getattr(config, name) is not None:
+            sources[name] = given
+    success_key = config.success_key or probed.success_key
+    if success_key == "compute_reward" and probed.success_reward is None:
+        raise ValueError(
+            "success_key 'compute_reward' needs a sparse reward (a reached goal's reward is the "
+            f"largest of a few values); {config.env_id}'s reward is not: use another --success-key"
+        )
+    conventions = dataclasses.replace(
+        probed,
+        reward_range=config.reward_range or probed.reward_range,
+        terminal_on_success=(
+            config.terminal_on_success
+            if config.terminal_on_success is not None
+            else probed.terminal_on_success
+        ),
+        success_key=success_key,
+        sources=sources,
+    )
+    resolved = dataclasses.replace(
+        config,
+        reward_range=conventions.reward_range,
+        terminal_on_success=conventions.terminal_on_success,
+        success_key=conventions.success_key,  # type: ignore[arg-type]
+    )
+    return resolved, conventions
+
+
+def _train(
+    config: TrainConfig, resume: bool, context: Context, stop: _StopOnSignal
+) -> dict[str, Any]:
     run_dir = Path(config.out_dir())
     main = context.is_main
+    if resume:
+        _check_resumable(run_dir, config)
+    else:
+        _check_new_run_dir(run_dir, config.overwrite)
+    context.barrier()  # every rank has looked before rank 0 creates the directory
+    config, conventions = resolve_conventions(dataclasses.replace(config, out=str(run_dir)))
     torch.manual_seed(_rank_seed(config, context))
     torch.set_num_threads(config.torch_threads)
     offset = 1_000 * context.rank
@@ -168,7 +270,14 @@ def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any
     assert new_buffer is not None
     buffer = new_buffer
     if main:  # only now: a bad env id or algorithm leaves no run directory behind
+        if config.overwrite and not resume and run_dir.exists():
+            shutil.rmtree(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
+        _say(f"{'resuming' if resume else 'training'} {config.env_id} with {config.algo} "
+             f"(HER {config.strategy}) for {config.steps:,} env steps in {run_dir}")  # fmt: skip
+        _say(f"{config.env_id}: {conventions.describe()}")
+        for warning in conventions.warnings:
+            _say(f"warning: {warning}")
     context.barrier()
     state = LoopState(next_eval=config.eval_every, next_checkpoint=config.checkpoint_every)
     if resume:
@@ -180,7 +289,11 @@ def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any
         state.resets += 1
         buffer.end_episodes()  # the envs restart: episodes in progress end here
     if main:  # also on resume, where --steps may have grown
-        (run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
+        _write_config(run_dir, config, conventions)
+    success_of = SuccessSignal(
+        conventions.success_key, buffer.reward_fn, conventions.success_reward, config.info_keys
+    )
+    terminal_unknown = config.terminal_on_success is None
     logger = (
         RunLogger(run_dir, config.tensorboard, state.env_steps if resume else None)
         if main
@@ -189,9 +302,11 @@ def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any
     obs, _ = envs.reset(seed=config.seed + offset + 7919 * state.resets)
     sums: dict[str, float] = {}  # training metrics summed since the last log row
     counts: dict[str, int] = {}
+    episode_successes: list[float] = []  # training episodes ended since the last log row
     batch_size = config.agent_config().batch_size
     steps_per_iteration = config.n_envs * context.world_size
     can_update = False
+    interrupted = False
     started = time.perf_counter() - state.wall_s
     progress = _Progress(config, state.env_steps, enabled=main)
     try:
@@ -207,6 +322,21 @@ def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any
             agent.update_normalizer(obs["observation"], obs["desired_goal"])
             done = terminated | truncated
             state.episodes += int(done.sum())
+            if terminal_unknown or done.any():
+                success = success_of(info, next_obs)
+                if success is not None:
+                    episode_successes.extend(success[done].tolist())
+                    if terminal_unknown and success.any():  # the env shows what it does
+                        ended = bool(terminated[success > 0].all())
+                        conventions = conventions.with_terminal_evidence(ended, state.env_steps)
+                        config = dataclasses.replace(config, terminal_on_success=ended)
+                        buffer.terminal_on_success = ended
+                        agent.set_terminal_on_success(ended)
+                        terminal_unknown = False
+                        if main:
+                            _say(f"{config.env_id}: episodes end on success: {ended} "
+                                 f"({conventions.sources['terminal_on_success']})")  # fmt: skip
+                            _write_config(run_dir, config, conventions)
             obs = _reset_masked(envs, next_obs, done)
             state.env_steps += steps_per_iteration
             # update (every rank must agree to start: store-time relabelling holds nothing
@@ -224,19 +354,25 @@ def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any
                         buffer.update_priorities(batch.indices, agent.priorities)
                     state.updates += 1
                     state.owed_updates -= 1
+            # a signal stops every rank at the same step
+            interrupted = not context.all_true(not stop.requested)
             # evaluate and log
-            finished = state.env_steps >= config.steps
-            if state.env_steps >= state.next_eval or finished:
+            finished = state.env_steps >= config.steps or interrupted
+            if (state.env_steps >= state.next_eval or finished) and not interrupted:
                 state.next_eval += config.eval_every
                 eval_seed = config.seed + 10_000 + offset + state.env_steps
-                success = evaluate(agent, eval_envs, config.eval_episodes, eval_seed)
-                state.success_rate = context.mean(success)
+                success_rate = evaluate(
+                    agent, eval_envs, config.eval_episodes, eval_seed, success_of
+                )
+                state.success_rate = context.mean(success_rate)
                 state.wall_s = time.perf_counter() - started
                 episodes = int(context.all_sum(np.array([state.episodes]))[0])  # every rank
                 if logger is not None:
                     metrics = {key: sums[key] / counts[key] for key in sums}
+                    if episode_successes:
+                        metrics["train_success_rate"] = float(np.mean(episode_successes))
                     logger.log(_row(state, metrics, episodes))
-                sums, counts = {}, {}
+                sums, counts, episode_successes = {}, {}, []
                 target = config.target_success
                 if target is not None and state.success_rate >= target:
                     if state.solved_at_env_steps is None:
@@ -246,7 +382,8 @@ def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any
             progress.update(state, force=finished)
             # checkpoint
             if state.env_steps >= state.next_checkpoint or finished:
-                state.next_checkpoint += config.checkpoint_every
+                if not interrupted:
+                    state.next_checkpoint += config.checkpoint_every
                 state.wall_s = time.perf_counter() - started
                 if not agent.parameters_agree():
                     raise DistributedError("the ranks' parameters have diverged")
@@ -260,22 +397,95 @@ def _train(config: TrainConfig, resume: bool, context: Context) -> dict[str, Any
         envs.close()
         eval_envs.close()
     summary = _summary(config, state, context.world_size)
+    if interrupted:
+        summary["interrupted"] = True
     if main:
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
         plot_runs([run_dir], run_dir / "curve.png", title=f"{config.env_id} {config.algo}+HER")
+    if interrupted:
+        raise Interrupted(run_dir, state.env_steps)
+    if main:
+        _say(f"done: success rate {state.success_rate:.2f} at {state.env_steps:,} env steps; "
+             f"run directory {run_dir}")  # fmt: skip
     return summary
 
 
+def _say(text: str) -> None:
+    """One line of ``herkit: ...`` on stderr (stdout carries the JSON summary)."""
+    print(f"herkit: {text}", file=sys.stderr, flush=True)
+
+
+class _StopOnSignal:
+    """SIGINT/SIGTERM set :attr:`requested` (the loop checkpoints and stops); a second
+    signal raises KeyboardInterrupt at once. Handlers are restored on exit."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopOnSignal:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        _say(f"{signal.Signals(signum).name}: stopping after this step to write a checkpoint "
+             "(again to quit at once)")  # fmt: skip
+
+
+def _check_new_run_dir(run_dir: Path, overwrite: bool) -> None:
+    """ValueError unless ``run_dir`` is free (absent or empty) or ``overwrite`` is given."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ValueError(f"--out {str(run_dir)!r} is an existing file, not a run directory")
+    if run_dir.is_dir() and any(run_dir.iterdir()) and not overwrite:
+        raise ValueError(
+            f"run directory {str(run_dir)!r} already exists: continue it with --resume "
+            f"{run_dir}, or train into another --out DIR (--overwrite replaces it)"
+        )
+
+
+def _check_resumable(run_dir: Path, config: TrainConfig) -> None:
+    """ValueError unless ``run_dir``'s checkpoint has env steps left before ``config.steps``."""
+    done = int(checkpoint_state(run_dir)["env_steps"])
+    if done >= config.steps:
+        raise ValueError(
+            f"run {str(run_dir)!r} has already trained {done} env steps (--steps "
+            f"{config.steps}): pass a larger --steps to extend it"
+        )
+
+
+def _write_config(run_dir: Path, config: TrainConfig, conventions: GoalConventions) -> None:
+    values = {**config.to_dict(), "conventions": conventions.to_dict()}
+    (run_dir / "config.json").write_text(json.dumps(values, indent=1))
+
+
 def evaluate_checkpoint(run_dir: str | Path, episodes: int, seed: int) -> dict[str, Any]:
-    """Evaluate the policy of a run's checkpoint on fresh envs."""
-    config = load_run_config(run_dir)
+    """Evaluate the policy of a run's checkpoint on fresh envs (success by the env's own
+    convention, as in training)."""
+    config, conventions = resolve_conventions(load_run_config(run_dir))
     envs = make_vector_env(config, min(episodes, config.n_eval_envs), seed_offset=seed)
     try:
         agent = build(config, envs, with_buffer=False)[0]
         agent_state = load_agent_state(run_dir, config.resolved_device())
         agent.load_state_dict(agent_state["agent"])
         state = agent_state["loop"]
-        success = evaluate(agent, envs, episodes, seed)
+        success_of = SuccessSignal(
+            conventions.success_key,
+            compute_reward_of(envs),
+            conventions.success_reward,
+            config.info_keys,
+        )
+        success = evaluate(agent, envs, episodes, seed, success_of)
     finally:
         envs.close()
     return {
@@ -283,16 +493,27 @@ def evaluate_checkpoint(run_dir: str | Path, episodes: int, seed: int) -> dict[s
         "algo": config.algo,
         "episodes": episodes,
         "success_rate": success,
+        "success_key": conventions.success_key,
         "env_steps": state["env_steps"],
     }
 
 
 def load_run_config(run_dir: str | Path) -> TrainConfig:
-    """The TrainConfig a run was started with (from ``RUN/config.json``)."""
+    """The TrainConfig a run was started with (from ``RUN/config.json``).
+
+    Raises ValueError naming the file when it is missing, not JSON, or not a config.
+    """
     path = Path(run_dir) / "config.json"
-    if not path.exists():
+    if not path.is_file():
         raise ValueError(f"run directory {str(run_dir)!r} has no config.json")
-    return config_from_dict(json.loads(path.read_text()))
+    try:
+        values = json.loads(path.read_text())
+        if not isinstance(values, dict):
+            raise ValueError(f"expected a JSON object, got {type(values).__name__}")
+        values.pop("conventions", None)
+        return config_from_dict(values)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"{path} is not a valid herkit config ({error})") from None
 
 
 def _checkpoint(

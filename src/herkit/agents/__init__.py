@@ -59,15 +59,19 @@ def make_agent(
     observation_dim: int,
     goal_dim: int,
     action_space: gymnasium.spaces.Space,
-    reward_range: tuple[float, float],
+    reward_range: tuple[float, float] | None,
     device: str | torch.device = "cpu",
     seed: int | None = None,
+    terminal_on_success: bool | None = None,
 ) -> GoalAgent:
     """Build the ``algo`` agent ("dqn", "ddpg", "td3" or "sac") for these sizes.
 
     ``config`` must be the algorithm's config class (``DDPGConfig`` for ddpg and td3, with
     ``twin_q=True`` for td3, e.g. ``DDPGConfig.td3()``); None takes :func:`default_config`.
-    ``reward_range`` bounds the per-step reward, for clipping Q targets to the return range.
+    ``reward_range`` bounds the per-step reward, for clipping Q targets to the return range
+    (None: not clipped, for rewards without known bounds); with ``terminal_on_success``
+    (whether the env ends episodes on success) it sets the reward scale
+    (:class:`herkit.agents.base.ValueScale`).
     "dqn" needs a ``Discrete`` action space, the others a 1-D ``Box`` with finite bounds;
     anything else raises ``ValueError``.
     """
@@ -81,8 +85,22 @@ def make_agent(
     for name, dim in (("observation_dim", observation_dim), ("goal_dim", goal_dim)):
         if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
             raise ValueError(f"{name} must be a positive int, got {dim!r}")
-    observation_dim, goal_dim = int(observation_dim), int(goal_dim)
+    agent = _build(algo, config, int(observation_dim), int(goal_dim), action_space, reward_range,
+                   device, seed)  # fmt: skip
+    agent.set_terminal_on_success(terminal_on_success)
+    return agent
 
+
+def _build(
+    algo: str,
+    config: OffPolicyConfig,
+    observation_dim: int,
+    goal_dim: int,
+    action_space: gymnasium.spaces.Space,
+    reward_range: tuple[float, float] | None,
+    device: str | torch.device,
+    seed: int | None,
+) -> GoalAgent:
     if algo == "dqn":
         if not isinstance(action_space, gymnasium.spaces.Discrete):
             raise ValueError(

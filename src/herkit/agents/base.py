@@ -14,12 +14,14 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import torch
 from torch import nn
 
+from herkit.agents.networks import MLP
 from herkit.agents.normalizer import Normalizer
 from herkit.buffer.batch import Batch
 from herkit.config import OffPolicyConfig
@@ -29,6 +31,7 @@ __all__ = [
     "Agent",
     "GoalAgent",
     "TorchBatch",
+    "ValueScale",
     "frozen",
     "return_bounds",
     "weighted_mean",
@@ -70,6 +73,10 @@ class Agent(Protocol):
         """Train data-parallel with the other ranks of ``context``."""
         ...
 
+    def set_terminal_on_success(self, ends: bool | None) -> None:
+        """Whether the env ends episodes on success (sets the reward scale)."""
+        ...
+
     def parameters_agree(self) -> bool:
         """Whether every rank holds the same parameters."""
         ...
@@ -105,6 +112,45 @@ def return_bounds(reward_range: tuple[float, float], gamma: float) -> tuple[floa
             f"reward_range must be finite (low, high) with low <= high, got {reward_range!r}"
         )
     return min(low, low / (1 - gamma)), max(high, high / (1 - gamma))
+
+
+@dataclass(frozen=True)
+class ValueScale:
+    """How an agent scales rewards, and the range its Q values are clipped to (scaled).
+
+    Sparse rewards come in conventions whose Q values differ in scale by ``1 / (1 - gamma)``:
+    with Fetch's -1/0 every step of delay costs 1, with 0/1 rewards and episodes that end
+    on success (PointMaze) it costs only ``(1 - gamma) * 1``, so the action gaps that a
+    critic must resolve are 50 times smaller at gamma 0.98 and, with Adam's fixed step size,
+    drown in noise (0/1 bit flipping: 0 % where -1/0 solves it). Scaling rewards so that one
+    step of delay costs 1 gives every convention -1/0's dynamics; a positive scale never
+    changes which policy is optimal. The step cost is ``high - low`` when episodes go on
+    past success, and ``(1 - gamma) * high - low`` when success (the reward ``high``, the
+    only one above ``low``) ends them. Either way the scaled returns span ``1 / (1 - gamma)``.
+    """
+
+    scale: float
+    """Factor applied to every reward before the TD target."""
+    low: float
+    """Smallest scaled return."""
+    high: float
+    """Largest scaled return; critics start there (optimistic, as -1/0's Q = 0 start)."""
+
+    @classmethod
+    def of(
+        cls, reward_range: tuple[float, float] | None, gamma: float, ends_on_success: bool
+    ) -> ValueScale:
+        """The scale for ``reward_range`` (None: rewards left as they are, no bounds)."""
+        if reward_range is None:
+            return cls(1.0, -math.inf, math.inf)
+        low, high = return_bounds(reward_range, gamma)
+        r_low, r_high = (float(r) for r in reward_range)
+        cost = r_high - r_low
+        if ends_on_success:
+            low, high = min(r_high, r_low / (1 - gamma)), max(r_high, r_low / (1 - gamma))
+            cost = (1 - gamma) * r_high - r_low
+        scale = 1.0 / cost if cost > 0 else 1.0
+        return cls(scale, scale * low, scale * high)
 
 
 def adam(params: Iterable[nn.Parameter], lr: float) -> torch.optim.Adam:
@@ -143,7 +189,7 @@ class GoalAgent(ABC):
         config: OffPolicyConfig,
         observation_dim: int,
         goal_dim: int,
-        reward_range: tuple[float, float],
+        reward_range: tuple[float, float] | None,
         device: str | torch.device = "cpu",
         seed: int | None = None,
     ) -> None:
@@ -153,8 +199,8 @@ class GoalAgent(ABC):
         self.observation_dim = observation_dim
         self.goal_dim = goal_dim
         self.device = torch.device(device)
-        bounds = return_bounds(reward_range, config.gamma)
-        self.return_bounds = bounds if config.clip_return else (-math.inf, math.inf)
+        self.reward_range = reward_range
+        self.values = ValueScale.of(reward_range, config.gamma, ends_on_success=False)
         rng_seed, generator_seed, init_seed = np.random.SeedSequence(seed).generate_state(3)
         self.rng = np.random.default_rng(int(rng_seed))
         self.generator = torch.Generator(device=self.device)
@@ -184,7 +230,43 @@ class GoalAgent(ABC):
     def _update(self, batch: TorchBatch) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         """One gradient step; returns scalar metrics and ``|TD error|`` per sample."""
 
+    def _value_networks(self) -> list[nn.Module]:
+        """The networks that output Q values (online and target); see :meth:`_place_values`."""
+        return [net for name, net in self._networks().items() if "actor" not in name]
+
     # --- public API ----------------------------------------------------------------------
+    @property
+    def return_bounds(self) -> tuple[float, float]:
+        """The range TD targets are clipped to (scaled; infinite without clipping)."""
+        if not self.config.clip_return:
+            return (-math.inf, math.inf)
+        return (self.values.low, self.values.high)
+
+    def set_terminal_on_success(self, ends: bool | None) -> None:
+        """Tell the agent whether the env ends episodes on success (None: not known yet).
+
+        Changes the reward scale (:class:`ValueScale`) and moves the critics' outputs by the
+        change of the smallest return, so that the Q values learned so far stay in range.
+        """
+        new = ValueScale.of(self.reward_range, self.config.gamma, ends_on_success=bool(ends))
+        if math.isfinite(new.low):
+            self._shift_values(new.low - self.values.low)
+        self.values = new
+
+    def _place_values(self) -> None:
+        """Start the critics at the largest return (optimistic); called once they exist."""
+        if math.isfinite(self.values.high):
+            self._shift_values(self.values.high)
+
+    def _shift_values(self, delta: float) -> None:
+        if delta == 0:
+            return
+        with torch.no_grad():
+            for net in self._value_networks():
+                for module in net.modules():
+                    if isinstance(module, MLP):
+                        module.output_layer.bias.add_(delta)
+
     def act(
         self, observation: np.ndarray, goal: np.ndarray, deterministic: bool = False
     ) -> np.ndarray:
@@ -320,7 +402,7 @@ class GoalAgent(ABC):
             x=x,
             next_x=next_x,
             action=torch.as_tensor(np.asarray(batch.action), device=self.device),
-            reward=self._tensor(batch.reward).reshape(-1),
+            reward=self._tensor(batch.reward).reshape(-1) * self.values.scale,
             not_done=1.0 - self._tensor(batch.terminated).reshape(-1),
             weights=weights,
         )

@@ -36,7 +36,7 @@ class DDPGAgent(GoalAgent):
         goal_dim: int,
         action_low: np.ndarray,
         action_high: np.ndarray,
-        reward_range: tuple[float, float],
+        reward_range: tuple[float, float] | None,
         device: str | torch.device = "cpu",
         seed: int | None = None,
     ) -> None:
@@ -56,6 +56,7 @@ class DDPGAgent(GoalAgent):
         self.actor_optimizer = adam(self.actor.parameters(), config.lr)
         self.critic_optimizer = adam(self.critic.parameters(), config.lr)
         self._track_targets((self.critic_target, self.critic), (self.actor_target, self.actor))
+        self._place_values()
 
     def _networks(self) -> dict[str, nn.Module]:
         return {

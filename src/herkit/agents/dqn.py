@@ -33,7 +33,7 @@ class DQNAgent(GoalAgent):
         observation_dim: int,
         goal_dim: int,
         n_actions: int,
-        reward_range: tuple[float, float],
+        reward_range: tuple[float, float] | None,
         action_start: int = 0,
         device: str | torch.device = "cpu",
         seed: int | None = None,
@@ -47,6 +47,7 @@ class DQNAgent(GoalAgent):
         self.q_target = copy.deepcopy(self.q).requires_grad_(False)
         self.optimizer = adam(self.q.parameters(), config.lr)
         self._track_targets((self.q_target, self.q))
+        self._place_values()
 
     def _networks(self) -> dict[str, nn.Module]:
         return {"q": self.q, "q_target": self.q_target}

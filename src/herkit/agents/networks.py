@@ -35,6 +35,11 @@ class MLP(nn.Sequential):
         linears = [module for module in layers if isinstance(module, nn.Linear)]
         self._hidden, self._last = tuple(linears[:-1]), linears[-1]
 
+    @property
+    def output_layer(self) -> nn.Linear:
+        """The last linear layer (its bias sets where the outputs start)."""
+        return self._last
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``Linear -> ReLU -> ... -> Linear``."""
         for layer in self._hidden:

@@ -37,7 +37,7 @@ class SACAgent(GoalAgent):
         goal_dim: int,
         action_low: np.ndarray,
         action_high: np.ndarray,
-        reward_range: tuple[float, float],
+        reward_range: tuple[float, float] | None,
         device: str | torch.device = "cpu",
         seed: int | None = None,
     ) -> None:
@@ -53,6 +53,7 @@ class SACAgent(GoalAgent):
         self.actor_optimizer = adam(self.actor.parameters(), config.lr)
         self.critic_optimizer = adam(self.critic.parameters(), config.lr)
         self._track_targets((self.critic_target, self.critic))
+        self._place_values()
         self.target_entropy = (
             -float(self.act_dim) if config.target_entropy is None else config.target_entropy
         )

@@ -5,6 +5,11 @@ Two relabelling modes give the same distribution of goals (seed 004):
 - ``relabel="sample"`` (default): transitions are stored as collected; at sample time
   each one is relabelled with probability ``k / (k + 1)`` in a copy of the batch. The
   stored data never changes, and the steps of open episodes can be sampled at once.
+  Their goals follow one rule: a relabelled goal is an achieved goal that the episode
+  has already recorded. ``future`` draws from the recorded steps t.. so far, ``episode``
+  from all recorded steps, ``random`` from any stored step; ``final`` does not relabel a
+  transition of an open episode at all (its last step does not exist yet), so it keeps
+  its original goal until the episode ends.
 - ``relabel="store"``: the paper's form. When an episode ends, ``k`` goals per
   transition are drawn and written beside it; a sample is then one of the ``k + 1``
   (transition, goal) pairs, uniformly. Only finished episodes are sampled. The goals
@@ -161,7 +166,7 @@ class HerReplayBuffer:
                 f"{keys}, got {space}"
             )
         if reward_fn is None:
-            reward_fn = _compute_reward_of(env)
+            reward_fn = compute_reward_of(env)
         return cls(
             capacity,
             observation_shape=space["observation"].shape,
@@ -309,6 +314,8 @@ class HerReplayBuffer:
             goal = np.where(self._per_sample(relabel), chosen, goal)
         elif not self._closed_only and self.goals_per_transition:
             relabel = self.rng.random(batch_size) < self.relabel_probability
+            if self.strategy is Strategy.FINAL:  # an open episode has no final goal yet
+                relabel &= self.storage.is_closed(slots)
             start, length, step = self.storage.positions(slots)
             goal_slots = self._goal_slots(start, length, step, slots % self.n_envs)
             chosen = data["next_achieved_goal"].take(goal_slots, axis=0)
@@ -503,7 +510,7 @@ def _as_column(name: str, value: Any, spec: FieldSpec, n_envs: int) -> np.ndarra
     return array
 
 
-def _compute_reward_of(env: Any) -> RewardFn:
+def compute_reward_of(env: Any) -> RewardFn:
     """The ``compute_reward`` of a GoalEnv, or of the first env of a vector env."""
     if hasattr(env, "envs"):
         env = env.envs[0]

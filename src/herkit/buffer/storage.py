@@ -164,6 +164,10 @@ class EpisodeStorage:
         step = (slots // self.n_envs - start) % self.rows
         return start, length, step
 
+    def is_closed(self, slots: np.ndarray) -> np.ndarray:
+        """Whether each slot's episode has ended (its length is final)."""
+        return self.episode_length.take(self.episode_of.take(slots)) > 0
+
     def is_sampleable(self, slots: np.ndarray, closed_only: bool) -> np.ndarray:
         """Whether each slot currently holds a sampleable transition."""
         envs = slots % self.n_envs

@@ -35,6 +35,7 @@ class BitFlipEnv(GoalEnv[Any]):
     """
 
     # A plain class attribute, as gymnasium reads it from the class (ClassVar clashes with Env).
+    terminates_on_success = True
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
 
     def __init__(

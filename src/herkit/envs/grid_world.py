@@ -37,6 +37,7 @@ class GridWorldEnv(GoalEnv[np.int64]):
     """
 
     # A plain class attribute, as gymnasium reads it from the class (ClassVar clashes with Env).
+    terminates_on_success = True
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
 
     def __init__(

@@ -47,6 +47,7 @@ class MountainCarGoalEnv(GoalEnv[np.int64]):
     """
 
     # A plain class attribute, as gymnasium reads it from the class (ClassVar clashes with Env).
+    terminates_on_success = True
     metadata = {"render_modes": ["ansi"], "render_fps": 30}  # noqa: RUF012
 
     def __init__(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import difflib
 import importlib
+import inspect
 import io
+import re
 import warnings
 from typing import Any
 
 import gymnasium as gym
-from gymnasium.envs.registration import find_highest_version, parse_env_id
+from gymnasium.envs.registration import find_highest_version, load_env_creator, parse_env_id
 
 from herkit.envs.core import GOAL_KEYS
 
@@ -49,6 +51,8 @@ FETCH_IDS: tuple[str, ...] = (
 """The gymnasium-robotics Fetch tasks, registered on demand by :func:`make_goal_env`."""
 
 _ROBOTICS_HINT = "pip install 'herkit[robotics]'"
+ROBOTICS_PREFIXES = ("Fetch", "PointMaze", "AntMaze", "HandManipulate", "HandReach")
+"""Id prefixes of gymnasium-robotics' goal envs: these ids say how to install it."""
 
 
 def register_envs() -> None:
@@ -78,8 +82,8 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
 
     ``env_id`` is a herkit id (``herkit/BitFlip-v0``...), any registered gymnasium id, or
     ``module:Id`` (``module`` is imported first, as :func:`gymnasium.make` does). The Fetch
-    ids (:data:`FETCH_IDS` and their variants such as ``FetchReachDense-v4``) register
-    gymnasium-robotics on first use.
+    ids (:data:`FETCH_IDS` and their variants such as ``FetchReachDense-v4``), PointMaze
+    and the other gymnasium-robotics ids register gymnasium-robotics on first use.
 
     Raises:
         ValueError: ``env_id`` is unknown, its module cannot be imported, gymnasium-robotics
@@ -94,10 +98,13 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
             raise ValueError(
                 f"cannot make {env_id!r}: importing module {module!r} failed ({error})"
             ) from error
-    if name not in gym.registry and name.startswith("Fetch"):
-        _register_robotics(env_id)
+    if name not in gym.registry:
+        _register_robotics(env_id, required=name.startswith(ROBOTICS_PREFIXES))
     _check_known(env_id, name)
-    env = gym.make(name, **kwargs)
+    try:
+        env = gym.make(name, **kwargs)
+    except TypeError as error:
+        raise ValueError(_bad_kwargs_message(env_id, name, kwargs, error)) from None
     if not is_goal_env(env):
         env.close()
         raise ValueError(
@@ -108,14 +115,46 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
     return env
 
 
-def _register_robotics(env_id: str) -> None:
-    """Register gymnasium-robotics' envs, or say how to install it."""
+def _bad_kwargs_message(env_id: str, name: str, kwargs: dict[str, Any], error: TypeError) -> str:
+    """What to say when ``gym.make(name, **kwargs)`` raised ``error``: the argument that the
+    env does not take and the ones it does."""
+    found = re.search(r"unexpected keyword argument '(\w+)'", str(error))
+    if found is None:
+        return f"cannot make {env_id!r} with env kwargs {kwargs}: {str(error).splitlines()[0]}"
+    bad = found.group(1)
+    accepted = _accepted_kwargs(name)
+    close = difflib.get_close_matches(bad, accepted, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return (
+        f"env argument {bad!r} (--env-kwargs) is not accepted by {env_id}{hint}; "
+        f"it takes: {', '.join(accepted)}"
+    )
+
+
+def _accepted_kwargs(name: str) -> list[str]:
+    """The keyword arguments that ``gym.make(name, ...)`` accepts by name."""
+    spec = gym.spec(name)
+    names: list[str] = []
+    with contextlib.suppress(Exception):  # an entry point that cannot be inspected
+        entry: Any = spec.entry_point
+        creator = load_env_creator(entry) if isinstance(entry, str) else entry
+        for param in inspect.signature(creator).parameters.values():
+            if param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+                names.append(param.name)
+    return [n for n in names if n != "self"] + ["max_episode_steps", "disable_env_checker"]
+
+
+def _register_robotics(env_id: str, required: bool) -> None:
+    """Register gymnasium-robotics' envs where it is installed; where it is not and
+    ``required``, say how to install it."""
     try:
         # Its import warns on stderr about Adroit envs' rewards, which Fetch does not use.
         with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             import gymnasium_robotics
     except ImportError as error:
+        if not required:
+            return
         raise ValueError(
             f"{env_id!r} needs gymnasium-robotics (and mujoco); install it with {_ROBOTICS_HINT}"
         ) from error
@@ -136,5 +175,6 @@ def _check_known(env_id: str, name: str) -> None:
     suggestion = f" (did you mean {', '.join(close)}?)" if close else ""
     raise ValueError(
         f"unknown env id {env_id!r}{suggestion}; herkit's goal envs are "
-        f"{', '.join(HERKIT_IDS)}; Fetch tasks ({', '.join(FETCH_IDS)}) need {_ROBOTICS_HINT}"
+        f"{', '.join(HERKIT_IDS)}; Fetch tasks ({', '.join(FETCH_IDS)}) and PointMaze need "
+        f"{_ROBOTICS_HINT}"
     )

@@ -1,0 +1,311 @@
+"""What a goal env's rewards and successes look like, found out from the env itself.
+
+GoalEnvs differ: Fetch gives -1/0 rewards and ``info["is_success"]`` and never ends an
+episode early; gymnasium-robotics' PointMaze gives 0/1, says ``info["success"]`` and (with
+``continuing_task=False``) ends the episode on success; dense variants give ``-distance``.
+A trainer that assumes one family's convention silently learns nothing on another, so
+:func:`probe_conventions` asks the env:
+
+- **reward range**: ``compute_reward`` is called on the goals of a few random steps, paired
+  with themselves (reached), with each other, and with goals moved far away. A reward that
+  takes a handful of values (sparse) has the range ``(min, max)`` of what was seen; one
+  that keeps changing with the distance (dense, possibly unbounded) has no range, and Q
+  targets are then not clipped rather than clipped wrongly.
+- **success signal**: ``info["is_success"]``, else ``info["success"]``, else (sparse rewards
+  only) ``compute_reward`` returning the reward of a reached goal; :class:`SuccessSignal`
+  reads it the same way for evaluation and for training episodes.
+- **ends on success**: what the env declares (``terminates_on_success`` on herkit's envs,
+  ``continuing_task`` on gymnasium-robotics' mazes), else what the random steps showed
+  (``terminated`` at a success step or not); still unknown, the trainer decides at the
+  first success it sees (:meth:`GoalConventions.with_terminal_evidence`).
+- **consistency**: the env's step rewards must equal ``compute_reward`` of the same goals,
+  or relabelled rewards would differ from real ones; a mismatch is reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+__all__ = ["SUCCESS_KEYS", "GoalConventions", "SuccessSignal", "info_columns", "probe_conventions"]
+
+SUCCESS_KEYS = ("is_success", "success")
+"""Info keys that report success, in the order they are looked for."""
+
+MAX_SPARSE_VALUES = 8
+"""A reward with at most this many distinct values in the probe counts as sparse (bounded)."""
+
+_FAR = (1.0, 10.0, 100.0, 1000.0)
+"""Distances, in goal standard deviations, at which goals are moved away in the probe."""
+
+RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
+
+
+@dataclass(frozen=True)
+class GoalConventions:
+    """An env's reward and success conventions, and where each was learned."""
+
+    reward_range: tuple[float, float] | None
+    """Smallest and largest per-step reward; None where it could not be bounded (dense)."""
+    success_reward: float | None
+    """The reward of a reached goal (``compute_reward(g, g)``), when it is one value."""
+    success_key: str | None
+    """``is_success``, ``success``, ``compute_reward``, or None: no success signal found."""
+    terminal_on_success: bool | None
+    """Whether the env ends an episode on success; None while unknown."""
+    sources: dict[str, str] = dataclasses.field(default_factory=dict)
+    """How each of the above was established, in words (for the log and config.json)."""
+    warnings: tuple[str, ...] = ()
+    """Problems found, one line each (e.g. step rewards that compute_reward does not give)."""
+
+    def with_terminal_evidence(self, ended: bool, env_steps: int) -> GoalConventions:
+        """These conventions once a success step was seen to end (or not end) its episode."""
+        sources = self.sources | {
+            "terminal_on_success": f"observed at {env_steps} env steps: a success "
+            + ("ended its episode" if ended else "did not end its episode")
+        }
+        return dataclasses.replace(self, terminal_on_success=ended, sources=sources)
+
+    def describe(self) -> str:
+        """One line: the reward range, success signal and terminal rule, with sources."""
+        low_high = (
+            "not bounded (Q targets not clipped)"
+            if self.reward_range is None
+            else f"[{self.reward_range[0]:g}, {self.reward_range[1]:g}]"
+        )
+        terminal = {None: "unknown yet", True: "yes", False: "no"}[self.terminal_on_success]
+        src = self.sources
+        return (
+            f"rewards {low_high} ({src.get('reward_range', '?')}); "
+            f"success from {self.success_key or 'nowhere'} ({src.get('success_key', '?')}); "
+            f"episodes end on success: {terminal} ({src.get('terminal_on_success', '?')})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (config.json's ``conventions``)."""
+        values = dataclasses.asdict(self)
+        values["warnings"] = list(self.warnings)
+        return values
+
+
+def info_columns(info: Mapping[str, Any], keys: Sequence[str], n: int) -> dict[str, np.ndarray]:
+    """The numeric info fields ``keys`` of ``n`` envs as float64 ``(n,)`` columns."""
+    columns = {}
+    for key in keys:
+        if key not in info:
+            raise ValueError(f"info_keys names {key!r}, but the env's info has no such key")
+        columns[key] = np.asarray(info[key], dtype=np.float64).reshape(n)
+    return columns
+
+
+class SuccessSignal:
+    """Whether each env's latest step reached its goal, by the env's own convention.
+
+    Called with a vector env's ``info`` and next observation; returns a float ``(n,)``
+    array of 0/1, or None when the env has no success signal.
+    """
+
+    def __init__(
+        self,
+        key: str | None,
+        reward_fn: RewardFn | None = None,
+        success_reward: float | None = None,
+        info_keys: Sequence[str] = (),
+    ) -> None:
+        if key == "compute_reward" and (reward_fn is None or success_reward is None):
+            raise ValueError("success_key 'compute_reward' needs a sparse reward (success_reward)")
+        if key is not None and key not in (*SUCCESS_KEYS, "compute_reward"):
+            known = ", ".join(repr(k) for k in (*SUCCESS_KEYS, "compute_reward"))
+            raise ValueError(f"success_key must be one of {known} or None, got {key!r}")
+        self.key = key
+        self.reward_fn = reward_fn
+        self.success_reward = success_reward
+        self.info_keys = tuple(info_keys)
+
+    def __call__(self, info: Mapping[str, Any], next_obs: Mapping[str, Any]) -> np.ndarray | None:
+        """0/1 success per env of the step that returned ``info`` and ``next_obs``."""
+        if self.key is None:
+            return None
+        n = len(next_obs["desired_goal"])
+        if self.key != "compute_reward":
+            if self.key not in info:
+                return np.zeros(n)
+            return np.asarray(info[self.key], dtype=np.float64).reshape(n)
+        assert self.reward_fn is not None
+        reward = self.reward_fn(
+            np.asarray(next_obs["achieved_goal"]),
+            np.asarray(next_obs["desired_goal"]),
+            info_columns(info, self.info_keys, n),
+        )
+        return (np.asarray(reward, dtype=np.float64).reshape(n) == self.success_reward) * 1.0
+
+
+def probe_conventions(
+    env: gym.Env,
+    reward_fn: RewardFn,
+    *,
+    info_keys: Sequence[str] = (),
+    seed: int = 0,
+    steps: int = 200,
+) -> GoalConventions:
+    """Find out ``env``'s conventions from ``steps`` random steps (see the module docstring).
+
+    ``reward_fn`` is the vectorised ``compute_reward`` that relabelling will use, called
+    with the ``info_keys`` columns as its info. Raises ValueError, naming ``info_keys``,
+    when ``reward_fn`` fails on a batch of the env's goals.
+    """
+    record = _random_steps(env, info_keys, seed, steps)
+    achieved, desired, info = record["achieved"], record["desired"], record["info"]
+
+    def rewards(a: np.ndarray, d: np.ndarray, columns: Mapping[str, np.ndarray]) -> np.ndarray:
+        try:
+            value = np.asarray(reward_fn(a, d, columns), dtype=np.float64)
+        except Exception as error:
+            raise ValueError(
+                f"compute_reward failed on a batch of {len(a)} goals ({type(error).__name__}: "
+                f"{error}); if the reward needs info fields, name them with info_keys "
+                "(--info-keys KEY ...)"
+            ) from error
+        if value.shape != (len(a),):
+            raise ValueError(
+                f"compute_reward must return one reward per goal pair, shape ({len(a)},), "
+                f"got {value.shape}"
+            )
+        return value
+
+    sources: dict[str, str] = {}
+    warnings: list[str] = []
+    recomputed = rewards(achieved, desired, info)
+    if not np.allclose(recomputed, record["reward"], rtol=1e-5, atol=1e-6):
+        bad = int(np.sum(~np.isclose(recomputed, record["reward"], rtol=1e-5, atol=1e-6)))
+        warnings.append(
+            f"the env's step reward differs from compute_reward(achieved_goal, desired_goal, "
+            f"info) at {bad} of {len(recomputed)} random steps, so relabelled rewards will not "
+            "be the env's (a reward wrapper, or a reward that needs info: --info-keys)"
+        )
+
+    goals = np.concatenate([achieved, desired])
+    columns = {key: np.concatenate([value, value]) for key, value in info.items()}
+    reached = rewards(goals, goals, columns)
+    seen = [recomputed, reached, rewards(goals, np.roll(goals, 1, axis=0), columns)]
+    if np.issubdtype(goals.dtype, np.floating):
+        spread = goals.std(axis=0)
+        spread = np.where(spread > 0, spread, 1.0)
+        for distance in _FAR:
+            far = (goals + distance * spread).astype(goals.dtype)
+            seen.append(rewards(goals, far, columns))
+    values = np.unique(np.concatenate(seen)) + 0.0  # no -0
+    success_reward = float(reached[0]) if np.all(reached == reached[0]) else None
+    if len(values) <= MAX_SPARSE_VALUES and np.all(np.isfinite(values)):
+        reward_range: tuple[float, float] | None = (float(values[0]), float(values[-1]))
+        shown = ", ".join(f"{v:g}" for v in values)
+        sources["reward_range"] = f"probe: compute_reward takes the values {shown}"
+        sparse = len(values) >= 2 and success_reward == float(values[-1])
+    else:
+        reward_range = None
+        sources["reward_range"] = (
+            f"probe: compute_reward takes {len(values)} values and grows with the goal distance"
+        )
+        sparse = False
+
+    present = [key for key in SUCCESS_KEYS if key in record["info_keys_seen"]]
+    if present:
+        success_key: str | None = present[0]
+        sources["success_key"] = f"the env's info has {present[0]!r}"
+    elif sparse:
+        success_key = "compute_reward"
+        sources["success_key"] = (
+            f"no is_success/success in info; compute_reward == {success_reward:g} (reached)"
+        )
+    else:
+        success_key = None
+        sources["success_key"] = "no is_success/success in info and no sparse reward"
+        warnings.append(
+            "no success signal: the env's info has neither 'is_success' nor 'success' and its "
+            "reward is not sparse, so success rates cannot be measured (NaN)"
+        )
+
+    terminal, how = _declared_terminal(env)
+    if terminal is None:
+        signal = SuccessSignal(
+            success_key, reward_fn, success_reward if sparse else None, info_keys
+        )
+        success = record["success"](signal)
+        if success is not None and success.any():
+            terminal = bool(record["terminated"][success > 0].all())
+            ended = "ended its episode" if terminal else "did not end its episode"
+            how = f"probe: a success in the random steps {ended}"
+        else:
+            how = "not declared and no success in the random steps: decided at the first one"
+    sources["terminal_on_success"] = how
+    return GoalConventions(
+        reward_range=reward_range,
+        success_reward=success_reward if sparse else None,
+        success_key=success_key,
+        terminal_on_success=terminal,
+        sources=sources,
+        warnings=tuple(warnings),
+    )
+
+
+def _declared_terminal(env: gym.Env) -> tuple[bool | None, str]:
+    """Whether the env says that it ends episodes on success, and where it says so."""
+    unwrapped = env.unwrapped
+    declared = getattr(unwrapped, "terminates_on_success", None)
+    if isinstance(declared, bool):
+        return declared, f"declared by {type(unwrapped).__name__}.terminates_on_success"
+    continuing = getattr(unwrapped, "continuing_task", None)
+    if isinstance(continuing, bool):
+        return not continuing, f"declared by {type(unwrapped).__name__}.continuing_task"
+    return None, ""
+
+
+def _random_steps(env: gym.Env, info_keys: Sequence[str], seed: int, steps: int) -> dict[str, Any]:
+    """``steps`` uniformly random steps of ``env``: goals, rewards, flags and info."""
+    env.action_space.seed(seed)
+    env.reset(seed=seed)
+    achieved, desired, reward, terminated = [], [], [], []
+    infos: list[Mapping[str, Any]] = []
+    keys_seen: set[str] = set()
+    for _ in range(steps):
+        next_obs, r, term, trunc, info = env.step(env.action_space.sample())
+        achieved.append(np.asarray(next_obs["achieved_goal"]))
+        desired.append(np.asarray(next_obs["desired_goal"]))
+        reward.append(float(r))
+        terminated.append(bool(term))
+        infos.append(info)
+        keys_seen |= set(info)
+        if term or trunc:
+            env.reset()
+    n = len(infos)
+    columns = {
+        key: np.array([float(i.get(key, np.nan)) for i in infos], dtype=np.float64)
+        for key in info_keys
+    }
+    for key, column in columns.items():
+        if np.isnan(column).all():
+            raise ValueError(f"info_keys names {key!r}, but the env's info has no such key")
+    achieved_arr, desired_arr = np.stack(achieved), np.stack(desired)
+
+    def success(signal: SuccessSignal) -> np.ndarray | None:
+        if signal.key is None:
+            return None
+        if signal.key == "compute_reward":
+            goals = {"achieved_goal": achieved_arr, "desired_goal": desired_arr}
+            return signal(columns, goals)
+        return np.array([float(i.get(signal.key, 0.0)) for i in infos]).reshape(n)
+
+    return {
+        "achieved": achieved_arr,
+        "desired": desired_arr,
+        "reward": np.asarray(reward),
+        "terminated": np.asarray(terminated),
+        "info": columns,
+        "info_keys_seen": keys_seen,
+        "success": success,
+    }

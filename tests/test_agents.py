@@ -24,6 +24,7 @@ from herkit.agents import (
     SACAgent,
     make_agent,
 )
+from herkit.agents.base import ValueScale
 from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
 
 OBS_DIM, GOAL_DIM, ACT_DIM, N_ACTIONS = 6, 3, 2, 4
@@ -306,6 +307,45 @@ def test_make_agent_defaults() -> None:
     assert isinstance(ddpg, Agent) and isinstance(agent_for("dqn"), Agent)
     assert isinstance(ddpg, DDPGAgent) and len(ddpg.critic.heads) == 1
     assert ddpg.return_bounds == pytest.approx((-50.0, 0.0))
+
+
+@pytest.mark.parametrize(
+    ("reward_range", "ends", "scale", "low", "high"),
+    [
+        ((-1.0, 0.0), False, 1.0, -50.0, 0.0),  # Fetch: unchanged
+        ((-1.0, 0.0), True, 1.0, -50.0, 0.0),  # bit flipping: unchanged
+        ((0.0, 1.0), False, 1.0, 0.0, 50.0),  # PointMaze going on past the goal
+        ((0.0, 1.0), True, 50.0, 0.0, 50.0),  # PointMaze ending on success
+        ((-10.0, 0.0), False, 0.1, -50.0, 0.0),  # scaled -1/0
+        (None, True, 1.0, -math.inf, math.inf),  # unbounded: left alone
+    ],
+)
+def test_value_scale_makes_one_step_of_delay_cost_one(
+    reward_range: Any, ends: bool, scale: float, low: float, high: float
+) -> None:
+    values = ValueScale.of(reward_range, 0.98, ends_on_success=ends)
+    assert (values.scale, values.low, values.high) == pytest.approx((scale, low, high))
+    if reward_range is not None:
+        assert values.high - values.low == pytest.approx(50.0)  # always 1 / (1 - gamma)
+
+
+def test_critics_start_at_the_top_and_follow_a_change_of_scale() -> None:
+    torch.manual_seed(0)
+    x = torch.zeros(4, OBS_DIM + GOAL_DIM)
+    agent = make_agent("dqn", None, OBS_DIM, GOAL_DIM, space("dqn"), (-1.0, 1.0))
+    assert isinstance(agent, DQNAgent)
+    before = agent.q(x)
+    assert agent.values.high == pytest.approx(25.0)  # (-1, 1) going on: [-25, 25]
+    agent.set_terminal_on_success(True)  # [-49.02, 0.98]: moved by the change of the low end
+    assert agent.values.low == pytest.approx(-50 / 1.02)
+    moved = agent.q(x) - before
+    assert torch.allclose(moved, torch.full_like(moved, -50 / 1.02 + 25), atol=1e-4)
+    assert torch.allclose(agent.q_target(x), agent.q(x), atol=1e-4)  # targets move too
+    zero_one = make_agent("sac", None, OBS_DIM, GOAL_DIM, space("sac"), (0.0, 1.0),
+                          terminal_on_success=True)  # fmt: skip
+    assert isinstance(zero_one, SACAgent)
+    q = zero_one.critic(x, torch.zeros(4, ACT_DIM))
+    assert float(q.detach().mean()) == pytest.approx(50.0, abs=1.0)  # optimistic, as -1/0 starts at 0
 
 
 # --- configs ----------------------------------------------------------------------------

@@ -11,7 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
+from herkit import __version__ as herkit_version
+from herkit.cli import _auto_flags
 from herkit.logging import read_progress
 
 QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "3"]
@@ -66,6 +69,12 @@ def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["train", "--steps", "-5"], "steps must be an int >= 1"),
+        (["train", "--env-kwargs", "nbits=10"], "'nbits' (--env-kwargs) is not accepted"),
+        (["train", "--stepz", "5"], "Perhaps you meant: --steps INT"),
+        (["train", "--steps", "abc"], "(default: 10000)"),  # the env's preset, not 100000
+        (["train", "--terminal-on-success", "maybe"], "terminal-on-success"),
+        (["plot"], "at least one run directory"),
+        (["evl", "x"], "Unrecognized options: evl"),
         (["train", "NoSuchEnv-v9"], "NoSuchEnv-v9"),
         (["train", "CartPole-v1"], "not a goal env"),
         (["train", "--algo", "ddpg"], "algo='ddpg'"),
@@ -81,8 +90,155 @@ def test_bad_input_is_one_clear_line_and_exit_code_2(
     done = herkit(*args, *QUICK if args[0] == "train" else [], cwd=tmp_path)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert message in done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("herkit: error: ") and done.stderr.count("\n") == 1
     assert not (tmp_path / "runs").exists()  # a run that cannot start leaves nothing
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error where CUDA is missing")
+def test_cuda_without_cuda_is_one_line(tmp_path: Path) -> None:
+    done = herkit("train", "--device", "cuda", *QUICK, cwd=tmp_path)
+    assert done.returncode == 2 and "needs CUDA" in done.stderr and "--device cpu" in done.stderr
+    assert done.stderr.count("\n") == 1 and not (tmp_path / "runs").exists()
+
+
+def test_bad_files_are_one_line_naming_the_file(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    done = herkit("train", "--out", str(afile), *QUICK)
+    assert done.returncode == 2 and "existing file" in done.stderr and str(afile) in done.stderr
+    assert afile.read_text() == "keep"
+
+    run = tmp_path / "run"
+    first = herkit("train", "--steps", "200", "--eval-every", "200", "--out", str(run), *QUICK)
+    assert first.returncode == 0, first.stderr
+    again = herkit("train", "--resume", str(run))  # finished, and no larger --steps
+    assert again.returncode == 2 and "already trained 200 env steps" in again.stderr
+    assert "larger --steps" in again.stderr
+
+    (run / "config.json").write_text("{not json")
+    for args in (["eval", str(run)], ["train", "--resume", str(run), "--steps", "400"]):
+        done = herkit(*args)
+        assert done.returncode == 2, done.stderr
+        assert f"{run / 'config.json'} is not a valid herkit config" in done.stderr
+        assert done.stderr.count("\n") == 1
+
+    png = tmp_path / "new" / "folder" / "curves.png"  # plot makes the missing folders
+    plotted = herkit("plot", str(run), "-o", str(png))
+    assert plotted.returncode == 0 and png.exists(), plotted.stderr
+
+
+def test_version_and_bare_flags() -> None:
+    done = herkit("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"herkit {herkit_version}"
+    assert _auto_flags(["--terminal-on-success", "--steps", "5"])[:2] == [
+        "--terminal-on-success",
+        "True",
+    ]
+    assert _auto_flags(["--no-terminal-on-success"]) == ["--terminal-on-success", "False"]
+    assert _auto_flags(["--terminal-on-success", "None"]) == ["--terminal-on-success", "None"]
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_used_run_directory_is_never_clobbered(tmp_path: Path) -> None:
+    args = ["--steps", "200", "--eval-every", "200", *QUICK]
+    first = herkit("train", *args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    run = tmp_path / "runs" / "herkit-BitFlip-v0-dqn-future-s0"  # strategy in the name
+    lines = first.stderr.strip().splitlines()
+    assert str(Path("runs") / run.name) in lines[0] and str(Path("runs") / run.name) in lines[-1]
+    assert json.loads((run / "config.json").read_text())["out"] == str(Path("runs") / run.name)
+    before = files_of(run)
+
+    second = herkit("train", *args, "--k", "2", cwd=tmp_path)  # same directory
+    assert second.returncode == 2
+    message = second.stderr.strip()
+    assert message.count("\n") == 0 and str(Path("runs") / run.name) in message
+    assert "--resume" in message and "--out" in message
+    assert files_of(run) == before  # byte for byte
+
+    plain = herkit("train", *args, "--strategy", "none", cwd=tmp_path)  # its own directory
+    assert plain.returncode == 0, plain.stderr
+    assert (tmp_path / "runs" / "herkit-BitFlip-v0-dqn-none-s0" / "summary.json").exists()
+    assert files_of(run) == before
+
+    replaced = herkit("train", *args, "--eval-every", "400", "--overwrite", cwd=tmp_path)
+    assert replaced.returncode == 0, replaced.stderr
+    assert json.loads((run / "summary.json").read_text())["env_steps"] == 200
+    assert json.loads((run / "config.json").read_text())["eval_every"] == 400
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_checkpoints_where_it_stopped_and_resume_continues_there(
+    tmp_path: Path, signum: int
+) -> None:
+    run = tmp_path / "run"
+    args = ["train", "--steps", "100000", "--eval-every", "250", "--checkpoint-every", "50000"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "herkit", *args, "--out", str(run), *QUICK],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None:
+        if (run / "progress.csv").exists() and len(read_progress(run)) >= 3:
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, "the run finished before it could be stopped"
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("herkit: interrupted at ") and f"herkit train --resume {run}" in last
+    stopped_at = json.loads((run / "checkpoint" / "state.json").read_text())["state"]["env_steps"]
+    assert f"interrupted at {stopped_at} env steps" in last
+    assert 750 <= stopped_at < 50000  # the step where it stopped, not a periodic checkpoint
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["env_steps"] == stopped_at
+    assert (run / "curve.png").exists()
+
+    resumed = herkit("train", "--resume", str(run), "--steps", str(stopped_at + 500))
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["env_steps"] == stopped_at + 500 and "interrupted" not in summary
+    steps = [int(row["env_steps"]) for row in read_progress(run)]
+    assert steps == sorted(set(steps)) and steps[-1] == stopped_at + 500
+    assert any(step <= stopped_at for step in steps)
+
+
+def test_a_second_signal_stops_at_once() -> None:
+    from herkit.train import _StopOnSignal
+
+    before = signal.getsignal(signal.SIGINT)
+    with _StopOnSignal() as stop:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)
+        assert stop.requested
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_pointmaze_by_id_alone(tmp_path: Path) -> None:
+    pytest.importorskip("gymnasium_robotics", reason="needs herkit[robotics]")
+    run = tmp_path / "run"
+    done = herkit(
+        "train", "PointMaze_UMaze-v3", "--steps", "300", "--eval-every", "300",
+        "--warmup-steps", "100", "--env-kwargs", "max_episode_steps=50", "--out", str(run),
+        *QUICK,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    config = json.loads((run / "config.json").read_text())
+    assert config["algo"] == "sac"
+    # the preset's continuing_task=False stays beside the kwarg given on the command line
+    assert config["env_kwargs"] == ["continuing_task=False", "max_episode_steps=50"]
+    assert config["reward_range"] == [0.0, 1.0] and config["success_key"] == "success"
+    assert config["terminal_on_success"] is True
+    assert "PointMazeEnv.continuing_task" in done.stderr
 
 
 def test_resume_after_a_kill_continues_and_keeps_progress_monotone(tmp_path: Path) -> None:

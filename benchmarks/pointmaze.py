@@ -1,0 +1,168 @@
+"""PointMaze_UMaze-v3 (gymnasium-robotics) with SAC+HER: herkit's preset beside SB3's SAC.
+
+PointMaze scores as no herkit env does: reward 1 on success, 0 otherwise, success in
+``info["success"]``, and with ``continuing_task=False`` the episode ends on success. herkit
+runs as ``herkit train PointMaze_UMaze-v3`` launches it (its preset); SB3 runs SAC with its
+HerReplayBuffer and the same settings (3 x 256 networks, Adam 1e-3, gamma 0.98, tau 0.05,
+batch 256, future k=4, one update per env step after 1,000 steps) on the same env
+(``continuing_task=False``, 100-step episodes). Both evaluate every 2,000 env steps on 20
+episodes of the deterministic policy, success read from ``info["success"]`` at the end of
+the episode, and both count the evaluations in their wall time. The runs go one after the
+other, each on one thread, so neither slows the other.
+
+    python benchmarks/pointmaze.py                 # seed 0, 50,000 env steps, both libraries
+    python benchmarks/pointmaze.py --seeds 0 1 2 --only herkit
+
+Writes docs/pointmaze.json (merged by library and seed) and docs/figures/pointmaze.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import DOCS, FIGURES, code_version, machine
+
+ENV_ID = "PointMaze_UMaze-v3"
+ENV_KWARGS = {"continuing_task": False, "max_episode_steps": 100}
+EVAL_EVERY = 2_000
+EVAL_EPISODES = 20
+RECORD = DOCS / "pointmaze.json"
+
+
+def herkit_run(seed: int, steps: int, out: Path) -> list[dict[str, float]]:
+    """``herkit train PointMaze_UMaze-v3`` (its preset) for ``steps``; its progress rows."""
+    command = [
+        sys.executable, "-m", "herkit", "train", ENV_ID, "--seed", str(seed), "--steps",
+        str(steps), "--out", str(out), "--no-progress", "--no-tensorboard", "--torch-threads", "1",
+    ]  # fmt: skip
+    subprocess.run(command, check=True)
+    with open(out / "progress.csv", newline="") as file:
+        return [
+            {key: float(row[key]) for key in ("env_steps", "wall_s", "success_rate")}
+            for row in csv.DictReader(file)
+        ]
+
+
+def sb3_run(seed: int, steps: int) -> list[dict[str, float]]:
+    """SB3 SAC + HerReplayBuffer with herkit's settings; evaluated like herkit."""
+    import gymnasium as gym
+    import gymnasium_robotics
+    import torch
+    from stable_baselines3 import SAC, HerReplayBuffer
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    torch.set_num_threads(1)
+    gym.register_envs(gymnasium_robotics)
+    env = gym.make(ENV_ID, **ENV_KWARGS)
+    eval_env = gym.make(ENV_ID, **ENV_KWARGS)
+    model = SAC(
+        "MultiInputPolicy", env, learning_rate=1e-3, gamma=0.98, tau=0.05, batch_size=256,
+        buffer_size=1_000_000, learning_starts=1_000, train_freq=1, gradient_steps=1,
+        replay_buffer_class=HerReplayBuffer,
+        replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"},
+        policy_kwargs={"net_arch": [256, 256, 256]}, seed=seed, device="cpu", verbose=0,
+    )  # fmt: skip
+    rows: list[dict[str, float]] = []
+    started = time.perf_counter()
+
+    def evaluate(eval_seed: int) -> float:
+        successes = []
+        obs, _ = eval_env.reset(seed=eval_seed)
+        while len(successes) < EVAL_EPISODES:
+            action, _ = model.predict(obs, deterministic=True)
+            obs, _, terminated, truncated, info = eval_env.step(action)
+            if terminated or truncated:
+                successes.append(float(info["success"]))
+                obs, _ = eval_env.reset()
+        return float(np.mean(successes))
+
+    class Evaluate(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.num_timesteps % EVAL_EVERY == 0:
+                success = evaluate(seed + 10_000 + self.num_timesteps)
+                wall = time.perf_counter() - started
+                rows.append({"env_steps": self.num_timesteps, "wall_s": wall,
+                             "success_rate": success})  # fmt: skip
+            return True
+
+    model.learn(total_timesteps=steps, callback=Evaluate())
+    return rows
+
+
+def first_reaching(rows: list[dict[str, float]], level: float) -> dict[str, float] | None:
+    """The first evaluation at or above ``level``."""
+    return next((row for row in rows if row["success_rate"] >= level), None)
+
+
+def plot(records: dict[str, Any], path: Path) -> None:
+    """Success against env steps and against wall time, one line per library and seed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    colors = {"herkit": "tab:blue", "sb3": "tab:orange"}
+    for _, record in sorted(records.items()):
+        library = record["library"]
+        rows = record["rows"]
+        label = f"{'herkit' if library == 'herkit' else 'SB3'} SAC+HER, seed {record['seed']}"
+        for ax, x in zip(axes, ("env_steps", "wall_s"), strict=True):
+            xs = [row[x] / (60 if x == "wall_s" else 1) for row in rows]
+            ax.plot(xs, [row["success_rate"] for row in rows], marker=".", label=label,
+                    color=colors[library], alpha=1.0 if record["seed"] == 0 else 0.5)  # fmt: skip
+    axes[0].set(xlabel="env steps", ylabel="success rate (20 episodes)", ylim=(-0.02, 1.02))
+    axes[1].set(xlabel="wall time (min)", ylim=(-0.02, 1.02))
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.axhline(0.9, color="gray", lw=0.8, ls="--")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"{ENV_ID} (continuing_task=False, 100 steps): SAC+HER, 1 thread each")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--only", choices=("herkit", "sb3"), default=None)
+    args = parser.parse_args()
+    records: dict[str, Any] = json.loads(RECORD.read_text())["runs"] if RECORD.exists() else {}
+    libraries = [args.only] if args.only else ["herkit", "sb3"]
+    for seed in args.seeds:
+        for library in libraries:
+            print(f"{library} seed {seed}: {args.steps} env steps", flush=True)
+            with tempfile.TemporaryDirectory() as tmp:
+                run_started = time.perf_counter()
+                if library == "herkit":
+                    rows = herkit_run(seed, args.steps, Path(tmp) / "run")
+                else:
+                    rows = sb3_run(seed, args.steps)
+                total = time.perf_counter() - run_started
+            reached = first_reaching(rows, 0.9)
+            records[f"{library}/seed{seed}"] = {
+                "library": library, "seed": seed, "steps": args.steps, "rows": rows,
+                "process_wall_s": round(total, 1), "first_0.9": reached,
+                "final_success": rows[-1]["success_rate"], "code": code_version(),
+            }  # fmt: skip
+            print(f"  first >= 0.9: {reached}; final {rows[-1]['success_rate']:.2f}; "
+                  f"{total:.0f} s", flush=True)  # fmt: skip
+    RECORD.write_text(json.dumps({"machine": machine(), "runs": records}, indent=1))
+    plot(records, FIGURES / "pointmaze.png")
+
+
+if __name__ == "__main__":
+    main()

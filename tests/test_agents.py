@@ -345,7 +345,9 @@ def test_critics_start_at_the_top_and_follow_a_change_of_scale() -> None:
                           terminal_on_success=True)  # fmt: skip
     assert isinstance(zero_one, SACAgent)
     q = zero_one.critic(x, torch.zeros(4, ACT_DIM))
-    assert float(q.detach().mean()) == pytest.approx(50.0, abs=1.0)  # optimistic, as -1/0 starts at 0
+    assert float(q.detach().mean()) == pytest.approx(
+        50.0, abs=1.0
+    )  # optimistic, as -1/0 starts at 0
 
 
 # --- configs ----------------------------------------------------------------------------

@@ -242,3 +242,43 @@ def test_a_rank_that_dies_makes_the_other_exit_with_a_clear_error(tmp_path: Path
     assert processes[0].returncode in (1, -signal.SIGABRT), stderr
     assert "another rank has probably died" in stderr and "Traceback" not in stderr
     assert time.monotonic() - started < 60
+
+
+def test_ctrl_c_to_torchrun_checkpoints_every_rank_at_one_step(tmp_path: Path) -> None:
+    """torchrun passes SIGINT on to its ranks; they agree on a step, write the checkpoint
+    there together, and rank 0 says how to resume; resuming continues from that step."""
+    run = tmp_path / "run"
+    args = ["train", "--steps", "100000", "--eval-every", "400", "--checkpoint-every", "50000"]
+    process = subprocess.Popen(
+        torchrun(*args, "--out", str(run), *QUICK, port=free_port()),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None:
+        if (run / "progress.csv").exists() and len(read_progress(run)) >= 2:
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, process.stderr.read() if process.stderr else ""
+    process.send_signal(signal.SIGINT)
+    try:
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            kill_job(process.pid)
+    meta = json.loads((run / "checkpoint" / "state.json").read_text())
+    stopped_at = meta["state"]["env_steps"]
+    assert meta["world_size"] == WORLD and 800 <= stopped_at < 50000, stderr[-3000:]
+    assert f"interrupted at {stopped_at} env steps" in stderr
+    assert f"torchrun --nproc-per-node {WORLD} -m herkit train --resume {run}" in stderr
+    assert json.loads((run / "summary.json").read_text())["interrupted"] is True
+
+    resumed = subprocess.run(
+        torchrun("train", "--resume", str(run), "--steps", str(stopped_at + 400),
+                 port=free_port()),
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert json.loads((run / "summary.json").read_text())["env_steps"] == stopped_at + 400

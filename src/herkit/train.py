@@ -273,8 +273,9 @@ def _train(
         if config.overwrite and not resume and run_dir.exists():
             shutil.rmtree(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
+        her = "no HER" if config.strategy == "none" else f"HER {config.strategy}"
         _say(f"{'resuming' if resume else 'training'} {config.env_id} with {config.algo} "
-             f"(HER {config.strategy}) for {config.steps:,} env steps in {run_dir}")  # fmt: skip
+             f"({her}) for {config.steps:,} env steps in {run_dir}")  # fmt: skip
         _say(f"{config.env_id}: {conventions.describe()}")
         for warning in conventions.warnings:
             _say(f"warning: {warning}")
@@ -288,6 +289,7 @@ def _train(
         state = LoopState(**agent_state["loop"])
         state.resets += 1
         buffer.end_episodes()  # the envs restart: episodes in progress end here
+        buffer.terminal_on_success = bool(config.terminal_on_success)  # decided after it?
     if main:  # also on resume, where --steps may have grown
         _write_config(run_dir, config, conventions)
     success_of = SuccessSignal(
@@ -354,8 +356,10 @@ def _train(
                         buffer.update_priorities(batch.indices, agent.priorities)
                     state.updates += 1
                     state.owed_updates -= 1
-            # a signal stops every rank at the same step
-            interrupted = not context.all_true(not stop.requested)
+            # a signal stops every rank at the same step (asked every 16 steps with torchrun)
+            iteration = state.env_steps // steps_per_iteration
+            if not context.active or iteration % 16 == 0:
+                interrupted = not context.all_true(not stop.requested)
             # evaluate and log
             finished = state.env_steps >= config.steps or interrupted
             if (state.env_steps >= state.next_eval or finished) and not interrupted:

@@ -4,7 +4,8 @@ PointMaze scores as no herkit env does: reward 1 on success, 0 otherwise, succes
 ``info["success"]``, and with ``continuing_task=False`` the episode ends on success. herkit
 runs as ``herkit train PointMaze_UMaze-v3`` launches it (its preset); SB3 runs SAC with its
 HerReplayBuffer and the same settings (3 x 256 networks, Adam 1e-3, gamma 0.98, tau 0.05,
-batch 256, future k=4, one update per env step after 1,000 steps) on the same env
+batch 256, future k=4, one update per env step after 1,000 steps, entropy coefficient
+learned from 0.1) on the same env
 (``continuing_task=False``, 100-step episodes). Both evaluate every 2,000 env steps on 20
 episodes of the deterministic policy, success read from ``info["success"]`` at the end of
 the episode, and both count the evaluations in their wall time. The runs go one after the
@@ -12,6 +13,7 @@ other, each on one thread, so neither slows the other.
 
     python benchmarks/pointmaze.py                 # seed 0, 50,000 env steps, both libraries
     python benchmarks/pointmaze.py --seeds 0 1 2 --only herkit
+    python benchmarks/pointmaze.py --only herkit --algo td3
 
 Writes docs/pointmaze.json (merged by library and seed) and docs/figures/pointmaze.png.
 """
@@ -40,11 +42,12 @@ EVAL_EPISODES = 20
 RECORD = DOCS / "pointmaze.json"
 
 
-def herkit_run(seed: int, steps: int, out: Path) -> list[dict[str, float]]:
+def herkit_run(seed: int, steps: int, out: Path, algo: str) -> list[dict[str, float]]:
     """``herkit train PointMaze_UMaze-v3`` (its preset) for ``steps``; its progress rows."""
     command = [
-        sys.executable, "-m", "herkit", "train", ENV_ID, "--seed", str(seed), "--steps",
-        str(steps), "--out", str(out), "--no-progress", "--no-tensorboard", "--torch-threads", "1",
+        sys.executable, "-m", "herkit", "train", ENV_ID, "--algo", algo, "--seed", str(seed),
+        "--steps", str(steps), "--out", str(out), "--no-progress", "--no-tensorboard",
+        "--torch-threads", "1",
     ]  # fmt: skip
     subprocess.run(command, check=True)
     with open(out / "progress.csv", newline="") as file:
@@ -71,7 +74,8 @@ def sb3_run(seed: int, steps: int) -> list[dict[str, float]]:
         buffer_size=1_000_000, learning_starts=1_000, train_freq=1, gradient_steps=1,
         replay_buffer_class=HerReplayBuffer,
         replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"},
-        policy_kwargs={"net_arch": [256, 256, 256]}, seed=seed, device="cpu", verbose=0,
+        policy_kwargs={"net_arch": [256, 256, 256]}, ent_coef="auto_0.1", seed=seed,
+        device="cpu", verbose=0,
     )  # fmt: skip
     rows: list[dict[str, float]] = []
     started = time.perf_counter()
@@ -114,10 +118,13 @@ def plot(records: dict[str, Any], path: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     colors = {"herkit": "tab:blue", "sb3": "tab:orange"}
+    colors["herkit-td3"] = "tab:green"
     for _, record in sorted(records.items()):
-        library = record["library"]
+        algo = record.get("algo", "sac")
+        library = record["library"] if algo == "sac" else f"{record['library']}-{algo}"
         rows = record["rows"]
-        label = f"{'herkit' if library == 'herkit' else 'SB3'} SAC+HER, seed {record['seed']}"
+        name = "herkit" if record["library"] == "herkit" else "SB3"
+        label = f"{name} {algo.upper()}+HER, seed {record['seed']}"
         for ax, x in zip(axes, ("env_steps", "wall_s"), strict=True):
             xs = [row[x] / (60 if x == "wall_s" else 1) for row in rows]
             ax.plot(xs, [row["success_rate"] for row in rows], marker=".", label=label,
@@ -128,7 +135,7 @@ def plot(records: dict[str, Any], path: Path) -> None:
         ax.grid(alpha=0.3)
         ax.axhline(0.9, color="gray", lw=0.8, ls="--")
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"{ENV_ID} (continuing_task=False, 100 steps): SAC+HER, 1 thread each")
+    fig.suptitle(f"{ENV_ID} (continuing_task=False, 100-step episodes), one thread each")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -139,6 +146,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--steps", type=int, default=50_000)
     parser.add_argument("--only", choices=("herkit", "sb3"), default=None)
+    parser.add_argument("--algo", choices=("sac", "td3"), default="sac", help="herkit's")
     args = parser.parse_args()
     records: dict[str, Any] = json.loads(RECORD.read_text())["runs"] if RECORD.exists() else {}
     libraries = [args.only] if args.only else ["herkit", "sb3"]
@@ -148,20 +156,22 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 run_started = time.perf_counter()
                 if library == "herkit":
-                    rows = herkit_run(seed, args.steps, Path(tmp) / "run")
+                    rows = herkit_run(seed, args.steps, Path(tmp) / "run", args.algo)
                 else:
                     rows = sb3_run(seed, args.steps)
                 total = time.perf_counter() - run_started
             reached = first_reaching(rows, 0.9)
-            records[f"{library}/seed{seed}"] = {
-                "library": library, "seed": seed, "steps": args.steps, "rows": rows,
+            algo = args.algo if library == "herkit" else "sac"
+            key = f"{library}/seed{seed}" if algo == "sac" else f"{library}-{algo}/seed{seed}"
+            records[key] = {
+                "library": library, "algo": algo, "seed": seed, "steps": args.steps, "rows": rows,
                 "process_wall_s": round(total, 1), "first_0.9": reached,
                 "final_success": rows[-1]["success_rate"], "code": code_version(),
             }  # fmt: skip
             print(f"  first >= 0.9: {reached}; final {rows[-1]['success_rate']:.2f}; "
                   f"{total:.0f} s", flush=True)  # fmt: skip
-    RECORD.write_text(json.dumps({"machine": machine(), "runs": records}, indent=1))
-    plot(records, FIGURES / "pointmaze.png")
+            RECORD.write_text(json.dumps({"machine": machine(), "runs": records}, indent=1))
+            plot(records, FIGURES / "pointmaze.png")
 
 
 if __name__ == "__main__":

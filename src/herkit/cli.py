@@ -137,7 +137,7 @@ def _parse(
     except SystemExit as exit:
         if exit.code in (0, None):
             raise
-        raise ValueError(f"{_one_line(captured.getvalue())} ({prog} --help lists them)") from None
+        raise ValueError(f"{_one_line(captured.getvalue())} (see {prog} --help)") from None
 
 
 def _parse_train(args: list[str], **kwargs: Any) -> Any:

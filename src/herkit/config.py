@@ -249,7 +249,8 @@ class TrainConfig:
     """Continue the run in this directory from its checkpoint (its config.json is used)."""
     terminal_on_success: bool | None = None
     """Relabelled successes are terminal (for envs that end episodes on success, e.g. bit
-    flipping, PointMaze); None: from the env (what it declares, else what it does)."""
+    flipping, PointMaze); None: from the env (what it declares, else what it does). Also
+    given as --terminal-on-success / --no-terminal-on-success."""
     reward_range: tuple[float, float] | None = None
     """Smallest and largest reward; Q targets are clipped to the returns they imply. None:
     probed from the env's compute_reward (no clipping where the reward is not bounded)."""

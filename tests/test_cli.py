@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,21 @@ def herkit(
         timeout=timeout,
         cwd=cwd,
     )
+
+
+def start_until(args: list[str], ready: Callable[[], bool]) -> subprocess.Popen[str]:
+    """Start ``herkit ARGS`` (quietly) and return once ``ready()``, still running."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "herkit", *args, *QUICK],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None and not ready():
+        time.sleep(0.05)
+    assert process.poll() is None, "the run finished before it could be stopped"
+    return process
 
 
 def test_train_eval_plot(tmp_path: Path) -> None:
@@ -176,18 +192,10 @@ def test_a_signal_checkpoints_where_it_stopped_and_resume_continues_there(
 ) -> None:
     run = tmp_path / "run"
     args = ["train", "--steps", "100000", "--eval-every", "250", "--checkpoint-every", "50000"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "herkit", *args, "--out", str(run), *QUICK],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    process = start_until(
+        [*args, "--out", str(run)],
+        lambda: (run / "progress.csv").exists() and len(read_progress(run)) >= 3,
     )
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and process.poll() is None:
-        if (run / "progress.csv").exists() and len(read_progress(run)) >= 3:
-            break
-        time.sleep(0.05)
-    assert process.poll() is None, "the run finished before it could be stopped"
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
@@ -244,19 +252,11 @@ def test_pointmaze_by_id_alone(tmp_path: Path) -> None:
 def test_resume_after_a_kill_continues_and_keeps_progress_monotone(tmp_path: Path) -> None:
     run = tmp_path / "run"
     args = ["train", "--steps", "3000", "--eval-every", "250", "--checkpoint-every", "500"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "herkit", *args, "--out", str(run), *QUICK],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 240
     state = run / "checkpoint" / "state.json"
-    while time.monotonic() < deadline and process.poll() is None:
-        if state.exists() and json.loads(state.read_text())["state"]["env_steps"] >= 1000:
-            break
-        time.sleep(0.05)
-    assert process.poll() is None, "the run finished before it could be killed"
+    process = start_until(
+        [*args, "--out", str(run)],
+        lambda: state.exists() and json.loads(state.read_text())["state"]["env_steps"] >= 1000,
+    )
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     killed_at = json.loads(state.read_text())["state"]["env_steps"]

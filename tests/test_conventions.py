@@ -308,3 +308,23 @@ def test_given_settings_win_over_the_probe() -> None:
     assert found.sources["reward_range"].startswith("given")
     with pytest.raises(ValueError, match="needs a sparse reward"):
         resolve_conventions(TrainConfig("test/DenseReach-v0", success_key="compute_reward"))
+
+
+def test_training_with_a_reward_that_needs_info(tmp_path: Path) -> None:
+    """--info-keys stores the field, so relabelled rewards are the env's; without it the run
+    stops at the start with a message naming info_keys, and leaves no run directory."""
+
+    def config(name: str, **changes: Any) -> TrainConfig:
+        return TrainConfig(
+            "test/WeightedReach-v0", algo="ddpg", steps=200, warmup_steps=100, eval_every=200,
+            eval_episodes=2, out=str(tmp_path / name), progress=False, tensorboard=False,
+            **changes,
+        )  # fmt: skip
+
+    with pytest.raises(ValueError, match="info_keys"):
+        train(config("without"))
+    assert not (tmp_path / "without").exists()
+    summary = train(config("with", info_keys=("weight",)))
+    assert summary["env_steps"] == 200
+    saved = json.loads((tmp_path / "with" / "config.json").read_text())
+    assert saved["reward_range"] == [-2.0, 0.0] and saved["info_keys"] == ["weight"]

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -175,23 +176,30 @@ def kill_job(launcher: int) -> None:
 QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "3", "--n-envs", "1"]
 
 
-def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    args = ["train", "--steps", "2400", "--eval-every", "400", "--checkpoint-every", "400"]
+def start_job(args: list[str], ready: Callable[[], bool]) -> subprocess.Popen[str]:
+    """Start ``torchrun ... herkit ARGS`` in a session of its own; return once ``ready()``."""
     process = subprocess.Popen(
-        torchrun(*args, "--out", str(run), *QUICK, port=free_port()),
+        torchrun(*args, *QUICK, port=free_port()),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
     )
-    state = run / "checkpoint" / "state.json"
     deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and process.poll() is None:
-        if state.exists() and json.loads(state.read_text())["state"]["env_steps"] >= 800:
-            break
+    while time.monotonic() < deadline and process.poll() is None and not ready():
         time.sleep(0.05)
     assert process.poll() is None, process.stderr.read() if process.stderr else ""
+    return process
+
+
+def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    args = ["train", "--steps", "2400", "--eval-every", "400", "--checkpoint-every", "400"]
+    state = run / "checkpoint" / "state.json"
+    process = start_job(
+        [*args, "--out", str(run)],
+        lambda: state.exists() and json.loads(state.read_text())["state"]["env_steps"] >= 800,
+    )
     kill_job(process.pid)
     process.wait()
     meta = json.loads(state.read_text())
@@ -249,19 +257,10 @@ def test_ctrl_c_to_torchrun_checkpoints_every_rank_at_one_step(tmp_path: Path) -
     there together, and rank 0 says how to resume; resuming continues from that step."""
     run = tmp_path / "run"
     args = ["train", "--steps", "100000", "--eval-every", "400", "--checkpoint-every", "50000"]
-    process = subprocess.Popen(
-        torchrun(*args, "--out", str(run), *QUICK, port=free_port()),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
+    process = start_job(
+        [*args, "--out", str(run)],
+        lambda: (run / "progress.csv").exists() and len(read_progress(run)) >= 2,
     )
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and process.poll() is None:
-        if (run / "progress.csv").exists() and len(read_progress(run)) >= 2:
-            break
-        time.sleep(0.05)
-    assert process.poll() is None, process.stderr.read() if process.stderr else ""
     process.send_signal(signal.SIGINT)
     try:
         _, stderr = process.communicate(timeout=120)

@@ -122,7 +122,12 @@ def _train_main(args: list[str]) -> None:
             config = dataclasses.replace(config, env_kwargs=kept + config.env_kwargs)
         summary = train(config)
     if os.environ.get("RANK", "0") == "0":  # torchrun: one summary, from rank 0
-        print(json.dumps(summary))
+        print(json.dumps(summary), flush=True)
+        print(
+            f"herkit: done: success rate {summary['success_rate']:.2f} at "
+            f"{summary['env_steps']:,} env steps; run directory {summary['run_dir']}",
+            file=sys.stderr,
+        )
 
 
 def _parse(

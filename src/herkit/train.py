@@ -400,7 +400,7 @@ def _train(
             logger.close()
         envs.close()
         eval_envs.close()
-    summary = _summary(config, state, context.world_size)
+    summary = _summary(config, state, context.world_size) | {"run_dir": str(run_dir)}
     if interrupted:
         summary["interrupted"] = True
     if main:
@@ -408,9 +408,6 @@ def _train(
         plot_runs([run_dir], run_dir / "curve.png", title=f"{config.env_id} {config.algo}+HER")
     if interrupted:
         raise Interrupted(run_dir, state.env_steps)
-    if main:
-        _say(f"done: success rate {state.success_rate:.2f} at {state.env_steps:,} env steps; "
-             f"run directory {run_dir}")  # fmt: skip
     return summary
 
 

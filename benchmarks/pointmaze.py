@@ -170,6 +170,8 @@ def main() -> None:
             }  # fmt: skip
             print(f"  first >= 0.9: {reached}; final {rows[-1]['success_rate']:.2f}; "
                   f"{total:.0f} s", flush=True)  # fmt: skip
+            if RECORD.exists():  # another job may have added runs meanwhile
+                records = json.loads(RECORD.read_text())["runs"] | records
             RECORD.write_text(json.dumps({"machine": machine(), "runs": records}, indent=1))
             plot(records, FIGURES / "pointmaze.png")
 

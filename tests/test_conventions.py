@@ -328,3 +328,17 @@ def test_training_with_a_reward_that_needs_info(tmp_path: Path) -> None:
     assert summary["env_steps"] == 200
     saved = json.loads((tmp_path / "with" / "config.json").read_text())
     assert saved["reward_range"] == [-2.0, 0.0] and saved["info_keys"] == ["weight"]
+
+
+class ScalarRewardEnv(PointReachEnv):
+    """A compute_reward that takes one goal pair only (not batched)."""
+
+    def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any = None) -> Any:
+        delta = np.asarray(achieved_goal) - np.asarray(desired_goal)
+        return -float(np.linalg.norm(delta) >= self.distance_threshold)
+
+
+def test_a_compute_reward_that_is_not_batched_is_refused_clearly() -> None:
+    env = ScalarRewardEnv()
+    with pytest.raises(ValueError, match="batched on the leading axis"):
+        probe_conventions(env, env.compute_reward, seed=0)

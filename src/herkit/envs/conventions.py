@@ -168,13 +168,13 @@ def probe_conventions(
         except Exception as error:
             raise ValueError(
                 f"compute_reward failed on a batch of {len(a)} goals ({type(error).__name__}: "
-                f"{error}); if the reward needs info fields, name them with info_keys "
-                "(--info-keys KEY ...)"
+                f"{error}); it must accept goals batched on the leading axis, and if the "
+                "reward needs info fields, name them with info_keys (--info-keys KEY ...)"
             ) from error
         if value.shape != (len(a),):
             raise ValueError(
-                f"compute_reward must return one reward per goal pair, shape ({len(a)},), "
-                f"got {value.shape}"
+                "compute_reward must return one reward per goal pair (goals batched on the "
+                f"leading axis), shape ({len(a)},), got {value.shape}"
             )
         return value
 

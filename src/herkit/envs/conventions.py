@@ -160,7 +160,7 @@ def probe_conventions(
     when ``reward_fn`` fails on a batch of the env's goals.
     """
     record = _random_steps(env, info_keys, seed, steps)
-    achieved, desired, info = record["achieved"], record["desired"], record["info"]
+    achieved, desired, info = record.achieved, record.desired, record.columns
 
     def rewards(a: np.ndarray, d: np.ndarray, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         try:
@@ -181,8 +181,8 @@ def probe_conventions(
     sources: dict[str, str] = {}
     warnings: list[str] = []
     recomputed = rewards(achieved, desired, info)
-    if not np.allclose(recomputed, record["reward"], rtol=1e-5, atol=1e-6):
-        bad = int(np.sum(~np.isclose(recomputed, record["reward"], rtol=1e-5, atol=1e-6)))
+    if not np.allclose(recomputed, record.reward, rtol=1e-5, atol=1e-6):
+        bad = int(np.sum(~np.isclose(recomputed, record.reward, rtol=1e-5, atol=1e-6)))
         warnings.append(
             f"the env's step reward differs from compute_reward(achieved_goal, desired_goal, "
             f"info) at {bad} of {len(recomputed)} random steps, so relabelled rewards will not "
@@ -213,7 +213,7 @@ def probe_conventions(
         )
         sparse = False
 
-    present = [key for key in SUCCESS_KEYS if key in record["info_keys_seen"]]
+    present = [key for key in SUCCESS_KEYS if any(key in i for i in record.infos)]
     if present:
         success_key: str | None = present[0]
         sources["success_key"] = f"the env's info has {present[0]!r}"
@@ -232,12 +232,12 @@ def probe_conventions(
 
     terminal, how = _declared_terminal(env)
     if terminal is None:
-        signal = SuccessSignal(
-            success_key, reward_fn, success_reward if sparse else None, info_keys
-        )
-        success = record["success"](signal)
-        if success is not None and success.any():
-            terminal = bool(record["terminated"][success > 0].all())
+        if success_key in SUCCESS_KEYS:
+            success = np.array([bool(i.get(success_key, False)) for i in record.infos])
+        else:  # compute_reward, or no signal (then never)
+            success = recomputed == (success_reward if sparse else np.nan)
+        if success.any():
+            terminal = bool(record.terminated[success].all())
             ended = "ended its episode" if terminal else "did not end its episode"
             how = f"probe: a success in the random steps {ended}"
         else:
@@ -265,13 +265,30 @@ def _declared_terminal(env: gym.Env) -> tuple[bool | None, str]:
     return None, ""
 
 
-def _random_steps(env: gym.Env, info_keys: Sequence[str], seed: int, steps: int) -> dict[str, Any]:
-    """``steps`` uniformly random steps of ``env``: goals, rewards, flags and info."""
+@dataclass
+class _Steps:
+    """What :func:`_random_steps` saw."""
+
+    achieved: np.ndarray
+    """``next_obs["achieved_goal"]`` of each step."""
+    desired: np.ndarray
+    """``next_obs["desired_goal"]`` of each step."""
+    reward: np.ndarray
+    """The env's step rewards."""
+    terminated: np.ndarray
+    """The env's ``terminated`` flags."""
+    infos: list[Mapping[str, Any]]
+    """The step infos."""
+    columns: dict[str, np.ndarray]
+    """The ``info_keys`` fields as float64 columns."""
+
+
+def _random_steps(env: gym.Env, info_keys: Sequence[str], seed: int, steps: int) -> _Steps:
+    """``steps`` uniformly random steps of ``env``, resetting at episode ends."""
     env.action_space.seed(seed)
     env.reset(seed=seed)
     achieved, desired, reward, terminated = [], [], [], []
     infos: list[Mapping[str, Any]] = []
-    keys_seen: set[str] = set()
     for _ in range(steps):
         next_obs, r, term, trunc, info = env.step(env.action_space.sample())
         achieved.append(np.asarray(next_obs["achieved_goal"]))
@@ -279,10 +296,8 @@ def _random_steps(env: gym.Env, info_keys: Sequence[str], seed: int, steps: int)
         reward.append(float(r))
         terminated.append(bool(term))
         infos.append(info)
-        keys_seen |= set(info)
         if term or trunc:
             env.reset()
-    n = len(infos)
     columns = {
         key: np.array([float(i.get(key, np.nan)) for i in infos], dtype=np.float64)
         for key in info_keys
@@ -290,22 +305,7 @@ def _random_steps(env: gym.Env, info_keys: Sequence[str], seed: int, steps: int)
     for key, column in columns.items():
         if np.isnan(column).all():
             raise ValueError(f"info_keys names {key!r}, but the env's info has no such key")
-    achieved_arr, desired_arr = np.stack(achieved), np.stack(desired)
-
-    def success(signal: SuccessSignal) -> np.ndarray | None:
-        if signal.key is None:
-            return None
-        if signal.key == "compute_reward":
-            goals = {"achieved_goal": achieved_arr, "desired_goal": desired_arr}
-            return signal(columns, goals)
-        return np.array([float(i.get(signal.key, 0.0)) for i in infos]).reshape(n)
-
-    return {
-        "achieved": achieved_arr,
-        "desired": desired_arr,
-        "reward": np.asarray(reward),
-        "terminated": np.asarray(terminated),
-        "info": columns,
-        "info_keys_seen": keys_seen,
-        "success": success,
-    }
+    return _Steps(
+        np.stack(achieved), np.stack(desired), np.asarray(reward), np.asarray(terminated),
+        infos, columns,
+    )  # fmt: skip

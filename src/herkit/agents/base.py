@@ -126,7 +126,8 @@ class ValueScale:
     step of delay costs 1 gives every convention -1/0's dynamics; a positive scale never
     changes which policy is optimal. The step cost is ``high - low`` when episodes go on
     past success, and ``(1 - gamma) * high - low`` when success (the reward ``high``, the
-    only one above ``low``) ends them. Either way the scaled returns span ``1 / (1 - gamma)``.
+    only one above ``low``) ends them. For rewards on both sides of 0 (-1/0, 0/1) the scaled
+    returns span ``1 / (1 - gamma)`` either way, so learning which one holds only moves them.
     """
 
     scale: float

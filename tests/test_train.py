@@ -12,18 +12,10 @@ import pytest
 import torch
 
 from herkit.checkpoint import CheckpointError, load_checkpoint
-from herkit.config import TrainConfig, config_from_dict, preset_config
+from herkit.config import TrainConfig
 from herkit.logging import read_progress
 from herkit.train import load_run_config, train
-
-
-def quiet(**changes: Any) -> TrainConfig:
-    """A preset config with no progress bar or TensorBoard, for tests."""
-    env_id = changes.pop("env_id", "herkit/BitFlip-v0")
-    values = preset_config(env_id).to_dict() | {"progress": False, "tensorboard": False}
-    for key, value in changes.items():  # agent settings are merged, not replaced
-        values[key] = values[key] | value if isinstance(value, dict) else value
-    return config_from_dict(values)
+from runs import quiet
 
 
 def test_her_solves_15_bits_where_plain_dqn_fails(tmp_path: Path) -> None:

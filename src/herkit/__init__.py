@@ -1,6 +1,30 @@
-"""herkit: Hindsight Experience Replay for goal-conditioned reinforcement learning."""
+"""herkit: Hindsight Experience Replay for goal-conditioned reinforcement learning.
+
+Importing herkit registers its goal envs with gymnasium (``gym.make("herkit/BitFlip-v0")``)
+and, where gymnasium-robotics is installed, the Fetch and PointMaze ids too.
+:func:`load_policy` loads a trained run's policy; it imports torch on first use.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from herkit.buffer import Batch, HerReplayBuffer, Strategy
+from herkit.envs import register_envs, register_robotics_envs
+from herkit.envs.offscreen import choose_mujoco_gl
 
-__all__ = ["Batch", "HerReplayBuffer", "Strategy"]
+if TYPE_CHECKING:
+    from herkit.policy import Policy, load_policy
+
+__all__ = ["Batch", "HerReplayBuffer", "Policy", "Strategy", "load_policy"]
 __version__ = "0.1.0"
+
+choose_mujoco_gl()  # before MuJoCo is imported: it reads MUJOCO_GL once
+register_envs()
+register_robotics_envs()
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Policy", "load_policy"):
+        from herkit import policy
+
+        return getattr(policy, name)
+    raise AttributeError(f"module 'herkit' has no attribute {name!r}")

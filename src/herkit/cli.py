@@ -35,51 +35,83 @@ def bench(
 
 def evaluate_run(
     run_dir: tyro.conf.Positional[str],
-    episodes: int = 100,
+    episodes: int | None = None,
     json_out: Annotated[bool, tyro.conf.arg(name="json")] = False,
     seed: int = 12345,
+    stochastic: bool = False,
+    video: str | None = None,
+    device: str = "cpu",
 ) -> None:
-    """Success rate of a run's checkpointed policy, acting deterministically.
+    """Success rate, mean return and episode length of a run's checkpointed policy.
 
     Args:
         run_dir: run directory written by `herkit train`.
-        episodes: evaluation episodes.
+        episodes: evaluation episodes (default 100; 5 with --video).
         json_out: print one JSON object instead of text.
         seed: seed of the evaluation envs.
+        stochastic: sample actions as in training (default: deterministic policy).
+        video: also write the episodes, one after another, to this .mp4 or .gif file.
+        device: torch device of the policy (cpu, cuda).
     """
-    from herkit.train import evaluate_checkpoint
+    from herkit.evaluation import evaluate_run as run_evaluation
 
-    if episodes < 1:
-        raise ValueError(f"--episodes must be >= 1, got {episodes}")
-    result = evaluate_checkpoint(run_dir, episodes, seed)
+    if episodes is None:
+        episodes = 5 if video is not None else 100
+    result = run_evaluation(
+        run_dir, episodes, seed, deterministic=not stochastic, video=video, device=device
+    )
     if json_out:
         print(json.dumps(result))
-    else:
-        print(
-            f"{result['env_id']} {result['algo']}: success rate {result['success_rate']:.3f} "
-            f"over {episodes} episodes (checkpoint at {result['env_steps']} env steps)"
-        )
+        return
+    mode = "deterministic" if result["deterministic"] else "stochastic"
+    print(
+        f"{result['env_id']} {result['algo']} ({mode}, checkpoint at {result['env_steps']:,} "
+        f"env steps): success rate {result['success_rate']:.3f}, mean return "
+        f"{result['mean_return']:.2f}, mean length {result['mean_length']:.1f} over "
+        f"{result['episodes']} episodes"
+    )
+    if "video" in result:
+        print(f"video: {result['video']} ({result['frames']} frames)")
 
 
 def plot(
     run_dirs: tyro.conf.Positional[tuple[str, ...]],
     output: Annotated[str, tyro.conf.arg(aliases=("-o",))] = "curves.png",
+    x: Literal["env_steps", "wall_s"] = "env_steps",
+    smooth: int = 1,
+    band: Literal["minmax", "sem"] = "minmax",
+    title: str | None = None,
+    json_out: Annotated[str | None, tyro.conf.arg(name="json")] = None,
 ) -> None:
-    """Plot success rate and losses against env steps from runs' progress.csv.
+    """Plot success rate and losses from runs' progress.csv; seeds of a setting as one line.
+
+    Runs whose config.json differ only in the seed (and in settings that do not change
+    learning: out, steps, eval/checkpoint cadence, device...) are one group: the mean over
+    its seeds with a shaded band, on the union of the seeds' x values where all have data.
 
     Args:
         run_dirs: one or more run directories.
         output: PNG file to write.
+        x: x axis: env_steps, or wall_s (wall-clock seconds of training).
+        smooth: moving average over this many evaluation points per seed (1: none).
+        band: shaded band: minmax (min to max over seeds) or sem (mean +- standard error).
+        title: figure title; default: the env id(s).
+        json_out: also write the aggregated numbers (per group and metric) to this file.
     """
     from herkit.plots import plot_runs
 
     if not run_dirs:
         raise ValueError("herkit plot needs at least one run directory: herkit plot RUN... -o FILE")
-    print(plot_runs(run_dirs, output))
+    if smooth < 1:
+        raise ValueError(f"--smooth must be >= 1 (1: no smoothing), got {smooth}")
+    print(plot_runs(run_dirs, output, title, x=x, smooth=smooth, band=band, json_out=json_out))
+    if json_out is not None:
+        print(json_out)
 
 
 RESUME_MAY_CHANGE = (
-    "steps", "eval_every", "eval_episodes", "checkpoint_every", "target_success", "device",
+    "steps", "eval_every", "eval_episodes", "checkpoint_every", "video_every", "target_success",
+    "device",
     "torch_threads", "dist_timeout_s", "tensorboard", "progress",
 )  # fmt: skip
 """Settings that ``herkit train --resume RUN`` accepts as flags (e.g. a larger ``--steps``

@@ -245,6 +245,9 @@ class TrainConfig:
     """Envs that run the evaluation episodes."""
     checkpoint_every: int = 50_000
     """Env steps between checkpoints (one is also written at the end)."""
+    video_every: int = 0
+    """Env steps between videos of one evaluation episode, written to RUN/videos/ (and
+    TensorBoard); 0: none. The env must render rgb_array frames."""
     resume: str | None = None
     """Continue the run in this directory from its checkpoint (its config.json is used)."""
     terminal_on_success: bool | None = None
@@ -284,7 +287,7 @@ class TrainConfig:
         for name, minimum in (
             ("k", 0), ("steps", 1), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
             ("random_steps", 0), ("eval_every", 1), ("eval_episodes", 1), ("n_eval_envs", 1),
-            ("checkpoint_every", 1), ("torch_threads", 1),
+            ("checkpoint_every", 1), ("video_every", 0), ("torch_threads", 1),
         ):  # fmt: skip
             _check_int(name, getattr(self, name), minimum)
         _check_float("updates_per_step", self.updates_per_step, 0.0, open_low=True)

@@ -12,6 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 PROGRESS_FILE = "progress.csv"
 BASE_COLUMNS = ("env_steps", "updates", "episodes", "wall_s", "sps", "success_rate")
 _TAGS = {
@@ -67,6 +69,27 @@ class RunLogger:
                 if key != "env_steps" and math.isfinite(value):
                     self._writer.add_scalar(_TAGS.get(key, f"train/{key}"), value, step)
             self._writer.flush()
+
+    def video(self, tag: str, frames: list[np.ndarray], step: int, fps: float) -> None:
+        """Add ``frames`` to TensorBoard as an animated GIF (its Images tab plays it)."""
+        if self._writer is None:
+            return
+        import io
+
+        from PIL import Image
+        from torch.utils.tensorboard.summary import Summary
+
+        images = [Image.fromarray(frame) for frame in frames]
+        gif = io.BytesIO()
+        images[0].save(gif, format="GIF", save_all=True, append_images=images[1:],
+                       duration=int(1000 / fps), loop=0)  # fmt: skip
+        height, width = frames[0].shape[:2]
+        image = Summary.Image(height=height, width=width, colorspace=3,
+                              encoded_image_string=gif.getvalue())  # fmt: skip
+        self._writer._get_file_writer().add_summary(
+            Summary(value=[Summary.Value(tag=tag, image=image)]), step
+        )
+        self._writer.flush()
 
     def close(self) -> None:
         """Flush and close the TensorBoard writer."""

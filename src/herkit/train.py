@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import multiprocessing
 import os
 import shutil
@@ -26,15 +25,18 @@ import numpy as np
 import torch
 
 from herkit import distributed
-from herkit.agents import Agent, make_agent
+from herkit.agents import Agent
 from herkit.buffer.her import HerReplayBuffer, compute_reward_of
-from herkit.checkpoint import checkpoint_state, load_agent_state, load_checkpoint, save_checkpoint
+from herkit.checkpoint import checkpoint_state, load_checkpoint, save_checkpoint
 from herkit.config import TrainConfig, config_from_dict
 from herkit.distributed import Context, DistributedError
 from herkit.envs import make_goal_env
 from herkit.envs.conventions import GoalConventions, SuccessSignal, probe_conventions
+from herkit.evaluation import evaluate
 from herkit.logging import RunLogger
 from herkit.plots import plot_runs
+from herkit.policy import make_run_agent
+from herkit.video import render_frame, write_video
 
 
 @dataclass
@@ -48,14 +50,18 @@ class LoopState:
     owed_updates: float = 0.0
     next_eval: int = 0
     next_checkpoint: int = 0
+    next_video: int = 0
     success_rate: float = float("nan")
     solved_at_env_steps: int | None = None
     solved_at_wall_s: float | None = None
     resets: int = 0
 
 
-def make_vector_env(config: TrainConfig, n_envs: int, seed_offset: int) -> gym.vector.VectorEnv:
-    """``n_envs`` copies of the config's env, autoreset disabled.
+def make_vector_env(
+    config: TrainConfig, n_envs: int, seed_offset: int, render_mode: str | None = None
+) -> gym.vector.VectorEnv:
+    """``n_envs`` copies of the config's env, autoreset disabled (``render_mode``: for
+    frames, e.g. ``"rgb_array"``).
 
     The envs step in worker processes (async) when there are several and this process has
     a spare CPU core for them (cores / torchrun's local world size >= 2); otherwise in this
@@ -63,6 +69,8 @@ def make_vector_env(config: TrainConfig, n_envs: int, seed_offset: int) -> gym.v
     here, so that a bad id or a non-goal env is reported as a ValueError, not from a worker.
     """
     kwargs = config.env_kwargs_dict()
+    if render_mode is not None:
+        kwargs["render_mode"] = render_mode
     make_goal_env(config.env_id, **kwargs).close()
 
     def make() -> gym.Env:
@@ -94,18 +102,8 @@ def build(
     their own.
     """
     context = context or Context()
-    space: Any = envs.single_observation_space
-    agent = make_agent(
-        config.algo,
-        config.agent_config(),
-        observation_dim=int(np.prod(space["observation"].shape)),
-        goal_dim=int(np.prod(space["desired_goal"].shape)),
-        action_space=envs.single_action_space,
-        reward_range=config.reward_range,
-        device=context.device(config.resolved_device()),
-        seed=config.seed,
-        terminal_on_success=config.terminal_on_success,
-    )
+    device = context.device(config.resolved_device())
+    agent = make_run_agent(config, envs.single_observation_space, envs.single_action_space, device)
     if context.active:
         agent.join(context, exploration_seed=_rank_seed(config, context))
     if not with_buffer:
@@ -126,39 +124,6 @@ def build(
 
 def _rank_seed(config: TrainConfig, context: Context) -> int:
     return config.seed + 100_003 * context.rank
-
-
-def evaluate(
-    agent: Agent,
-    envs: gym.vector.VectorEnv,
-    episodes: int,
-    seed: int,
-    success_of: SuccessSignal,
-) -> float:
-    """Success rate of the deterministic policy over ``episodes`` episodes.
-
-    An episode's success is ``success_of`` at its last step; NaN where the env has no
-    success signal.
-    """
-    obs, _ = envs.reset(seed=seed)
-    counting = np.arange(envs.num_envs) < episodes  # envs whose current episode counts
-    started = int(counting.sum())
-    successes: list[float] = []
-    while counting.any():
-        action = agent.act(obs["observation"], obs["desired_goal"], deterministic=True)
-        obs, _, terminated, truncated, info = envs.step(action)
-        done = terminated | truncated
-        finished = done & counting
-        if finished.any():
-            success = success_of(info, obs)
-            if success is None:
-                success = np.full(envs.num_envs, math.nan)
-            successes.extend(success[finished].tolist())
-            again = finished & (np.cumsum(finished) <= episodes - started)
-            started += int(again.sum())
-            counting = (counting & ~finished) | again
-        obs = _reset_masked(envs, obs, done)
-    return float(np.mean(successes))
 
 
 def _reset_masked(envs: gym.vector.VectorEnv, obs: dict, mask: np.ndarray) -> dict:
@@ -266,6 +231,7 @@ def _train(
     envs = make_vector_env(config, config.n_envs, seed_offset=offset)
     n_eval = min(config.eval_episodes, config.n_eval_envs)
     eval_envs = make_vector_env(config, n_eval, seed_offset=10_000 + offset)
+    video_envs = _video_envs(config, seed_offset=20_000) if config.video_every and main else None
     agent, new_buffer = build(config, envs, context=context)
     assert new_buffer is not None
     buffer = new_buffer
@@ -280,7 +246,11 @@ def _train(
         for warning in conventions.warnings:
             _say(f"warning: {warning}")
     context.barrier()
-    state = LoopState(next_eval=config.eval_every, next_checkpoint=config.checkpoint_every)
+    state = LoopState(
+        next_eval=config.eval_every,
+        next_checkpoint=config.checkpoint_every,
+        next_video=config.video_every,
+    )
     if resume:
         device = context.device(config.resolved_device())
         agent_state, buffer = load_checkpoint(run_dir, buffer.reward_fn, device, context)
@@ -365,10 +335,8 @@ def _train(
             if (state.env_steps >= state.next_eval or finished) and not interrupted:
                 state.next_eval += config.eval_every
                 eval_seed = config.seed + 10_000 + offset + state.env_steps
-                success_rate = evaluate(
-                    agent, eval_envs, config.eval_episodes, eval_seed, success_of
-                )
-                state.success_rate = context.mean(success_rate)
+                result = evaluate(agent, eval_envs, config.eval_episodes, eval_seed, success_of)
+                state.success_rate = context.mean(result.success_rate)
                 state.wall_s = time.perf_counter() - started
                 episodes = int(context.all_sum(np.array([state.episodes]))[0])  # every rank
                 if logger is not None:
@@ -383,6 +351,11 @@ def _train(
                         state.solved_at_env_steps = state.env_steps
                         state.solved_at_wall_s = state.wall_s
                     finished = True
+            due = state.env_steps >= state.next_video or finished
+            if video_envs is not None and due and not interrupted:
+                state.next_video = state.env_steps + config.video_every
+                seed = config.seed + 20_000 + state.env_steps
+                _record_video(run_dir, agent, video_envs, state.env_steps, seed, success_of, logger)
             progress.update(state, force=finished)
             # checkpoint
             if state.env_steps >= state.next_checkpoint or finished:
@@ -400,6 +373,8 @@ def _train(
             logger.close()
         envs.close()
         eval_envs.close()
+        if video_envs is not None:
+            video_envs.close()
     summary = _summary(config, state, context.world_size) | {"run_dir": str(run_dir)}
     if interrupted:
         summary["interrupted"] = True
@@ -409,6 +384,36 @@ def _train(
     if interrupted:
         raise Interrupted(run_dir, state.env_steps)
     return summary
+
+
+def _video_envs(config: TrainConfig, seed_offset: int) -> gym.vector.VectorEnv:
+    """One env that renders rgb_array frames, checked to draw one now (not after hours)."""
+    envs = make_vector_env(config, 1, seed_offset=seed_offset, render_mode="rgb_array")
+    try:
+        envs.reset(seed=config.seed + seed_offset)
+        render_frame(envs)
+    except BaseException:
+        envs.close()
+        raise
+    return envs
+
+
+def _record_video(
+    run_dir: Path,
+    agent: Agent,
+    envs: gym.vector.VectorEnv,
+    env_steps: int,
+    seed: int,
+    success_of: SuccessSignal,
+    logger: RunLogger | None,
+) -> None:
+    """One deterministic evaluation episode as ``RUN/videos/step-N.mp4`` and in TensorBoard."""
+    frames: list[np.ndarray] = []
+    evaluate(agent, envs, 1, seed, success_of, frames=frames)
+    fps = float(envs.metadata.get("render_fps") or 30)
+    write_video(run_dir / "videos" / f"step-{env_steps:09d}.mp4", frames, fps)
+    if logger is not None:
+        logger.video("eval/video", frames, env_steps, fps)
 
 
 def _say(text: str) -> None:
@@ -468,35 +473,6 @@ def _check_resumable(run_dir: Path, config: TrainConfig) -> None:
 def _write_config(run_dir: Path, config: TrainConfig, conventions: GoalConventions) -> None:
     values = {**config.to_dict(), "conventions": conventions.to_dict()}
     (run_dir / "config.json").write_text(json.dumps(values, indent=1))
-
-
-def evaluate_checkpoint(run_dir: str | Path, episodes: int, seed: int) -> dict[str, Any]:
-    """Evaluate the policy of a run's checkpoint on fresh envs (success by the env's own
-    convention, as in training)."""
-    config, conventions = resolve_conventions(load_run_config(run_dir))
-    envs = make_vector_env(config, min(episodes, config.n_eval_envs), seed_offset=seed)
-    try:
-        agent = build(config, envs, with_buffer=False)[0]
-        agent_state = load_agent_state(run_dir, config.resolved_device())
-        agent.load_state_dict(agent_state["agent"])
-        state = agent_state["loop"]
-        success_of = SuccessSignal(
-            conventions.success_key,
-            compute_reward_of(envs),
-            conventions.success_reward,
-            config.info_keys,
-        )
-        success = evaluate(agent, envs, episodes, seed, success_of)
-    finally:
-        envs.close()
-    return {
-        "env_id": config.env_id,
-        "algo": config.algo,
-        "episodes": episodes,
-        "success_rate": success,
-        "success_key": conventions.success_key,
-        "env_steps": state["env_steps"],
-    }
 
 
 def load_run_config(run_dir: str | Path) -> TrainConfig:

@@ -23,6 +23,7 @@ from herkit.envs.registration import (
     is_goal_env,
     make_goal_env,
     register_envs,
+    register_robotics_envs,
 )
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "is_goal_env",
     "make_goal_env",
     "register_envs",
+    "register_robotics_envs",
 ]
 
 register_envs()

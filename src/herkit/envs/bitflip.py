@@ -5,6 +5,10 @@ random each episode (the goal is redrawn while it equals the start, so no episod
 solved). An action flips bits; the reward is ``0`` when the state equals the goal and ``-1``
 otherwise, so without hindsight relabelling a random agent almost never sees a success
 for ``n_bits`` above about 15.
+
+``render_mode="rgb_array"`` draws the bits as a row of squares (filled for a 1) with the goal
+bits as a second row under them; a state square is outlined green where its bit matches the
+goal and red where it does not.
 """
 
 from __future__ import annotations
@@ -15,9 +19,25 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from herkit.envs import drawing
 from herkit.envs.core import GoalEnv, GoalObs, goal_observation_space
 
 __all__ = ["BitFlipEnv"]
+
+MARGIN = 16
+"""Pixels of background around the two rows of squares in an ``rgb_array`` frame."""
+MAX_WIDTH = 1024
+"""Frames are at most this wide, unless ``n_bits`` needs more than 4 pixels per bit."""
+BACKGROUND: drawing.Color = drawing.LIGHT_GREY
+"""Frame background."""
+STATE_ON: drawing.Color = (30, 30, 30)
+"""Fill of a state square whose bit is 1 (a 0 is white)."""
+GOAL_ON: drawing.Color = drawing.GREY
+"""Fill of a goal square whose bit is 1 (a 0 is white)."""
+MATCH: drawing.Color = drawing.GREEN
+"""Outline of a state square whose bit matches the goal."""
+MISMATCH: drawing.Color = drawing.RED
+"""Outline of a state square whose bit differs from the goal."""
 
 
 class BitFlipEnv(GoalEnv[Any]):
@@ -31,12 +51,15 @@ class BitFlipEnv(GoalEnv[Any]):
       DDPG/TD3/SAC can be used;
     - reward ``0`` when every bit matches the goal, else ``-1``; ``terminated`` on success;
     - ``truncated`` after ``max_steps`` steps (default ``n_bits``, the paper's episode
-      length), counted inside the env because it depends on ``n_bits``.
+      length), counted inside the env because it depends on ``n_bits``;
+    - ``render_mode``: ``"ansi"`` (text) or ``"rgb_array"`` (frames ``32 + 32 * n_bits``
+      wide, 112 high, for up to 31 bits; wider rows get narrower squares, up to 1024 pixels
+      wide in all, and both sides are multiples of 16).
     """
 
     # A plain class attribute, as gymnasium reads it from the class (ClassVar clashes with Env).
     terminates_on_success = True
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012
 
     def __init__(
         self,
@@ -55,7 +78,9 @@ class BitFlipEnv(GoalEnv[Any]):
         if max_steps < 1:
             raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
+            )
         self.n_bits = int(n_bits)
         self.continuous = bool(continuous)
         self.max_steps = int(max_steps)
@@ -108,13 +133,56 @@ class BitFlipEnv(GoalEnv[Any]):
         reward, info = self._outcome(obs)
         return obs, reward, bool(info["is_success"]), self._steps >= self.max_steps, info
 
-    def render(self) -> str | None:
-        """The state and goal bits as text when ``render_mode="ansi"``."""
-        if self.render_mode != "ansi":
-            return None
-        state = "".join(str(int(bit)) for bit in self._state)
-        goal = "".join(str(int(bit)) for bit in self._goal)
-        return f"state {state}\ngoal  {goal}\n"
+    def render(self) -> str | drawing.Frame | None:
+        """The current frame: text for ``"ansi"``, an RGB array for ``"rgb_array"``, else None.
+
+        The frame shows the state bits as a row of squares (dark for a 1, white for a 0), each
+        outlined green where it matches the goal bit and red where not, above a row of the
+        goal bits (grey for a 1). Rendering reads the state only (no randomness).
+        """
+        if self.render_mode == "ansi":
+            state = "".join(str(int(bit)) for bit in self._state)
+            goal = "".join(str(int(bit)) for bit in self._goal)
+            return f"state {state}\ngoal  {goal}\n"
+        if self.render_mode == "rgb_array":
+            return self._render_frame()
+        return None
+
+    def _cell(self) -> int:
+        """Pixels per bit in an ``rgb_array`` frame: 32, less for many bits (at least 4)."""
+        return max(4, min(32, (MAX_WIDTH - 2 * MARGIN) // self.n_bits))
+
+    def _frame_shape(self) -> tuple[int, int]:
+        """``(height, width)`` of an ``rgb_array`` frame, both multiples of 16."""
+        cell = self._cell()
+        width = drawing.round_up(self.n_bits * cell + 2 * MARGIN)
+        height = drawing.round_up(2 * cell + cell // 2 + 2 * MARGIN)
+        return height, width
+
+    def _square(self, row: int, index: int) -> tuple[int, int, int, int]:
+        """``(x0, y0, x1, y1)`` of bit ``index``'s square in row 0 (state) or 1 (goal)."""
+        cell = self._cell()
+        height, width = self._frame_shape()
+        left = (width - self.n_bits * cell) // 2
+        top = (height - (2 * cell + cell // 2)) // 2 + row * (cell + cell // 2)
+        pad = max(1, cell // 8)
+        x0 = left + index * cell
+        return x0 + pad, top + pad, x0 + cell - pad, top + cell - pad
+
+    def _render_frame(self) -> drawing.Frame:
+        """The ``rgb_array`` frame (see :meth:`render`)."""
+        frame = drawing.blank(*self._frame_shape(), color=BACKGROUND)
+        border = max(1, self._cell() // 10)
+        for index in range(self.n_bits):
+            state, goal = bool(self._state[index]), bool(self._goal[index])
+            x0, y0, x1, y1 = self._square(0, index)
+            drawing.fill_rect(frame, x0, y0, x1, y1, STATE_ON if state else drawing.WHITE)
+            outline = MATCH if state == goal else MISMATCH
+            drawing.draw_rect(frame, x0, y0, x1, y1, outline, border)
+            x0, y0, x1, y1 = self._square(1, index)
+            drawing.fill_rect(frame, x0, y0, x1, y1, GOAL_ON if goal else drawing.WHITE)
+            drawing.draw_rect(frame, x0, y0, x1, y1, drawing.DARK_GREY, 1)
+        return frame
 
     def _obs(self) -> GoalObs:
         """A fresh observation dict (copies, so callers may keep or modify it)."""

@@ -3,6 +3,9 @@
 Cells are given as ``(row, col) / (size - 1)``, normalised coordinates in ``[0, 1]^2``, for
 the observation and both goals: a small MLP (DQN) generalises over these across goals far
 better than over one-hot cells, and relabelled goals are plain achieved positions.
+
+``render_mode="rgb_array"`` draws the grid inside its border wall, the goal cell in green and
+the agent as a blue disc (row 0 at the top, column 0 on the left, as in the ``ansi`` text).
 """
 
 from __future__ import annotations
@@ -13,12 +16,24 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from herkit.envs import drawing
 from herkit.envs.core import GoalEnv, GoalObs, goal_observation_space
 
 __all__ = ["GridWorldEnv"]
 
 MOVES = np.array([[-1, 0], [1, 0], [0, -1], [0, 1]])
 """``(d_row, d_col)`` of the actions 0 up, 1 down, 2 left, 3 right."""
+
+WALL = 8
+"""Thickness in pixels of the border wall drawn around the grid in an ``rgb_array`` frame."""
+WALL_COLOR: drawing.Color = drawing.DARK_GREY
+"""Colour of the border wall."""
+LINE_COLOR: drawing.Color = drawing.LIGHT_GREY
+"""Colour of the lines between cells."""
+GOAL_COLOR: drawing.Color = drawing.GREEN
+"""Fill of the goal cell."""
+AGENT_COLOR: drawing.Color = drawing.BLUE
+"""Colour of the agent's disc."""
 
 
 class GridWorldEnv(GoalEnv[np.int64]):
@@ -33,12 +48,15 @@ class GridWorldEnv(GoalEnv[np.int64]):
       success;
     - ``truncated`` after ``max_steps`` steps (default ``4 * size``: twice the longest
       shortest path ``2 * (size - 1)``, slack for epsilon-greedy exploration), counted inside
-      the env because it depends on ``size``.
+      the env because it depends on ``size``;
+    - ``render_mode``: ``"ansi"`` (text) or ``"rgb_array"`` (square frames, 256 pixels a side
+      for ``size <= 60``: ``240 // size`` pixels per cell, at least 4, inside an 8-pixel
+      wall, rounded up to a multiple of 16).
     """
 
     # A plain class attribute, as gymnasium reads it from the class (ClassVar clashes with Env).
     terminates_on_success = True
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012
 
     def __init__(
         self, size: int = 8, max_steps: int | None = None, render_mode: str | None = None
@@ -53,7 +71,9 @@ class GridWorldEnv(GoalEnv[np.int64]):
         if max_steps < 1:
             raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
+            )
         self.size = int(size)
         self.max_steps = int(max_steps)
         self.render_mode = render_mode
@@ -97,14 +117,52 @@ class GridWorldEnv(GoalEnv[np.int64]):
         reward, info = self._outcome(obs)
         return obs, reward, bool(info["is_success"]), self._steps >= self.max_steps, info
 
-    def render(self) -> str | None:
-        """The grid as text (``A`` agent, ``G`` goal) when ``render_mode="ansi"``."""
-        if self.render_mode != "ansi":
-            return None
-        rows = [["."] * self.size for _ in range(self.size)]
-        rows[int(self._goal[0])][int(self._goal[1])] = "G"
-        rows[int(self._agent[0])][int(self._agent[1])] = "A"
-        return "".join(" ".join(row) + "\n" for row in rows)
+    def render(self) -> str | drawing.Frame | None:
+        """The current frame: text for ``"ansi"``, an RGB array for ``"rgb_array"``, else None.
+
+        The text shows ``A`` for the agent and ``G`` for the goal; the frame shows the grid
+        (white cells, grey lines) inside a dark border wall, the goal cell in green and the
+        agent as a blue disc. Rendering reads the state only (no randomness).
+        """
+        if self.render_mode == "ansi":
+            rows = [["."] * self.size for _ in range(self.size)]
+            rows[int(self._goal[0])][int(self._goal[1])] = "G"
+            rows[int(self._agent[0])][int(self._agent[1])] = "A"
+            return "".join(" ".join(row) + "\n" for row in rows)
+        if self.render_mode == "rgb_array":
+            return self._render_frame()
+        return None
+
+    def _layout(self) -> tuple[int, int, int]:
+        """``(cell, offset, side)``: pixels per cell, pixel of the grid's top-left corner
+        (on both axes) and the frame's side (a multiple of 16)."""
+        cell = max(4, 240 // self.size)
+        side = drawing.round_up(self.size * cell + 2 * WALL)
+        return cell, (side - self.size * cell) // 2, side
+
+    def _cell_box(self, row: int, col: int) -> tuple[int, int, int, int]:
+        """``(x0, y0, x1, y1)`` of the cell ``(row, col)``, grid lines included."""
+        cell, offset, _ = self._layout()
+        x0, y0 = offset + col * cell, offset + row * cell
+        return x0, y0, x0 + cell, y0 + cell
+
+    def _render_frame(self) -> drawing.Frame:
+        """The ``rgb_array`` frame (see :meth:`render`)."""
+        cell, offset, side = self._layout()
+        end = offset + self.size * cell
+        frame = drawing.blank(side, side, WALL_COLOR)
+        drawing.fill_rect(frame, offset, offset, end, end, drawing.WHITE)
+        lines = offset + cell * np.arange(self.size + 1)
+        lines = np.concatenate([lines, lines - 1])
+        lines = lines[(lines >= offset) & (lines < end)]
+        frame[lines, offset:end] = LINE_COLOR
+        frame[offset:end, lines] = LINE_COLOR
+        x0, y0, x1, y1 = self._cell_box(int(self._goal[0]), int(self._goal[1]))
+        drawing.fill_rect(frame, x0 + 1, y0 + 1, x1 - 1, y1 - 1, GOAL_COLOR)
+        x0, y0, x1, y1 = self._cell_box(int(self._agent[0]), int(self._agent[1]))
+        radius = max(0.35 * cell, 1.0)
+        drawing.fill_circle(frame, (x0 + x1 - 1) / 2, (y0 + y1 - 1) / 2, radius, AGENT_COLOR)
+        return frame
 
     def _obs(self) -> GoalObs:
         """A fresh observation dict of normalised cell coordinates."""

@@ -9,6 +9,9 @@ start on it. Success is ``|position - goal| < distance_threshold`` (default ``0.
 the success window is ``0.1`` wide and a step moves the car at most ``0.07``, so the car
 cannot jump over a goal it drives through. The episode terminates on success and is
 truncated after 200 steps by the registered ``herkit/MountainCarGoal-v0``.
+
+``render_mode="rgb_array"`` draws the hill (gymnasium's ``sin(3 x) * 0.45 + 0.55``), the
+success window around the goal in green on the hill, a flag at the goal and the car.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from herkit.envs import drawing
 from herkit.envs.core import GoalEnv, GoalObs, goal_observation_space
 
-__all__ = ["MountainCarGoalEnv"]
+__all__ = ["MountainCarGoalEnv", "hill_height"]
 
 MIN_POSITION = -1.2
 """Left end of the track (a wall: the car stops there)."""
@@ -35,6 +39,34 @@ FORCE = 0.001
 GRAVITY = 0.0025
 """Gravity coefficient of the ``cos(3 * position)`` slope."""
 
+FRAME_WIDTH = 384
+"""Width of an ``rgb_array`` frame."""
+FRAME_HEIGHT = 256
+"""Height of an ``rgb_array`` frame."""
+MARGIN = 16
+"""Pixels left of ``MIN_POSITION`` and right of ``MAX_POSITION`` (and below height 0)."""
+SCALE = (FRAME_WIDTH - 2 * MARGIN) / (MAX_POSITION - MIN_POSITION)
+"""Pixels per unit, the same on both axes (so slopes look as steep as they are)."""
+SKY: drawing.Color = drawing.WHITE
+"""Colour above the hill."""
+GROUND: drawing.Color = (225, 205, 165)
+"""Colour under the hill."""
+HILL_COLOR: drawing.Color = drawing.DARK_GREY
+"""Colour of the hill's surface line."""
+WINDOW_COLOR: drawing.Color = drawing.GREEN
+"""Colour of the hill within ``distance_threshold`` of the goal."""
+FLAG_COLOR: drawing.Color = (235, 200, 20)
+"""Colour of the goal's flag."""
+CAR_COLOR: drawing.Color = drawing.BLUE
+"""Colour of the car's body."""
+WHEEL_COLOR: drawing.Color = drawing.BLACK
+"""Colour of the car's wheels."""
+
+
+def hill_height(position: ArrayLike) -> NDArray[np.float64]:
+    """Height of the track at ``position``, as in gymnasium: ``sin(3 x) * 0.45 + 0.55``."""
+    return np.sin(3.0 * np.asarray(position, dtype=np.float64)) * 0.45 + 0.55
+
 
 class MountainCarGoalEnv(GoalEnv[np.int64]):
     """Mountain car that must reach a goal position drawn each episode.
@@ -43,12 +75,13 @@ class MountainCarGoalEnv(GoalEnv[np.int64]):
     - achieved_goal: ``[position]``; desired_goal: ``[goal position]`` (float32, shape 1);
     - action: ``Discrete(3)``: 0 push left, 1 no push, 2 push right;
     - reward ``0`` when ``|position - goal| < distance_threshold``, else ``-1``;
-      ``terminated`` on success.
+      ``terminated`` on success;
+    - ``render_mode``: ``"ansi"`` (text) or ``"rgb_array"`` (frames 384 wide, 256 high).
     """
 
     # A plain class attribute, as gymnasium reads it from the class (ClassVar clashes with Env).
     terminates_on_success = True
-    metadata = {"render_modes": ["ansi"], "render_fps": 30}  # noqa: RUF012
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 30}  # noqa: RUF012
 
     def __init__(
         self,
@@ -66,7 +99,9 @@ class MountainCarGoalEnv(GoalEnv[np.int64]):
                 f"got goal_low={goal_low!r}, goal_high={goal_high!r}"
             )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
+            )
         self.distance_threshold = float(distance_threshold)
         self.goal_low = float(goal_low)
         self.goal_high = float(goal_high)
@@ -123,14 +158,72 @@ class MountainCarGoalEnv(GoalEnv[np.int64]):
         reward, info = self._outcome(obs)
         return obs, reward, bool(info["is_success"]), False, info
 
-    def render(self) -> str | None:
-        """Position, velocity and goal as text when ``render_mode="ansi"``."""
-        if self.render_mode != "ansi":
-            return None
-        return (
-            f"position {self._position:+.3f}  velocity {self._velocity:+.4f}  "
-            f"goal {float(self._goal[0]):+.3f}\n"
+    def render(self) -> str | drawing.Frame | None:
+        """The current frame: text for ``"ansi"``, an RGB array for ``"rgb_array"``, else None.
+
+        The frame shows the hill (ground under it), the stretch of hill within
+        ``distance_threshold`` of the goal in green, a yellow flag at the goal and the car
+        (blue, tilted with the slope). Rendering reads the state only (no randomness).
+        """
+        if self.render_mode == "ansi":
+            return (
+                f"position {self._position:+.3f}  velocity {self._velocity:+.4f}  "
+                f"goal {float(self._goal[0]):+.3f}\n"
+            )
+        if self.render_mode == "rgb_array":
+            return self._render_frame()
+        return None
+
+    @staticmethod
+    def _pixel(position: ArrayLike, height: ArrayLike) -> tuple[Any, Any]:
+        """Pixel coordinates ``(x, y)`` (column, row) of track positions and heights."""
+        x = MARGIN + (np.asarray(position, dtype=np.float64) - MIN_POSITION) * SCALE
+        y = FRAME_HEIGHT - 1 - MARGIN - np.asarray(height, dtype=np.float64) * SCALE
+        return x, y
+
+    def _render_frame(self) -> drawing.Frame:
+        """The ``rgb_array`` frame (see :meth:`render`)."""
+        frame = drawing.blank(FRAME_HEIGHT, FRAME_WIDTH, SKY)
+        # Ground: every pixel below the hill, column by column.
+        cols = np.arange(MARGIN, FRAME_WIDTH - MARGIN)
+        surface = self._pixel(0.0, hill_height(MIN_POSITION + (cols - MARGIN) / SCALE))[1]
+        below = np.arange(FRAME_HEIGHT)[:, None] >= surface[None, :]
+        frame[:, MARGIN : FRAME_WIDTH - MARGIN][below] = GROUND
+        track = np.linspace(MIN_POSITION, MAX_POSITION, 4 * (FRAME_WIDTH - 2 * MARGIN))
+        drawing.draw_polyline(frame, *self._pixel(track, hill_height(track)), HILL_COLOR, 2)
+        # The success window on the hill, and the flag at the goal.
+        goal = float(self._goal[0])
+        low = max(goal - self.distance_threshold, MIN_POSITION)
+        high = min(goal + self.distance_threshold, MAX_POSITION)
+        window = np.linspace(low, high, 64)
+        drawing.draw_polyline(frame, *self._pixel(window, hill_height(window)), WINDOW_COLOR, 4)
+        flag_x, flag_y = self._pixel(goal, hill_height(goal))
+        top = flag_y - 36.0
+        drawing.draw_line(frame, flag_x, flag_y, flag_x, top, HILL_COLOR, 2)
+        drawing.fill_polygon(
+            frame, [flag_x, flag_x, flag_x + 22.0], [top, top + 12.0, top + 6.0], FLAG_COLOR
         )
+        self._draw_car(frame)
+        return frame
+
+    def _draw_car(self, frame: drawing.Frame) -> None:
+        """Draw the car on the hill at its position, tilted with the slope."""
+        width, height, clearance = 26.0, 13.0, 6.0
+        angle = math.atan(1.35 * math.cos(3.0 * self._position))  # slope of hill_height
+        cos, sin = math.cos(angle), math.sin(angle)
+        base_x, base_y = self._pixel(self._position, hill_height(self._position))
+
+        def place(u: ArrayLike, v: ArrayLike) -> tuple[Any, Any]:
+            """Pixel coordinates of car-frame points (``u`` along the slope, ``v`` up)."""
+            u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+            return base_x + u * cos - v * sin, base_y - (u * sin + v * cos)
+
+        corners_u = [-width / 2, width / 2, width / 2, -width / 2]
+        corners_v = [clearance, clearance, clearance + height, clearance + height]
+        drawing.fill_polygon(frame, *place(corners_u, corners_v), CAR_COLOR)
+        for u in (-width / 4, width / 4):
+            wheel_x, wheel_y = place(u, clearance)
+            drawing.fill_circle(frame, float(wheel_x), float(wheel_y), height / 2.5, WHEEL_COLOR)
 
     def _obs(self) -> GoalObs:
         """A fresh observation dict."""

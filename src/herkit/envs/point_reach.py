@@ -6,6 +6,9 @@ box (the goal is redrawn while the episode would start solved). Success is a dis
 ``distance_threshold`` (default ``0.05``). As in the Fetch tasks the episode does not
 terminate on success: it is only truncated, after 50 steps by the registered
 ``herkit/PointReach-v0`` (the class itself never truncates).
+
+``render_mode="rgb_array"`` draws the arena (``y`` up), the goal as a circle of radius
+``distance_threshold`` (green once reached, red before) and the point as a blue dot.
 """
 
 from __future__ import annotations
@@ -16,12 +19,32 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from herkit.envs import drawing
 from herkit.envs.core import GoalEnv, GoalObs, goal_observation_space
 
 __all__ = ["PointReachEnv"]
 
 SPEED = 0.1
 """Distance moved per step by a full action (``|action| = 1`` on an axis)."""
+
+FRAME_SIZE = 256
+"""Height and width of an ``rgb_array`` frame."""
+MARGIN = 16
+"""Pixels between the frame's edge and the arena ``[-1, 1]^2``."""
+BACKGROUND: drawing.Color = drawing.LIGHT_GREY
+"""Colour outside the arena."""
+POINT_COLOR: drawing.Color = drawing.BLUE
+"""Colour of the point."""
+POINT_RADIUS = 4
+"""Radius of the point's dot, in pixels."""
+GOAL_COLOR: drawing.Color = drawing.RED
+"""Colour of the goal circle while the point is outside it."""
+GOAL_FILL: drawing.Color = (250, 205, 205)
+"""Colour inside the goal circle while the point is outside it."""
+REACHED_COLOR: drawing.Color = drawing.GREEN
+"""Colour of the goal circle once the point is inside it (success)."""
+REACHED_FILL: drawing.Color = (200, 238, 205)
+"""Colour inside the goal circle once the point is inside it."""
 
 
 class PointReachEnv(GoalEnv[NDArray[np.float32]]):
@@ -32,18 +55,21 @@ class PointReachEnv(GoalEnv[NDArray[np.float32]]):
     - achieved_goal: the position ``(x, y)``; desired_goal: the goal position;
     - action: ``Box(-1, 1, (2,))`` velocity (out-of-range actions are clipped);
     - reward ``0`` when ``||position - goal|| < distance_threshold``, else ``-1``;
-      ``info["is_success"]`` says the same. Never terminated (Fetch-style).
+      ``info["is_success"]`` says the same. Never terminated (Fetch-style);
+    - ``render_mode``: ``"ansi"`` (text) or ``"rgb_array"`` (256 x 256 frames).
     """
 
     # A plain class attribute, as gymnasium reads it from the class (ClassVar clashes with Env).
-    metadata = {"render_modes": ["ansi"], "render_fps": 10}  # noqa: RUF012
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 10}  # noqa: RUF012
 
     def __init__(self, distance_threshold: float = 0.05, render_mode: str | None = None) -> None:
         """Build the env; success is a distance to the goal below ``distance_threshold``."""
         if not np.isfinite(distance_threshold) or distance_threshold <= 0:
             raise ValueError(f"distance_threshold must be > 0, got {distance_threshold!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
+            )
         self.distance_threshold = float(distance_threshold)
         self.render_mode = render_mode
         position = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
@@ -93,14 +119,50 @@ class PointReachEnv(GoalEnv[NDArray[np.float32]]):
         reward, info = self._outcome(obs)
         return obs, reward, False, False, info
 
-    def render(self) -> str | None:
-        """Position, goal and distance as text when ``render_mode="ansi"``."""
-        if self.render_mode != "ansi":
-            return None
-        x, y = self._position
-        gx, gy = self._goal
-        distance = float(np.linalg.norm(self._position - self._goal))
-        return f"point ({x:+.3f}, {y:+.3f})  goal ({gx:+.3f}, {gy:+.3f})  distance {distance:.3f}\n"
+    def render(self) -> str | drawing.Frame | None:
+        """The current frame: text for ``"ansi"``, an RGB array for ``"rgb_array"``, else None.
+
+        The frame shows the arena ``[-1, 1]^2`` (``x`` right, ``y`` up) in white, the goal as
+        a circle of radius ``distance_threshold`` around a dot (red, green once reached; at
+        least 2 pixels) and the point as a blue dot on top. Rendering reads the state only
+        (no randomness).
+        """
+        if self.render_mode == "ansi":
+            x, y = self._position
+            gx, gy = self._goal
+            distance = float(np.linalg.norm(self._position - self._goal))
+            return (
+                f"point ({x:+.3f}, {y:+.3f})  goal ({gx:+.3f}, {gy:+.3f})  "
+                f"distance {distance:.3f}\n"
+            )
+        if self.render_mode == "rgb_array":
+            return self._render_frame()
+        return None
+
+    @staticmethod
+    def _pixel(position: ArrayLike) -> tuple[float, float]:
+        """Pixel coordinates ``(x, y)`` (column, row) of an arena position ``(x, y)``."""
+        x, y = np.asarray(position, dtype=np.float64).reshape(2)
+        scale = (FRAME_SIZE - 1 - 2 * MARGIN) / 2.0
+        return MARGIN + (x + 1.0) * scale, MARGIN + (1.0 - y) * scale
+
+    def _render_frame(self) -> drawing.Frame:
+        """The ``rgb_array`` frame (see :meth:`render`)."""
+        frame = drawing.blank(FRAME_SIZE, FRAME_SIZE, BACKGROUND)
+        low, high = MARGIN, FRAME_SIZE - MARGIN
+        drawing.fill_rect(frame, low, low, high, high, drawing.WHITE)
+        drawing.draw_rect(frame, low - 2, low - 2, high + 2, high + 2, drawing.DARK_GREY, 2)
+        reached = bool(self.is_success(self._position.astype(np.float32), self._goal))
+        scale = (FRAME_SIZE - 1 - 2 * MARGIN) / 2.0
+        radius = max(self.distance_threshold * scale, 2.0)
+        goal_x, goal_y = self._pixel(self._goal)
+        drawing.fill_circle(frame, goal_x, goal_y, radius, REACHED_FILL if reached else GOAL_FILL)
+        color = REACHED_COLOR if reached else GOAL_COLOR
+        drawing.draw_circle(frame, goal_x, goal_y, radius, color, 2)
+        drawing.fill_circle(frame, goal_x, goal_y, 1.5, color)
+        point_x, point_y = self._pixel(self._position)
+        drawing.fill_circle(frame, point_x, point_y, POINT_RADIUS, POINT_COLOR)
+        return frame
 
     def _obs(self) -> GoalObs:
         """A fresh observation dict."""

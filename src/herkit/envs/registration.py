@@ -7,7 +7,9 @@ import difflib
 import importlib
 import inspect
 import io
+import os
 import re
+import sys
 import warnings
 from typing import Any
 
@@ -15,8 +17,16 @@ import gymnasium as gym
 from gymnasium.envs.registration import find_highest_version, load_env_creator, parse_env_id
 
 from herkit.envs.core import GOAL_KEYS
+from herkit.envs.offscreen import GL_INSTALL_HINT
 
-__all__ = ["FETCH_IDS", "HERKIT_IDS", "is_goal_env", "make_goal_env", "register_envs"]
+__all__ = [
+    "FETCH_IDS",
+    "HERKIT_IDS",
+    "is_goal_env",
+    "make_goal_env",
+    "register_envs",
+    "register_robotics_envs",
+]
 
 _SPECS: dict[str, dict[str, Any]] = {
     # BitFlip and GridWorld count their episode length themselves (it depends on n_bits and
@@ -144,9 +154,21 @@ def _accepted_kwargs(name: str) -> list[str]:
     return [n for n in names if n != "self"] + ["max_episode_steps", "disable_env_checker"]
 
 
+def register_robotics_envs() -> bool:
+    """Register gymnasium-robotics' envs (Fetch, PointMaze, ...) where it is installed;
+    returns whether it is. Calling it again does nothing."""
+    try:
+        _register_robotics("", required=False)
+    except Exception:  # a broken robotics install must not break `import herkit`
+        return False
+    return sys.modules.get("gymnasium_robotics") is not None
+
+
 def _register_robotics(env_id: str, required: bool) -> None:
     """Register gymnasium-robotics' envs where it is installed; where it is not and
     ``required``, say how to install it."""
+    if sys.modules.get("gymnasium_robotics") is not None:
+        return  # imported: it registered its envs then
     try:
         # Its import warns on stderr about Adroit envs' rewards, which Fetch does not use.
         with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
@@ -158,6 +180,15 @@ def _register_robotics(env_id: str, required: bool) -> None:
         raise ValueError(
             f"{env_id!r} needs gymnasium-robotics (and mujoco); install it with {_ROBOTICS_HINT}"
         ) from error
+    except Exception as error:  # e.g. MuJoCo's OpenGL backend (MUJOCO_GL) failed to load
+        if not required:
+            raise
+        gl = os.environ.get("MUJOCO_GL")
+        hint = f"; MUJOCO_GL={gl} needs its OpenGL library: unset it, or {GL_INSTALL_HINT}"
+        raise ValueError(
+            f"{env_id!r}: importing gymnasium-robotics failed ({type(error).__name__}: "
+            f"{error}){hint if gl else ''}"
+        ) from None
     gym.register_envs(gymnasium_robotics)
 
 

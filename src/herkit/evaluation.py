@@ -1,0 +1,167 @@
+"""Evaluating a policy: success rate, return and length of whole episodes, and optionally
+their frames for a video.
+
+The same function scores the periodic evaluations of training and ``herkit eval``, and
+success is read by the env's own convention (:class:`herkit.envs.conventions.SuccessSignal`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from herkit.agents import Agent
+from herkit.envs.conventions import SuccessSignal
+from herkit.video import label_frames, render_frame
+
+__all__ = ["EvalResult", "evaluate", "evaluate_run"]
+
+
+@dataclass
+class EvalResult:
+    """Per-episode outcomes of an evaluation, in the order the episodes ended."""
+
+    successes: list[float] = field(default_factory=list)
+    """1.0 / 0.0 per episode (NaN where the env has no success signal)."""
+    returns: list[float] = field(default_factory=list)
+    """The sum of the env's rewards per episode."""
+    lengths: list[int] = field(default_factory=list)
+    """Steps per episode."""
+
+    @property
+    def success_rate(self) -> float:
+        """Mean success over the episodes."""
+        return float(np.mean(self.successes)) if self.successes else math.nan
+
+    @property
+    def mean_return(self) -> float:
+        """Mean episode return."""
+        return float(np.mean(self.returns)) if self.returns else math.nan
+
+    @property
+    def mean_length(self) -> float:
+        """Mean episode length in steps."""
+        return float(np.mean(self.lengths)) if self.lengths else math.nan
+
+    def summary(self) -> dict[str, float | int]:
+        """Episodes, success rate, mean return and mean length, as plain numbers."""
+        return {
+            "episodes": len(self.successes),
+            "success_rate": self.success_rate,
+            "mean_return": self.mean_return,
+            "mean_length": self.mean_length,
+        }
+
+
+def evaluate(
+    agent: Agent,
+    envs: gym.vector.VectorEnv,
+    episodes: int,
+    seed: int,
+    success_of: SuccessSignal,
+    deterministic: bool = True,
+    frames: list[np.ndarray] | None = None,
+) -> EvalResult:
+    """Play ``episodes`` whole episodes on ``envs`` (autoreset disabled) with the policy.
+
+    An episode's success is ``success_of`` at its last step. Where ``frames`` is a list, the
+    frame after every step is appended to it (``envs`` must be one env made with
+    ``render_mode="rgb_array"``), labelled with the episode's number and outcome; there is
+    one frame per step played.
+    """
+    if frames is not None and envs.num_envs != 1:
+        raise ValueError(f"recording frames needs one env, got {envs.num_envs}")
+    obs, _ = envs.reset(seed=seed)
+    counting = np.arange(envs.num_envs) < episodes  # envs whose current episode counts
+    started = int(counting.sum())
+    returns = np.zeros(envs.num_envs)
+    lengths = np.zeros(envs.num_envs, dtype=np.int64)
+    result = EvalResult()
+    episode_frames: list[np.ndarray] = []
+    while counting.any():
+        action = agent.act(obs["observation"], obs["desired_goal"], deterministic=deterministic)
+        obs, reward, terminated, truncated, info = envs.step(action)
+        returns += reward
+        lengths += 1
+        if frames is not None:
+            episode_frames.append(render_frame(envs))
+        done = terminated | truncated
+        finished = done & counting
+        if finished.any():
+            success = success_of(info, obs)
+            if success is None:
+                success = np.full(envs.num_envs, math.nan)
+            result.successes.extend(success[finished].tolist())
+            result.returns.extend(returns[finished].tolist())
+            result.lengths.extend(lengths[finished].tolist())
+            if frames is not None:
+                number = len(result.successes)
+                outcome = None if math.isnan(success[0]) else bool(success[0])
+                word = {True: "success", False: "failure", None: "no success signal"}[outcome]
+                text = f"episode {number}/{episodes}: {word}"
+                frames.extend(label_frames(episode_frames, text, outcome))
+            again = finished & (np.cumsum(finished) <= episodes - started)
+            started += int(again.sum())
+            counting = (counting & ~finished) | again
+        if done.any():
+            returns[done] = 0.0
+            lengths[done] = 0
+            episode_frames = []
+            obs, _ = envs.reset(options={"reset_mask": done})
+    return result
+
+
+def evaluate_run(
+    run_dir: str | Path,
+    episodes: int,
+    seed: int,
+    deterministic: bool = True,
+    video: str | Path | None = None,
+    device: str = "cpu",
+) -> dict[str, Any]:
+    """Evaluate the policy of a run's checkpoint on fresh envs, as training evaluates it
+    (success by the env's own convention); with ``video``, also write the episodes to
+    that ``.mp4`` or ``.gif`` file (played one after another on a single env)."""
+    from herkit.buffer.her import compute_reward_of
+    from herkit.policy import load_policy
+    from herkit.train import make_vector_env, resolve_conventions
+    from herkit.video import check_video_path, write_video
+
+    if episodes < 1:
+        raise ValueError(f"--episodes must be >= 1, got {episodes}")
+    if video is not None:
+        video = check_video_path(video)
+    policy = load_policy(run_dir, device=device)
+    config, conventions = resolve_conventions(policy.config)
+    n_envs = 1 if video is not None else min(episodes, config.n_eval_envs)
+    render = {"render_mode": "rgb_array"} if video is not None else {}
+    envs = make_vector_env(config, n_envs, seed_offset=seed, **render)
+    frames: list[np.ndarray] | None = [] if video is not None else None
+    try:
+        success_of = SuccessSignal(
+            conventions.success_key,
+            compute_reward_of(envs),
+            conventions.success_reward,
+            config.info_keys,
+        )
+        result = evaluate(policy.agent, envs, episodes, seed, success_of, deterministic, frames)
+        fps = float(envs.metadata.get("render_fps") or 30)
+    finally:
+        envs.close()
+    out: dict[str, Any] = {
+        "env_id": config.env_id,
+        "algo": config.algo,
+        **result.summary(),
+        "deterministic": deterministic,
+        "success_key": conventions.success_key,
+        "env_steps": policy.env_steps,
+    }
+    if video is not None and frames is not None:
+        out["video"] = str(write_video(video, frames, fps))
+        out["frames"] = len(frames)
+    return out

@@ -1,0 +1,156 @@
+"""A trained policy, loaded from a run directory to act in Python.
+
+::
+
+    import herkit
+
+    policy = herkit.load_policy("runs/herkit-BitFlip-v0-dqn-future-s0")
+    env = policy.make_env()
+    obs, _ = env.reset(seed=0)
+    action = policy.act(obs)  # deterministic; a batch of observations gives a batch of actions
+
+Loading reads the checkpoint the way ``herkit train --resume`` does (tensors only, no
+pickle, every file checked against its SHA-256 in ``state.json``); the replay buffer is not
+read. A run trained with torchrun loads from rank 0's file (the ranks' networks are equal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from herkit.agents import GoalAgent, make_agent
+from herkit.checkpoint import load_agent_state
+from herkit.config import TrainConfig
+from herkit.envs import make_goal_env
+
+__all__ = ["Policy", "load_policy", "make_run_agent"]
+
+
+def make_run_agent(
+    config: TrainConfig,
+    observation_space: gym.spaces.Space,
+    action_space: gym.spaces.Space,
+    device: str | torch.device,
+) -> GoalAgent:
+    """A fresh agent of a run's (resolved) ``config`` for these single-env spaces."""
+    spaces: Any = observation_space
+    return make_agent(
+        config.algo,
+        config.agent_config(),
+        observation_dim=int(np.prod(spaces["observation"].shape)),
+        goal_dim=int(np.prod(spaces["desired_goal"].shape)),
+        action_space=action_space,
+        reward_range=config.reward_range,
+        device=device,
+        seed=config.seed,
+        terminal_on_success=config.terminal_on_success,
+    )
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The policy of a trained run: its agent (with the observation and goal normalisers
+    it trained with) and the run's config. Build it with :func:`load_policy`."""
+
+    agent: GoalAgent
+    """The trained agent; :meth:`act` is the way to use it."""
+    config: TrainConfig
+    """The run's settings, as in its ``config.json``."""
+    observation_space: gym.spaces.Dict
+    """The env's observation space (a GoalEnv ``Dict``)."""
+    action_space: gym.spaces.Space
+    """The env's action space; :meth:`act` returns actions in it."""
+    run_dir: Path
+    """The run directory it was loaded from."""
+    env_steps: int
+    """Env steps the run had trained when its checkpoint was written."""
+
+    @property
+    def env_id(self) -> str:
+        """The id of the env the policy was trained on."""
+        return self.config.env_id
+
+    def act(self, observation: Mapping[str, Any], deterministic: bool = True) -> Any:
+        """The action for one GoalEnv observation, or actions for a batch of them.
+
+        ``observation`` is the env's observation dict (its ``observation`` and
+        ``desired_goal`` are read; other keys are ignored), either of one env or with a
+        leading batch axis (as a vector env gives). One observation gives one action of
+        the env's action space (an int for ``Discrete``); a batch gives an array with the
+        same leading axis. ``deterministic=False`` samples as in training (exploration
+        noise or SAC's stochastic policy).
+        """
+        if not isinstance(observation, Mapping) or not all(
+            key in observation for key in ("observation", "desired_goal")
+        ):
+            raise ValueError(
+                "observation must be a GoalEnv observation dict with the keys 'observation' "
+                f"and 'desired_goal', got {type(observation).__name__}"
+            )
+        obs = np.asarray(observation["observation"], dtype=np.float32)
+        goal = np.asarray(observation["desired_goal"], dtype=np.float32)
+        shape = self.observation_space["observation"].shape
+        single = obs.shape == shape
+        if not single and obs.shape[1:] != shape:
+            raise ValueError(
+                f"observation['observation'] must have shape {shape} or (n, *{shape}), "
+                f"got {obs.shape}"
+            )
+        actions = self.agent.act(obs, goal, deterministic=deterministic)
+        if not single:
+            return actions
+        action = actions[0]
+        return int(action) if isinstance(self.action_space, gym.spaces.Discrete) else action
+
+    __call__ = act
+
+    def make_env(self, render_mode: str | None = None, **env_kwargs: Any) -> gym.Env:
+        """The env the policy was trained on (its ``env_kwargs`` too), e.g. to watch it
+        with ``render_mode="rgb_array"``; ``env_kwargs`` override the run's."""
+        kwargs = {**self.config.env_kwargs_dict(), **env_kwargs}
+        if render_mode is not None:
+            kwargs["render_mode"] = render_mode
+        return make_goal_env(self.config.env_id, **kwargs)
+
+
+def load_policy(run_dir: str | Path, device: str = "cpu") -> Policy:
+    """The trained policy of a run directory (written by ``herkit train``), on ``device``.
+
+    Raises:
+        ValueError: the directory has no valid ``config.json`` or checkpoint (a
+            :class:`herkit.checkpoint.CheckpointError` for a damaged one), or the device
+            is not available.
+    """
+    from herkit.train import load_run_config
+
+    config = load_run_config(run_dir)
+    try:
+        torch_device = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"device {device!r} is not a torch device (e.g. 'cpu', 'cuda')") from None
+    if torch_device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r}: CUDA is not available here; use device='cpu'")
+    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
+    try:
+        observation_space, action_space = env.observation_space, env.action_space
+    finally:
+        env.close()
+    assert isinstance(observation_space, gym.spaces.Dict)
+    agent = make_run_agent(config, observation_space, action_space, torch_device)
+    state = load_agent_state(run_dir, torch_device)
+    agent.load_state_dict(state["agent"])
+    return Policy(
+        agent=agent,
+        config=config,
+        observation_space=observation_space,
+        action_space=action_space,
+        run_dir=Path(run_dir),
+        env_steps=int(state["loop"]["env_steps"]),
+    )

@@ -1,0 +1,143 @@
+"""Videos and statistics of a trained policy: herkit eval --video, train --video-every."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import imageio.v3 as iio
+import numpy as np
+import pytest
+
+import herkit
+from herkit.envs.conventions import SuccessSignal
+from herkit.evaluation import evaluate
+from herkit.train import make_vector_env, train
+from herkit.video import RenderError, label_frames, render_frame, write_video
+from runs import quiet
+
+HAS_ROBOTICS = importlib.util.find_spec("gymnasium_robotics") is not None
+
+
+@pytest.fixture(scope="module")
+def bitflip_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run = tmp_path_factory.mktemp("video") / "run"
+    train(quiet(out=str(run), steps=2_000, eval_every=1_000, env_kwargs=("n_bits=8",)))
+    return run
+
+
+def herkit_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "herkit", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.parametrize("suffix", [".mp4", ".gif"])
+def test_eval_video_has_one_frame_per_step_played(
+    bitflip_run: Path, tmp_path: Path, suffix: str
+) -> None:
+    video = tmp_path / f"episodes{suffix}"
+    done = herkit_cli("eval", str(bitflip_run), "--video", str(video), "--episodes", "4", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    steps = round(result["mean_length"] * result["episodes"])
+    assert result["episodes"] == 4 and result["frames"] == steps
+    frames = iio.imread(video, index=None)
+    assert frames.shape[0] == steps and frames.shape[1:3] == (112, 288)  # 8 bits
+
+
+def test_eval_reports_return_and_length(bitflip_run: Path) -> None:
+    done = herkit_cli("eval", str(bitflip_run), "--episodes", "30", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert set(result) >= {"success_rate", "mean_return", "mean_length", "deterministic"}
+    assert result["deterministic"] is True
+    again = json.loads(herkit_cli("eval", str(bitflip_run), "--episodes", "30", "--json").stdout)
+    assert again == result  # deterministic policy, same seed
+    stochastic = herkit_cli("eval", str(bitflip_run), "--episodes", "30", "--stochastic", "--json")
+    assert json.loads(stochastic.stdout)["deterministic"] is False
+    text = herkit_cli("eval", str(bitflip_run), "--episodes", "5")
+    assert "mean return" in text.stdout and "mean length" in text.stdout
+
+
+def test_returns_and_lengths_are_those_of_the_episodes_played(bitflip_run: Path) -> None:
+    policy = herkit.load_policy(bitflip_run)
+    envs = make_vector_env(policy.config, 3, seed_offset=0)
+    try:
+        result = evaluate(policy.agent, envs, 10, seed=5, success_of=SuccessSignal("is_success"))
+    finally:
+        envs.close()
+    assert len(result.returns) == len(result.lengths) == len(result.successes) == 10
+    # bit flipping: -1 per step, 0 on the step that reaches the goal (and ends the episode)
+    expected = [
+        -length + success for length, success in zip(result.lengths, result.successes, strict=True)
+    ]
+    assert result.returns == expected
+    assert all(1 <= length <= 8 for length in result.lengths)
+
+
+def test_train_video_every_writes_videos_and_tensorboard(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    config = quiet(out=str(run), steps=600, eval_every=300, video_every=250, tensorboard=True)
+    train(config)
+    videos = sorted(path.name for path in (run / "videos").iterdir())
+    assert videos == ["step-000000250.mp4", "step-000000500.mp4", "step-000000600.mp4"]
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run / "tb"), size_guidance={"images": 0})
+    events.Reload()
+    images = events.Images("eval/video")
+    assert [image.step for image in images] == [250, 500, 600]
+    assert images[0].encoded_image_string[:6] == b"GIF89a"
+
+
+def test_render_frame_errors() -> None:
+    with pytest.raises(RenderError, match="render_mode='rgb_array'"):
+        render_frame(gym.make("herkit/BitFlip-v0", render_mode="ansi"))
+    with pytest.raises(ValueError, match=r"must end in \.mp4 or \.gif"):
+        write_video("out.avi", [np.zeros((16, 16, 3), np.uint8)], fps=4)
+
+
+def test_labels_show_the_outcome() -> None:
+    frame = np.full((64, 64, 3), 255, np.uint8)
+    won, lost, unknown = (label_frames([frame], "x", outcome)[0] for outcome in (True, False, None))
+    assert won[2, 60, 1] > won[2, 60, 0]  # green banner
+    assert lost[2, 60, 0] > lost[2, 60, 1]  # red banner
+    assert unknown[2, 60, 0] == unknown[2, 60, 1]  # grey
+    assert (won[32:] == 255).all()  # the picture under the banner is untouched
+
+
+@pytest.mark.skipif(not HAS_ROBOTICS, reason="needs the robotics extra (gymnasium-robotics)")
+def test_fetch_renders_offscreen() -> None:
+    env = gym.make("FetchReach-v4", render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = render_frame(env)
+    env.close()
+    assert frame.shape == (480, 480, 3) and frame.dtype == np.uint8
+    assert frame.std() > 10  # a picture, not a blank
+
+
+@pytest.mark.skipif(not HAS_ROBOTICS, reason="needs the robotics extra (gymnasium-robotics)")
+def test_missing_opengl_library_is_named() -> None:
+    """With MUJOCO_GL naming a backend, either it renders or the error says what to install."""
+    code = (
+        "import herkit\n"
+        "from herkit.envs import make_goal_env\n"
+        "from herkit.video import render_frame\n"
+        "env = make_goal_env('FetchReach-v4', render_mode='rgb_array')\n"
+        "env.reset(seed=0)\n"
+        "print(render_frame(env).shape)\n"
+    )
+    environ = {**os.environ, "MUJOCO_GL": "osmesa"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environ, timeout=120
+    )
+    if done.returncode == 0:
+        assert done.stdout.strip() == "(480, 480, 3)"
+    else:
+        assert "MUJOCO_GL=osmesa" in done.stderr and "apt install libosmesa6" in done.stderr

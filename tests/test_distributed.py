@@ -20,6 +20,7 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
+import herkit
 from herkit import Batch
 from herkit.agents import make_agent
 from herkit.config import DDPGConfig, DQNConfig
@@ -216,6 +217,16 @@ def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
     assert resumed.stdout.count('"world_size"') == 1  # one summary, printed by rank 0
     steps = [int(row["env_steps"]) for row in read_progress(run)]
     assert steps == sorted(set(steps)) and steps[-1] == 2400
+
+    # Its policy loads in one process and acts as rank 1's copy does (the ranks agree).
+    policy = herkit.load_policy(run)
+    env = policy.make_env()
+    obs, _ = env.reset(seed=0)
+    batch = {key: np.stack([value] * 2) for key, value in obs.items()}
+    rank1 = herkit.load_policy(run)
+    rank1_state = torch.load(run / "checkpoint" / "agent.rank1.pt", weights_only=True)
+    rank1.agent.load_state_dict(rank1_state["agent"])
+    assert policy.act(batch).tolist() == rank1.act(batch).tolist() == [policy.act(obs)] * 2
 
     # A checkpoint of 2 ranks cannot be resumed by 1.
     single = subprocess.run(

@@ -465,3 +465,95 @@ def test_ddpg_learns_a_one_step_bandit() -> None:
     goal = np.linspace(-0.8, 0.8, 33, dtype=np.float32)[:, None]
     error = np.abs(agent.act(np.zeros((33, 1)), goal, deterministic=True) - goal)
     assert error.mean() < 0.1
+
+
+# --- recipe ingredients: LayerNorm, bfloat16, goal normaliser ------------------------
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_layer_norm_where_asked(algo: str) -> None:
+    agent = agent_for(algo, actor_layer_norm=True, critic_layer_norm=False)
+    norms = {
+        name: sum(isinstance(m, torch.nn.LayerNorm) for m in net.modules())
+        for name, net in agent._networks().items()
+    }
+    assert all(count == (2 if "actor" in name else 0) for name, count in norms.items()), norms
+    agent = agent_for(algo, critic_layer_norm=True)
+    for name, net in agent._networks().items():
+        layers = [m for m in net.modules() if isinstance(m, torch.nn.LayerNorm)]
+        heads = len(getattr(net, "heads", [None]))
+        assert len(layers) == (0 if "actor" in name else 2 * heads), name
+    mlp = next(m for m in agent._networks()["q" if algo == "dqn" else "critic"].modules()
+               if isinstance(m, torch.nn.Sequential))  # fmt: skip
+    with torch.no_grad():
+        for module in mlp:  # LayerNorms with weights other than their 1 and bias 0
+            if isinstance(module, torch.nn.LayerNorm):
+                module.weight.uniform_(0.5, 2.0)
+                module.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(5, mlp[0].in_features)
+    layered = x
+    for module in list(mlp)[:-1]:  # the layers in order ("_last" names the last one again)
+        layered = module(layered)
+    torch.testing.assert_close(mlp(x), layered)  # the fused forward computes the same
+    metrics = agent.update(random_batch(algo))
+    assert all(math.isfinite(v) for v in metrics.values())
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_bf16_autocast_keeps_parameters_outputs_and_losses_float32(algo: str) -> None:
+    agent = agent_for(algo, hidden=(64, 64))
+    agent.set_precision("bf16")
+    batch = random_batch(algo)
+    agent.update_normalizer(batch.observation, batch.goal)
+    with agent._autocast():
+        x = agent._inputs(batch.observation, batch.goal)
+        net = agent._networks()["q" if algo == "dqn" else "critic"]
+        out = net(x) if algo == "dqn" else net(x, torch.zeros(64, ACT_DIM))
+    assert out.dtype == torch.float32  # the output layer runs in float32
+    metrics = agent.update(batch)
+    assert all(math.isfinite(v) for v in metrics.values())
+    for net in agent._networks().values():
+        assert all(p.dtype == torch.float32 for p in net.parameters())
+    assert agent.act(batch.observation, batch.goal, deterministic=True).dtype in (
+        np.float32,
+        np.int64,
+    )
+    with pytest.raises(ValueError, match="precision must be"):
+        agent.set_precision("fp16")
+
+
+def test_bf16_and_fp32_updates_agree_closely() -> None:
+    """The same update in both precisions: the Q values differ by bf16 rounding only."""
+    fp32, bf16 = agent_for("ddpg", hidden=(256, 256)), agent_for("ddpg", hidden=(256, 256))
+    bf16.set_precision("bf16")
+    batch = random_batch("ddpg", size=256, seed=2)
+    for agent in (fp32, bf16):
+        agent.update_normalizer(batch.observation, batch.goal)
+        agent.update(batch)
+    x = fp32._inputs(batch.observation, batch.goal)
+    unit = torch.zeros(256, ACT_DIM)
+    with torch.no_grad():
+        q32 = fp32.critic(x, unit)
+        with bf16._autocast():
+            q16 = bf16.critic(x, unit)
+    assert q16.dtype == torch.float32
+    assert (q16 - q32).abs().max() < 0.05 * q32.abs().max() + 1e-3
+
+
+def test_resolve_precision() -> None:
+    from herkit.precision import resolve_precision
+
+    cpu = torch.device("cpu")
+    assert resolve_precision("fp32", cpu, (512,)) == "fp32"
+    assert resolve_precision("bf16", cpu, (64,)) == "bf16"
+    assert resolve_precision("auto", cpu, (256, 256)) == "fp32"  # small: not worth it
+    with pytest.raises(ValueError, match="precision must be"):
+        resolve_precision("half", cpu, (64,))
+
+
+def test_goal_normalizer_fed_goals_alone() -> None:
+    agent = agent_for("ddpg")
+    goals = np.random.default_rng(0).normal(3.0, 2.0, size=(1000, GOAL_DIM))
+    agent.update_goal_normalizer(goals)
+    assert agent.obs_normalizer.count == 0
+    np.testing.assert_allclose(agent.goal_normalizer.mean, goals.mean(0), rtol=1e-6)

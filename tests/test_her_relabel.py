@@ -242,3 +242,72 @@ def test_info_fields_reach_the_reward_function() -> None:
     batch = buffer.sample(64)
     np.testing.assert_array_equal(seen["step"], batch.observation[:, 1])
     np.testing.assert_array_equal(batch.reward, -batch.observation[:, 1])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 9), min_size=1, max_size=6),
+    n_envs=st.integers(1, 3),
+    capacity=st.integers(30, 80),
+    weights=st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)).filter(any),
+)
+def test_goal_mix_goals_come_from_their_source(
+    lengths: list[int], n_envs: int, capacity: int, weights: tuple[int, int, int]
+) -> None:
+    """Each goal of a mix is the sample's own goal, an achieved goal of its episode at or
+    after its step, or the desired goal of a transition still stored."""
+    buffer = make_buffer(capacity, n_envs, goal_mix=weights, seed=3)
+    run = TaggedRun(buffer)
+    run.feed([lengths] * n_envs, steps=sum(lengths) + 2)
+    batch = buffer.sample(400)
+    uid, step = batch.observation[:, 0].astype(int), batch.observation[:, 1].astype(int)
+    goal_uid, goal_step = batch.goal[:, 0].astype(int), batch.goal[:, 1].astype(int)
+    own = goal_uid == -1 - uid
+    future = (goal_uid == uid) & (goal_step >= step)
+    desired = goal_uid < 0  # a real goal: own, or another stored transition's
+    assert np.all(own | future | desired)
+    assert np.all(goal_step[future] < [run.episodes[u].length for u in uid[future]])
+    for u in np.unique(-1 - goal_uid[desired]):
+        assert run.sampleable(int(u), closed_only=False), f"goal of dropped episode {u}"
+    reached = np.all(batch.goal == batch.next_achieved_goal, axis=1)
+    assert np.all(future[reached])  # only a goal of its own step can be reached
+    np.testing.assert_array_equal(batch.reward, -(~reached).astype(np.float32))
+    real, fut, other = weights
+    if fut == 0:
+        assert not future.any()
+    if real == 0 and other == 0:
+        assert future.all()
+
+
+def test_goal_mix_shares() -> None:
+    buffer = make_buffer(4_000, 2, goal_mix=(1, 2, 2), seed=0)
+    run = TaggedRun(buffer)
+    run.feed([[50, 30, 40]] * 2, steps=1_500)
+    batch = buffer.sample(20_000)
+    uid = batch.observation[:, 0].astype(int)
+    goal_uid = batch.goal[:, 0].astype(int)
+    future = goal_uid == uid
+    other = (goal_uid < 0) & (goal_uid != -1 - uid)
+    # real goals of the sample's own episode come from the real share and from the few
+    # "desired" draws that land in that episode; future draws are always of the episode
+    assert abs(future.mean() - 0.4) < 0.015
+    assert abs(other.mean() - 0.4) < 0.02
+    assert abs((~future & ~other).mean() - 0.2) < 0.02
+
+
+def test_goal_mix_is_checked_and_saved(tmp_path: object) -> None:
+    with pytest.raises(ValueError, match="goal_mix must be 3 weights"):
+        make_buffer(10, 1, goal_mix=(1, 2))
+    with pytest.raises(ValueError, match="goal_mix must be 3 weights"):
+        make_buffer(10, 1, goal_mix=(0, 0, 0))
+    with pytest.raises(ValueError, match="relabel='sample'"):
+        make_buffer(10, 1, goal_mix=(1, 1, 1), relabel="store")
+    buffer = make_buffer(100, 1, goal_mix=(1, 2, 2), seed=0)
+    TaggedRun(buffer).feed([[5, 7]])
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "buffer.npz"
+    buffer.save(path)
+    loaded = HerReplayBuffer.load(path, tag_reward)
+    assert loaded.goal_mix == buffer.goal_mix == (0.2, 0.4, 0.4)
+    np.testing.assert_array_equal(loaded.sample(64).goal, buffer.sample(64).goal)

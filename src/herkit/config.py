@@ -83,6 +83,11 @@ class OffPolicyConfig:
     """Clip Q targets to the discounted-return range implied by the reward range."""
     grad_clip: float | None = None
     """Largest gradient norm per network and step; None for no clipping."""
+    actor_layer_norm: bool = False
+    """LayerNorm after each hidden layer of the actor, before its ReLU (DDPG, TD3, SAC)."""
+    critic_layer_norm: bool = False
+    """LayerNorm after each hidden layer of the critics (the Q network for DQN), before
+    its ReLU (as mrl's Fetch recipe)."""
 
     def __post_init__(self) -> None:
         hidden = self.hidden
@@ -103,6 +108,8 @@ class OffPolicyConfig:
         _check_bool("clip_return", self.clip_return)
         if self.grad_clip is not None:
             _check_float("grad_clip", self.grad_clip, 0.0, open_low=True)
+        _check_bool("actor_layer_norm", self.actor_layer_norm)
+        _check_bool("critic_layer_norm", self.critic_layer_norm)
 
 
 @dataclass(frozen=True)
@@ -211,6 +218,13 @@ class TrainConfig:
     """Relabel a copy at sample time, or store k relabelled goals at episode end."""
     prioritized: bool = False
     """Prioritized experience replay."""
+    goal_mix: tuple[float, float, float] | None = None
+    """Weights of a goal mix (REAL FUTURE DESIRED) in place of --strategy and --k: a
+    sample keeps its goal, takes a future achieved goal of its episode, or takes the
+    desired goal of any stored transition (mrl's Fetch recipe: 1 2 2); sample mode only."""
+    normalize_relabelled_goals: bool = False
+    """Also feed the goal normaliser the goals of every sampled batch, relabelled ones
+    included (as baselines' HER does), not only the goals the env gave."""
     steps: int = 100_000
     """Budget in env steps (all envs together)."""
     n_envs: int = 1
@@ -268,6 +282,11 @@ class TrainConfig:
     before failing."""
     torch_threads: int = 1
     """Threads of torch's CPU kernels (small networks run fastest on one)."""
+    precision: Literal["auto", "fp32", "bf16"] = "auto"
+    """Forward passes in float32, or in bfloat16 under autocast (parameters, optimiser
+    state, targets and losses stay float32); auto: bf16 where the device multiplies
+    bfloat16 natively (AVX512-BF16, AMX, CUDA) and the networks are >= 512 wide. The
+    choice is recorded in config.json."""
     tensorboard: bool = True
     """Also write TensorBoard event files."""
     progress: bool = True

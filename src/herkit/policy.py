@@ -29,6 +29,7 @@ from herkit.agents import GoalAgent, make_agent
 from herkit.checkpoint import load_agent_state
 from herkit.config import TrainConfig
 from herkit.envs import make_goal_env
+from herkit.precision import resolve_precision
 
 __all__ = ["Policy", "load_policy", "make_run_agent"]
 
@@ -41,6 +42,8 @@ def make_run_agent(
 ) -> GoalAgent:
     """A fresh agent of a run's (resolved) ``config`` for these single-env spaces."""
     spaces: Any = observation_space
+    hidden = config.agent_config().hidden
+    precision = resolve_precision(config.precision, torch.device(device), hidden)
     return make_agent(
         config.algo,
         config.agent_config(),
@@ -51,6 +54,7 @@ def make_run_agent(
         device=device,
         seed=config.seed,
         terminal_on_success=config.terminal_on_success,
+        precision=precision,
     )
 
 

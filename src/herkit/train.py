@@ -36,6 +36,7 @@ from herkit.evaluation import evaluate
 from herkit.logging import RunLogger
 from herkit.plots import plot_runs
 from herkit.policy import make_run_agent
+from herkit.precision import resolve_precision
 from herkit.video import render_frame, write_video
 
 
@@ -117,6 +118,7 @@ def build(
         prioritized=config.prioritized,
         terminal_on_success=bool(config.terminal_on_success),
         info_keys=config.info_keys,
+        goal_mix=config.goal_mix,
         seed=_rank_seed(config, context),
     )
     return agent, buffer
@@ -225,6 +227,10 @@ def _train(
         _check_new_run_dir(run_dir, config.overwrite)
     context.barrier()  # every rank has looked before rank 0 creates the directory
     config, conventions = resolve_conventions(dataclasses.replace(config, out=str(run_dir)))
+    device = context.device(config.resolved_device())
+    hidden = config.agent_config().hidden
+    precision = resolve_precision(config.precision, torch.device(device), hidden)
+    config = dataclasses.replace(config, precision=precision)  # type: ignore[arg-type]
     torch.manual_seed(_rank_seed(config, context))
     torch.set_num_threads(config.torch_threads)
     offset = 1_000 * context.rank
@@ -243,6 +249,8 @@ def _train(
         _say(f"{'resuming' if resume else 'training'} {config.env_id} with {config.algo} "
              f"({her}) for {config.steps:,} env steps in {run_dir}")  # fmt: skip
         _say(f"{config.env_id}: {conventions.describe()}")
+        if config.precision == "bf16":
+            _say("forward passes in bfloat16 (autocast); --precision fp32 to turn it off")
         for warning in conventions.warnings:
             _say(f"warning: {warning}")
     context.barrier()
@@ -252,7 +260,6 @@ def _train(
         next_video=config.video_every,
     )
     if resume:
-        device = context.device(config.resolved_device())
         agent_state, buffer = load_checkpoint(run_dir, buffer.reward_fn, device, context)
         agent.load_state_dict(agent_state["agent"])
         torch.set_rng_state(agent_state["torch_rng"])
@@ -319,6 +326,8 @@ def _train(
                 state.owed_updates += config.n_envs * config.updates_per_step
                 while state.owed_updates >= 1:
                     batch = buffer.sample(batch_size)
+                    if config.normalize_relabelled_goals:
+                        agent.update_goal_normalizer(batch.goal)
                     for key, value in agent.update(batch).items():
                         sums[key] = sums.get(key, 0.0) + value
                         counts[key] = counts.get(key, 0) + 1

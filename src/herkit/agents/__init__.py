@@ -63,6 +63,7 @@ def make_agent(
     device: str | torch.device = "cpu",
     seed: int | None = None,
     terminal_on_success: bool | None = None,
+    precision: str = "fp32",
 ) -> GoalAgent:
     """Build the ``algo`` agent ("dqn", "ddpg", "td3" or "sac") for these sizes.
 
@@ -71,7 +72,8 @@ def make_agent(
     ``reward_range`` bounds the per-step reward, for clipping Q targets to the return range
     (None: not clipped, for rewards without known bounds); with ``terminal_on_success``
     (whether the env ends episodes on success) it sets the reward scale
-    (:class:`herkit.agents.base.ValueScale`).
+    (:class:`herkit.agents.base.ValueScale`). ``precision`` is ``"fp32"`` or ``"bf16"``
+    (forward passes under a bfloat16 autocast; :mod:`herkit.precision`).
     "dqn" needs a ``Discrete`` action space, the others a 1-D ``Box`` with finite bounds;
     anything else raises ``ValueError``.
     """
@@ -88,6 +90,7 @@ def make_agent(
     agent = _build(algo, config, int(observation_dim), int(goal_dim), action_space, reward_range,
                    device, seed)  # fmt: skip
     agent.set_terminal_on_success(terminal_on_success)
+    agent.set_precision(precision)
     return agent
 
 

@@ -57,6 +57,10 @@ class Agent(Protocol):
         """Feed observations and goals to the running normalisers."""
         ...
 
+    def update_goal_normalizer(self, goal: np.ndarray) -> None:
+        """Feed goals alone (e.g. relabelled ones) to the goal normaliser."""
+        ...
+
     def update(self, batch: Batch) -> dict[str, float]:
         """One gradient step on ``batch`` and the target-network update; returns metrics."""
         ...
@@ -213,6 +217,7 @@ class GoalAgent(ABC):
         self.updates = 0
         self.priorities = np.zeros(0, np.float32)
         self.dist = Context()  # one process until join()
+        self.precision = "fp32"
 
     # --- subclass interface -------------------------------------------------------------
     @abstractmethod
@@ -275,8 +280,20 @@ class GoalAgent(ABC):
 
         Explores (see the subclass) unless ``deterministic``.
         """
-        with torch.no_grad():
+        with torch.no_grad(), self._autocast():
             return self._act(self._inputs(observation, goal), deterministic)
+
+    def set_precision(self, precision: str) -> None:
+        """Run forward passes in ``"fp32"`` or under a ``"bf16"`` autocast (see
+        :mod:`herkit.precision`)."""
+        if precision not in ("fp32", "bf16"):
+            raise ValueError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
+        self.precision = precision
+
+    def _autocast(self) -> torch.autocast:
+        return torch.autocast(
+            self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16"
+        )
 
     def update_normalizer(self, observation: np.ndarray, goal: np.ndarray) -> None:
         """Feed ``observation (..., obs_dim)`` and ``goal (..., goal_dim)`` to the normalisers.
@@ -290,6 +307,10 @@ class GoalAgent(ABC):
         )
         self.obs_normalizer.add_stats(both[: len(obs_stats)])
         self.goal_normalizer.add_stats(both[len(obs_stats) :])
+
+    def update_goal_normalizer(self, goal: np.ndarray) -> None:
+        """Feed ``goal (..., goal_dim)`` alone to the goal normaliser (summed over ranks)."""
+        self.goal_normalizer.add_stats(self.dist.all_sum(self.goal_normalizer.batch_stats(goal)))
 
     def join(self, context: Context, exploration_seed: int) -> None:
         """Train data-parallel in ``context``: take rank 0's parameters and average every
@@ -309,7 +330,9 @@ class GoalAgent(ABC):
         Sets :attr:`priorities` to the ``|TD error|`` of each sample (the largest over twin
         critics, as LAP does); metrics and priorities come to the host in one transfer.
         """
-        metrics, td_abs = self._update(self._torch_batch(batch))
+        torch_batch = self._torch_batch(batch)
+        with self._autocast():
+            metrics, td_abs = self._update(torch_batch)
         self.updates += 1
         names = list(metrics)
         values = torch.stack([metrics[name].detach().float() for name in names])

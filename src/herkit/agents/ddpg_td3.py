@@ -45,10 +45,12 @@ class DDPGAgent(GoalAgent):
         in_dim = observation_dim + goal_dim
         with self._seeded_init():
             self.actor = DeterministicActor(
-                in_dim, self.action_low, self.action_high, config.hidden
+                in_dim, self.action_low, self.action_high, config.hidden, config.actor_layer_norm
             )
             n_heads = 2 if config.twin_q else 1
-            self.critic = Critic(in_dim, self.act_dim, config.hidden, n_heads)
+            self.critic = Critic(
+                in_dim, self.act_dim, config.hidden, n_heads, config.critic_layer_norm
+            )
         self.actor.to(self.device)
         self.critic.to(self.device)
         self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)

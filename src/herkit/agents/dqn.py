@@ -42,7 +42,9 @@ class DQNAgent(GoalAgent):
         self.n_actions = n_actions
         self.action_start = action_start
         with self._seeded_init():
-            self.q = QNetwork(observation_dim + goal_dim, n_actions, config.hidden)
+            self.q = QNetwork(
+                observation_dim + goal_dim, n_actions, config.hidden, config.critic_layer_norm
+            )
         self.q.to(self.device)
         self.q_target = copy.deepcopy(self.q).requires_grad_(False)
         self.optimizer = adam(self.q.parameters(), config.lr)

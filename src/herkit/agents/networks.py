@@ -23,17 +23,26 @@ LOG_STD_MAX = 2.0
 
 
 class MLP(nn.Sequential):
-    """Linear layers with ReLU between them, laid out (and saved) as an ``nn.Sequential``.
+    """Linear layers with ReLU between them (optionally LayerNorm before each ReLU), laid
+    out (and saved) as an ``nn.Sequential``.
 
     Its forward calls the layers' functions directly instead of each module: the same
     result without the per-module call overhead, which is a large part of a small
-    network's forward pass on a CPU.
+    network's forward pass on a CPU. The output layer always runs in float32, also under
+    a bfloat16 autocast: its outputs are values and actions, and bfloat16's 8-bit
+    mantissa would round a Q value near -20 to steps of 0.125.
     """
 
     def __init__(self, *layers: nn.Module) -> None:
         super().__init__(*layers)
-        linears = [module for module in layers if isinstance(module, nn.Linear)]
-        self._hidden, self._last = tuple(linears[:-1]), linears[-1]
+        hidden: list[tuple[nn.Linear, nn.LayerNorm | None]] = []
+        for i, module in enumerate(layers[:-1]):
+            if isinstance(module, nn.Linear):
+                after = layers[i + 1]
+                hidden.append((module, after if isinstance(after, nn.LayerNorm) else None))
+        last = layers[-1]
+        assert isinstance(last, nn.Linear)
+        self._hidden, self._last = tuple(hidden), last
 
     @property
     def output_layer(self) -> nn.Linear:
@@ -41,17 +50,27 @@ class MLP(nn.Sequential):
         return self._last
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``Linear -> ReLU -> ... -> Linear``."""
-        for layer in self._hidden:
-            x = F.relu(F.linear(x, layer.weight, layer.bias))
+        """``Linear -> [LayerNorm ->] ReLU -> ... -> Linear``."""
+        for linear, norm in self._hidden:
+            x = F.linear(x, linear.weight, linear.bias)
+            if norm is not None:
+                x = F.layer_norm(x, norm.normalized_shape, norm.weight, norm.bias, norm.eps)
+            x = F.relu(x)
+        if torch.is_autocast_enabled(x.device.type):
+            with torch.autocast(x.device.type, enabled=False):
+                return F.linear(x.float(), self._last.weight, self._last.bias)
         return F.linear(x, self._last.weight, self._last.bias)
 
 
-def mlp(in_dim: int, hidden: tuple[int, ...], out_dim: int) -> MLP:
-    """Linear layers ``in_dim -> *hidden -> out_dim`` with ReLU between them."""
+def mlp(in_dim: int, hidden: tuple[int, ...], out_dim: int, layer_norm: bool = False) -> MLP:
+    """Linear layers ``in_dim -> *hidden -> out_dim`` with ReLU between them and, with
+    ``layer_norm``, a LayerNorm after each hidden Linear (before its ReLU)."""
     layers: list[nn.Module] = []
     for size in hidden:
-        layers += [nn.Linear(in_dim, size), nn.ReLU()]
+        layers.append(nn.Linear(in_dim, size))
+        if layer_norm:
+            layers.append(nn.LayerNorm(size))
+        layers.append(nn.ReLU())
         in_dim = size
     layers.append(nn.Linear(in_dim, out_dim))
     return MLP(*layers)
@@ -60,9 +79,11 @@ def mlp(in_dim: int, hidden: tuple[int, ...], out_dim: int) -> MLP:
 class QNetwork(nn.Module):
     """Q values of every discrete action, ``(B, in_dim) -> (B, n_actions)``."""
 
-    def __init__(self, in_dim: int, n_actions: int, hidden: tuple[int, ...]) -> None:
+    def __init__(
+        self, in_dim: int, n_actions: int, hidden: tuple[int, ...], layer_norm: bool = False
+    ) -> None:
         super().__init__()
-        self.net = mlp(in_dim, hidden, n_actions)
+        self.net = mlp(in_dim, hidden, n_actions, layer_norm)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Q values ``(B, n_actions)``."""
@@ -72,9 +93,18 @@ class QNetwork(nn.Module):
 class Critic(nn.Module):
     """``n_heads`` independent Q networks of ``x || unit_action``; twin critics use 2."""
 
-    def __init__(self, in_dim: int, act_dim: int, hidden: tuple[int, ...], n_heads: int) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        act_dim: int,
+        hidden: tuple[int, ...],
+        n_heads: int,
+        layer_norm: bool = False,
+    ) -> None:
         super().__init__()
-        self.heads = nn.ModuleList(mlp(in_dim + act_dim, hidden, 1) for _ in range(n_heads))
+        self.heads = nn.ModuleList(
+            mlp(in_dim + act_dim, hidden, 1, layer_norm) for _ in range(n_heads)
+        )
 
     def forward(self, x: torch.Tensor, unit_action: torch.Tensor) -> torch.Tensor:
         """Q values ``(n_heads, B)``."""
@@ -109,10 +139,15 @@ class DeterministicActor(BoundedActor):
     """DDPG/TD3 policy: ``tanh`` of an MLP, i.e. a unit-box action."""
 
     def __init__(
-        self, in_dim: int, low: np.ndarray, high: np.ndarray, hidden: tuple[int, ...]
+        self,
+        in_dim: int,
+        low: np.ndarray,
+        high: np.ndarray,
+        hidden: tuple[int, ...],
+        layer_norm: bool = False,
     ) -> None:
         super().__init__(low, high)
-        self.net = mlp(in_dim, hidden, len(low))
+        self.net = mlp(in_dim, hidden, len(low), layer_norm)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Unit-box action ``(B, act_dim)``; :meth:`scale` maps it to the bounds."""
@@ -123,11 +158,16 @@ class GaussianActor(BoundedActor):
     """SAC policy: a diagonal Gaussian squashed by ``tanh`` into the unit box."""
 
     def __init__(
-        self, in_dim: int, low: np.ndarray, high: np.ndarray, hidden: tuple[int, ...]
+        self,
+        in_dim: int,
+        low: np.ndarray,
+        high: np.ndarray,
+        hidden: tuple[int, ...],
+        layer_norm: bool = False,
     ) -> None:
         super().__init__(low, high)
         self.act_dim = len(low)
-        self.net = mlp(in_dim, hidden, 2 * self.act_dim)
+        self.net = mlp(in_dim, hidden, 2 * self.act_dim, layer_norm)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean and log standard deviation (clamped) of the pre-tanh Gaussian."""

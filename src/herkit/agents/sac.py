@@ -45,8 +45,12 @@ class SACAgent(GoalAgent):
         self._set_action_box(action_low, action_high)
         in_dim = observation_dim + goal_dim
         with self._seeded_init():
-            self.actor = GaussianActor(in_dim, self.action_low, self.action_high, config.hidden)
-            self.critic = Critic(in_dim, self.act_dim, config.hidden, n_heads=2)
+            self.actor = GaussianActor(
+                in_dim, self.action_low, self.action_high, config.hidden, config.actor_layer_norm
+            )
+            self.critic = Critic(
+                in_dim, self.act_dim, config.hidden, n_heads=2, layer_norm=config.critic_layer_norm
+            )
         self.actor.to(self.device)
         self.critic.to(self.device)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)

@@ -15,6 +15,14 @@ Two relabelling modes give the same distribution of goals (seed 004):
   (transition, goal) pairs, uniformly. Only finished episodes are sampled. The goals
   are stored as values, not as indices, so dropping an old episode cannot redirect them.
 
+A **goal mix** (``goal_mix=(real, future, desired)``, sample mode) replaces the strategy:
+each sample keeps its own goal, takes a future achieved goal of its episode (the
+``future`` rule above), or takes the desired goal of a stored transition drawn uniformly
+from the whole buffer (mrl's "futureactual": goals the env really asks for, which the
+agent mostly fails), with probabilities proportional to the three weights. ``future``
+with ``k`` is the mix ``(1, k, 0)``; mrl's Fetch recipe ``futureactual_2_2`` is
+``(1, 2, 2)``.
+
 Rewards are always recomputed by ``reward_fn(achieved_goal, desired_goal, info)`` (the
 GoalEnv signature, vectorised over the leading axis) for the goal actually used.
 """
@@ -64,6 +72,8 @@ class HerReplayBuffer:
         terminal_on_success: mark a relabelled sample terminal when its reward equals the
             reward of reaching the goal exactly (``reward_fn(goal, goal, info)``), for envs
             that end on success such as bit flipping. Otherwise the env's flag is kept.
+        goal_mix: ``(real, future, desired)`` weights of a goal mix (see the module
+            docstring), in place of ``strategy`` and ``k``; sample mode only.
         seed: seed of the buffer's own ``np.random.Generator``.
     """
 
@@ -88,6 +98,7 @@ class HerReplayBuffer:
         eps: float = 1e-6,
         info_keys: Sequence[str] = (),
         terminal_on_success: bool = False,
+        goal_mix: Sequence[float] | None = None,
         seed: int | None = None,
     ) -> None:
         _require_int("capacity", capacity, minimum=1)
@@ -102,6 +113,10 @@ class HerReplayBuffer:
                 f"alpha and beta must be >= 0 and eps > 0, got {alpha=}, {beta=}, {eps=}"
             )
         self.strategy = Strategy.parse(strategy)
+        self.goal_mix = _goal_mix(goal_mix, relabel)
+        if self.goal_mix is not None:
+            strategy, k = Strategy.FUTURE, 1  # the mix's future share uses the future rule
+            self.strategy = Strategy.FUTURE
         self.k = int(k)
         self.relabel = relabel
         self.reward_fn = reward_fn
@@ -312,6 +327,8 @@ class HerReplayBuffer:
             stored = self._stored_goals_flat
             chosen = stored.take(slots * (self._copies - 1) + np.maximum(copy - 1, 0), axis=0)
             goal = np.where(self._per_sample(relabel), chosen, goal)
+        elif self.goal_mix is not None:
+            goal, relabel = self._mixed_goals(slots, goal)
         elif not self._closed_only and self.goals_per_transition:
             relabel = self.rng.random(batch_size) < self.relabel_probability
             if self.strategy is Strategy.FINAL:  # an open episode has no final goal yet
@@ -341,6 +358,23 @@ class HerReplayBuffer:
             weights=weights,
             indices=indices,
         )
+
+    def _mixed_goals(self, slots: np.ndarray, goal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Goals of the goal mix for ``slots`` (whose own goals are ``goal``) and the mask
+        of the samples whose goal was replaced."""
+        assert self.goal_mix is not None
+        data = self.storage.data
+        _, future_share, _ = self.goal_mix
+        draw = self.rng.random(len(slots))
+        real_share = self.goal_mix[0]
+        future = (draw >= real_share) & (draw < real_share + future_share)
+        desired = draw >= real_share + future_share
+        start, length, step = self.storage.positions(slots)
+        future_slots = self._goal_slots(start, length, step, slots % self.n_envs)
+        other_slots = self.storage.sample_slots(len(slots), self.rng, False)
+        goal = np.where(self._per_sample(future), data["next_achieved_goal"][future_slots], goal)
+        goal = np.where(self._per_sample(desired), data["desired_goal"][other_slots], goal)
+        return goal, future | desired
 
     def _per_sample(self, mask: np.ndarray) -> np.ndarray:
         """A ``(B,)`` mask shaped to broadcast over goals of any rank."""
@@ -450,8 +484,25 @@ class HerReplayBuffer:
             "eps": self.eps,
             "info_keys": list(self.info_keys),
             "terminal_on_success": self.terminal_on_success,
+            "goal_mix": None if self.goal_mix is None else list(self.goal_mix),
             "seed": self._seed,
         }
+
+
+def _goal_mix(weights: Sequence[float] | None, relabel: str) -> tuple[float, float, float] | None:
+    """``(real, future, desired)`` weights as probabilities summing to 1 (None: no mix)."""
+    if weights is None:
+        return None
+    values = np.asarray(weights, dtype=np.float64) if len(weights) == 3 else None
+    if values is None or not np.all(np.isfinite(values)) or values.min() < 0 or values.sum() <= 0:
+        raise ValueError(
+            "goal_mix must be 3 weights (real, future, desired), finite, >= 0 and not all 0, "
+            f"got {weights!r}"
+        )
+    if relabel != "sample":
+        raise ValueError("goal_mix needs relabel='sample' (goals are mixed at sample time)")
+    real, future, desired = (values / values.sum()).tolist()
+    return real, future, desired
 
 
 def _require_int(name: str, value: Any, minimum: int) -> None:

@@ -1,0 +1,132 @@
+"""bfloat16 autocast against float32: update speed, and whether learning holds up.
+
+    python benchmarks/precision.py speed              # updates/s of DDPG, fp32 vs bf16
+    python benchmarks/precision.py learn --seeds 0 1 2  # 15-bit flipping and FetchReach
+
+``speed`` times one DDPG update (critic and actor, Adam, one thread) for the network and
+batch sizes of the Fetch recipes. ``learn`` trains herkit's presets on 15-bit flipping
+(DQN) and FetchReach-v4 (DDPG) with ``--precision fp32`` and ``bf16`` and records the
+success of each evaluation. Results go to docs/precision.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+import torch
+
+from herkit import Batch
+from herkit.agents import make_agent
+from herkit.config import DDPGConfig, preset_config
+from herkit.logging import read_progress
+from herkit.train import train
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import DOCS, code_version, machine
+
+RECORD = DOCS / "precision.json"
+SIZES = [((256, 256, 256), 256), ((256, 256, 256), 1024), ((512, 512, 512), 1024),
+         ((512, 512, 512), 2048)]  # fmt: skip
+OBS_DIM, GOAL_DIM, ACT_DIM = 25, 3, 4  # FetchPush's sizes
+
+
+def time_updates(hidden: tuple[int, ...], batch_size: int, precision: str, layer_norm: bool,
+                 seconds: float = 6.0) -> float:  # fmt: skip
+    """DDPG updates per second (one thread) on random FetchPush-sized batches."""
+    torch.set_num_threads(1)
+    config = DDPGConfig(hidden=hidden, batch_size=batch_size, actor_layer_norm=layer_norm,
+                        critic_layer_norm=layer_norm)  # fmt: skip
+    box = gymnasium.spaces.Box(-1.0, 1.0, (ACT_DIM,))
+    agent = make_agent("ddpg", config, OBS_DIM, GOAL_DIM, box, (-1.0, 0.0), seed=0,
+                       precision=precision)  # fmt: skip
+    rng = np.random.default_rng(0)
+
+    def normal(*shape: int) -> np.ndarray:
+        return rng.normal(size=shape).astype(np.float32)
+
+    n = batch_size
+    batch = Batch(normal(n, OBS_DIM), rng.uniform(-1, 1, (n, ACT_DIM)).astype(np.float32),
+                  -rng.integers(2, size=n).astype(np.float32), normal(n, OBS_DIM),
+                  normal(n, GOAL_DIM), normal(n, GOAL_DIM), normal(n, GOAL_DIM),
+                  np.zeros(n, np.float32))  # fmt: skip
+    agent.update_normalizer(batch.observation, batch.goal)
+    for _ in range(5):
+        agent.update(batch)
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        agent.update(batch)
+        done += 1
+    return done / (time.perf_counter() - start)
+
+
+def speed() -> list[dict[str, Any]]:
+    rows = []
+    print("| hidden | batch | LayerNorm | fp32 updates/s | bf16 updates/s | speed-up |")
+    print("|---|---:|---|---:|---:|---:|")
+    for hidden, batch_size in SIZES:
+        for layer_norm in (False, True):
+            fp32 = time_updates(hidden, batch_size, "fp32", layer_norm)
+            bf16 = time_updates(hidden, batch_size, "bf16", layer_norm)
+            row = {"hidden": list(hidden), "batch_size": batch_size, "layer_norm": layer_norm,
+                   "fp32_updates_per_s": fp32, "bf16_updates_per_s": bf16}  # fmt: skip
+            rows.append(row)
+            size = "x".join(map(str, hidden))
+            print(f"| {size} | {batch_size} | {layer_norm} | {fp32:.1f} | {bf16:.1f} | "
+                  f"{bf16 / fp32:.2f}x |", flush=True)  # fmt: skip
+    return rows
+
+
+LEARN = {
+    "herkit/BitFlip-v0": {"steps": 10_000, "eval_every": 1_000, "eval_episodes": 50},
+    "FetchReach-v4": {"steps": 5_000, "eval_every": 500, "eval_episodes": 20},
+}
+
+
+def learn(seeds: list[int]) -> list[dict[str, Any]]:
+    rows = []
+    for env_id, budget in LEARN.items():
+        for seed in seeds:
+            for precision in ("fp32", "bf16"):
+                with tempfile.TemporaryDirectory() as tmp:
+                    config = dataclasses.replace(
+                        preset_config(env_id), seed=seed, precision=precision, progress=False,
+                        tensorboard=False, out=str(Path(tmp) / "run"), **budget,
+                    )  # fmt: skip
+                    summary = train(config)
+                    curve = [(int(r["env_steps"]), float(r["success_rate"]))
+                             for r in read_progress(Path(tmp) / "run" / "progress.csv")]  # fmt: skip
+                first = next((steps for steps, s in curve if s >= 0.9), None)
+                row = {"env_id": env_id, "seed": seed, "precision": precision,
+                       "success_rate": summary["success_rate"], "first_0.9_at": first,
+                       "wall_s": summary["wall_s"], "curve": curve}  # fmt: skip
+                rows.append(row)
+                print(f"{env_id} seed {seed} {precision}: final {summary['success_rate']:.2f}, "
+                      f"first >= 0.9 at {first} env steps, {summary['wall_s']:.0f} s",
+                      flush=True)  # fmt: skip
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["speed", "learn"])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    args = parser.parse_args()
+    record = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+    record["machine"] = machine()
+    record["code"] = code_version()
+    record[args.what] = speed() if args.what == "speed" else learn(args.seeds)
+    RECORD.write_text(json.dumps(record, indent=1))
+    print(f"written {RECORD}")
+
+
+if __name__ == "__main__":
+    main()

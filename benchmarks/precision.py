@@ -102,8 +102,8 @@ def learn(seeds: list[int]) -> list[dict[str, Any]]:
                         tensorboard=False, out=str(Path(tmp) / "run"), **budget,
                     )  # fmt: skip
                     summary = train(config)
-                    curve = [(int(r["env_steps"]), float(r["success_rate"]))
-                             for r in read_progress(Path(tmp) / "run" / "progress.csv")]  # fmt: skip
+                    rows_read = read_progress(Path(tmp) / "run" / "progress.csv")
+                    curve = [(int(r["env_steps"]), float(r["success_rate"])) for r in rows_read]
                 first = next((steps for steps, s in curve if s >= 0.9), None)
                 row = {"env_id": env_id, "seed": seed, "precision": precision,
                        "success_rate": summary["success_rate"], "first_0.9_at": first,

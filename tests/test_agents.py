@@ -557,3 +557,17 @@ def test_goal_normalizer_fed_goals_alone() -> None:
     agent.update_goal_normalizer(goals)
     assert agent.obs_normalizer.count == 0
     np.testing.assert_allclose(agent.goal_normalizer.mean, goals.mean(0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_n_step_discount_replaces_gamma(algo: str) -> None:
+    """A zero discount bootstraps nothing, exactly as a terminal step does."""
+    terminal, zero_discount = agent_for(algo, seed=4), agent_for(algo, seed=4)
+    batch = random_batch(algo, seed=6)
+    ones, zeros = np.ones(len(batch), np.float32), np.zeros(len(batch), np.float32)
+    for agent, changed in ((terminal, {"terminated": ones}),
+                           (zero_discount, {"terminated": zeros, "discount": zeros})):  # fmt: skip
+        agent.update_normalizer(batch.observation, batch.goal)
+        agent.update(replace(batch, **changed))
+    for name, value in parameters(terminal).items():
+        torch.testing.assert_close(value, parameters(zero_discount)[name], msg=name)

@@ -311,3 +311,70 @@ def test_goal_mix_is_checked_and_saved(tmp_path: object) -> None:
     loaded = HerReplayBuffer.load(path, tag_reward)
     assert loaded.goal_mix == buffer.goal_mix == (0.2, 0.4, 0.4)
     np.testing.assert_array_equal(loaded.sample(64).goal, buffer.sample(64).goal)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 9), min_size=1, max_size=5),
+    n_envs=st.integers(1, 3),
+    n_step=st.integers(2, 5),
+    strategy=st.sampled_from(["future", "final", "episode", "random", "none"]),
+    relabel=st.sampled_from(["sample", "store"]),
+    terminal_on_success=st.booleans(),
+    extra_steps=st.integers(0, 4),
+)
+def test_n_step_returns_are_recomputed_for_the_goal_at_every_step(
+    lengths: list[int],
+    n_envs: int,
+    n_step: int,
+    strategy: str,
+    relabel: str,
+    terminal_on_success: bool,
+    extra_steps: int,
+) -> None:
+    """Each n-step sample sums the rewards of its goal over its episode's next steps, and
+    stops at the first terminal step, at the episode's end or at its last recorded step."""
+    gamma = 0.9
+    buffer = make_buffer(
+        60, n_envs, strategy=strategy, relabel=relabel, n_step=n_step, gamma=gamma,
+        terminal_on_success=terminal_on_success, seed=1,
+    )  # fmt: skip
+    run = TaggedRun(buffer)
+    run.feed([lengths] * n_envs, steps=sum(lengths) + extra_steps)
+    if len(buffer) == 0:
+        return
+    batch = buffer.sample(300)
+    uid = batch.observation[:, 0].astype(int)
+    step = batch.observation[:, 1].astype(int)
+    env = batch.observation[:, 2].astype(int)
+    for i in range(len(batch)):
+        episode = run.episodes[uid[i]]
+        relabelled = batch.goal[i, 0] >= 0
+        reward, m, terminal = 0.0, 0, False
+        for j in range(n_step):
+            t = step[i] + j
+            if t >= episode.length:  # not recorded (yet): the window ends, bootstrapping
+                break
+            reached = np.array_equal(batch.goal[i], [uid[i], t, env[i]])
+            reward += gamma**j * (0.0 if reached else -1.0)
+            m += 1
+            ended_here = episode.closed and t == episode.length - 1 and uid[i] % 2 == 1
+            terminal = (
+                (reached if relabelled else ended_here) if terminal_on_success else ended_here
+            )
+            if terminal:
+                break
+        assert batch.reward[i] == pytest.approx(reward, abs=1e-5), i
+        assert batch.discount[i] == pytest.approx(gamma**m), i
+        assert batch.terminated[i] == float(terminal), i
+        last = [uid[i], step[i] + m - 1, env[i]]  # the observation after the last step
+        np.testing.assert_array_equal(batch.next_observation[i], np.add(last, 1))
+    # the first step's transition itself is unchanged
+    np.testing.assert_array_equal(batch.next_achieved_goal, batch.observation)
+
+
+def test_n_step_needs_gamma() -> None:
+    with pytest.raises(ValueError, match="n_step > 1 needs gamma"):
+        make_buffer(10, 1, n_step=3)
+    with pytest.raises(ValueError, match="n_step must be an int >= 1"):
+        make_buffer(10, 1, n_step=0)

@@ -66,6 +66,30 @@ def test_every_algorithm_runs_the_loop(tmp_path: Path, env_id: str, algo: str) -
         assert (tmp_path / "run" / name).exists(), name
 
 
+@pytest.mark.parametrize("algo", ["dqn", "td3"])
+def test_recipe_ingredients_run_the_loop(tmp_path: Path, algo: str) -> None:
+    """Goal mix, n-step returns, LayerNorm, the goal normaliser fed sampled goals and
+    bfloat16 together, through training, checkpoint and resume."""
+    env_id = "herkit/BitFlip-v0" if algo == "dqn" else "herkit/PointReach-v0"
+    small = {"hidden": (32, 32), "batch_size": 32, "critic_layer_norm": True}
+    if algo != "dqn":
+        small["actor_layer_norm"] = True
+    run = tmp_path / "run"
+    config = quiet(
+        env_id=env_id, algo=algo, steps=300, warmup_steps=64, eval_every=150, eval_episodes=2,
+        goal_mix=(1.0, 2.0, 2.0), n_step=3, normalize_relabelled_goals=True, precision="bf16",
+        out=str(run), **{algo: small},
+    )  # fmt: skip
+    summary = train(config)
+    assert summary["env_steps"] == 300
+    assert summary["updates"] >= (300 - 64) * config.updates_per_step - 1
+    saved = json.loads((run / "config.json").read_text())
+    assert saved["precision"] == "bf16" and saved["n_step"] == 3
+    assert saved["goal_mix"] == [1.0, 2.0, 2.0]
+    resumed = train(dataclasses.replace(config, steps=450), resume=True)
+    assert resumed["env_steps"] == 450
+
+
 def test_target_success_stops_early_and_is_recorded(tmp_path: Path) -> None:
     config = quiet(
         env_kwargs=("n_bits=5",), steps=20_000, eval_every=500, target_success=0.9,

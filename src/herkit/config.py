@@ -222,6 +222,9 @@ class TrainConfig:
     """Weights of a goal mix (REAL FUTURE DESIRED) in place of --strategy and --k: a
     sample keeps its goal, takes a future achieved goal of its episode, or takes the
     desired goal of any stored transition (mrl's Fetch recipe: 1 2 2); sample mode only."""
+    n_step: int = 1
+    """n-step returns: rewards of up to n steps of the episode summed per sample, each
+    recomputed for the sample's relabelled goal (truncation and termination respected)."""
     normalize_relabelled_goals: bool = False
     """Also feed the goal normaliser the goals of every sampled batch, relabelled ones
     included (as baselines' HER does), not only the goals the env gave."""
@@ -306,7 +309,7 @@ class TrainConfig:
         for name, minimum in (
             ("k", 0), ("steps", 1), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
             ("random_steps", 0), ("eval_every", 1), ("eval_episodes", 1), ("n_eval_envs", 1),
-            ("checkpoint_every", 1), ("video_every", 0), ("torch_threads", 1),
+            ("checkpoint_every", 1), ("video_every", 0), ("torch_threads", 1), ("n_step", 1),
         ):  # fmt: skip
             _check_int(name, getattr(self, name), minimum)
         _check_float("updates_per_step", self.updates_per_step, 0.0, open_low=True)

@@ -119,6 +119,8 @@ def build(
         terminal_on_success=bool(config.terminal_on_success),
         info_keys=config.info_keys,
         goal_mix=config.goal_mix,
+        n_step=config.n_step,
+        gamma=config.agent_config().gamma,
         seed=_rank_seed(config, context),
     )
     return agent, buffer

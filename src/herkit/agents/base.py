@@ -99,6 +99,9 @@ class TorchBatch(NamedTuple):
     """Rewards ``(B,)``."""
     not_done: torch.Tensor
     """``1 - terminated``, ``(B,)``: timeouts bootstrap."""
+    discount: torch.Tensor | None
+    """Per-sample discount of the bootstrap (``gamma ** m`` for n-step samples), or None
+    for ``gamma``."""
     weights: torch.Tensor | None
     """Per-sample loss weights ``(B,)`` (prioritized replay), or None."""
 
@@ -428,12 +431,15 @@ class GoalAgent(ABC):
             action=torch.as_tensor(np.asarray(batch.action), device=self.device),
             reward=self._tensor(batch.reward).reshape(-1) * self.values.scale,
             not_done=1.0 - self._tensor(batch.terminated).reshape(-1),
+            discount=None if batch.discount is None else self._tensor(batch.discount).reshape(-1),
             weights=weights,
         )
 
     def _td_target(self, batch: TorchBatch, next_value: torch.Tensor) -> torch.Tensor:
-        """``r + gamma * (1 - terminated) * next_value``, clipped to the return range."""
-        target = batch.reward + self.config.gamma * batch.not_done * next_value
+        """``r + gamma * (1 - terminated) * next_value`` (``gamma ** m`` for an n-step
+        sample), clipped to the return range."""
+        discount = self.config.gamma if batch.discount is None else batch.discount
+        target = batch.reward + discount * batch.not_done * next_value
         return target.clamp(*self.return_bounds)
 
     def _step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> None:

@@ -31,6 +31,10 @@ class Batch:
     """Goal achieved after the action, ``(B, *goal_shape)``."""
     terminated: Any
     """1.0 where the transition ends the episode for real (not a timeout), float32 ``(B,)``."""
+    discount: Any = None
+    """n-step returns only: ``gamma ** m`` per sample, where ``m`` is the number of steps
+    summed in ``reward`` and ``next_observation`` is the observation ``m`` steps later
+    (``terminated`` then refers to that last step); None for one-step samples."""
     weights: Any = None
     """Importance-sampling weights (max 1), float32 ``(B,)``; prioritized replay only."""
     indices: Any = None

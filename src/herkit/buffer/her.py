@@ -25,6 +25,15 @@ with ``k`` is the mix ``(1, k, 0)``; mrl's Fetch recipe ``futureactual_2_2`` is
 
 Rewards are always recomputed by ``reward_fn(achieved_goal, desired_goal, info)`` (the
 GoalEnv signature, vectorised over the leading axis) for the goal actually used.
+
+**n-step returns** (``n_step > 1``): the reward of a sample is
+``sum_{j<m} gamma^j r_{t+j}``, every ``r_{t+j}`` recomputed for the sample's (possibly
+relabelled) goal, over the ``m <= n`` steps of its episode from ``t`` on that are recorded
+and come no later than the first terminal step (the env's flag, or with
+``terminal_on_success`` a relabelled goal reached). ``next_observation`` is then the
+observation after step ``t + m - 1``, ``terminated`` that step's flag, and the batch's
+``discount`` is ``gamma ** m``. An episode cut by a time limit, or still open, ends the
+window without ending the return: it bootstraps.
 """
 
 from __future__ import annotations
@@ -74,6 +83,8 @@ class HerReplayBuffer:
             that end on success such as bit flipping. Otherwise the env's flag is kept.
         goal_mix: ``(real, future, desired)`` weights of a goal mix (see the module
             docstring), in place of ``strategy`` and ``k``; sample mode only.
+        n_step: steps summed per sample (n-step returns, see the module docstring).
+        gamma: discount of the n-step sums; needed when ``n_step > 1``.
         seed: seed of the buffer's own ``np.random.Generator``.
     """
 
@@ -99,9 +110,16 @@ class HerReplayBuffer:
         info_keys: Sequence[str] = (),
         terminal_on_success: bool = False,
         goal_mix: Sequence[float] | None = None,
+        n_step: int = 1,
+        gamma: float | None = None,
         seed: int | None = None,
     ) -> None:
         _require_int("capacity", capacity, minimum=1)
+        _require_int("n_step", n_step, minimum=1)
+        if n_step > 1 and (
+            isinstance(gamma, bool) or not isinstance(gamma, int | float) or not 0 < gamma <= 1
+        ):
+            raise ValueError(f"n_step > 1 needs gamma in (0, 1], got gamma={gamma!r}")
         _require_int("n_envs", n_envs, minimum=1)
         _require_int("k", k, minimum=0)
         if relabel not in ("sample", "store"):
@@ -124,6 +142,8 @@ class HerReplayBuffer:
         self.alpha, self.beta, self.eps = float(alpha), float(beta), float(eps)
         self.info_keys = tuple(info_keys)
         self.terminal_on_success = bool(terminal_on_success)
+        self.n_step = int(n_step)
+        self.gamma = None if gamma is None else float(gamma)
         self.goals_per_transition = self.strategy.goals_per_transition(self.k)
         self.relabel_probability = self.goals_per_transition / (self.goals_per_transition + 1)
         self._seed = seed
@@ -340,24 +360,62 @@ class HerReplayBuffer:
         else:
             relabel = None
 
-        info = {key: data[f"info.{key}"].take(slots) for key in self.info_keys}
-        reward = self._reward(next_achieved, goal, info)
-        terminated = data["terminated"].take(slots).astype(np.float32)
-        if self.terminal_on_success and relabel is not None:
-            success = reward == self._reward(goal, goal, info)
-            terminated = np.where(relabel, success, terminated).astype(np.float32)
+        discount = None
+        if self.n_step > 1:
+            reward, terminated, last, discount = self._n_step_returns(slots, goal, relabel)
+            next_observation = data["next_observation"].take(last, axis=0)
+        else:
+            info = {key: data[f"info.{key}"].take(slots) for key in self.info_keys}
+            reward = self._reward(next_achieved, goal, info)
+            terminated = data["terminated"].take(slots).astype(np.float32)
+            if self.terminal_on_success and relabel is not None:
+                success = reward == self._reward(goal, goal, info)
+                terminated = np.where(relabel, success, terminated).astype(np.float32)
+            next_observation = data["next_observation"].take(slots, axis=0)
         return Batch(
             observation=data["observation"].take(slots, axis=0),
             action=data["action"].take(slots, axis=0),
             reward=reward,
-            next_observation=data["next_observation"].take(slots, axis=0),
+            next_observation=next_observation,
             goal=goal,
             achieved_goal=data["achieved_goal"].take(slots, axis=0),
             next_achieved_goal=next_achieved,
             terminated=terminated,
+            discount=discount,
             weights=weights,
             indices=indices,
         )
+
+    def _n_step_returns(
+        self, slots: np.ndarray, goal: np.ndarray, relabel: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """n-step reward, terminal flag, slot of the last step and ``gamma ** m`` of each
+        sample (see the module docstring); rewards recomputed for ``goal`` at every step."""
+        assert self.gamma is not None
+        data, n, size = self.storage.data, self.n_step, len(slots)
+        start, length, step = self.storage.positions(slots)
+        steps = step[:, None] + np.arange(n)  # (B, n): the window's steps
+        recorded = steps < length[:, None]
+        rows = start[:, None] + np.minimum(steps, length[:, None] - 1)
+        window = self.storage.slot_of(rows, (slots % self.n_envs)[:, None])  # (B, n)
+        flat = window.ravel()
+        goals = np.repeat(goal, n, axis=0)
+        info = {key: data[f"info.{key}"].take(flat) for key in self.info_keys}
+        rewards = self._reward(data["next_achieved_goal"].take(flat, axis=0), goals, info)
+        terminal = data["terminated"].take(flat)
+        if self.terminal_on_success and relabel is not None:
+            success = rewards == self._reward(goals, goals, info)
+            terminal = np.where(np.repeat(relabel, n), success, terminal)
+        rewards, terminal = rewards.reshape(size, n), terminal.reshape(size, n) & recorded
+        after_terminal = (np.cumsum(terminal, axis=1) - terminal) > 0
+        used = recorded & ~after_terminal  # (B, n), a prefix of each row, never empty
+        m = used.sum(axis=1)
+        powers = self.gamma ** np.arange(n)
+        reward = (rewards * used * powers).sum(axis=1).astype(np.float32)
+        rows_i = np.arange(size)
+        terminated = terminal[rows_i, m - 1].astype(np.float32)
+        discount = (self.gamma**m).astype(np.float32)
+        return reward, terminated, window[rows_i, m - 1], discount
 
     def _mixed_goals(self, slots: np.ndarray, goal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Goals of the goal mix for ``slots`` (whose own goals are ``goal``) and the mask
@@ -485,6 +543,8 @@ class HerReplayBuffer:
             "info_keys": list(self.info_keys),
             "terminal_on_success": self.terminal_on_success,
             "goal_mix": None if self.goal_mix is None else list(self.goal_mix),
+            "n_step": self.n_step,
+            "gamma": self.gamma,
             "seed": self._seed,
         }
 

@@ -367,7 +367,13 @@ class TrainConfig:
         if self.out is not None:
             return Path(self.out)
         name = self.env_id.split(":")[-1].replace("/", "-")
-        return Path("runs") / f"{name}-{self.algo}-{self.strategy}-s{self.seed}"
+        return Path("runs") / f"{name}-{self.algo}-{self.her_name().replace(':', '-')}-s{self.seed}"
+
+    def her_name(self) -> str:
+        """How goals are relabelled, in a word: the strategy, or ``mix1:2:2`` for a goal mix."""
+        if self.goal_mix is None:
+            return self.strategy
+        return "mix" + ":".join(f"{weight:g}" for weight in self.goal_mix)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (what config.json holds)."""

@@ -247,7 +247,7 @@ def _train(
         if config.overwrite and not resume and run_dir.exists():
             shutil.rmtree(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
-        her = "no HER" if config.strategy == "none" else f"HER {config.strategy}"
+        her = "no HER" if config.her_name() == "none" else f"HER {config.her_name()}"
         _say(f"{'resuming' if resume else 'training'} {config.env_id} with {config.algo} "
              f"({her}) for {config.steps:,} env steps in {run_dir}")  # fmt: skip
         _say(f"{config.env_id}: {conventions.describe()}")

@@ -132,9 +132,8 @@ class HerReplayBuffer:
             )
         self.strategy = Strategy.parse(strategy)
         self.goal_mix = _goal_mix(goal_mix, relabel)
-        if self.goal_mix is not None:
-            strategy, k = Strategy.FUTURE, 1  # the mix's future share uses the future rule
-            self.strategy = Strategy.FUTURE
+        if self.goal_mix is not None:  # its future share follows the future rule
+            self.strategy, k = Strategy.FUTURE, 1
         self.k = int(k)
         self.relabel = relabel
         self.reward_fn = reward_fn
@@ -422,11 +421,12 @@ class HerReplayBuffer:
         of the samples whose goal was replaced."""
         assert self.goal_mix is not None
         data = self.storage.data
-        _, future_share, _ = self.goal_mix
-        draw = self.rng.random(len(slots))
-        real_share = self.goal_mix[0]
-        future = (draw >= real_share) & (draw < real_share + future_share)
-        desired = draw >= real_share + future_share
+        real_share, future_share, desired_share = self.goal_mix
+        kind = np.searchsorted([real_share, real_share + future_share],
+                               self.rng.random(len(slots)), side="right")  # fmt: skip
+        if desired_share == 0:  # rounding must not leave a sliver for a zero share
+            kind = np.minimum(kind, 1 if future_share > 0 else 0)
+        future, desired = kind == 1, kind == 2
         start, length, step = self.storage.positions(slots)
         future_slots = self._goal_slots(start, length, step, slots % self.n_envs)
         other_slots = self.storage.sample_slots(len(slots), self.rng, False)

@@ -104,9 +104,14 @@ def test_target_success_stops_early_and_is_recorded(tmp_path: Path) -> None:
 def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
     config = quiet(out=str(tmp_path), steps=64, warmup_steps=32, eval_every=64, eval_episodes=2)
     train(config)
-    # config.json holds what the run used: the env's conventions filled in, and its directory
+    # config.json holds what the run used: the env's conventions filled in, the precision
+    # that auto chose (fp32 for bit flipping's 1 x 256), and its directory
     resolved = dataclasses.replace(
-        config, reward_range=(-1.0, 0.0), terminal_on_success=True, success_key="is_success"
+        config,
+        reward_range=(-1.0, 0.0),
+        terminal_on_success=True,
+        success_key="is_success",
+        precision="fp32",
     )
     assert load_run_config(tmp_path) == resolved
     on_disk = json.loads((tmp_path / "config.json").read_text())

@@ -359,23 +359,12 @@ class HerReplayBuffer:
         else:
             relabel = None
 
-        discount = None
-        if self.n_step > 1:
-            reward, terminated, last, discount = self._n_step_returns(slots, goal, relabel)
-            next_observation = data["next_observation"].take(last, axis=0)
-        else:
-            info = {key: data[f"info.{key}"].take(slots) for key in self.info_keys}
-            reward = self._reward(next_achieved, goal, info)
-            terminated = data["terminated"].take(slots).astype(np.float32)
-            if self.terminal_on_success and relabel is not None:
-                success = reward == self._reward(goal, goal, info)
-                terminated = np.where(relabel, success, terminated).astype(np.float32)
-            next_observation = data["next_observation"].take(slots, axis=0)
+        reward, terminated, last, discount = self._returns(slots, goal, relabel, next_achieved)
         return Batch(
             observation=data["observation"].take(slots, axis=0),
             action=data["action"].take(slots, axis=0),
             reward=reward,
-            next_observation=next_observation,
+            next_observation=data["next_observation"].take(last, axis=0),
             goal=goal,
             achieved_goal=data["achieved_goal"].take(slots, axis=0),
             next_achieved_goal=next_achieved,
@@ -385,36 +374,44 @@ class HerReplayBuffer:
             indices=indices,
         )
 
-    def _n_step_returns(
-        self, slots: np.ndarray, goal: np.ndarray, relabel: np.ndarray | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """n-step reward, terminal flag, slot of the last step and ``gamma ** m`` of each
-        sample (see the module docstring); rewards recomputed for ``goal`` at every step."""
-        assert self.gamma is not None
+    def _returns(
+        self,
+        slots: np.ndarray,
+        goal: np.ndarray,
+        relabel: np.ndarray | None,
+        next_achieved: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """Reward, terminal flag, slot of the last step and discount of each sample: one
+        step (discount None: the agent's gamma), or n steps (see the module docstring),
+        every reward recomputed for ``goal``; ``next_achieved`` is the samples' own."""
         data, n, size = self.storage.data, self.n_step, len(slots)
-        start, length, step = self.storage.positions(slots)
-        steps = step[:, None] + np.arange(n)  # (B, n): the window's steps
-        recorded = steps < length[:, None]
-        rows = start[:, None] + np.minimum(steps, length[:, None] - 1)
-        window = self.storage.slot_of(rows, (slots % self.n_envs)[:, None])  # (B, n)
-        flat = window.ravel()
-        goals = np.repeat(goal, n, axis=0)
+        flat = slots
+        if n > 1:
+            start, length, step = self.storage.positions(slots)
+            steps = step[:, None] + np.arange(n)  # (B, n): the window's steps
+            recorded = steps < length[:, None]
+            rows = start[:, None] + np.minimum(steps, length[:, None] - 1)
+            window = self.storage.slot_of(rows, (slots % self.n_envs)[:, None])
+            flat = window.ravel()
+        goals = goal if n == 1 else np.repeat(goal, n, axis=0)
         info = {key: data[f"info.{key}"].take(flat) for key in self.info_keys}
-        rewards = self._reward(data["next_achieved_goal"].take(flat, axis=0), goals, info)
+        achieved = next_achieved if n == 1 else data["next_achieved_goal"].take(flat, axis=0)
+        rewards = self._reward(achieved, goals, info)
         terminal = data["terminated"].take(flat)
         if self.terminal_on_success and relabel is not None:
             success = rewards == self._reward(goals, goals, info)
-            terminal = np.where(np.repeat(relabel, n), success, terminal)
+            terminal = np.where(relabel if n == 1 else np.repeat(relabel, n), success, terminal)
+        if n == 1:
+            return rewards, terminal.astype(np.float32), slots, None
+        assert self.gamma is not None
         rewards, terminal = rewards.reshape(size, n), terminal.reshape(size, n) & recorded
         after_terminal = (np.cumsum(terminal, axis=1) - terminal) > 0
         used = recorded & ~after_terminal  # (B, n), a prefix of each row, never empty
         m = used.sum(axis=1)
-        powers = self.gamma ** np.arange(n)
-        reward = (rewards * used * powers).sum(axis=1).astype(np.float32)
+        reward = (rewards * used * self.gamma ** np.arange(n)).sum(axis=1).astype(np.float32)
         rows_i = np.arange(size)
         terminated = terminal[rows_i, m - 1].astype(np.float32)
-        discount = (self.gamma**m).astype(np.float32)
-        return reward, terminated, window[rows_i, m - 1], discount
+        return reward, terminated, window[rows_i, m - 1], (self.gamma**m).astype(np.float32)
 
     def _mixed_goals(self, slots: np.ndarray, goal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Goals of the goal mix for ``slots`` (whose own goals are ``goal``) and the mask

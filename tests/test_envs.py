@@ -249,6 +249,14 @@ def test_mountain_car_goal_episode_length() -> None:
     assert episode_length(env, seed=0, policy=lambda obs: 1) == 200
 
 
+def test_mountain_car_fixed_goal() -> None:
+    env = gym.make("herkit/MountainCarGoal-v0", goal_low=0.5, goal_high=0.5)
+    for seed in range(5):
+        obs, _ = env.reset(seed=seed)
+        assert obs["desired_goal"].tolist() == [0.5]
+        assert -0.6 <= obs["achieved_goal"][0] <= -0.4
+
+
 # -- solvability (an expert reaches every goal within the episode) ---------------------------
 
 
@@ -368,6 +376,8 @@ def test_invalid_arguments() -> None:
         lambda: GridWorldEnv(size=1),
         lambda: PointReachEnv(distance_threshold=0.0),
         lambda: MountainCarGoalEnv(goal_low=0.5, goal_high=0.4),
+        lambda: MountainCarGoalEnv(goal_low=-0.5, goal_high=-0.5),  # always at the start
+        lambda: MountainCarGoalEnv(goal_low=-0.64, goal_high=-0.36),
         lambda: BitFlipEnv(render_mode="human"),
     ):
         with pytest.raises(ValueError):

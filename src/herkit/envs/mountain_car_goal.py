@@ -5,7 +5,9 @@ Dynamics and constants are gymnasium's ``MountainCar-v0`` (force ``0.001``, grav
 push left, do nothing, push right; start position uniform in ``[-0.6, -0.4]`` at rest). The
 goal is a position drawn uniformly from ``[goal_low, goal_high]`` (default ``[-1.1, 0.5]``:
 from near the left wall to the original flag) each episode, redrawn while the car would
-start on it. Success is ``|position - goal| < distance_threshold`` (default ``0.05``):
+start on it; ``goal_low == goal_high`` gives one fixed goal (``0.5``: the flag of
+gymnasium's MountainCar, the single goal of the classic task). Success is
+``|position - goal| < distance_threshold`` (default ``0.05``):
 the success window is ``0.1`` wide and a step moves the car at most ``0.07``, so the car
 cannot jump over a goal it drives through. The episode terminates on success and is
 truncated after 200 steps by the registered ``herkit/MountainCarGoal-v0``.
@@ -26,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from herkit.envs import drawing
 from herkit.envs.core import GoalEnv, GoalObs, goal_observation_space
 
-__all__ = ["MountainCarGoalEnv", "hill_height"]
+__all__ = ["START_HIGH", "START_LOW", "MountainCarGoalEnv", "hill_height"]
 
 MIN_POSITION = -1.2
 """Left end of the track (a wall: the car stops there)."""
@@ -38,6 +40,11 @@ FORCE = 0.001
 """Acceleration of a push."""
 GRAVITY = 0.0025
 """Gravity coefficient of the ``cos(3 * position)`` slope."""
+
+START_LOW = -0.6
+"""Lowest start position (the car starts at rest, uniform in ``[START_LOW, START_HIGH]``)."""
+START_HIGH = -0.4
+"""Highest start position."""
 
 FRAME_WIDTH = 384
 """Width of an ``rgb_array`` frame."""
@@ -93,10 +100,17 @@ class MountainCarGoalEnv(GoalEnv[np.int64]):
         """Build the env; goals are uniform in ``[goal_low, goal_high]``."""
         if not np.isfinite(distance_threshold) or distance_threshold <= 0:
             raise ValueError(f"distance_threshold must be > 0, got {distance_threshold!r}")
-        if not MIN_POSITION <= goal_low < goal_high <= MAX_POSITION:
+        if not MIN_POSITION <= goal_low <= goal_high <= MAX_POSITION:
             raise ValueError(
-                f"need {MIN_POSITION} <= goal_low < goal_high <= {MAX_POSITION}, "
+                f"need {MIN_POSITION} <= goal_low <= goal_high <= {MAX_POSITION}, "
                 f"got goal_low={goal_low!r}, goal_high={goal_high!r}"
+            )
+        near_start = (START_LOW - distance_threshold, START_HIGH + distance_threshold)
+        if near_start[0] <= goal_low and goal_high <= near_start[1]:
+            raise ValueError(
+                f"goal_low={goal_low!r}, goal_high={goal_high!r}: every goal would be within "
+                f"distance_threshold={distance_threshold!r} of some start position in "
+                f"[{START_LOW}, {START_HIGH}]; widen the range or move it away from the start"
             )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
@@ -132,7 +146,7 @@ class MountainCarGoalEnv(GoalEnv[np.int64]):
     ) -> tuple[GoalObs, dict[str, Any]]:
         """Start at rest in ``[-0.6, -0.4]`` with a goal the car is not already at."""
         super().reset(seed=seed)
-        self._position = float(self.np_random.uniform(-0.6, -0.4))
+        self._position = float(self.np_random.uniform(START_LOW, START_HIGH))
         self._velocity = 0.0
         start = np.array([self._position], dtype=np.float32)
         while True:

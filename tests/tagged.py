@@ -1,7 +1,9 @@
 """A tagged-episode simulator: every goal carries the episode and step it came from.
 
 Tags (float32 triples):
-- ``observation`` at step t of episode ``uid`` in env ``e``: ``(uid, t, e)``;
+- ``observation`` at step t of episode ``uid`` in env ``e``: ``(uid, t, e)``, and the next
+  observation that plus ``next_offset`` (default ``(1, 1, 1)``, which no real step gives;
+  ``(0, 1, 0)`` makes it the observation of step t + 1, as an env would);
 - ``next_achieved_goal`` at step t: ``(uid, t, e)`` and ``achieved_goal``: ``(uid, t - 1, e)``;
 - ``desired_goal`` (the real goal): ``(-1 - uid, 0, e)``, negative so a relabelled goal
   (always an achieved-goal tag, ``uid >= 0``) is told apart from the original.
@@ -44,6 +46,7 @@ class TaggedRun:
     episodes: dict[int, Episode] = field(default_factory=dict)
     rows_written: int = 0
     current: list[Episode] = field(default_factory=list)
+    next_offset: tuple[float, float, float] = (1.0, 1.0, 1.0)
 
     def feed(
         self, lengths_per_env: list[list[int]], end_open: bool = False, steps: int | None = None
@@ -87,7 +90,11 @@ class TaggedRun:
             self.buffer.add(
                 {"observation": obs, "achieved_goal": achieved, "desired_goal": desired},
                 action,
-                {"observation": obs + 1, "achieved_goal": next_achieved, "desired_goal": desired},
+                {
+                    "observation": obs + self.next_offset,
+                    "achieved_goal": next_achieved,
+                    "desired_goal": desired,
+                },
                 terminated,
                 truncated,
                 info={"step": obs[:, 1]} if self.buffer.info_keys else None,

@@ -36,7 +36,7 @@ def check_batch(run: TaggedRun, strategy: str, relabel: str, batch_size: int = 5
     # The transition is intact and may be sampled.
     np.testing.assert_array_equal(batch.next_achieved_goal, batch.observation)
     np.testing.assert_array_equal(batch.achieved_goal[:, :2], np.c_[uid, step - 1])
-    np.testing.assert_array_equal(batch.next_observation, batch.observation + 1)
+    np.testing.assert_array_equal(batch.next_observation, batch.observation + run.next_offset)
     for u in np.unique(uid):
         assert run.sampleable(int(u), closed_only), f"sampled dropped/open episode {u}"
         assert run.episodes[int(u)].env == env[uid == u][0]

@@ -1,0 +1,265 @@
+"""herkit.sb3.HerReplayBuffer: SB3's algorithms train through it, and its goals are right."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import herkit  # noqa: F401  (registers the herkit envs)
+
+pytest.importorskip("stable_baselines3", reason="install with: bash install.sh sb3")
+
+from stable_baselines3 import DQN, SAC
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import SubprocVecEnv
+from stable_baselines3.her.goal_selection_strategy import GoalSelectionStrategy
+from test_her_relabel import check_batch
+
+from herkit.sb3 import HerReplayBuffer
+from tagged import TaggedRun, tag_reward
+
+TAG_SPACE = gym.spaces.Dict(
+    {key: gym.spaces.Box(-1e6, 1e6, (3,), np.float32) for key in ("observation", "achieved_goal",
+                                                                   "desired_goal")}
+)  # fmt: skip
+
+
+class TagRewardEnv:
+    """The one thing the adapter asks of its VecEnv: the first env's compute_reward."""
+
+    def has_attr(self, name: str) -> bool:
+        return False
+
+    def env_method(self, name: str, *args: Any, indices: Any = None) -> list[Any]:
+        assert name == "compute_reward"
+        return [tag_reward(*args)]
+
+
+class ThroughSB3:
+    """Feeds and samples an adapter the way SB3 does, for the tagged-episode checks."""
+
+    def __init__(self, adapter: HerReplayBuffer) -> None:
+        self.adapter = adapter
+        self.n_envs = adapter.n_envs
+        self.info_keys = ()
+        self.storage = adapter.buffer.storage
+
+    def __len__(self) -> int:
+        return len(self.adapter.buffer)
+
+    def add(self, obs, action, next_obs, terminated, truncated, info=None) -> None:  # type: ignore[no-untyped-def]
+        done = terminated | truncated
+        infos = [
+            {"TimeLimit.truncated": bool(t and not d)}
+            for t, d in zip(truncated, terminated, strict=True)
+        ]
+        self.adapter.add(obs, next_obs, action, np.zeros(self.n_envs), done, infos)
+
+    def sample(self, batch_size: int) -> SimpleNamespace:
+        samples = self.adapter.sample(batch_size)
+        obs = {key: value.numpy() for key, value in samples.observations.items()}
+        nxt = {key: value.numpy() for key, value in samples.next_observations.items()}
+        np.testing.assert_array_equal(nxt["desired_goal"], obs["desired_goal"])
+        return SimpleNamespace(
+            observation=obs["observation"],
+            achieved_goal=obs["achieved_goal"],
+            goal=obs["desired_goal"],
+            next_observation=nxt["observation"],
+            next_achieved_goal=nxt["achieved_goal"],
+            reward=samples.rewards.numpy().ravel(),
+            terminated=samples.dones.numpy().ravel(),
+        )
+
+
+def tagged_adapter(n_envs: int, rows: int, **kwargs: Any) -> tuple[HerReplayBuffer, TaggedRun]:
+    adapter = HerReplayBuffer(
+        rows * n_envs, TAG_SPACE, gym.spaces.Box(-1, 1, (1,)), TagRewardEnv(), "cpu",
+        n_envs=n_envs, **kwargs,
+    )  # fmt: skip
+    return adapter, TaggedRun(ThroughSB3(adapter), next_offset=(0.0, 1.0, 0.0))  # type: ignore[arg-type]
+
+
+episode_lists = st.lists(st.integers(1, 12), min_size=1, max_size=15)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    strategy=st.sampled_from(["future", "final", "episode", "random"]),
+    relabel=st.sampled_from(["sample", "store"]),
+    n_envs=st.integers(1, 3),
+    k=st.integers(1, 5),
+    rows=st.integers(12, 30),
+    lengths=st.lists(episode_lists, min_size=3, max_size=3),
+    seed=st.integers(0, 2**16),
+)
+def test_tagged_goals_through_the_adapter(
+    strategy: str, relabel: str, n_envs: int, k: int, rows: int, lengths: list[list[int]], seed: int
+) -> None:
+    """SB3's add/sample path obeys the same goal rules as herkit's buffer, wrap-around included."""
+    adapter, run = tagged_adapter(
+        n_envs, rows, n_sampled_goal=k, goal_selection_strategy=strategy, relabel=relabel, seed=seed
+    )
+    for round_ in range(3):
+        run.feed([ls * (round_ + 1) for ls in lengths[:n_envs]], end_open=round_ == 2)
+        if len(adapter.buffer) == 0:
+            continue
+        check_batch(run, strategy, relabel)  # type: ignore[arg-type]
+        if round_ == 2:  # end_open truncates odd episodes too
+            continue
+        # SB3's dones: the env's terminal flag of a real sample; a timeout bootstraps.
+        batch = run.buffer.sample(256)
+        uid = batch.observation[:, 0].astype(int)
+        step = batch.observation[:, 1].astype(int)
+        real = batch.goal[:, 0] < 0
+        ends = np.array([run.episodes[u].closed and s == run.episodes[u].length - 1
+                         for u, s in zip(uid, step, strict=True)])  # fmt: skip
+        terminal = ends & (uid % 2 == 1)  # the simulator terminates odd episodes, truncates even
+        np.testing.assert_array_equal(batch.terminated[real], terminal[real])
+
+
+def test_timeouts_are_terminal_without_timeout_handling() -> None:
+    _, run = tagged_adapter(1, 40, handle_timeout_termination=False, seed=0)
+    run.feed([[3, 4, 5]], end_open=False)
+    batch = run.buffer.sample(512)
+    uid = batch.observation[:, 0].astype(int)
+    step = batch.observation[:, 1].astype(int)
+    ends = np.array([run.episodes[u].closed and s == run.episodes[u].length - 1
+                     for u, s in zip(uid, step, strict=True)])  # fmt: skip
+    real = batch.goal[:, 0] < 0
+    np.testing.assert_array_equal(batch.terminated[real], ends[real])
+
+
+def test_a_reset_outside_the_buffer_ends_the_episode() -> None:
+    """An env reset without a done (a new learn() call) starts a new episode in the buffer."""
+    adapter, run = tagged_adapter(1, 40, seed=0)
+    run.feed([[10]], steps=4)  # episode 0 is open at step 4
+    run.current = []  # the simulator starts episode 1 without ending episode 0
+    run.episodes[0].closed = True
+    run.feed([[10]], steps=3)
+    storage = adapter.buffer.storage
+    lengths = storage.episode_length[: storage.next_episode]
+    assert lengths[0] == 4, "the episode reset outside add was not ended"
+    check_batch(run, "future", "sample")  # type: ignore[arg-type]
+
+
+def test_constructor_refuses_what_it_cannot_do() -> None:
+    action = gym.spaces.Box(-1, 1, (1,))
+    env = TagRewardEnv()
+    with pytest.raises(ValueError, match="optimize_memory_usage"):
+        HerReplayBuffer(100, TAG_SPACE, action, env, optimize_memory_usage=True)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="info_keys"):
+        HerReplayBuffer(100, TAG_SPACE, action, env, copy_info_dict=True)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="goal_selection_strategy"):
+        HerReplayBuffer(100, TAG_SPACE, action, env, goal_selection_strategy="past")  # type: ignore[arg-type]
+    extra = gym.spaces.Dict({**TAG_SPACE.spaces, "image": gym.spaces.Box(0, 1, (2,))})
+    with pytest.raises(ValueError, match="exactly the keys"):
+        HerReplayBuffer(100, extra, action, env)  # type: ignore[arg-type]
+    enum = HerReplayBuffer(
+        100, TAG_SPACE, action, env, goal_selection_strategy=GoalSelectionStrategy.FINAL
+    )  # type: ignore[arg-type]
+    assert enum.goal_selection_strategy == "final"
+
+
+def test_import_without_stable_baselines3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "stable_baselines3", None)
+    monkeypatch.delitem(sys.modules, "herkit.sb3")
+    with pytest.raises(ImportError, match=r"install\.sh sb3"):
+        importlib.import_module("herkit.sb3")
+
+
+def test_prioritized_hook() -> None:
+    adapter, run = tagged_adapter(1, 40, prioritized=True, seed=0)
+    run.feed([[5]], steps=20)
+    adapter.sample(8)
+    assert adapter.last_weights is not None and adapter.last_weights.shape == (8, 1)
+    assert adapter.last_indices is not None
+    target = int(adapter.last_indices[0])
+    everything = np.arange(len(adapter.buffer))
+    adapter.update_priorities(everything, np.full(len(everything), 1e-6))
+    adapter.update_priorities(np.array([target]), torch.tensor([100.0]))
+    adapter.sample(64)
+    assert np.mean(adapter.last_indices == target) > 0.9
+
+
+def success_rate(model: Any, env_id: str, episodes: int, **kwargs: Any) -> float:
+    env = gym.make(env_id, **kwargs)
+    successes = 0.0
+    for seed in range(episodes):
+        obs, _ = env.reset(seed=1000 + seed)
+        done = False
+        while not done:
+            action, _ = model.predict(obs, deterministic=True)
+            obs, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+        successes += float(info["is_success"])
+    return successes / episodes
+
+
+def test_sb3_dqn_learns_bit_flipping_through_the_adapter() -> None:
+    env = make_vec_env("herkit/BitFlip-v0", n_envs=1, env_kwargs={"n_bits": 8})
+    model = DQN(
+        "MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer,
+        replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"},
+        learning_starts=100, exploration_fraction=0.3, buffer_size=50_000, batch_size=64,
+        learning_rate=1e-3, target_update_interval=250, policy_kwargs={"net_arch": [64]},
+        seed=0, device="cpu",
+    )  # fmt: skip
+    assert model.replay_buffer.buffer.terminal_on_success  # BitFlip declares it
+    model.learn(6_000)
+    assert success_rate(model, "herkit/BitFlip-v0", 50, n_bits=8) >= 0.9
+
+
+def sac(env: Any, **kwargs: Any) -> SAC:
+    return SAC(
+        "MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer,
+        replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"},
+        learning_starts=200, buffer_size=50_000, gamma=0.95, batch_size=128,
+        learning_rate=1e-3, policy_kwargs={"net_arch": [64, 64]}, seed=0, device="cpu", **kwargs,
+    )  # fmt: skip
+
+
+def test_sb3_sac_learns_point_reach_with_two_envs() -> None:
+    model = sac(make_vec_env("herkit/PointReach-v0", n_envs=2, seed=0), gradient_steps=-1)
+    model.learn(3_000)
+    assert model.replay_buffer.buffer.n_envs == 2
+    assert success_rate(model, "herkit/PointReach-v0", 50) >= 0.8
+
+
+def test_subprocess_envs_and_save_load_round_trip(tmp_path: Path) -> None:
+    # Worker processes import herkit (and so register its envs) through the "module:" prefix.
+    env = make_vec_env("herkit:herkit/PointReach-v0", n_envs=2, seed=0, vec_env_cls=SubprocVecEnv)
+    try:
+        model = sac(env)
+        model.learn(300)
+        model.save(tmp_path / "model")
+        model.save_replay_buffer(tmp_path / "buffer")
+        before = model.replay_buffer
+        loaded = SAC.load(tmp_path / "model", env=env, device="cpu")
+        loaded.load_replay_buffer(tmp_path / "buffer", truncate_last_traj=False)
+        after = loaded.replay_buffer
+        assert isinstance(after, HerReplayBuffer) and after.env is env
+        assert (after.pos, after.full, after.size()) == (before.pos, before.full, before.size())
+        for name, column in before.buffer.storage.data.items():
+            np.testing.assert_array_equal(after.buffer.storage.data[name], column)
+        # Same stored data and generator: the same batches, rewards from the worker env.
+        one, two = before.sample(64), after.sample(64)
+        for key in one.observations:
+            torch.testing.assert_close(one.observations[key], two.observations[key])
+        torch.testing.assert_close(one.rewards, two.rewards)
+        assert set(np.unique(two.rewards.numpy())) <= {-1.0, 0.0}
+        # truncate_last_traj=True (SB3's default) ends the open episodes.
+        loaded.load_replay_buffer(tmp_path / "buffer")
+        assert not loaded.replay_buffer.buffer.storage.open_lengths().any()
+        loaded.learn(100, reset_num_timesteps=False)
+    finally:
+        env.close()

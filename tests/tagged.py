@@ -15,16 +15,39 @@ reward of 0 proves the goal came from the transition's own step.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 import numpy as np
+import torch
 
-from herkit import HerReplayBuffer
+from herkit import Batch, HerReplayBuffer
 
 
 def tag_reward(achieved: np.ndarray, desired: np.ndarray, info: object) -> np.ndarray:
     """0 where the goal is exactly the achieved tag, else -1."""
     return -np.any(achieved != desired, axis=-1).astype(np.float32)
+
+
+def torch_tag_reward(achieved: Any, desired: Any, info: object) -> Any:
+    """:func:`tag_reward` in torch, for buffers on a device."""
+    return -(achieved != desired).any(dim=-1).float()
+
+
+DEVICES: list[str | None] = [None, "cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+"""Where a buffer's data can live here: numpy (None), torch tensors on the CPU, a GPU."""
+
+
+def host(batch: Batch) -> Batch:
+    """``batch`` with every tensor field as a numpy array."""
+    return replace(
+        batch,
+        **{
+            f.name: getattr(batch, f.name).cpu().numpy()
+            for f in fields(batch)
+            if isinstance(getattr(batch, f.name), torch.Tensor)
+        },
+    )
 
 
 @dataclass

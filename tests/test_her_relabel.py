@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from herkit import HerReplayBuffer
-from tagged import TaggedRun, tag_reward
+from tagged import DEVICES, TaggedRun, host, tag_reward, torch_tag_reward
 
 STRATEGIES = ["future", "final", "episode", "random", "none"]
 
 
-def make_buffer(capacity: int, n_envs: int, **kwargs: object) -> HerReplayBuffer:
+def make_buffer(
+    capacity: int, n_envs: int, device: str | None = None, **kwargs: object
+) -> HerReplayBuffer:
+    """A tagged-goal buffer; on ``device`` its rewards are computed there in torch."""
     return HerReplayBuffer(
         capacity,
         observation_shape=3,
@@ -21,6 +25,8 @@ def make_buffer(capacity: int, n_envs: int, **kwargs: object) -> HerReplayBuffer
         action_shape=1,
         reward_fn=tag_reward,
         n_envs=n_envs,
+        device=device,
+        torch_reward_fn=torch_tag_reward if device is not None else None,
         **kwargs,  # type: ignore[arg-type]
     )
 
@@ -28,7 +34,7 @@ def make_buffer(capacity: int, n_envs: int, **kwargs: object) -> HerReplayBuffer
 def check_batch(run: TaggedRun, strategy: str, relabel: str, batch_size: int = 512) -> None:
     """Every sampled transition and goal is traced back to its episode and step."""
     buffer = run.buffer
-    batch = buffer.sample(batch_size)
+    batch = host(buffer.sample(batch_size))
     closed_only = relabel == "store"
     uid = batch.observation[:, 0].astype(int)
     step = batch.observation[:, 1].astype(int)
@@ -83,6 +89,7 @@ episode_lists = st.lists(st.integers(1, 12), min_size=1, max_size=15)
     rows=st.integers(12, 30),
     lengths=st.lists(episode_lists, min_size=4, max_size=4),
     seed=st.integers(0, 2**16),
+    device=st.sampled_from(DEVICES),
 )
 def test_goals_come_from_the_right_episode_and_steps(
     strategy: str,
@@ -92,9 +99,13 @@ def test_goals_come_from_the_right_episode_and_steps(
     rows: int,
     lengths: list[list[int]],
     seed: int,
+    device: str | None,
 ) -> None:
-    """Random episode lengths, several envs, many wrap-arounds of a small ring."""
-    buffer = make_buffer(rows * n_envs, n_envs, strategy=strategy, k=k, relabel=relabel, seed=seed)
+    """Random episode lengths, several envs, many wrap-arounds of a small ring; numpy
+    storage or torch tensors on a device."""
+    buffer = make_buffer(
+        rows * n_envs, n_envs, device, strategy=strategy, k=k, relabel=relabel, seed=seed
+    )
     run = TaggedRun(buffer)
     # Feed in several rounds, checking after each, so open episodes are sampled too.
     for round_ in range(3):
@@ -113,14 +124,16 @@ def test_goals_come_from_the_right_episode_and_steps(
     n_envs=st.integers(1, 3),
     lengths=st.lists(episode_lists, min_size=3, max_size=3),
     seed=st.integers(0, 2**16),
+    device=st.sampled_from(DEVICES),
 )
 def test_prioritized_sampling_obeys_the_same_rules(
-    strategy: str, n_envs: int, lengths: list[list[int]], seed: int
+    strategy: str, n_envs: int, lengths: list[list[int]], seed: int, device: str | None
 ) -> None:
     for relabel in ("sample", "store"):
         buffer = make_buffer(
-            16 * n_envs, n_envs, strategy=strategy, relabel=relabel, prioritized=True, seed=seed
-        )
+            16 * n_envs, n_envs, device, strategy=strategy, relabel=relabel, prioritized=True,
+            seed=seed,
+        )  # fmt: skip
         run = TaggedRun(buffer)
         for round_ in range(3):
             run.feed(lengths[:n_envs], end_open=round_ == 2)
@@ -250,16 +263,21 @@ def test_info_fields_reach_the_reward_function() -> None:
     n_envs=st.integers(1, 3),
     capacity=st.integers(30, 80),
     weights=st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)).filter(any),
+    device=st.sampled_from(DEVICES),
 )
 def test_goal_mix_goals_come_from_their_source(
-    lengths: list[int], n_envs: int, capacity: int, weights: tuple[int, int, int]
+    lengths: list[int],
+    n_envs: int,
+    capacity: int,
+    weights: tuple[int, int, int],
+    device: str | None,
 ) -> None:
     """Each goal of a mix is the sample's own goal, an achieved goal of its episode at or
     after its step, or the desired goal of a transition still stored."""
-    buffer = make_buffer(capacity, n_envs, goal_mix=weights, seed=3)
+    buffer = make_buffer(capacity, n_envs, device, goal_mix=weights, seed=3)
     run = TaggedRun(buffer)
     run.feed([lengths] * n_envs, steps=sum(lengths) + 2)
-    batch = buffer.sample(400)
+    batch = host(buffer.sample(400))
     uid, step = batch.observation[:, 0].astype(int), batch.observation[:, 1].astype(int)
     goal_uid, goal_step = batch.goal[:, 0].astype(int), batch.goal[:, 1].astype(int)
     own = goal_uid == -1 - uid
@@ -322,6 +340,7 @@ def test_goal_mix_is_checked_and_saved(tmp_path: object) -> None:
     relabel=st.sampled_from(["sample", "store"]),
     terminal_on_success=st.booleans(),
     extra_steps=st.integers(0, 4),
+    device=st.sampled_from(DEVICES),
 )
 def test_n_step_returns_are_recomputed_for_the_goal_at_every_step(
     lengths: list[int],
@@ -331,19 +350,20 @@ def test_n_step_returns_are_recomputed_for_the_goal_at_every_step(
     relabel: str,
     terminal_on_success: bool,
     extra_steps: int,
+    device: str | None,
 ) -> None:
     """Each n-step sample sums the rewards of its goal over its episode's next steps, and
     stops at the first terminal step, at the episode's end or at its last recorded step."""
     gamma = 0.9
     buffer = make_buffer(
-        60, n_envs, strategy=strategy, relabel=relabel, n_step=n_step, gamma=gamma,
+        60, n_envs, device, strategy=strategy, relabel=relabel, n_step=n_step, gamma=gamma,
         terminal_on_success=terminal_on_success, seed=1,
     )  # fmt: skip
     run = TaggedRun(buffer)
     run.feed([lengths] * n_envs, steps=sum(lengths) + extra_steps)
     if len(buffer) == 0:
         return
-    batch = buffer.sample(300)
+    batch = host(buffer.sample(300))
     uid = batch.observation[:, 0].astype(int)
     step = batch.observation[:, 1].astype(int)
     env = batch.observation[:, 2].astype(int)
@@ -378,3 +398,93 @@ def test_n_step_needs_gamma() -> None:
         make_buffer(10, 1, n_step=3)
     with pytest.raises(ValueError, match="n_step must be an int >= 1"):
         make_buffer(10, 1, n_step=0)
+
+
+BATCH_FIELDS = ("observation", "action", "reward", "next_observation", "goal", "achieved_goal",
+                "next_achieved_goal", "terminated", "discount", "weights", "indices")  # fmt: skip
+
+
+DEVICE_OPTIONS: list[dict[str, object]] = [
+    {"strategy": "future"},
+    {"strategy": "final"},
+    {"strategy": "episode", "k": 2},
+    {"strategy": "random"},
+    {"strategy": "none"},
+    {"strategy": "future", "relabel": "store"},
+    {"strategy": "random", "relabel": "store"},
+    {"goal_mix": (1, 2, 2)},
+    {"n_step": 3, "gamma": 0.9, "terminal_on_success": True},
+    {"strategy": "final", "prioritized": True, "relabel": "store"},
+    {"strategy": "future", "prioritized": True, "terminal_on_success": True},
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    options=st.sampled_from(DEVICE_OPTIONS),
+    n_envs=st.integers(1, 3),
+    lengths=st.lists(st.integers(1, 9), min_size=1, max_size=6),
+    seed=st.integers(0, 2**16),
+    device=st.sampled_from(DEVICES[1:]),
+    torch_reward=st.booleans(),
+)
+def test_a_buffer_on_a_device_samples_what_the_numpy_buffer_samples(
+    options: dict[str, object],
+    n_envs: int,
+    lengths: list[int],
+    seed: int,
+    device: str,
+    torch_reward: bool,
+) -> None:
+    """Same seed, same data: every field of every batch is equal, whether the rewards are
+    computed in torch on the device or by the numpy reward_fn on host copies."""
+    on_host = make_buffer(40 * n_envs, n_envs, seed=seed, **options)
+    on_device = make_buffer(40 * n_envs, n_envs, device, seed=seed, **options)
+    if not torch_reward:
+        on_device.torch_reward_fn = None
+    runs = [TaggedRun(on_host), TaggedRun(on_device)]
+    for round_ in range(3):
+        for run in runs:
+            run.feed([lengths] * n_envs, steps=17, end_open=round_ == 2)
+        if len(on_host) == 0:
+            continue
+        expected, got = on_host.sample(64), on_device.sample(64)
+        for name in BATCH_FIELDS:
+            value = getattr(got, name)
+            if getattr(expected, name) is None:
+                assert value is None, name
+                continue
+            if name != "indices":
+                assert isinstance(value, torch.Tensor) and value.device.type == device, name
+            np.testing.assert_array_equal(host(got).__dict__[name], getattr(expected, name))
+        if options.get("prioritized"):
+            priorities = np.random.default_rng(seed).random(64)
+            on_host.update_priorities(expected.indices, priorities)
+            on_device.update_priorities(got.indices, priorities)
+
+
+def test_a_buffer_on_a_device_saves_and_loads_anywhere(tmp_path: object) -> None:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "buffer.npz"
+    on_device = make_buffer(50, 2, "cpu", strategy="future", seed=0)
+    TaggedRun(on_device).feed([[4, 6], [5]])
+    on_device.save(path)
+    on_host = HerReplayBuffer.load(path, tag_reward)
+    again = HerReplayBuffer.load(path, tag_reward, device="cpu", torch_reward_fn=torch_tag_reward)
+    assert on_host.device is None and again.device == torch.device("cpu")
+    expected = on_device.sample(32)
+    for loaded in (on_host, again):
+        batch = host(loaded.sample(32))
+        np.testing.assert_array_equal(batch.goal, host(expected).goal)
+        np.testing.assert_array_equal(batch.reward, host(expected).reward)
+        loaded.rng = np.random.default_rng(0)  # both continue from the same state below
+    np.testing.assert_array_equal(host(again.sample(8)).goal, on_host.sample(8).goal)
+
+
+def test_torch_reward_fn_must_return_one_reward_per_sample() -> None:
+    buffer = make_buffer(20, 1, "cpu", seed=0)
+    buffer.torch_reward_fn = lambda achieved, desired, info: achieved.sum()
+    TaggedRun(buffer).feed([[3]])
+    with pytest.raises(ValueError, match="torch_reward_fn must return one reward"):
+        buffer.sample(4)

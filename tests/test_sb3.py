@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import gymnasium as gym
@@ -16,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import herkit  # noqa: F401  (registers the herkit envs)
+from herkit import Batch
 
 pytest.importorskip("stable_baselines3", reason="install with: bash install.sh sb3")
 
@@ -23,10 +23,10 @@ from stable_baselines3 import DQN, SAC
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import SubprocVecEnv
 from stable_baselines3.her.goal_selection_strategy import GoalSelectionStrategy
-from test_her_relabel import check_batch
 
 from herkit.sb3 import HerReplayBuffer
 from tagged import TaggedRun, tag_reward
+from test_her_relabel import check_batch
 
 TAG_SPACE = gym.spaces.Dict(
     {key: gym.spaces.Box(-1e6, 1e6, (3,), np.float32) for key in ("observation", "achieved_goal",
@@ -65,13 +65,14 @@ class ThroughSB3:
         ]
         self.adapter.add(obs, next_obs, action, np.zeros(self.n_envs), done, infos)
 
-    def sample(self, batch_size: int) -> SimpleNamespace:
+    def sample(self, batch_size: int) -> Batch:
         samples = self.adapter.sample(batch_size)
         obs = {key: value.numpy() for key, value in samples.observations.items()}
         nxt = {key: value.numpy() for key, value in samples.next_observations.items()}
         np.testing.assert_array_equal(nxt["desired_goal"], obs["desired_goal"])
-        return SimpleNamespace(
+        return Batch(
             observation=obs["observation"],
+            action=samples.actions.numpy(),
             achieved_goal=obs["achieved_goal"],
             goal=obs["desired_goal"],
             next_observation=nxt["observation"],
@@ -263,3 +264,20 @@ def test_subprocess_envs_and_save_load_round_trip(tmp_path: Path) -> None:
         loaded.learn(100, reset_num_timesteps=False)
     finally:
         env.close()
+
+
+def test_vec_normalize_normalises_sampled_observations() -> None:
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    env = VecNormalize(make_vec_env("herkit/PointReach-v0", n_envs=1, seed=0), clip_obs=3.0)
+    model = sac(env)
+    model.learn(300)
+    adapter = model.replay_buffer
+    state = adapter.buffer.rng.bit_generator.state
+    raw = adapter.sample(64)
+    adapter.buffer.rng.bit_generator.state = state  # the same draws again
+    normalised = adapter.sample(64, env=env)
+    expected = env.normalize_obs({key: value.numpy() for key, value in raw.observations.items()})
+    for key, value in expected.items():
+        np.testing.assert_allclose(normalised.observations[key].numpy(), value, rtol=1e-6)
+        assert normalised.observations[key].abs().max() <= 3.0

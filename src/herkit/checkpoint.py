@@ -88,8 +88,14 @@ def load_checkpoint(
     reward_fn: RewardFn,
     map_location: str | torch.device = "cpu",
     context: Context | None = None,
+    buffer_device: Any = None,
+    torch_reward_fn: Any = None,
 ) -> tuple[dict[str, Any], HerReplayBuffer]:
-    """This rank's ``(agent_state, buffer)``; ``agent_state["loop"]`` holds its counters."""
+    """This rank's ``(agent_state, buffer)``; ``agent_state["loop"]`` holds its counters.
+
+    The agent's tensors go to ``map_location`` and the buffer's data to ``buffer_device``
+    (None: numpy), whatever devices they were saved from.
+    """
     context = context or Context()
     agent_file, buffer_file = rank_files(context.rank)
     folder, meta = _verified(run_dir, (agent_file, buffer_file))
@@ -100,7 +106,10 @@ def load_checkpoint(
         )
     agent_state = _load_agent(folder / agent_file, map_location)
     buffer = _guarded(
-        folder / buffer_file, lambda: HerReplayBuffer.load(folder / buffer_file, reward_fn)
+        folder / buffer_file,
+        lambda: HerReplayBuffer.load(
+            folder / buffer_file, reward_fn, device=buffer_device, torch_reward_fn=torch_reward_fn
+        ),
     )
     return agent_state, buffer
 

@@ -242,6 +242,10 @@ class TrainConfig:
     """Empty an existing run directory first instead of refusing to train into it."""
     device: str = "cpu"
     """Torch device: cpu, cuda, cuda:N, or auto (cuda when available)."""
+    buffer_device: Literal["auto", "host", "device"] = "auto"
+    """Where the replay buffer keeps its data: host (numpy arrays), device (torch tensors on
+    --device: batches are relabelled there and never copied from the host), or auto:
+    device when --device is a GPU and the env's reward has a torch form, else host."""
     env_kwargs: tuple[str, ...] = ()
     """Keyword arguments of the env as KEY=VALUE (values parsed as Python literals)."""
     target_success: float | None = None

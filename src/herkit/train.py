@@ -32,6 +32,7 @@ from herkit.config import TrainConfig, config_from_dict
 from herkit.distributed import Context, DistributedError
 from herkit.envs import make_goal_env
 from herkit.envs.conventions import GoalConventions, SuccessSignal, probe_conventions
+from herkit.envs.torch_rewards import torch_reward_of
 from herkit.evaluation import evaluate
 from herkit.logging import RunLogger
 from herkit.plots import plot_runs
@@ -122,8 +123,19 @@ def build(
         n_step=config.n_step,
         gamma=config.agent_config().gamma,
         seed=_rank_seed(config, context),
+        **buffer_placement(config.buffer_device, device, envs),
     )
     return agent, buffer
+
+
+def buffer_placement(choice: str, device: Any, envs: Any) -> dict[str, Any]:
+    """``device`` and ``torch_reward_fn`` of the buffer for ``--buffer-device choice``
+    (see :attr:`TrainConfig.buffer_device`) when training on ``device``."""
+    gpu = torch.device(device).type == "cuda"
+    torch_reward = torch_reward_of(envs) if choice == "device" or gpu else None
+    if choice == "device" or (choice == "auto" and gpu and torch_reward is not None):
+        return {"device": device, "torch_reward_fn": torch_reward}
+    return {"device": None, "torch_reward_fn": None}
 
 
 def _rank_seed(config: TrainConfig, context: Context) -> int:
@@ -262,7 +274,9 @@ def _train(
         next_video=config.video_every,
     )
     if resume:
-        agent_state, buffer = load_checkpoint(run_dir, buffer.reward_fn, device, context)
+        agent_state, buffer = load_checkpoint(
+            run_dir, buffer.reward_fn, device, context, buffer.device, buffer.torch_reward_fn
+        )
         agent.load_state_dict(agent_state["agent"])
         torch.set_rng_state(agent_state["torch_rng"])
         state = LoopState(**agent_state["loop"])

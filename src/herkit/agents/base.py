@@ -57,8 +57,9 @@ class Agent(Protocol):
         """Feed observations and goals to the running normalisers."""
         ...
 
-    def update_goal_normalizer(self, goal: np.ndarray) -> None:
-        """Feed goals alone (e.g. relabelled ones) to the goal normaliser."""
+    def update_goal_normalizer(self, goal: Any) -> None:
+        """Feed goals alone (e.g. relabelled ones; an array or a tensor) to the goal
+        normaliser."""
         ...
 
     def update(self, batch: Batch) -> dict[str, float]:
@@ -311,8 +312,11 @@ class GoalAgent(ABC):
         self.obs_normalizer.add_stats(both[: len(obs_stats)])
         self.goal_normalizer.add_stats(both[len(obs_stats) :])
 
-    def update_goal_normalizer(self, goal: np.ndarray) -> None:
-        """Feed ``goal (..., goal_dim)`` alone to the goal normaliser (summed over ranks)."""
+    def update_goal_normalizer(self, goal: Any) -> None:
+        """Feed ``goal (..., goal_dim)`` alone to the goal normaliser (summed over ranks);
+        a tensor is copied to the host first."""
+        if isinstance(goal, torch.Tensor):
+            goal = goal.detach().cpu().numpy()
         self.goal_normalizer.add_stats(self.dist.all_sum(self.goal_normalizer.batch_stats(goal)))
 
     def join(self, context: Context, exploration_seed: int) -> None:
@@ -401,7 +405,23 @@ class GoalAgent(ABC):
             yield
 
     def _tensor(self, x: Any) -> torch.Tensor:
+        if isinstance(x, torch.Tensor):
+            return x.to(self.device).float()
         return torch.as_tensor(np.asarray(x), device=self.device).float()
+
+    def _device_inputs(self, observation: torch.Tensor, goal: torch.Tensor) -> torch.Tensor:
+        """:meth:`_inputs` for tensors: normalised where they lie, then moved to the
+        agent's device (no move when the buffer lives there)."""
+        obs = observation.reshape(-1, self.observation_dim)
+        goals = goal.reshape(-1, self.goal_dim)
+        x = torch.cat(
+            [
+                self.obs_normalizer.normalize_tensor(obs),
+                self.goal_normalizer.normalize_tensor(goals),
+            ],
+            dim=1,
+        )
+        return x.to(self.device)
 
     def _inputs(self, observation: Any, goal: Any) -> torch.Tensor:
         """``normalise(observation) || normalise(goal)`` as a float32 tensor on the device.
@@ -420,15 +440,24 @@ class GoalAgent(ABC):
 
     def _torch_batch(self, batch: Batch) -> TorchBatch:
         weights = None if batch.weights is None else self._tensor(batch.weights).reshape(-1)
-        # x and next_x in one pass: one transfer and one normalisation for both
-        x, next_x = self._inputs(
-            np.concatenate([batch.observation, batch.next_observation]),
-            np.concatenate([batch.goal, batch.goal]),
-        ).chunk(2)
+        if isinstance(batch.observation, torch.Tensor):  # from a buffer on a device
+            x, next_x = self._device_inputs(
+                torch.cat([batch.observation, batch.next_observation]),
+                torch.cat([batch.goal, batch.goal]),
+            ).chunk(2)
+        else:  # x and next_x in one pass: one transfer and one normalisation for both
+            x, next_x = self._inputs(
+                np.concatenate([batch.observation, batch.next_observation]),
+                np.concatenate([batch.goal, batch.goal]),
+            ).chunk(2)
         return TorchBatch(
             x=x,
             next_x=next_x,
-            action=torch.as_tensor(np.asarray(batch.action), device=self.device),
+            action=(
+                batch.action.to(self.device)
+                if isinstance(batch.action, torch.Tensor)
+                else torch.as_tensor(np.asarray(batch.action), device=self.device)
+            ),
             reward=self._tensor(batch.reward).reshape(-1) * self.values.scale,
             not_done=1.0 - self._tensor(batch.terminated).reshape(-1),
             discount=None if batch.discount is None else self._tensor(batch.discount).reshape(-1),

@@ -34,6 +34,7 @@ class Normalizer:
         self.sumsq = np.zeros(size, np.float64)
         self.count = 0.0
         self._moments: tuple[np.ndarray, np.ndarray] | None = None
+        self._tensors: tuple[Any, torch.Tensor, torch.Tensor] | None = None
 
     @property
     def mean(self) -> np.ndarray:
@@ -68,6 +69,18 @@ class Normalizer:
         z -= mean
         z /= std
         return np.clip(z, -self.clip_normalized, self.clip_normalized, out=z).astype(np.float32)
+
+    def normalize_tensor(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`normalize` for a tensor, computed where it lies (float32; for batches
+        sampled by a buffer on a GPU)."""
+        moments = self._mean_std()  # the same object until the statistics change
+        cached = self._tensors
+        if cached is None or cached[0] is not moments or cached[1].device != x.device:
+            mean, std = (torch.as_tensor(a, dtype=torch.float32, device=x.device) for a in moments)
+            cached = self._tensors = (moments, mean, std)
+        _, mean_t, std_t = cached
+        z = (x.float().clamp(-self.clip_obs, self.clip_obs) - mean_t) / std_t
+        return z.clamp(-self.clip_normalized, self.clip_normalized)
 
     def state_dict(self) -> dict[str, Any]:
         """The statistics as CPU float64 tensors and a float count."""

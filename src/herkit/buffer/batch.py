@@ -12,7 +12,9 @@ import numpy as np
 class Batch:
     """Transitions with a leading batch axis, goals already relabelled.
 
-    Numpy arrays as sampled; :meth:`to_torch` returns the same structure as tensors.
+    Numpy arrays as sampled from a host buffer, torch tensors on the device from a buffer
+    built with ``device=`` (``indices`` stay a numpy array: they are host keys);
+    :meth:`to_torch` returns the same structure as tensors.
     """
 
     observation: Any
@@ -50,6 +52,8 @@ class Batch:
         def convert(value: Any) -> Any:
             if value is None:
                 return None
+            if isinstance(value, torch.Tensor):  # sampled by a buffer on a device
+                return value.to(device)
             return torch.as_tensor(np.ascontiguousarray(value), device=device)
 
         return replace(self, **{f.name: convert(getattr(self, f.name)) for f in fields(self)})

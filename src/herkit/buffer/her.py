@@ -46,6 +46,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from herkit.buffer.backend import array_ops
 from herkit.buffer.batch import Batch
 from herkit.buffer.priority import SumTree
 from herkit.buffer.storage import EpisodeStorage, FieldSpec
@@ -53,6 +54,8 @@ from herkit.buffer.strategies import GOAL_STEPS, Strategy
 
 RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
 """``reward_fn(achieved_goal, desired_goal, info) -> rewards``, batched on axis 0."""
+TorchRewardFn = Callable[[Any, Any, Mapping[str, Any]], Any]
+"""The same in torch: tensors on the buffer's device in, a ``(B,)`` tensor out."""
 
 _FORMAT_VERSION = 1
 
@@ -86,6 +89,14 @@ class HerReplayBuffer:
         n_step: steps summed per sample (n-step returns, see the module docstring).
         gamma: discount of the n-step sums; needed when ``n_step > 1``.
         seed: seed of the buffer's own ``np.random.Generator``.
+        device: None (default) keeps the data in numpy arrays; a torch device (``"cuda"``,
+            or ``"cpu"`` for torch tensors in host memory) keeps it in tensors there, so
+            that relabelled batches are gathered on the device and returned as tensors
+            (``Batch.indices`` stays numpy). Bookkeeping and random draws stay on the host,
+            so a buffer on a device samples exactly what a numpy buffer with the same seed
+            samples.
+        torch_reward_fn: ``reward_fn`` in torch form for a buffer on a device (rewards are
+            then computed there); without it ``reward_fn`` gets host copies.
     """
 
     def __init__(
@@ -113,6 +124,8 @@ class HerReplayBuffer:
         n_step: int = 1,
         gamma: float | None = None,
         seed: int | None = None,
+        device: Any = None,
+        torch_reward_fn: TorchRewardFn | None = None,
     ) -> None:
         _require_int("capacity", capacity, minimum=1)
         _require_int("n_step", n_step, minimum=1)
@@ -126,6 +139,10 @@ class HerReplayBuffer:
             raise ValueError(f"relabel must be 'sample' or 'store', got {relabel!r}")
         if not callable(reward_fn):
             raise ValueError(f"reward_fn must be callable, got {type(reward_fn).__name__}")
+        if torch_reward_fn is not None and not callable(torch_reward_fn):
+            raise ValueError(
+                f"torch_reward_fn must be callable or None, got {type(torch_reward_fn).__name__}"
+            )
         if alpha < 0 or beta < 0 or eps <= 0:
             raise ValueError(
                 f"alpha and beta must be >= 0 and eps > 0, got {alpha=}, {beta=}, {eps=}"
@@ -137,6 +154,9 @@ class HerReplayBuffer:
         self.k = int(k)
         self.relabel = relabel
         self.reward_fn = reward_fn
+        self.torch_reward_fn = torch_reward_fn
+        self.ops = array_ops(device)
+        self.device = self.ops.device
         self.prioritized = bool(prioritized)
         self.alpha, self.beta, self.eps = float(alpha), float(beta), float(eps)
         self.info_keys = tuple(info_keys)
@@ -163,7 +183,7 @@ class HerReplayBuffer:
         stored = dict(self._specs)
         if relabel == "store" and self.goals_per_transition:
             stored["relabel_goal"] = FieldSpec((self.goals_per_transition, *goal.shape), goal.dtype)
-        self.storage = EpisodeStorage(capacity, n_envs, stored)
+        self.storage = EpisodeStorage(capacity, n_envs, stored, self.ops)
         self.n_envs = n_envs
         self._closed_only = relabel == "store"
         # Prioritized leaves: one per slot, or one per (slot, goal) pair in store mode.
@@ -294,9 +314,11 @@ class HerReplayBuffer:
                 np.repeat(step, n_goals),
                 np.repeat(env, n_goals),
             )
-            goals = storage.data["next_achieved_goal"][goal_slots]
-            storage.data["relabel_goal"][slots] = goals.reshape(
-                len(slots), n_goals, *goals.shape[1:]
+            goals = self.ops.take(storage.data["next_achieved_goal"], goal_slots)
+            self.ops.assign(
+                storage.data["relabel_goal"],
+                slots,
+                goals.reshape(len(slots), n_goals, *goals.shape[1:]),
             )
         if self.tree is not None:
             self.tree.set(self._leaves_of(slots), self.max_priority)
@@ -338,14 +360,14 @@ class HerReplayBuffer:
             if self._closed_only and self.goals_per_transition:
                 copy = self.rng.integers(0, self._copies, size=batch_size)
 
-        data = self.storage.data
-        goal = data["desired_goal"].take(slots, axis=0)
-        next_achieved = data["next_achieved_goal"].take(slots, axis=0)
+        data, ops = self.storage.data, self.ops
+        goal = ops.take(data["desired_goal"], slots)
+        next_achieved = ops.take(data["next_achieved_goal"], slots)
         if copy is not None:  # store mode: copy j > 0 is the j-th stored goal
             relabel = copy > 0
             stored = self._stored_goals_flat
-            chosen = stored.take(slots * (self._copies - 1) + np.maximum(copy - 1, 0), axis=0)
-            goal = np.where(self._per_sample(relabel), chosen, goal)
+            chosen = ops.take(stored, slots * (self._copies - 1) + np.maximum(copy - 1, 0))
+            goal = ops.where(self._per_sample(relabel), chosen, goal)
         elif self.goal_mix is not None:
             goal, relabel = self._mixed_goals(slots, goal)
         elif not self._closed_only and self.goals_per_transition:
@@ -354,23 +376,23 @@ class HerReplayBuffer:
                 relabel &= self.storage.is_closed(slots)
             start, length, step = self.storage.positions(slots)
             goal_slots = self._goal_slots(start, length, step, slots % self.n_envs)
-            chosen = data["next_achieved_goal"].take(goal_slots, axis=0)
-            goal = np.where(self._per_sample(relabel), chosen, goal)
+            chosen = ops.take(data["next_achieved_goal"], goal_slots)
+            goal = ops.where(self._per_sample(relabel), chosen, goal)
         else:
             relabel = None
 
         reward, terminated, last, discount = self._returns(slots, goal, relabel, next_achieved)
         return Batch(
-            observation=data["observation"].take(slots, axis=0),
-            action=data["action"].take(slots, axis=0),
+            observation=ops.take(data["observation"], slots),
+            action=ops.take(data["action"], slots),
             reward=reward,
-            next_observation=data["next_observation"].take(last, axis=0),
+            next_observation=ops.take(data["next_observation"], last),
             goal=goal,
-            achieved_goal=data["achieved_goal"].take(slots, axis=0),
+            achieved_goal=ops.take(data["achieved_goal"], slots),
             next_achieved_goal=next_achieved,
             terminated=terminated,
             discount=discount,
-            weights=weights,
+            weights=None if weights is None else ops.from_host(weights),
             indices=indices,
         )
 
@@ -384,7 +406,7 @@ class HerReplayBuffer:
         """Reward, terminal flag, slot of the last step and discount of each sample: one
         step (discount None: the agent's gamma), or n steps (see the module docstring),
         every reward recomputed for ``goal``; ``next_achieved`` is the samples' own."""
-        data, n, size = self.storage.data, self.n_step, len(slots)
+        data, ops, n, size = self.storage.data, self.ops, self.n_step, len(slots)
         flat = slots
         if n > 1:
             start, length, step = self.storage.positions(slots)
@@ -393,31 +415,34 @@ class HerReplayBuffer:
             rows = start[:, None] + np.minimum(steps, length[:, None] - 1)
             window = self.storage.slot_of(rows, (slots % self.n_envs)[:, None])
             flat = window.ravel()
-        goals = goal if n == 1 else np.repeat(goal, n, axis=0)
-        info = {key: data[f"info.{key}"].take(flat) for key in self.info_keys}
-        achieved = next_achieved if n == 1 else data["next_achieved_goal"].take(flat, axis=0)
+        goals = goal if n == 1 else ops.repeat(goal, n)
+        info = {key: ops.take(data[f"info.{key}"], flat) for key in self.info_keys}
+        achieved = next_achieved if n == 1 else ops.take(data["next_achieved_goal"], flat)
         rewards = self._reward(achieved, goals, info)
-        terminal = data["terminated"].take(flat)
+        terminal = ops.take(data["terminated"], flat)
         if self.terminal_on_success and relabel is not None:
             success = rewards == self._reward(goals, goals, info)
-            terminal = np.where(relabel if n == 1 else np.repeat(relabel, n), success, terminal)
+            terminal = ops.where(relabel if n == 1 else np.repeat(relabel, n), success, terminal)
         if n == 1:
-            return rewards, terminal.astype(np.float32), slots, None
+            return rewards, ops.as_float32(terminal), slots, None
         assert self.gamma is not None
-        rewards, terminal = rewards.reshape(size, n), terminal.reshape(size, n) & recorded
-        after_terminal = (np.cumsum(terminal, axis=1) - terminal) > 0
+        # The window's bookkeeping on the host (a (B, n) array of flags), sums in the backend.
+        terminal_host = ops.to_host(terminal).reshape(size, n) & recorded
+        after_terminal = (np.cumsum(terminal_host, axis=1) - terminal_host) > 0
         used = recorded & ~after_terminal  # (B, n), a prefix of each row, never empty
         m = used.sum(axis=1)
-        reward = (rewards * used * self.gamma ** np.arange(n)).sum(axis=1).astype(np.float32)
+        weight = used * self.gamma ** np.arange(n)  # float64, as the sum
+        reward = ops.as_float32((rewards.reshape(size, n) * ops.from_host(weight)).sum(1))
         rows_i = np.arange(size)
-        terminated = terminal[rows_i, m - 1].astype(np.float32)
-        return reward, terminated, window[rows_i, m - 1], (self.gamma**m).astype(np.float32)
+        terminated = ops.from_host(terminal_host[rows_i, m - 1].astype(np.float32))
+        discount = ops.from_host((self.gamma**m).astype(np.float32))
+        return reward, terminated, window[rows_i, m - 1], discount
 
     def _mixed_goals(self, slots: np.ndarray, goal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Goals of the goal mix for ``slots`` (whose own goals are ``goal``) and the mask
         of the samples whose goal was replaced."""
         assert self.goal_mix is not None
-        data = self.storage.data
+        data, ops = self.storage.data, self.ops
         real_share, future_share, desired_share = self.goal_mix
         kind = np.searchsorted([real_share, real_share + future_share],
                                self.rng.random(len(slots)), side="right")  # fmt: skip
@@ -427,22 +452,31 @@ class HerReplayBuffer:
         start, length, step = self.storage.positions(slots)
         future_slots = self._goal_slots(start, length, step, slots % self.n_envs)
         other_slots = self.storage.sample_slots(len(slots), self.rng, False)
-        goal = np.where(self._per_sample(future), data["next_achieved_goal"][future_slots], goal)
-        goal = np.where(self._per_sample(desired), data["desired_goal"][other_slots], goal)
+        future_goal = ops.take(data["next_achieved_goal"], future_slots)
+        goal = ops.where(self._per_sample(future), future_goal, goal)
+        desired_goal = ops.take(data["desired_goal"], other_slots)
+        goal = ops.where(self._per_sample(desired), desired_goal, goal)
         return goal, future | desired
 
     def _per_sample(self, mask: np.ndarray) -> np.ndarray:
         """A ``(B,)`` mask shaped to broadcast over goals of any rank."""
         return mask.reshape(-1, *(1,) * len(self._specs["desired_goal"].shape))
 
-    def _reward(
-        self, achieved: np.ndarray, desired: np.ndarray, info: Mapping[str, np.ndarray]
-    ) -> np.ndarray:
-        reward = np.asarray(self.reward_fn(achieved, desired, info), dtype=np.float32)
-        if reward.shape != (len(achieved),):
+    def _reward(self, achieved: Any, desired: Any, info: Mapping[str, Any]) -> Any:
+        """Rewards for a batch, in the backend: ``torch_reward_fn`` on the device when
+        given, else ``reward_fn`` on host copies."""
+        ops, name = self.ops, "reward_fn"
+        if self.torch_reward_fn is not None and self.device is not None:
+            reward = ops.as_float32(self.torch_reward_fn(achieved, desired, info))
+            name = "torch_reward_fn"
+        else:
+            host = {key: ops.to_host(value) for key, value in info.items()}
+            reward = self.reward_fn(ops.to_host(achieved), ops.to_host(desired), host)
+            reward = ops.from_host(np.asarray(reward, dtype=np.float32))
+        if tuple(reward.shape) != (len(achieved),):
             raise ValueError(
-                f"reward_fn must return one reward per transition, shape ({len(achieved)},), "
-                f"got shape {reward.shape}"
+                f"{name} must return one reward per transition, shape ({len(achieved)},), "
+                f"got shape {tuple(reward.shape)}"
             )
         return reward
 
@@ -500,8 +534,16 @@ class HerReplayBuffer:
         os.replace(tmp, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], reward_fn: RewardFn) -> HerReplayBuffer:
-        """Rebuild a buffer written by :meth:`save`; ``reward_fn`` is not stored."""
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        reward_fn: RewardFn,
+        *,
+        device: Any = None,
+        torch_reward_fn: TorchRewardFn | None = None,
+    ) -> HerReplayBuffer:
+        """Rebuild a buffer written by :meth:`save`; the reward functions are not stored,
+        nor is the device: a buffer saved from any device loads onto ``device``."""
         try:
             with np.load(path, allow_pickle=False) as archive:
                 arrays = {name: archive[name] for name in archive.files}
@@ -511,7 +553,7 @@ class HerReplayBuffer:
         if meta.get("format") != _FORMAT_VERSION:
             raise ValueError(f"path {str(path)!r} has unknown buffer format {meta.get('format')}")
         config = meta["config"]
-        buffer = cls(reward_fn=reward_fn, **config)
+        buffer = cls(reward_fn=reward_fn, device=device, torch_reward_fn=torch_reward_fn, **config)
         buffer.storage.restore(arrays, meta["counters"])
         if buffer.tree is not None:
             buffer.tree.load_leaves(arrays["priorities"])

@@ -15,13 +15,19 @@ each env, the rows that may be sampled are ``[valid_from[env], end)``: ``valid_f
 jumps past an episode as soon as one of its rows is overwritten, so no sample and no
 goal ever comes from a partly overwritten episode, and no goal index can land in
 another episode.
+
+The columns of data are numpy arrays, or torch tensors on a device when built with
+:class:`~herkit.buffer.backend.TorchOps`; the bookkeeping is numpy either way.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from herkit.buffer.backend import ArrayOps, NumpyOps
 
 
 @dataclass(frozen=True)
@@ -41,7 +47,13 @@ class FieldSpec:
 class EpisodeStorage:
     """Preallocated columns of per-env episodes with O(1) bookkeeping per step."""
 
-    def __init__(self, capacity: int, n_envs: int, fields: dict[str, FieldSpec]) -> None:
+    def __init__(
+        self,
+        capacity: int,
+        n_envs: int,
+        fields: dict[str, FieldSpec],
+        ops: ArrayOps | None = None,
+    ) -> None:
         if n_envs < 1:
             raise ValueError(f"n_envs must be >= 1, got {n_envs}")
         if capacity < n_envs:
@@ -50,8 +62,9 @@ class EpisodeStorage:
         self.rows = capacity // n_envs
         self.capacity = self.rows * n_envs
         self.fields = dict(fields)
-        self.data = {
-            name: np.zeros((self.capacity, *spec.shape), dtype=spec.dtype)
+        self.ops = ops if ops is not None else NumpyOps()
+        self.data: dict[str, Any] = {
+            name: self.ops.zeros((self.capacity, *spec.shape), spec.dtype)
             for name, spec in self.fields.items()
         }
         self.episode_of = np.zeros(self.capacity, dtype=np.int64)
@@ -94,7 +107,7 @@ class EpisodeStorage:
         if self.rows_written >= self.rows:
             invalidated = self._drop_overwritten(block)
         for name, value in values.items():
-            self.data[name][block] = value
+            self.ops.assign(self.data[name], block, value)
         self.episode_of[block] = self.open_episode
         self.rows_written += 1
         return np.int64(base), invalidated
@@ -181,7 +194,9 @@ class EpisodeStorage:
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, int]]:
         """Arrays and counters that restore this storage exactly."""
         used = min(self.rows_written, self.rows) * self.n_envs
-        arrays = {f"data.{name}": value[:used] for name, value in self.data.items()}
+        arrays = {
+            f"data.{name}": self.ops.to_host(value[:used]) for name, value in self.data.items()
+        }
         arrays |= {
             "episode_of": self.episode_of[:used],
             "episode_start": self.episode_start,
@@ -195,7 +210,7 @@ class EpisodeStorage:
         """Load what :meth:`state` returned (into a storage built with the same specs)."""
         used = min(int(counters["rows_written"]), self.rows) * self.n_envs
         for name, value in self.data.items():
-            value[:used] = arrays[f"data.{name}"]
+            self.ops.assign(value, slice(0, used), arrays[f"data.{name}"])
         self.episode_of[:used] = arrays["episode_of"]
         self.episode_start[:] = arrays["episode_start"]
         self.episode_length[:] = arrays["episode_length"]

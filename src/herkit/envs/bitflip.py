@@ -104,6 +104,10 @@ class BitFlipEnv(GoalEnv[Any]):
         desired = np.asarray(desired_goal)
         return -np.any(achieved != desired, axis=-1).astype(np.float32)
 
+    def compute_reward_torch(self, achieved_goal: Any, desired_goal: Any, info: Any = None) -> Any:
+        """:meth:`compute_reward` for torch tensors (on any device)."""
+        return -(achieved_goal != desired_goal).any(dim=-1).float()
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[GoalObs, dict[str, Any]]:

@@ -94,6 +94,12 @@ class GridWorldEnv(GoalEnv[np.int64]):
         apart = np.any(np.abs(achieved - desired) >= tolerance, axis=-1)
         return -apart.astype(np.float32)
 
+    def compute_reward_torch(self, achieved_goal: Any, desired_goal: Any, info: Any = None) -> Any:
+        """:meth:`compute_reward` for torch tensors (on any device)."""
+        tolerance = 0.5 / (self.size - 1)
+        gap = (achieved_goal.double() - desired_goal.double()).abs()
+        return -(gap >= tolerance).any(dim=-1).float()
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[GoalObs, dict[str, Any]]:

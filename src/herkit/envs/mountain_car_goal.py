@@ -141,6 +141,11 @@ class MountainCarGoalEnv(GoalEnv[np.int64]):
         distance = np.abs(achieved - desired)[..., 0]
         return -(distance >= self.distance_threshold).astype(np.float32)
 
+    def compute_reward_torch(self, achieved_goal: Any, desired_goal: Any, info: Any = None) -> Any:
+        """:meth:`compute_reward` for torch tensors (on any device)."""
+        distance = (achieved_goal.double() - desired_goal.double()).abs()[..., 0]
+        return -(distance >= self.distance_threshold).float()
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[GoalObs, dict[str, Any]]:

@@ -93,6 +93,14 @@ class PointReachEnv(GoalEnv[NDArray[np.float32]]):
         distance = np.linalg.norm(achieved - desired, axis=-1)
         return -(distance >= self.distance_threshold).astype(np.float32)
 
+    def compute_reward_torch(self, achieved_goal: Any, desired_goal: Any, info: Any = None) -> Any:
+        """:meth:`compute_reward` for torch tensors (on any device; float64 distances)."""
+        from herkit.envs.torch_rewards import GoalDistanceReward
+
+        return GoalDistanceReward(self.distance_threshold, inclusive=True)(
+            achieved_goal, desired_goal
+        )
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[GoalObs, dict[str, Any]]:

@@ -1,0 +1,147 @@
+"""Where a buffer's stored columns live: numpy arrays on the host, or torch tensors.
+
+The buffer's bookkeeping (episode starts and lengths, slot arithmetic, the random draws)
+always runs in numpy on the host; only the stored columns and what is gathered from them
+go through an :class:`ArrayOps`. A buffer on a device therefore draws exactly the same
+slots and goals as a host buffer with the same seed, and returns the same batch, already
+on its device.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ArrayOps", "NumpyOps", "TorchOps", "array_ops"]
+
+
+class ArrayOps:
+    """The few operations a buffer performs on stored data (numpy semantics)."""
+
+    device: Any = None
+    """The torch device of the columns, or None for numpy arrays."""
+
+    def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        """A zero-filled column."""
+        raise NotImplementedError
+
+    def take(self, array: Any, index: np.ndarray) -> Any:
+        """Rows ``index`` (host int64 array) of ``array``."""
+        raise NotImplementedError
+
+    def assign(self, array: Any, index: Any, values: Any) -> None:
+        """``array[index] = values`` (index: a slice or a host int64 array)."""
+        raise NotImplementedError
+
+    def where(self, mask: Any, a: Any, b: Any) -> Any:
+        """``a`` where ``mask`` (host or backend booleans, broadcastable), else ``b``."""
+        raise NotImplementedError
+
+    def repeat(self, array: Any, n: int) -> Any:
+        """Each row ``n`` times in a row (``np.repeat(array, n, axis=0)``)."""
+        raise NotImplementedError
+
+    def cumsum(self, array: Any, axis: int) -> Any:
+        """Cumulative sum along ``axis``."""
+        raise NotImplementedError
+
+    def as_float32(self, array: Any) -> Any:
+        """``array`` as float32."""
+        raise NotImplementedError
+
+    def from_host(self, array: np.ndarray) -> Any:
+        """A host array in this backend (no copy for numpy)."""
+        raise NotImplementedError
+
+    def to_host(self, array: Any) -> np.ndarray:
+        """A backend array as a numpy array."""
+        raise NotImplementedError
+
+
+class NumpyOps(ArrayOps):
+    """Columns as numpy arrays in host memory (the default)."""
+
+    def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        return np.zeros(shape, dtype=dtype)
+
+    def take(self, array: np.ndarray, index: np.ndarray) -> np.ndarray:
+        return array.take(index, axis=0)
+
+    def assign(self, array: np.ndarray, index: Any, values: Any) -> None:
+        array[index] = values
+
+    def where(self, mask: Any, a: Any, b: Any) -> np.ndarray:
+        return np.where(mask, a, b)
+
+    def repeat(self, array: np.ndarray, n: int) -> np.ndarray:
+        return np.repeat(array, n, axis=0)
+
+    def cumsum(self, array: np.ndarray, axis: int) -> np.ndarray:
+        return np.cumsum(array, axis=axis)
+
+    def as_float32(self, array: np.ndarray) -> np.ndarray:
+        return np.asarray(array).astype(np.float32)
+
+    def from_host(self, array: np.ndarray) -> np.ndarray:
+        return array
+
+    def to_host(self, array: Any) -> np.ndarray:
+        return np.asarray(array)
+
+
+class TorchOps(ArrayOps):
+    """Columns as torch tensors on ``device`` (a GPU, or the CPU for tests)."""
+
+    def __init__(self, device: Any) -> None:
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+
+    def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        torch_dtype = self.torch.from_numpy(np.zeros(0, dtype=dtype)).dtype
+        return self.torch.zeros(shape, dtype=torch_dtype, device=self.device)
+
+    def take(self, array: Any, index: np.ndarray) -> Any:
+        return array.index_select(0, self._index(index))
+
+    def assign(self, array: Any, index: Any, values: Any) -> None:
+        key = index if isinstance(index, slice) else self._index(index)
+        array[key] = self._tensor(values, array.dtype)
+
+    def where(self, mask: Any, a: Any, b: Any) -> Any:
+        mask = self._tensor(mask, self.torch.bool)
+        return self.torch.where(mask, self._tensor(a), self._tensor(b))
+
+    def repeat(self, array: Any, n: int) -> Any:
+        return self._tensor(array).repeat_interleave(n, dim=0)
+
+    def cumsum(self, array: Any, axis: int) -> Any:
+        return self.torch.cumsum(array, dim=axis)
+
+    def as_float32(self, array: Any) -> Any:
+        return self._tensor(array).float()
+
+    def from_host(self, array: np.ndarray) -> Any:
+        return self._tensor(array)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        if isinstance(array, self.torch.Tensor):
+            return array.detach().cpu().numpy()
+        return np.asarray(array)
+
+    def _index(self, index: np.ndarray) -> Any:
+        return self.torch.from_numpy(np.ascontiguousarray(index, dtype=np.int64)).to(self.device)
+
+    def _tensor(self, value: Any, dtype: Any = None) -> Any:
+        if isinstance(value, self.torch.Tensor):
+            return value.to(self.device, dtype) if dtype is not None else value
+        if isinstance(value, np.ndarray):
+            value = np.ascontiguousarray(value)
+        return self.torch.as_tensor(value, dtype=dtype, device=self.device)
+
+
+def array_ops(device: Any = None) -> ArrayOps:
+    """Numpy columns for ``device=None``, else torch tensors on ``device``."""
+    return NumpyOps() if device is None else TorchOps(device)

@@ -2,6 +2,7 @@
 
     python benchmarks/precision.py speed              # updates/s of DDPG, fp32 vs bf16
     python benchmarks/precision.py learn --seeds 0 1 2  # 15-bit flipping and FetchReach
+    python benchmarks/precision.py compile            # updates/s, eager vs torch.compile
 
 ``speed`` times one DDPG update (critic and actor, Adam, one thread) for the network and
 batch sizes of the Fetch recipes. ``learn`` trains herkit's presets on 15-bit flipping
@@ -40,14 +41,18 @@ OBS_DIM, GOAL_DIM, ACT_DIM = 25, 3, 4  # FetchPush's sizes
 
 
 def time_updates(hidden: tuple[int, ...], batch_size: int, precision: str, layer_norm: bool,
-                 seconds: float = 6.0) -> float:  # fmt: skip
-    """DDPG updates per second (one thread) on random FetchPush-sized batches."""
+                 seconds: float = 6.0, compiled: bool = False) -> float:  # fmt: skip
+    """DDPG updates per second (one thread) on random FetchPush-sized batches; with
+    ``compiled``, every network's forward goes through ``torch.compile`` first."""
     torch.set_num_threads(1)
     config = DDPGConfig(hidden=hidden, batch_size=batch_size, actor_layer_norm=layer_norm,
                         critic_layer_norm=layer_norm)  # fmt: skip
     box = gymnasium.spaces.Box(-1.0, 1.0, (ACT_DIM,))
     agent = make_agent("ddpg", config, OBS_DIM, GOAL_DIM, box, (-1.0, 0.0), seed=0,
                        precision=precision)  # fmt: skip
+    if compiled:
+        for network in agent._networks().values():
+            network.compile(dynamic=False)
     rng = np.random.default_rng(0)
 
     def normal(*shape: int) -> np.ndarray:
@@ -59,7 +64,7 @@ def time_updates(hidden: tuple[int, ...], batch_size: int, precision: str, layer
                   normal(n, GOAL_DIM), normal(n, GOAL_DIM), normal(n, GOAL_DIM),
                   np.zeros(n, np.float32))  # fmt: skip
     agent.update_normalizer(batch.observation, batch.goal)
-    for _ in range(5):
+    for _ in range(20):  # compilation happens in the first calls
         agent.update(batch)
     done, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
@@ -82,6 +87,21 @@ def speed() -> list[dict[str, Any]]:
             size = "x".join(map(str, hidden))
             print(f"| {size} | {batch_size} | {layer_norm} | {fp32:.1f} | {bf16:.1f} | "
                   f"{bf16 / fp32:.2f}x |", flush=True)  # fmt: skip
+    return rows
+
+
+def compile_speed() -> list[dict[str, Any]]:
+    """Eager against torch.compile'd networks, fp32, at the two Fetch recipe sizes."""
+    rows = []
+    for hidden, batch_size in (SIZES[0], SIZES[-1]):
+        started = time.perf_counter()
+        compiled = time_updates(hidden, batch_size, "fp32", False, compiled=True)
+        compile_s = time.perf_counter() - started - 6.0
+        eager = time_updates(hidden, batch_size, "fp32", False)
+        row = {"hidden": list(hidden), "batch_size": batch_size, "eager_updates_per_s": eager,
+               "compiled_updates_per_s": compiled, "warmup_and_compile_s": compile_s}  # fmt: skip
+        rows.append(row)
+        print(row, flush=True)
     return rows
 
 
@@ -117,13 +137,14 @@ def learn(seeds: list[int]) -> list[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["speed", "learn"])
+    parser.add_argument("what", choices=["speed", "learn", "compile"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     args = parser.parse_args()
     record = json.loads(RECORD.read_text()) if RECORD.exists() else {}
     record["machine"] = machine()
     record["code"] = code_version()
-    record[args.what] = speed() if args.what == "speed" else learn(args.seeds)
+    run = {"speed": speed, "compile": compile_speed, "learn": lambda: learn(args.seeds)}
+    record[args.what] = run[args.what]()
     RECORD.write_text(json.dumps(record, indent=1))
     print(f"written {RECORD}")
 

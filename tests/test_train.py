@@ -90,6 +90,22 @@ def test_recipe_ingredients_run_the_loop(tmp_path: Path, algo: str) -> None:
     assert resumed["env_steps"] == 450
 
 
+def test_her_learns_one_fixed_goal_because_relabelled_goals_are_normalised(
+    tmp_path: Path,
+) -> None:
+    """Mountain car with the flag as its only goal: the goal normaliser must see the
+    relabelled goals, else the goal statistics sit on the one goal, every relabelled goal
+    is clipped to the normaliser's bound, and DQN+HER learns nothing in the same budget."""
+    budget = dict(
+        env_id="herkit/MountainCarGoal-v0", env_kwargs=("goal_low=0.5", "goal_high=0.5"),
+        strategy="future", steps=25_000, eval_every=25_000, eval_episodes=20, seed=0,
+    )  # fmt: skip
+    fixed = train(quiet(out=str(tmp_path / "default"), **budget))
+    unfixed = train(quiet(out=str(tmp_path / "env"), normalize_relabelled_goals=False, **budget))
+    assert fixed["success_rate"] >= 0.9, fixed
+    assert unfixed["success_rate"] <= 0.1, unfixed
+
+
 def test_target_success_stops_early_and_is_recorded(tmp_path: Path) -> None:
     config = quiet(
         env_kwargs=("n_bits=5",), steps=20_000, eval_every=500, target_success=0.9,

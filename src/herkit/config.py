@@ -225,9 +225,12 @@ class TrainConfig:
     n_step: int = 1
     """n-step returns: rewards of up to n steps of the episode summed per sample, each
     recomputed for the sample's relabelled goal (truncation and termination respected)."""
-    normalize_relabelled_goals: bool = False
+    normalize_relabelled_goals: bool = True
     """Also feed the goal normaliser the goals of every sampled batch, relabelled ones
-    included (as baselines' HER does), not only the goals the env gave."""
+    included (as baselines' HER does), not only the goals the env gave. Without it an env
+    with one fixed goal leaves the goal statistics at that goal (std at its floor), every
+    relabelled goal is clipped to the normaliser's bound, and HER learns nothing (goal
+    mountain car, docs/results.md)."""
     steps: int = 100_000
     """Budget in env steps (all envs together)."""
     n_envs: int = 1

@@ -148,14 +148,16 @@ def main() -> None:
                         total = time.perf_counter() - started
                     found = measures(rows)
                     print(f"{goals} goals, {strategy}, seed {seed}: {found}", flush=True)
-                    if RECORD.exists():  # another job may have added runs meanwhile
-                        records = json.loads(RECORD.read_text())["runs"] | records
+                    # Re-read: another job may have added runs (or other entries) meanwhile.
+                    record = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+                    records = record.get("runs", {}) | records
                     records[f"{goals}/{strategy}/seed{seed}"] = {
                         "goals": goals, "strategy": strategy, "seed": seed, "steps": args.steps,
                         "process_wall_s": round(total, 1), **found, "rows": rows,
                         "code": code_version(),
                     }  # fmt: skip
-                    RECORD.write_text(json.dumps({"machine": machine(), "runs": records}, indent=1))
+                    record |= {"machine": machine(), "runs": records}
+                    RECORD.write_text(json.dumps(record, indent=1))
     plot(records, FIGURES / "mountaincar.png")
 
 

@@ -150,7 +150,7 @@ def main() -> None:
                     print(f"{goals} goals, {strategy}, seed {seed}: {found}", flush=True)
                     # Re-read: another job may have added runs (or other entries) meanwhile.
                     record = json.loads(RECORD.read_text()) if RECORD.exists() else {}
-                    records = record.get("runs", {}) | records
+                    records = record.get("runs", {})  # the file's runs, this one added below
                     records[f"{goals}/{strategy}/seed{seed}"] = {
                         "goals": goals, "strategy": strategy, "seed": seed, "steps": args.steps,
                         "process_wall_s": round(total, 1), **found, "rows": rows,

@@ -129,13 +129,43 @@ def plot(records: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def table(records: dict[str, Any]) -> str:
+    """The results as a markdown table: one row per goal setting and strategy, the
+    measures of seeds 0, 1, 2 side by side."""
+
+    def cells(runs: list[dict[str, Any]], key: str, spec: str = ",") -> str:
+        values = [run[key] for run in runs]
+        return " / ".join("never" if v is None else format(v, spec) for v in values)
+
+    lines = [
+        "| goals | agent | budget | env steps to 0.9 | wall s to 0.9 | first training success "
+        "by | success at the end | mean success over the run |",
+        "|---|---|---:|---|---|---|---|---|",
+    ]
+    for goals in GOALS:
+        for strategy in STRATEGIES:
+            runs = sorted((r for r in records.values()
+                           if (r["goals"], r["strategy"]) == (goals, strategy)),
+                          key=lambda r: r["seed"])  # fmt: skip
+            if not runs:
+                continue
+            name = "DQN" if strategy == "none" else f"DQN+HER {strategy}"
+            columns = [
+                goals, name, f"{runs[0]['steps']:,}", cells(runs, "first_0.9_env_steps"),
+                cells(runs, "first_0.9_wall_s", ".0f"), cells(runs, "first_train_success_by"),
+                cells(runs, "final_success", ".2f"), cells(runs, "mean_success", ".2f"),
+            ]  # fmt: skip
+            lines.append("| " + " | ".join(columns) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--goals", nargs="+", choices=tuple(GOALS), default=list(GOALS))
     parser.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=list(STRATEGIES))
-    parser.add_argument("--plot-only", action="store_true", help="redraw from the record")
+    parser.add_argument("--plot-only", action="store_true", help="redraw and print the table")
     args = parser.parse_args()
     records: dict[str, Any] = json.loads(RECORD.read_text())["runs"] if RECORD.exists() else {}
     if not args.plot_only:
@@ -158,7 +188,9 @@ def main() -> None:
                     }  # fmt: skip
                     record |= {"machine": machine(), "runs": records}
                     RECORD.write_text(json.dumps(record, indent=1))
+    records = json.loads(RECORD.read_text())["runs"]
     plot(records, FIGURES / "mountaincar.png")
+    print(table(records))
 
 
 if __name__ == "__main__":

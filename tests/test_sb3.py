@@ -281,3 +281,19 @@ def test_vec_normalize_normalises_sampled_observations() -> None:
     for key, value in expected.items():
         np.testing.assert_allclose(normalised.observations[key].numpy(), value, rtol=1e-6)
         assert normalised.observations[key].abs().max() <= 3.0
+
+
+@pytest.mark.parametrize("algo", ["TD3", "DDPG"])
+def test_other_sb3_algorithms_train_through_the_adapter(algo: str) -> None:
+    import stable_baselines3
+
+    env = make_vec_env("herkit/PointReach-v0", n_envs=2, seed=0)
+    model = getattr(stable_baselines3, algo)(
+        "MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer,
+        replay_buffer_kwargs={"goal_selection_strategy": "random", "n_sampled_goal": 2},
+        learning_starts=100, buffer_size=10_000, policy_kwargs={"net_arch": [32, 32]}, seed=0,
+        device="cpu",
+    )  # fmt: skip
+    model.learn(400)
+    assert model.replay_buffer.size() == 200 and model._n_updates > 0
+    assert model.replay_buffer.buffer.strategy.value == "random"

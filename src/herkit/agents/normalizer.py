@@ -76,7 +76,7 @@ class Normalizer:
         moments = self._mean_std()  # the same object until the statistics change
         cached = self._tensors
         if cached is None or cached[0] is not moments or cached[1].device != x.device:
-            mean, std = (torch.as_tensor(a, dtype=torch.float32, device=x.device) for a in moments)
+            mean, std = (torch.from_numpy(a.astype(np.float32)).to(x.device) for a in moments)
             cached = self._tensors = (moments, mean, std)
         _, mean_t, std_t = cached
         z = (x.float().clamp(-self.clip_obs, self.clip_obs) - mean_t) / std_t

@@ -6,6 +6,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from herkit.bench import environment_info
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,3 +41,19 @@ def shown(path: Path) -> str:
         return str(path.resolve().relative_to(ROOT))
     except ValueError:
         return str(path)
+
+
+def sb3_success_rate(
+    model: Any, env: Any, episodes: int, seed: int, key: str = "is_success"
+) -> float:
+    """Success rate of an SB3 model's deterministic policy over ``episodes`` episodes of
+    the (unvectorised) ``env``, success read from ``info[key]`` at each episode's end."""
+    successes = []
+    obs, _ = env.reset(seed=seed)
+    while len(successes) < episodes:
+        action, _ = model.predict(obs, deterministic=True)
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            successes.append(float(info.get(key, 0.0)))
+            obs, _ = env.reset()
+    return float(np.mean(successes))

@@ -30,10 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, FIGURES, code_version, machine
+from common import DOCS, FIGURES, code_version, machine, sb3_success_rate
 
 ENV_ID = "PointMaze_UMaze-v3"
 ENV_KWARGS = {"continuing_task": False, "max_episode_steps": 100}
@@ -81,15 +79,7 @@ def sb3_run(seed: int, steps: int) -> list[dict[str, float]]:
     started = time.perf_counter()
 
     def evaluate(eval_seed: int) -> float:
-        successes = []
-        obs, _ = eval_env.reset(seed=eval_seed)
-        while len(successes) < EVAL_EPISODES:
-            action, _ = model.predict(obs, deterministic=True)
-            obs, _, terminated, truncated, info = eval_env.step(action)
-            if terminated or truncated:
-                successes.append(float(info["success"]))
-                obs, _ = eval_env.reset()
-        return float(np.mean(successes))
+        return sb3_success_rate(model, eval_env, EVAL_EPISODES, eval_seed, key="success")
 
     class Evaluate(BaseCallback):
         def _on_step(self) -> bool:

@@ -31,10 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, code_version, machine
+from common import DOCS, code_version, machine, sb3_success_rate
 
 RECORD = DOCS / "sb3_buffer.json"
 TASKS: dict[str, dict[str, Any]] = {
@@ -72,19 +70,6 @@ def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
     )  # fmt: skip
 
 
-def evaluate(model: Any, env: Any, seed: int) -> float:
-    """Success rate of the deterministic policy over EVAL_EPISODES episodes."""
-    successes = []
-    obs, _ = env.reset(seed=seed)
-    while len(successes) < EVAL_EPISODES:
-        action, _ = model.predict(obs, deterministic=True)
-        obs, _, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            successes.append(float(info.get("is_success", 0.0)))
-            obs, _ = env.reset()
-    return float(np.mean(successes))
-
-
 def worker(task: str, buffer: str, seed: int) -> dict[str, Any]:
     """One training run in this process; its evaluation rows and sampling time."""
     import torch
@@ -120,7 +105,8 @@ def worker(task: str, buffer: str, seed: int) -> dict[str, Any]:
 
         def _on_step(self) -> bool:
             if self.num_timesteps % spec["eval_every"] < spec["n_envs"]:
-                success = evaluate(model, eval_env, seed + 10_000 + self.num_timesteps)
+                eval_seed = seed + 10_000 + self.num_timesteps
+                success = sb3_success_rate(model, eval_env, EVAL_EPISODES, eval_seed)
                 rows.append({"env_steps": self.num_timesteps,
                              "wall_s": round(time.perf_counter() - started, 2),
                              "success_rate": success})  # fmt: skip

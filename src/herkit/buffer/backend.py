@@ -9,14 +9,14 @@ on its device.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 __all__ = ["ArrayOps", "NumpyOps", "TorchOps", "array_ops"]
 
 
-class ArrayOps:
+class ArrayOps(Protocol):
     """The few operations a buffer performs on stored data (numpy semantics)."""
 
     device: Any = None
@@ -24,43 +24,45 @@ class ArrayOps:
 
     def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         """A zero-filled column."""
-        raise NotImplementedError
+        ...
 
     def take(self, array: Any, index: np.ndarray) -> Any:
         """Rows ``index`` (host int64 array) of ``array``."""
-        raise NotImplementedError
+        ...
 
     def assign(self, array: Any, index: Any, values: Any) -> None:
         """``array[index] = values`` (index: a slice or a host int64 array)."""
-        raise NotImplementedError
+        ...
 
     def where(self, mask: Any, a: Any, b: Any) -> Any:
         """``a`` where ``mask`` (host or backend booleans, broadcastable), else ``b``."""
-        raise NotImplementedError
+        ...
 
     def repeat(self, array: Any, n: int) -> Any:
         """Each row ``n`` times in a row (``np.repeat(array, n, axis=0)``)."""
-        raise NotImplementedError
+        ...
 
     def cumsum(self, array: Any, axis: int) -> Any:
         """Cumulative sum along ``axis``."""
-        raise NotImplementedError
+        ...
 
     def as_float32(self, array: Any) -> Any:
         """``array`` as float32."""
-        raise NotImplementedError
+        ...
 
     def from_host(self, array: np.ndarray) -> Any:
         """A host array in this backend (no copy for numpy)."""
-        raise NotImplementedError
+        ...
 
     def to_host(self, array: Any) -> np.ndarray:
         """A backend array as a numpy array."""
-        raise NotImplementedError
+        ...
 
 
-class NumpyOps(ArrayOps):
+class NumpyOps:
     """Columns as numpy arrays in host memory (the default)."""
+
+    device: Any = None
 
     def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         return np.zeros(shape, dtype=dtype)
@@ -90,7 +92,7 @@ class NumpyOps(ArrayOps):
         return np.asarray(array)
 
 
-class TorchOps(ArrayOps):
+class TorchOps:
     """Columns as torch tensors on ``device`` (a GPU, or the CPU for tests)."""
 
     def __init__(self, device: Any) -> None:

@@ -100,6 +100,7 @@ class TorchOps:
 
         self.torch = torch
         self.device = torch.device(device)
+        self._last_index: tuple[np.ndarray, Any] | None = None
 
     def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         torch_dtype = self.torch.from_numpy(np.zeros(0, dtype=dtype)).dtype
@@ -134,7 +135,13 @@ class TorchOps:
         return np.asarray(array)
 
     def _index(self, index: np.ndarray) -> Any:
-        return self.torch.from_numpy(np.ascontiguousarray(index, dtype=np.int64)).to(self.device)
+        # A sample gathers six columns with the same slots: copy them to the device once.
+        if self._last_index is not None and self._last_index[0] is index:
+            return self._last_index[1]
+        tensor = self.torch.from_numpy(np.ascontiguousarray(index, dtype=np.int64))
+        tensor = tensor.to(self.device)
+        self._last_index = (index, tensor)
+        return tensor
 
     def _tensor(self, value: Any, dtype: Any = None) -> Any:
         if isinstance(value, self.torch.Tensor):

@@ -10,6 +10,11 @@ Tags (float32 triples):
 
 The reward is ``0`` when the goal equals the achieved tag and ``-1`` otherwise, so a
 reward of 0 proves the goal came from the transition's own step.
+
+Episodes of odd ``uid`` end ``terminated``, the others ``truncated``. With ``env_terms``
+the run also hands the buffer the env's reward, ``tag_reward`` plus :func:`penalty` (a
+term that ``compute_reward`` lacks), and success flags: an episode with ``uid % 4 == 3``
+ends on reaching its goal, one with ``uid % 4 == 1`` in a crash (:func:`crashed`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,16 @@ from herkit import Batch, HerReplayBuffer
 def tag_reward(achieved: np.ndarray, desired: np.ndarray, info: object) -> np.ndarray:
     """0 where the goal is exactly the achieved tag, else -1."""
     return -np.any(achieved != desired, axis=-1).astype(np.float32)
+
+
+def penalty(uid: Any, t: Any) -> Any:
+    """The env's reward term beyond ``compute_reward`` at step ``t`` of episode ``uid``."""
+    return np.where((np.asarray(uid) * 7 + np.asarray(t)) % 5 == 0, -5.0, 0.0)
+
+
+def crashed(uid: Any) -> Any:
+    """Whether episode ``uid`` ends terminated for another reason than its goal."""
+    return np.asarray(uid) % 4 == 1
 
 
 def torch_tag_reward(achieved: Any, desired: Any, info: object) -> Any:
@@ -70,6 +85,7 @@ class TaggedRun:
     rows_written: int = 0
     current: list[Episode] = field(default_factory=list)
     next_offset: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    env_terms: bool = False
 
     def feed(
         self, lengths_per_env: list[list[int]], end_open: bool = False, steps: int | None = None
@@ -110,6 +126,12 @@ class TaggedRun:
                 elif end_open and step == steps - 1:
                     truncated[e] = True
             action = np.zeros((n_envs, 1), np.float32)
+            extra: dict[str, Any] = {}
+            if self.env_terms:
+                uid, t = obs[:, 0], obs[:, 1]
+                own = tag_reward(next_achieved, desired, None)
+                extra["reward"] = own + penalty(uid, t)
+                extra["success"] = terminated & ~crashed(uid)
             self.buffer.add(
                 {"observation": obs, "achieved_goal": achieved, "desired_goal": desired},
                 action,
@@ -121,6 +143,7 @@ class TaggedRun:
                 terminated,
                 truncated,
                 info={"step": obs[:, 1]} if self.buffer.info_keys else None,
+                **extra,
             )
             self.rows_written += 1
             for e in np.flatnonzero(terminated | truncated):

@@ -395,3 +395,20 @@ def test_priority_errors() -> None:
     with pytest.raises(ValueError, match=r"\[0, 10\)"):
         rb.update_priorities([-1], [1.0])
     assert rb.get_max_priority() == 1.0
+
+
+def test_cpprb_semantics_for_what_the_env_said() -> None:
+    """cpprb's add takes no reward: every reward is reward_func's, and an env_dict field such
+    as ``done`` is copied as given to every relabelled copy (a crash stays terminal)."""
+    rb = HindsightReplayBuffer(
+        100, {**ENV_DICT, "done": {}}, 8, reward, strategy="future", additional_goals=2, seed=0
+    )
+    data = episode(0, 4)
+    done = np.array([0.0, 0.0, 0.0, 1.0])
+    rb.add(**data, done=done)
+    rb.on_episode_end(original_goal(0))
+    stored = rb.get_all_transitions()
+    step = stored["obs"][:, 1].astype(int)
+    np.testing.assert_array_equal(stored["done"].ravel(), done[step])
+    expected = reward(stored["next_obs"], stored["act"], stored["goal"]).reshape(-1, 1)
+    np.testing.assert_array_equal(stored["rew"], expected)

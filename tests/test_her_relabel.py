@@ -378,10 +378,10 @@ def test_n_step_returns_are_recomputed_for_the_goal_at_every_step(
             reached = np.array_equal(batch.goal[i], [uid[i], t, env[i]])
             reward += gamma**j * (0.0 if reached else -1.0)
             m += 1
+            # odd episodes end terminated without reaching their goal (a crash: terminal
+            # for every goal); a relabelled goal reached is terminal where episodes end on it
             ended_here = episode.closed and t == episode.length - 1 and uid[i] % 2 == 1
-            terminal = (
-                (reached if relabelled else ended_here) if terminal_on_success else ended_here
-            )
+            terminal = ended_here or (terminal_on_success and relabelled and reached)
             if terminal:
                 break
         assert batch.reward[i] == pytest.approx(reward, abs=1e-5), i

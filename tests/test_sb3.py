@@ -25,7 +25,7 @@ from stable_baselines3.common.vec_env import SubprocVecEnv
 from stable_baselines3.her.goal_selection_strategy import GoalSelectionStrategy
 
 from herkit.sb3 import HerReplayBuffer
-from tagged import TaggedRun, tag_reward
+from tagged import TaggedRun, crashed, penalty, tag_reward
 from test_her_relabel import check_batch
 
 TAG_SPACE = gym.spaces.Dict(
@@ -57,13 +57,19 @@ class ThroughSB3:
     def __len__(self) -> int:
         return len(self.adapter.buffer)
 
-    def add(self, obs, action, next_obs, terminated, truncated, info=None) -> None:  # type: ignore[no-untyped-def]
+    def add(self, obs, action, next_obs, terminated, truncated, info=None, reward=None,  # type: ignore[no-untyped-def]
+            success=None) -> None:  # fmt: skip
         done = terminated | truncated
-        infos = [
+        infos: list[dict[str, Any]] = [
             {"TimeLimit.truncated": bool(t and not d)}
             for t, d in zip(truncated, terminated, strict=True)
         ]
-        self.adapter.add(obs, next_obs, action, np.zeros(self.n_envs), done, infos)
+        if success is not None:
+            for item, reached in zip(infos, success, strict=True):
+                item["is_success"] = bool(reached)
+        if reward is None:  # the env's reward is its compute_reward
+            reward = tag_reward(next_obs["achieved_goal"], obs["desired_goal"], None)
+        self.adapter.add(obs, next_obs, action, reward, done, infos)
 
     def sample(self, batch_size: int) -> Batch:
         samples = self.adapter.sample(batch_size)
@@ -126,6 +132,40 @@ def test_tagged_goals_through_the_adapter(
                          for u, s in zip(uid, step, strict=True)])  # fmt: skip
         terminal = ends & (uid % 2 == 1)  # the simulator terminates odd episodes, truncates even
         np.testing.assert_array_equal(batch.terminated[real], terminal[real])
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    strategy=st.sampled_from(["future", "final", "episode", "random"]),
+    relabel=st.sampled_from(["sample", "store"]),
+    terminal_on_success=st.booleans(),
+    n_envs=st.integers(1, 3),
+    lengths=st.lists(episode_lists, min_size=3, max_size=3),
+)
+def test_penalties_and_crashes_survive_the_adapter(
+    strategy: str, relabel: str, terminal_on_success: bool, n_envs: int, lengths: list[list[int]]
+) -> None:
+    """The env's reward reaches SB3 for a sample's own goal, plus its penalty for a
+    relabelled one; a crash is terminal for every goal (SB3 drops the penalty)."""
+    adapter, run = tagged_adapter(
+        n_envs, 40, goal_selection_strategy=strategy, relabel=relabel,
+        terminal_on_success=terminal_on_success, seed=0,
+    )  # fmt: skip
+    run.env_terms = True
+    run.feed([ls * 2 for ls in lengths[:n_envs]])
+    if len(adapter.buffer) == 0:
+        return
+    batch = run.buffer.sample(256)
+    uid, t = batch.observation[:, 0].astype(int), batch.observation[:, 1].astype(int)
+    relabelled = batch.goal[:, 0] >= 0
+    reached = np.all(batch.goal == batch.next_achieved_goal, axis=1)
+    ended = np.array([run.episodes[u].closed and s == run.episodes[u].length - 1
+                      for u, s in zip(uid, t, strict=True)]) & (uid % 2 == 1)  # fmt: skip
+    expected = np.where(relabelled & reached, 0.0, -1.0) + penalty(uid, t)
+    np.testing.assert_allclose(batch.reward, expected, atol=1e-6)
+    crash = ended & crashed(uid)
+    terminal = np.where(relabelled, crash | reached, ended) if terminal_on_success else ended
+    np.testing.assert_array_equal(batch.terminated, terminal)
 
 
 def test_timeouts_are_terminal_without_timeout_handling() -> None:

@@ -11,6 +11,15 @@ FIFO ring of ``size`` rows, as cpprb does. Prioritized replay follows cpprb's
 raw priority seen so far (initially 1), sampling is stratified proportional, and importance
 weights ``(N * P(i)) ** -beta`` are divided by their maximum over the batch.
 
+What the env said follows cpprb, which differs here from :class:`herkit.HerReplayBuffer`:
+cpprb's ``add`` takes no reward (``rew`` is reserved and computed), so every stored reward,
+the original goal's too, is ``reward_func(next_state, action, goal)``; a term the env adds
+(a collision penalty) must be part of ``reward_func``, which may read it from the stored
+state. A field of ``env_dict`` such as ``done`` is copied as given to every relabelled copy:
+a crash stays terminal for every goal, and so does a step that ended on reaching its
+original goal. ``herkit.HerReplayBuffer`` keeps the env's rewards and decides relabelled
+terminal flags from the goal (see :mod:`herkit.buffer.env_terms`).
+
 Deliberate differences from cpprb: bad input raises ``ValueError`` at once (unknown or
 missing keys, bad shapes, over-long episodes, bad priorities) where cpprb fails later or
 silently; importance weights are normalised by the batch's largest weight, where cpprb

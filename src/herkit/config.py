@@ -284,6 +284,11 @@ class TrainConfig:
     success_key: Literal["is_success", "success", "compute_reward"] | None = None
     """Where success is read: info["is_success"], info["success"], or compute_reward giving
     the reward of a reached goal; None: from the env."""
+    success_threshold: float | None = None
+    """A relabelled goal counts as reached where compute_reward gives at least this (dense
+    rewards; e.g. -0.12 for highway-env's parking); None: learned from the env's success
+    signal on the goals it was given, else compute_reward equal to that of a goal reached
+    exactly. Decides which relabelled samples are terminal where episodes end on success."""
     info_keys: tuple[str, ...] = ()
     """Numeric info fields stored with each transition and passed to compute_reward (for
     envs whose reward needs info)."""
@@ -331,6 +336,10 @@ class TrainConfig:
                 )
         if self.terminal_on_success is not None:
             _check_bool("terminal_on_success", self.terminal_on_success)
+        if self.success_threshold is not None and not _is_number(self.success_threshold):
+            raise ValueError(
+                f"success_threshold must be a finite number, got {self.success_threshold!r}"
+            )
         _check_bool("overwrite", self.overwrite)
         device = self.device
         if not (device in ("cpu", "cuda", "auto", "mps") or device.startswith("cuda:")):

@@ -23,9 +23,10 @@ Kept from SB3, where SB3 is right:
 - an episode cut by a time limit (``info["TimeLimit.truncated"]``) bootstraps, unless
   ``handle_timeout_termination=False``, which makes every ``done`` terminal;
 - ``future`` goals come from the same episode, from the transition itself on (inclusive);
-- rewards come from the env's ``compute_reward(achieved_goal, desired_goal, info)`` of the
-  first env, computed for the next achieved goal; a VecNormalize env given to ``sample``
-  normalises the observations and rewards of the batch;
+- a sample that keeps its own goal gets the reward the env gave; a relabelled one gets the
+  env's ``compute_reward(achieved_goal, desired_goal, info)`` of the first env, computed for
+  the next achieved goal; a VecNormalize env given to ``sample`` normalises the
+  observations and rewards of the batch;
 - ``load_replay_buffer(..., truncate_last_traj=True)`` ends the episodes that were open when
   the buffer was saved (they bootstrap); ``False`` continues them.
 
@@ -35,12 +36,16 @@ Different from SB3 (SB3's behaviour first):
   samples the steps recorded so far of episodes in progress (their relabelled goals come
   from steps already recorded; ``final`` keeps their own goal until they end), so training
   can start before the first episode ends. ``relabel="store"`` samples finished episodes only.
-- SB3 recomputes rewards only for relabelled samples and keeps the stored ``done`` flag for
-  them; herkit recomputes every sample's reward with ``compute_reward`` (the same value for a
-  GoalEnv), and with ``terminal_on_success`` (default: what the env declares as
-  ``terminates_on_success``, e.g. herkit's BitFlip) a relabelled sample whose goal was
-  reached is terminal and one whose goal was not is not, where SB3 keeps the flag of the
-  original goal.
+- SB3 gives a relabelled sample ``compute_reward`` alone, which drops the terms of the
+  env's reward that ``compute_reward`` lacks (highway-env's parking: a -5 collision
+  penalty; SAC then learns to crash); herkit adds them: the env's reward minus
+  ``compute_reward`` of the step's own goal (see :mod:`herkit.buffer.env_terms`).
+- SB3 keeps the stored ``done`` flag for relabelled samples; herkit does too where episodes
+  do not end on success. With ``terminal_on_success`` (default: what the env declares as
+  ``terminates_on_success``, e.g. herkit's BitFlip) a relabelled sample is terminal when its
+  goal is reached (the env's success test: a threshold on ``compute_reward`` learned from
+  ``info["is_success"]``, or ``success_threshold=``) or when the env ended the step for
+  another reason (a crash), where SB3 keeps the flag of the original goal.
 - When an env is reset outside the buffer's sight (a second ``learn()`` with
   ``reset_num_timesteps=True`` resets the envs), SB3 glues the new episode onto the old one
   and draws ``future`` goals across the two; herkit ends the old episode when an env's
@@ -114,8 +119,12 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     Args (herkit's, keyword only):
         relabel: ``"sample"`` (default, relabel a copy at sample time) or ``"store"``.
         goal_mix: ``(real, future, desired)`` weights in place of the strategy (sample mode).
-        terminal_on_success: a relabelled sample is terminal exactly when its goal is
-            reached; None (default) takes the env's ``terminates_on_success`` (else False).
+        terminal_on_success: a relabelled sample is terminal when its goal is reached, or
+            when the env ended for another reason; None (default) takes the env's
+            ``terminates_on_success`` (else False: the stored flag is kept).
+        success_threshold: a goal counts as reached where ``compute_reward`` gives at least
+            this; None: learned from ``info["is_success"]`` (see
+            :mod:`herkit.buffer.env_terms`).
         info_keys: numeric info fields stored per transition and passed to
             ``compute_reward`` as one dict of arrays.
         prioritized, alpha, beta: proportional prioritized replay (see the module docstring).
@@ -142,6 +151,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         relabel: str = "sample",
         goal_mix: Sequence[float] | None = None,
         terminal_on_success: bool | None = None,
+        success_threshold: float | None = None,
         info_keys: Sequence[str] = (),
         prioritized: bool = False,
         alpha: float = 0.6,
@@ -200,6 +210,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             relabel=relabel,  # type: ignore[arg-type]
             goal_mix=goal_mix,
             terminal_on_success=bool(terminal_on_success),
+            success_threshold=success_threshold,
             info_keys=info_keys,
             prioritized=prioritized,
             alpha=alpha,
@@ -256,6 +267,9 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         moved = self._continuing & ~self._matches_last(obs)
         if moved.any():  # reset outside add: that episode is over
             self.buffer.end_episodes(moved)
+        success = None
+        if infos and all("is_success" in item for item in infos):
+            success = np.array([bool(item["is_success"]) for item in infos])
         self.buffer.add(
             obs,
             np.asarray(action).reshape(n_envs, self.action_dim),
@@ -263,6 +277,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             terminated,
             done & ~terminated,
             info,
+            reward=np.asarray(reward, dtype=np.float64).reshape(n_envs),
+            success=success,
         )
         self._last_next = {key: np.array(next_obs[key], copy=True) for key in GOAL_KEYS}
         self._continuing = ~done

@@ -26,6 +26,7 @@ import torch
 
 from herkit import distributed
 from herkit.agents import Agent
+from herkit.buffer.env_terms import RewardAudit
 from herkit.buffer.her import HerReplayBuffer, compute_reward_of
 from herkit.checkpoint import checkpoint_state, load_checkpoint, save_checkpoint
 from herkit.config import TrainConfig, config_from_dict
@@ -118,6 +119,7 @@ def build(
         relabel=config.relabel,
         prioritized=config.prioritized,
         terminal_on_success=bool(config.terminal_on_success),
+        success_threshold=config.success_threshold,
         info_keys=config.info_keys,
         goal_mix=config.goal_mix,
         n_step=config.n_step,
@@ -284,11 +286,14 @@ def _train(
         buffer.end_episodes()  # the envs restart: episodes in progress end here
         buffer.terminal_on_success = bool(config.terminal_on_success)  # decided after it?
     if main:  # also on resume, where --steps may have grown
-        _write_config(run_dir, config, conventions)
+        _write_config(run_dir, config, conventions, buffer)
     success_of = SuccessSignal(
         conventions.success_key, buffer.reward_fn, conventions.success_reward, config.info_keys
     )
     terminal_unknown = config.terminal_on_success is None
+    # the env's reward terms beyond compute_reward, said once (by the probe or here)
+    terms_reported = conventions.step_reward_extra is not None
+    range_reported = False
     logger = (
         RunLogger(run_dir, config.tensorboard, state.env_steps if resume else None)
         if main
@@ -311,14 +316,26 @@ def _train(
                 action = envs.action_space.sample()
             else:
                 action = agent.act(obs["observation"], obs["desired_goal"], deterministic=False)
-            next_obs, _, terminated, truncated, info = envs.step(action)
-            # store
-            buffer.add(obs, action, next_obs, terminated, truncated, info)
+            next_obs, reward, terminated, truncated, info = envs.step(action)
+            success = success_of(info, next_obs)
+            # store (the env's reward and success kept: relabelling adds only the goal's part)
+            buffer.add(
+                obs, action, next_obs, terminated, truncated, info, reward=reward,
+                success=None if success is None else success > 0,
+            )  # fmt: skip
             agent.update_normalizer(obs["observation"], obs["desired_goal"])
+            if not terms_reported and buffer.audit.differing:
+                terms_reported = True
+                if main:
+                    _say(f"warning: {buffer.audit.describe()}")
+                    _write_config(run_dir, config, conventions, buffer)
+            if not range_reported and _outside(buffer.audit, config.reward_range):
+                range_reported = True
+                if main:
+                    _say(f"warning: {_outside(buffer.audit, config.reward_range)}")
             done = terminated | truncated
             state.episodes += int(done.sum())
             if terminal_unknown or done.any():
-                success = success_of(info, next_obs)
                 if success is not None:
                     episode_successes.extend(success[done].tolist())
                     if terminal_unknown and success.any():  # the env shows what it does
@@ -331,7 +348,7 @@ def _train(
                         if main:
                             _say(f"{config.env_id}: episodes end on success: {ended} "
                                  f"({conventions.sources['terminal_on_success']})")  # fmt: skip
-                            _write_config(run_dir, config, conventions)
+                            _write_config(run_dir, config, conventions, buffer)
             obs = _reset_masked(envs, next_obs, done)
             state.env_steps += steps_per_iteration
             # update (every rank must agree to start: store-time relabelling holds nothing
@@ -390,6 +407,8 @@ def _train(
                 if not agent.parameters_agree():
                     raise DistributedError("the ranks' parameters have diverged")
                 _checkpoint(run_dir, agent, buffer, state, context)
+                if main:
+                    _write_config(run_dir, config, conventions, buffer)
             if finished:
                 break
     finally:
@@ -495,9 +514,35 @@ def _check_resumable(run_dir: Path, config: TrainConfig) -> None:
         )
 
 
-def _write_config(run_dir: Path, config: TrainConfig, conventions: GoalConventions) -> None:
-    values = {**config.to_dict(), "conventions": conventions.to_dict()}
-    (run_dir / "config.json").write_text(json.dumps(values, indent=1))
+def _write_config(
+    run_dir: Path, config: TrainConfig, conventions: GoalConventions, buffer: HerReplayBuffer
+) -> None:
+    """config.json: the config, the env's conventions and what this rank's buffer found of
+    the env's rewards (``env_terms``: how often and how much they differ from
+    compute_reward, and how a relabelled goal counts as reached)."""
+    env_terms = {"success_rule": buffer.success_rule(), **buffer.audit.to_dict()}
+    values = {
+        **config.to_dict(),
+        "conventions": conventions.to_dict() | {"env_terms": env_terms},
+    }
+    path = run_dir / "config.json"
+    tmp = path.with_name("config.json.tmp")
+    tmp.write_text(json.dumps(values, indent=1))
+    os.replace(tmp, path)
+
+
+def _outside(audit: RewardAudit, reward_range: tuple[float, float] | None) -> str:
+    """A warning if the env gave step rewards outside ``reward_range``, else ''."""
+    if reward_range is None:
+        return ""
+    low, high = reward_range
+    if audit.reward_low >= low - 1e-6 and audit.reward_high <= high + 1e-6:
+        return ""
+    return (
+        f"the env gave step rewards from {audit.reward_low:g} to {audit.reward_high:g}, "
+        f"outside the range [{low:g}, {high:g}] that Q targets are clipped to: pass "
+        "--reward-range LOW HIGH covering every reward the env can give"
+    )
 
 
 def load_run_config(run_dir: str | Path) -> TrainConfig:

@@ -23,12 +23,16 @@ agent mostly fails), with probabilities proportional to the three weights. ``fut
 with ``k`` is the mix ``(1, k, 0)``; mrl's Fetch recipe ``futureactual_2_2`` is
 ``(1, 2, 2)``.
 
-Rewards are always recomputed by ``reward_fn(achieved_goal, desired_goal, info)`` (the
-GoalEnv signature, vectorised over the leading axis) for the goal actually used.
+**What the env said is kept** (:mod:`herkit.buffer.env_terms`): a sample with its own goal
+gets the env's step reward and ``terminated`` flag as stored; a relabelled one gets
+``reward_fn(achieved_goal, desired_goal, info)`` (the GoalEnv signature, vectorised over the
+leading axis) for its goal plus the part of the env's reward that does not depend on the
+goal, and is terminal when the env ended for another reason than reaching the step's own
+goal, or (with ``terminal_on_success``) when its goal is reached.
 
 **n-step returns** (``n_step > 1``): the reward of a sample is
-``sum_{j<m} gamma^j r_{t+j}``, every ``r_{t+j}`` recomputed for the sample's (possibly
-relabelled) goal, over the ``m <= n`` steps of its episode from ``t`` on that are recorded
+``sum_{j<m} gamma^j r_{t+j}``, every ``r_{t+j}`` taken for the sample's (possibly
+relabelled) goal as above, over the ``m <= n`` steps of its episode from ``t`` on that are recorded
 and come no later than the first terminal step (the env's flag, or with
 ``terminal_on_success`` a relabelled goal reached). ``next_observation`` is then the
 observation after step ``t + m - 1``, ``terminated`` that step's flag, and the batch's
@@ -48,6 +52,7 @@ import numpy as np
 
 from herkit.buffer.backend import array_ops
 from herkit.buffer.batch import Batch
+from herkit.buffer.env_terms import RewardAudit
 from herkit.buffer.priority import SumTree
 from herkit.buffer.storage import EpisodeStorage, FieldSpec
 from herkit.buffer.strategies import GOAL_STEPS, Strategy
@@ -57,7 +62,7 @@ RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
 TorchRewardFn = Callable[[Any, Any, Mapping[str, Any]], Any]
 """The same in torch: tensors on the buffer's device in, a ``(B,)`` tensor out."""
 
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2
 
 
 class HerReplayBuffer:
@@ -81,9 +86,13 @@ class HerReplayBuffer:
             ``sample``), and the constant added to every priority.
         info_keys: numeric scalar info fields stored with each transition and handed to
             ``reward_fn``, so that info-dependent rewards stay vectorised.
-        terminal_on_success: mark a relabelled sample terminal when its reward equals the
-            reward of reaching the goal exactly (``reward_fn(goal, goal, info)``), for envs
-            that end on success such as bit flipping. Otherwise the env's flag is kept.
+        terminal_on_success: the env ends episodes on success (bit flipping, parking): a
+            relabelled sample is terminal when its goal is reached, or when the env ended
+            its step for another reason (a crash). Otherwise the env's flag is kept.
+        success_threshold: a goal counts as reached when ``reward_fn`` gives at least this
+            (for dense rewards, e.g. parking's ``-0.12``). None: learned from the
+            ``success`` flags given to :meth:`add`, else ``reward_fn(goal, goal, info)``
+            (see :mod:`herkit.buffer.env_terms`).
         goal_mix: ``(real, future, desired)`` weights of a goal mix (see the module
             docstring), in place of ``strategy`` and ``k``; sample mode only.
         n_step: steps summed per sample (n-step returns, see the module docstring).
@@ -120,6 +129,7 @@ class HerReplayBuffer:
         eps: float = 1e-6,
         info_keys: Sequence[str] = (),
         terminal_on_success: bool = False,
+        success_threshold: float | None = None,
         goal_mix: Sequence[float] | None = None,
         n_step: int = 1,
         gamma: float | None = None,
@@ -143,6 +153,14 @@ class HerReplayBuffer:
             raise ValueError(
                 f"torch_reward_fn must be callable or None, got {type(torch_reward_fn).__name__}"
             )
+        if success_threshold is not None and (
+            isinstance(success_threshold, bool)
+            or not isinstance(success_threshold, int | float | np.floating)
+            or not np.isfinite(success_threshold)
+        ):
+            raise ValueError(
+                f"success_threshold must be a finite number or None, got {success_threshold!r}"
+            )
         if alpha < 0 or beta < 0 or eps <= 0:
             raise ValueError(
                 f"alpha and beta must be >= 0 and eps > 0, got {alpha=}, {beta=}, {eps=}"
@@ -161,6 +179,8 @@ class HerReplayBuffer:
         self.alpha, self.beta, self.eps = float(alpha), float(beta), float(eps)
         self.info_keys = tuple(info_keys)
         self.terminal_on_success = bool(terminal_on_success)
+        self.success_threshold = None if success_threshold is None else float(success_threshold)
+        self.audit = RewardAudit()
         self.n_step = int(n_step)
         self.gamma = None if gamma is None else float(gamma)
         self.goals_per_transition = self.strategy.goals_per_transition(self.k)
@@ -178,6 +198,9 @@ class HerReplayBuffer:
             "next_observation": obs,
             "next_achieved_goal": goal,
             "terminated": FieldSpec((), np.dtype(bool)),
+            "reward": FieldSpec((), np.dtype(np.float32)),
+            "reward_extra": FieldSpec((), np.dtype(np.float32)),
+            "success": FieldSpec((), np.dtype(bool)),
         }
         self._specs |= {f"info.{key}": FieldSpec((), np.dtype(np.float64)) for key in info_keys}
         stored = dict(self._specs)
@@ -253,12 +276,18 @@ class HerReplayBuffer:
         terminated: Any,
         truncated: Any,
         info: Mapping[str, Any] | None = None,
+        *,
+        reward: Any = None,
+        success: Any = None,
     ) -> None:
         """Store one step of every env; an env whose episode ended starts a new one.
 
         Arrays carry a leading ``n_envs`` axis (with ``n_envs=1`` it may be left out).
-        Everything is checked before anything is written: a ValueError leaves the
-        buffer as it was.
+        ``reward`` is the env's step reward (None: ``reward_fn`` of the step's own goal,
+        i.e. an env whose reward is its ``compute_reward``); ``success`` whether the step
+        reached its own goal by the env's account (``info["is_success"]``; None: by the
+        rule of ``success_threshold``). Everything is checked before anything is written:
+        a ValueError leaves the buffer as it was.
         """
         n_envs, specs = self.n_envs, self._specs
         sources = {"obs": obs, "next_obs": next_obs}
@@ -274,7 +303,10 @@ class HerReplayBuffer:
                 raise ValueError(f"info must hold the stored key {key!r} (info_keys)")
             name = f"info.{key}"
             values[name] = _as_column(f"info[{key!r}]", info[key], specs[name], n_envs)
+        env_reward = None if reward is None else _as_rewards(reward, n_envs)
+        given_success = None if success is None else _as_flags("success", success, n_envs)
         self.storage.check_room()
+        self._add_env_terms(values, env_reward, given_success)
 
         base, invalidated = self.storage.write(values)
         if self.tree is not None:
@@ -286,6 +318,65 @@ class HerReplayBuffer:
             ids, envs = self.storage.close_episodes(done)
             if self._closed_only and len(ids):
                 self._store_goals(ids, envs)
+
+    def _add_env_terms(
+        self,
+        values: dict[str, np.ndarray],
+        env_reward: np.ndarray | None,
+        success: np.ndarray | None,
+    ) -> None:
+        """Fill the ``reward``, ``reward_extra`` and ``success`` columns of a step being
+        added, and account for it in :attr:`audit`."""
+        info = {key: values[f"info.{key}"].astype(np.float64) for key in self.info_keys}
+        achieved, desired = values["next_achieved_goal"], values["desired_goal"]
+        goal_reward = np.asarray(self.reward_fn(achieved, desired, info), dtype=np.float64)
+        if goal_reward.shape != (self.n_envs,):
+            raise ValueError(
+                f"reward_fn must return one reward per transition, shape ({self.n_envs},), "
+                f"got shape {goal_reward.shape}"
+            )
+        if env_reward is None:
+            env_reward = goal_reward
+        values["reward_extra"] = self.audit.observe(env_reward, goal_reward, success)
+        values["reward"] = env_reward.astype(np.float32)
+        if success is None:
+            success = self._reached_host(goal_reward.astype(np.float32), desired, info)
+        values["success"] = success
+
+    def _reached_host(
+        self, goal_reward: np.ndarray, goal: np.ndarray, info: Mapping[str, np.ndarray]
+    ) -> np.ndarray:
+        """Whether each of a few host rows reached ``goal`` (see :meth:`_reached`)."""
+        threshold = self.reached_threshold()
+        if threshold is not None:
+            return goal_reward >= threshold
+        own = np.asarray(self.reward_fn(goal, goal, info), dtype=np.float32)
+        return goal_reward == own
+
+    def reached_threshold(self) -> float | None:
+        """The ``reward_fn`` value from which a goal counts as reached: the declared
+        ``success_threshold``, else the one learned from ``success`` flags, else None
+        (reached means ``reward_fn(g, g)``)."""
+        if self.success_threshold is not None:
+            return self.success_threshold
+        return self.audit.learned_threshold()
+
+    def success_rule(self) -> str:
+        """In words, how a relabelled goal counts as reached now (for logs and configs)."""
+        if self.success_threshold is not None:
+            return f"reward_fn >= {self.success_threshold:g} (declared)"
+        learned, audit = self.audit.learned_threshold(), self.audit
+        if learned is not None:
+            return (
+                f"reward_fn >= {learned:.6g} (learned from {audit.successes:,} successes and "
+                f"{audit.failures:,} failures the env reported)"
+            )
+        why = (
+            "successes and failures the env reported overlap in reward"
+            if audit.successes
+            else "no success reported yet"
+        )
+        return f"reward_fn(goal) == reward_fn(goal, goal) ({why})"
 
     def end_episodes(self, mask: Any = None) -> None:
         """End the open episodes of all envs (or where ``mask`` is true) as if truncated.
@@ -405,7 +496,8 @@ class HerReplayBuffer:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """Reward, terminal flag, slot of the last step and discount of each sample: one
         step (discount None: the agent's gamma), or n steps (see the module docstring),
-        every reward recomputed for ``goal``; ``next_achieved`` is the samples' own."""
+        every reward and flag the env's where ``relabel`` is false (or None), else taken for
+        ``goal`` (:mod:`herkit.buffer.env_terms`); ``next_achieved`` is the samples' own."""
         data, ops, n, size = self.storage.data, self.ops, self.n_step, len(slots)
         flat = slots
         if n > 1:
@@ -415,14 +507,20 @@ class HerReplayBuffer:
             rows = start[:, None] + np.minimum(steps, length[:, None] - 1)
             window = self.storage.slot_of(rows, (slots % self.n_envs)[:, None])
             flat = window.ravel()
-        goals = goal if n == 1 else ops.repeat(goal, n)
-        info = {key: ops.take(data[f"info.{key}"], flat) for key in self.info_keys}
-        achieved = next_achieved if n == 1 else ops.take(data["next_achieved_goal"], flat)
-        rewards = self._reward(achieved, goals, info)
+        rewards = ops.take(data["reward"], flat)
         terminal = ops.take(data["terminated"], flat)
-        if self.terminal_on_success and relabel is not None:
-            success = rewards == self._reward(goals, goals, info)
-            terminal = ops.where(relabel if n == 1 else np.repeat(relabel, n), success, terminal)
+        if relabel is not None and relabel.any():
+            goals = goal if n == 1 else ops.repeat(goal, n)
+            info = {key: ops.take(data[f"info.{key}"], flat) for key in self.info_keys}
+            achieved = next_achieved if n == 1 else ops.take(data["next_achieved_goal"], flat)
+            goal_reward = self._reward(achieved, goals, info)
+            relabelled = relabel if n == 1 else np.repeat(relabel, n)
+            extra = ops.take(data["reward_extra"], flat)
+            rewards = ops.where(relabelled, goal_reward + extra, rewards)
+            if self.terminal_on_success:  # ended for another reason, or this goal reached
+                other_end = terminal & ~ops.take(data["success"], flat)
+                reached = self._reached(goal_reward, goals, info)
+                terminal = ops.where(relabelled, other_end | reached, terminal)
         if n == 1:
             return rewards, ops.as_float32(terminal), slots, None
         assert self.gamma is not None
@@ -461,6 +559,15 @@ class HerReplayBuffer:
     def _per_sample(self, mask: np.ndarray) -> np.ndarray:
         """A ``(B,)`` mask shaped to broadcast over goals of any rank."""
         return mask.reshape(-1, *(1,) * len(self._specs["desired_goal"].shape))
+
+    def _reached(self, goal_reward: Any, goal: Any, info: Mapping[str, Any]) -> Any:
+        """Whether each sample's goal is reached, given ``goal_reward = reward_fn(achieved,
+        goal)``: at or above :meth:`reached_threshold`, else equal to the reward of the
+        goal paired with itself."""
+        threshold = self.reached_threshold()
+        if threshold is not None:
+            return goal_reward >= threshold
+        return goal_reward == self._reward(goal, goal, info)
 
     def _reward(self, achieved: Any, desired: Any, info: Mapping[str, Any]) -> Any:
         """Rewards for a batch, in the backend: ``torch_reward_fn`` on the device when
@@ -525,6 +632,7 @@ class HerReplayBuffer:
             "counters": counters,
             "max_priority": self.max_priority,
             "rng": self.rng.bit_generator.state,
+            "audit": self.audit.to_dict(),
         }
         arrays["meta"] = np.array(json.dumps(meta))
         path = Path(path)
@@ -550,16 +658,34 @@ class HerReplayBuffer:
             meta = json.loads(str(arrays.pop("meta")))
         except (OSError, ValueError, KeyError) as error:
             raise ValueError(f"path {str(path)!r} is not a herkit buffer file: {error}") from error
-        if meta.get("format") != _FORMAT_VERSION:
+        if meta.get("format") not in (1, _FORMAT_VERSION):
             raise ValueError(f"path {str(path)!r} has unknown buffer format {meta.get('format')}")
         config = meta["config"]
         buffer = cls(reward_fn=reward_fn, device=device, torch_reward_fn=torch_reward_fn, **config)
+        if meta["format"] == 1:  # written before the env's rewards were kept
+            arrays |= buffer._env_terms_of_format_1(arrays)
+        buffer.audit = RewardAudit.from_dict(meta.get("audit", {}))
         buffer.storage.restore(arrays, meta["counters"])
         if buffer.tree is not None:
             buffer.tree.load_leaves(arrays["priorities"])
         buffer.max_priority = float(meta["max_priority"])
         buffer.rng.bit_generator.state = meta["rng"]
         return buffer
+
+    def _env_terms_of_format_1(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The ``reward``, ``reward_extra`` and ``success`` columns for the data of a file
+        of format 1, which held none: the rewards of ``reward_fn``, as that format's
+        sampling computed them."""
+        info = {key: arrays[f"data.info.{key}"] for key in self.info_keys}
+        achieved, desired = arrays["data.next_achieved_goal"], arrays["data.desired_goal"]
+        reward = np.asarray(self.reward_fn(achieved, desired, info), dtype=np.float32)
+        reward = reward.reshape(len(achieved))
+        success = self._reached_host(reward, desired, info)
+        return {
+            "data.reward": reward,
+            "data.reward_extra": np.zeros_like(reward),
+            "data.success": success,
+        }
 
     def _config(self) -> dict[str, Any]:
         specs = self._specs
@@ -581,6 +707,7 @@ class HerReplayBuffer:
             "eps": self.eps,
             "info_keys": list(self.info_keys),
             "terminal_on_success": self.terminal_on_success,
+            "success_threshold": self.success_threshold,
             "goal_mix": None if self.goal_mix is None else list(self.goal_mix),
             "n_step": self.n_step,
             "gamma": self.gamma,
@@ -627,6 +754,19 @@ _OBS_FIELDS = {
 }
 """Stored observation fields: the ``add`` argument and dict key each is read from, and the
 name that errors use."""
+
+
+def _as_rewards(value: Any, n_envs: int) -> np.ndarray:
+    """The env's step rewards as a finite float64 ``(n_envs,)`` array."""
+    array = np.asarray(value)
+    if array.shape != (n_envs,) and not (n_envs == 1 and array.shape in ((), (1, 1))):
+        raise ValueError(f"reward must have shape ({n_envs},), got {array.shape}")
+    if not (array.dtype == bool or np.issubdtype(array.dtype, np.number)):
+        raise ValueError(f"reward must be numeric, got {array.dtype}")
+    array = array.astype(np.float64).reshape(n_envs)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"reward must be finite, got {array}")
+    return array
 
 
 def _as_flags(name: str, value: Any, n_envs: int) -> np.ndarray:

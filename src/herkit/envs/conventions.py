@@ -18,8 +18,11 @@ A trainer that assumes one family's convention silently learns nothing on anothe
   ``continuing_task`` on gymnasium-robotics' mazes), else what the random steps showed
   (``terminated`` at a success step or not); still unknown, the trainer decides at the
   first success it sees (:meth:`GoalConventions.with_terminal_evidence`).
-- **consistency**: the env's step rewards must equal ``compute_reward`` of the same goals,
-  or relabelled rewards would differ from real ones; a mismatch is reported.
+- **terms beyond compute_reward**: where the env's step rewards differ from
+  ``compute_reward`` of the same goals (a penalty, a reward wrapper), the difference is
+  reported and the reward range widened by it; the buffer keeps the env's rewards and adds
+  the difference to relabelled rewards (:mod:`herkit.buffer.env_terms`), and counts such
+  steps all through training.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ class GoalConventions:
     """``is_success``, ``success``, ``compute_reward``, or None: no success signal found."""
     terminal_on_success: bool | None
     """Whether the env ends an episode on success; None while unknown."""
+    step_reward_extra: tuple[float, float] | None = None
+    """Smallest and largest ``step reward - compute_reward`` in the probe's steps, where the
+    env's step rewards hold terms that compute_reward lacks (None: they never differed)."""
     sources: dict[str, str] = dataclasses.field(default_factory=dict)
     """How each of the above was established, in words (for the log and config.json)."""
     warnings: tuple[str, ...] = ()
@@ -181,12 +187,15 @@ def probe_conventions(
     sources: dict[str, str] = {}
     warnings: list[str] = []
     recomputed = rewards(achieved, desired, info)
-    if not np.allclose(recomputed, record.reward, rtol=1e-5, atol=1e-6):
-        bad = int(np.sum(~np.isclose(recomputed, record.reward, rtol=1e-5, atol=1e-6)))
+    extra = record.reward - recomputed
+    extra[np.isclose(recomputed, record.reward, rtol=1e-5, atol=1e-6)] = 0.0
+    if extra.any():
         warnings.append(
             f"the env's step reward differs from compute_reward(achieved_goal, desired_goal, "
-            f"info) at {bad} of {len(recomputed)} random steps, so relabelled rewards will not "
-            "be the env's (a reward wrapper, or a reward that needs info: --info-keys)"
+            f"info) at {int(np.count_nonzero(extra))} of {len(extra)} random steps (by "
+            f"{extra.min():+.4g} to {extra.max():+.4g}): herkit keeps the env's reward for each "
+            "step's own goal and adds the difference to the rewards of relabelled goals (if "
+            "the difference depends on the goal, compute_reward needs info: --info-keys)"
         )
 
     goals = np.concatenate([achieved, desired])
@@ -202,9 +211,15 @@ def probe_conventions(
     values = np.unique(np.concatenate(seen)) + 0.0  # no -0
     success_reward = float(reached[0]) if np.all(reached == reached[0]) else None
     if len(values) <= MAX_SPARSE_VALUES and np.all(np.isfinite(values)):
-        reward_range: tuple[float, float] | None = (float(values[0]), float(values[-1]))
+        low, high = float(values[0]), float(values[-1])
         shown = ", ".join(f"{v:g}" for v in values)
         sources["reward_range"] = f"probe: compute_reward takes the values {shown}"
+        if extra.any():  # relabelled rewards carry the env's other terms too
+            low, high = low + min(float(extra.min()), 0.0), high + max(float(extra.max()), 0.0)
+            sources["reward_range"] += (
+                f", and the env's step rewards add {extra.min():+g} to {extra.max():+g}"
+            )
+        reward_range: tuple[float, float] | None = (low, high)
         sparse = len(values) >= 2 and success_reward == float(values[-1])
     else:
         reward_range = None
@@ -248,6 +263,7 @@ def probe_conventions(
         success_reward=success_reward if sparse else None,
         success_key=success_key,
         terminal_on_success=terminal,
+        step_reward_extra=(float(extra.min()), float(extra.max())) if extra.any() else None,
         sources=sources,
         warnings=tuple(warnings),
     )

@@ -1,0 +1,150 @@
+"""What the env said beyond ``compute_reward``, kept through relabelling.
+
+A GoalEnv's step reward can hold terms that ``compute_reward(achieved, desired, info)``
+lacks: collision, energy or time penalties, reward wrappers. An episode can end whatever
+the goal (a crash). Recomputing every sampled reward from ``compute_reward`` drops both
+silently; highway-env's ``parking-v0`` then learns to crash. So the buffer stores, with
+each step, the env's reward ``r``, its ``terminated`` flag and whether the step's own goal
+``g`` was reached, and a sample with goal ``g'`` gets:
+
+======================  ============================  =====================================
+                        reward                        terminal
+======================  ============================  =====================================
+own goal (``g``)        ``r``, as the env gave it     the env's flag
+relabelled (``g'``)     ``compute_reward(g') +        the env ended for another reason than
+                        (r - compute_reward(g))``     reaching ``g`` (a crash), or, where
+                                                      episodes end on success, ``g'`` is
+                                                      reached
+======================  ============================  =====================================
+
+``r - compute_reward(g)`` is the part of the env's reward that does not depend on the goal
+(0 for an env whose step reward is its ``compute_reward``).
+
+**Reached** is the env's success test, in this order: a declared threshold
+(``compute_reward >= threshold``, e.g. parking's ``-0.12``); else one learned from the
+success flags the env reported for the steps' own goals (``info["is_success"]``): the
+smallest ``compute_reward`` of a success, as long as every failure scored lower (for -1/0
+or 0/1 rewards this is the reward of a reached goal); else ``compute_reward(g', g')``, the
+reward of a goal reached exactly.
+
+:class:`RewardAudit` counts, on every stored step, how often and by how much the env's
+reward differs from ``compute_reward``, and learns the threshold above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RewardAudit"]
+
+_RTOL, _ATOL = 1e-5, 1e-6
+"""A step reward this close to ``compute_reward`` counts as equal to it."""
+
+
+@dataclass
+class RewardAudit:
+    """Running account of the env's step rewards against ``compute_reward``."""
+
+    steps: int = 0
+    """Steps stored."""
+    differing: int = 0
+    """Steps whose env reward differs from ``compute_reward`` of their own goal."""
+    first_differing_step: int | None = None
+    """The index (0-based, counted in stored steps) of the first such step."""
+    extra_abs_sum: float = 0.0
+    """Sum of ``|r - compute_reward(g)|`` over the stored steps."""
+    extra_low: float = 0.0
+    """Smallest ``r - compute_reward(g)`` seen (0 when none differs)."""
+    extra_high: float = 0.0
+    """Largest ``r - compute_reward(g)`` seen (0 when none differs)."""
+    reward_low: float = float("inf")
+    """Smallest env reward seen."""
+    reward_high: float = float("-inf")
+    """Largest env reward seen."""
+    successes: int = 0
+    """Steps whose own goal the env reported reached."""
+    failures: int = 0
+    """Steps whose own goal the env reported not reached."""
+    success_low: float = float("inf")
+    """Smallest ``compute_reward`` of a reported success (float32 values)."""
+    failure_high: float = float("-inf")
+    """Largest ``compute_reward`` of a reported failure (float32 values)."""
+
+    def observe(
+        self, env_reward: np.ndarray, goal_reward: np.ndarray, success: np.ndarray | None
+    ) -> np.ndarray:
+        """Account for one stored step of each env; return ``env_reward - goal_reward`` as
+        float32, with differences within float tolerance set to exactly 0.
+
+        ``success`` holds the env's own success flags for the steps' goals (None when the
+        caller has none).
+        """
+        extra = env_reward - goal_reward
+        extra[np.isclose(env_reward, goal_reward, rtol=_RTOL, atol=_ATOL)] = 0.0
+        differs = extra != 0
+        if differs.any():
+            if self.first_differing_step is None:
+                self.first_differing_step = self.steps + int(np.argmax(differs))
+            self.differing += int(differs.sum())
+            self.extra_abs_sum += float(np.abs(extra).sum())
+            self.extra_low = min(self.extra_low, float(extra.min()))
+            self.extra_high = max(self.extra_high, float(extra.max()))
+        self.steps += len(extra)
+        self.reward_low = min(self.reward_low, float(env_reward.min()))
+        self.reward_high = max(self.reward_high, float(env_reward.max()))
+        if success is not None:
+            scored = goal_reward.astype(np.float32)
+            if success.any():
+                self.successes += int(success.sum())
+                self.success_low = min(self.success_low, float(scored[success].min()))
+            if not success.all():
+                self.failures += int((~success).sum())
+                self.failure_high = max(self.failure_high, float(scored[~success].max()))
+        return extra.astype(np.float32)
+
+    def learned_threshold(self) -> float | None:
+        """The smallest ``compute_reward`` of a reported success, while every reported
+        failure scored lower; None before a success, or when successes and failures
+        overlap (then success is not a threshold on ``compute_reward``)."""
+        if self.successes and self.success_low > self.failure_high:
+            return self.success_low
+        return None
+
+    def differing_share(self) -> float:
+        """Share of stored steps whose env reward differs from ``compute_reward``."""
+        return self.differing / self.steps if self.steps else 0.0
+
+    def describe(self) -> str:
+        """One line: how often and how much the env's reward differs, and what is done."""
+        mean = self.extra_abs_sum / max(self.differing, 1)
+        return (
+            f"the env's step reward differs from compute_reward(achieved_goal, desired_goal, "
+            f"info) at {self.differing:,} of {self.steps:,} steps so far (first at step "
+            f"{self.first_differing_step}; by {self.extra_low:+.4g} to {self.extra_high:+.4g}, "
+            f"mean |difference| {mean:.4g}): herkit keeps the env's reward for each step's own "
+            "goal and adds the difference (the part that does not depend on the goal, e.g. a "
+            "penalty) to the reward of every goal relabelled onto that step"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (infinities of empty accounts as None)."""
+        values = asdict(self)
+        for key, value in values.items():
+            if isinstance(value, float) and not np.isfinite(value):
+                values[key] = None
+        values["differing_share"] = self.differing_share()
+        values["learned_success_threshold"] = self.learned_threshold()
+        return values
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> RewardAudit:
+        """Inverse of :meth:`to_dict`."""
+        defaults = cls()
+        kwargs = {}
+        for key, default in asdict(defaults).items():
+            value = values.get(key, default)
+            kwargs[key] = default if value is None else value
+        return cls(**kwargs)

@@ -326,7 +326,7 @@ def test_training_reports_the_envs_extra_terms_once_and_records_them(
     if probe_steps == 200:  # the probe saw a crash: the range holds the penalty
         assert "rewards [-6, 0]" in text and "outside the range" not in text
     else:
-        assert "at 1 of" in text and "steps so far" in text
+        assert "steps so far (first at step" in text
         assert text.count("outside the range [-1, 0] that Q targets are clipped to") == 1
     saved = json.loads((tmp_path / "run" / "config.json").read_text())
     terms = saved["conventions"]["env_terms"]

@@ -520,6 +520,7 @@ def _write_config(
     """config.json: the config, the env's conventions and what this rank's buffer found of
     the env's rewards (``env_terms``: how often and how much they differ from
     compute_reward, and how a relabelled goal counts as reached)."""
+    buffer.flush()
     env_terms = {"success_rule": buffer.success_rule(), **buffer.audit.to_dict()}
     values = {
         **config.to_dict(),

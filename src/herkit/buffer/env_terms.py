@@ -61,9 +61,9 @@ class RewardAudit:
     extra_high: float = 0.0
     """Largest ``r - compute_reward(g)`` seen (0 when none differs)."""
     reward_low: float = float("inf")
-    """Smallest env reward seen."""
+    """Smallest env reward of a step whose reward differs from ``compute_reward``."""
     reward_high: float = float("-inf")
-    """Largest env reward seen."""
+    """Largest env reward of a step whose reward differs from ``compute_reward``."""
     successes: int = 0
     """Steps whose own goal the env reported reached."""
     failures: int = 0
@@ -74,35 +74,43 @@ class RewardAudit:
     """Largest ``compute_reward`` of a reported failure (float32 values)."""
 
     def observe(
-        self, env_reward: np.ndarray, goal_reward: np.ndarray, success: np.ndarray | None
+        self, env_reward: np.ndarray, goal_reward: np.ndarray, outcome: np.ndarray | None
     ) -> np.ndarray:
-        """Account for one stored step of each env; return ``env_reward - goal_reward`` as
-        float32, with differences within float tolerance set to exactly 0.
+        """Account for stored steps (in the order they were added); return ``env_reward -
+        goal_reward`` as float32, with differences within float tolerance set to exactly 0.
 
-        ``success`` holds the env's own success flags for the steps' goals (None when the
-        caller has none).
+        ``outcome`` holds the env's own account of each step's goal: 1 reached, 0 not, -1
+        not said (None: nothing said for any step).
         """
-        extra = env_reward - goal_reward
-        extra[np.isclose(env_reward, goal_reward, rtol=_RTOL, atol=_ATOL)] = 0.0
-        differs = extra != 0
-        if differs.any():
-            if self.first_differing_step is None:
-                self.first_differing_step = self.steps + int(np.argmax(differs))
-            self.differing += int(differs.sum())
-            self.extra_abs_sum += float(np.abs(extra).sum())
-            self.extra_low = min(self.extra_low, float(extra.min()))
-            self.extra_high = max(self.extra_high, float(extra.max()))
-        self.steps += len(extra)
-        self.reward_low = min(self.reward_low, float(env_reward.min()))
-        self.reward_high = max(self.reward_high, float(env_reward.max()))
-        if success is not None:
+        n = len(env_reward)
+        if outcome is not None:
             scored = goal_reward.astype(np.float32)
-            if success.any():
-                self.successes += int(success.sum())
-                self.success_low = min(self.success_low, float(scored[success].min()))
-            if not success.all():
-                self.failures += int((~success).sum())
-                self.failure_high = max(self.failure_high, float(scored[~success].max()))
+            success, failure = outcome == 1, outcome == 0
+            self.successes += int(np.count_nonzero(success))
+            self.failures += int(np.count_nonzero(failure))
+            low = float(np.min(scored, where=success, initial=np.inf))
+            self.success_low = min(self.success_low, low)
+            high = float(np.max(scored, where=failure, initial=-np.inf))
+            self.failure_high = max(self.failure_high, high)
+        extra = env_reward - goal_reward
+        if not extra.any():  # the rule: an env whose reward is its compute_reward
+            self.steps += n
+            return np.zeros(n, np.float32)
+        close = np.abs(extra) <= _ATOL + _RTOL * np.abs(goal_reward)
+        if close.all():
+            self.steps += n
+            return np.zeros(n, np.float32)
+        extra[close] = 0.0
+        differs = ~close
+        if self.first_differing_step is None:
+            self.first_differing_step = self.steps + int(np.argmax(differs))
+        self.steps += n
+        self.differing += int(np.count_nonzero(differs))
+        self.extra_abs_sum += float(np.abs(extra).sum())
+        self.extra_low = min(self.extra_low, float(extra.min()))
+        self.extra_high = max(self.extra_high, float(extra.max()))
+        self.reward_low = min(self.reward_low, float(env_reward[differs].min()))
+        self.reward_high = max(self.reward_high, float(env_reward[differs].max()))
         return extra.astype(np.float32)
 
     def learned_threshold(self) -> float | None:

@@ -43,6 +43,7 @@ window without ending the return: it bootstraps.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -181,6 +182,9 @@ class HerReplayBuffer:
         self.terminal_on_success = bool(terminal_on_success)
         self.success_threshold = None if success_threshold is None else float(success_threshold)
         self.audit = RewardAudit()
+        """The env's rewards against ``reward_fn``, as of the last sample, save or
+        :meth:`flush` (or every few hundred adds)."""
+        self._reward_fn_checked = False
         self.n_step = int(n_step)
         self.gamma = None if gamma is None else float(gamma)
         self.goals_per_transition = self.strategy.goals_per_transition(self.k)
@@ -215,6 +219,10 @@ class HerReplayBuffer:
         if "relabel_goal" in stored:  # a (capacity * k, *goal_shape) view for one gather
             self._stored_goals_flat = self.storage.data["relabel_goal"].reshape(-1, *goal.shape)
         self.max_priority = 1.0
+        # Steps added but not yet scored (:meth:`_score`): base slot, env reward or None,
+        # success as int8 or None, done flags. Scored before the ring could overwrite them.
+        self._pending: list[tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray]] = []
+        self._score_every = max(1, min(256, self.storage.rows // 2))
 
     # -- construction from an env --------------------------------------------------------
 
@@ -306,9 +314,14 @@ class HerReplayBuffer:
         env_reward = None if reward is None else _as_rewards(reward, n_envs)
         given_success = None if success is None else _as_flags("success", success, n_envs)
         self.storage.check_room()
-        self._add_env_terms(values, env_reward, given_success)
+        if not self._reward_fn_checked:
+            self._check_reward_fn(values)
 
         base, invalidated = self.storage.write(values)
+        outcome = None if given_success is None else given_success.astype(np.int8)
+        self._pending.append((int(base), env_reward, outcome, done))
+        if len(self._pending) >= self._score_every:
+            self._score()
         if self.tree is not None:
             block = slice(base * self._copies, (base + self.n_envs) * self._copies)
             self.tree.set(block, 0.0 if self._closed_only else self.max_priority)
@@ -319,29 +332,72 @@ class HerReplayBuffer:
             if self._closed_only and len(ids):
                 self._store_goals(ids, envs)
 
-    def _add_env_terms(
-        self,
-        values: dict[str, np.ndarray],
-        env_reward: np.ndarray | None,
-        success: np.ndarray | None,
-    ) -> None:
-        """Fill the ``reward``, ``reward_extra`` and ``success`` columns of a step being
-        added, and account for it in :attr:`audit`."""
+    def _check_reward_fn(self, values: dict[str, np.ndarray]) -> None:
+        """Call ``reward_fn`` on the first step added, so that one of the wrong shape is
+        refused by that ``add`` (later steps are scored in batches, :meth:`_score`)."""
         info = {key: values[f"info.{key}"].astype(np.float64) for key in self.info_keys}
-        achieved, desired = values["next_achieved_goal"], values["desired_goal"]
-        goal_reward = np.asarray(self.reward_fn(achieved, desired, info), dtype=np.float64)
-        if goal_reward.shape != (self.n_envs,):
+        self._goal_rewards(values["next_achieved_goal"], values["desired_goal"], info)
+        self._reward_fn_checked = True
+
+    def _goal_rewards(
+        self, achieved: np.ndarray, desired: np.ndarray, info: Mapping[str, np.ndarray]
+    ) -> np.ndarray:
+        """``reward_fn`` of host rows as float64, its shape checked."""
+        reward = np.asarray(self.reward_fn(achieved, desired, info), dtype=np.float64)
+        if reward.shape != (len(achieved),):
             raise ValueError(
-                f"reward_fn must return one reward per transition, shape ({self.n_envs},), "
-                f"got shape {goal_reward.shape}"
+                f"reward_fn must return one reward per transition, shape ({len(achieved)},), "
+                f"got shape {reward.shape}"
             )
-        if env_reward is None:
+        return reward
+
+    def flush(self) -> None:
+        """Score the steps added since the last sample, so that :attr:`audit` counts every
+        step stored (sampling and saving do this by themselves)."""
+        self._score()
+
+    def _score(self) -> None:
+        """Fill the ``reward``, ``reward_extra`` and ``success`` columns of the steps added
+        since the last call, and account for them in :attr:`audit`: one ``reward_fn`` call
+        for all of them. Runs before every sample and save, and every few hundred adds.
+        Without ``success`` flags, success is decided by the rule only where an episode
+        ended (elsewhere it is never read)."""
+        pending = self._pending
+        if not pending:
+            return
+        n, ops, data = self.n_envs, self.ops, self.storage.data
+        slots = (np.array([entry[0] for entry in pending])[:, None] + np.arange(n)).ravel()
+
+        def column(name: str) -> np.ndarray:
+            return ops.to_host(ops.take(data[name], slots))
+
+        info = {key: column(f"info.{key}") for key in self.info_keys}
+        achieved, desired = column("next_achieved_goal"), column("desired_goal")
+        goal_reward = self._goal_rewards(achieved, desired, info)
+        given = [entry[1] for entry in pending]
+        if all(reward is None for reward in given):
             env_reward = goal_reward
-        values["reward_extra"] = self.audit.observe(env_reward, goal_reward, success)
-        values["reward"] = env_reward.astype(np.float32)
-        if success is None:
-            success = self._reached_host(goal_reward.astype(np.float32), desired, info)
-        values["success"] = success
+        else:
+            env_reward = np.concatenate(
+                [goal_reward[i * n : (i + 1) * n] if r is None else r for i, r in enumerate(given)]
+            )
+        outcomes = [entry[2] for entry in pending]
+        known = None if all(o is None for o in outcomes) else np.concatenate(
+            [np.full(n, -1, np.int8) if o is None else o for o in outcomes]
+        )  # fmt: skip
+        extra = self.audit.observe(env_reward, goal_reward, known)
+        success = np.zeros(len(slots), bool) if known is None else known == 1
+        unknown = np.concatenate([entry[3] for entry in pending])  # done, success not given
+        if known is not None:
+            unknown &= known < 0
+        if unknown.any():
+            ended = {key: value[unknown] for key, value in info.items()}
+            scored = goal_reward[unknown].astype(np.float32)
+            success[unknown] = self._reached_host(scored, desired[unknown], ended)
+        ops.assign(data["reward"], slots, env_reward.astype(np.float32))
+        ops.assign(data["reward_extra"], slots, extra)
+        ops.assign(data["success"], slots, success)
+        self._pending = []
 
     def _reached_host(
         self, goal_reward: np.ndarray, goal: np.ndarray, info: Mapping[str, np.ndarray]
@@ -433,6 +489,7 @@ class HerReplayBuffer:
     def sample(self, batch_size: int, beta: float | None = None) -> Batch:
         """Draw ``batch_size`` transitions with replacement, goals relabelled as configured."""
         _require_int("batch_size", batch_size, minimum=1)
+        self._score()
         if len(self) == 0:
             raise ValueError(
                 "cannot sample from an empty buffer: add transitions first"
@@ -623,6 +680,7 @@ class HerReplayBuffer:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the whole buffer to one ``.npz`` file (no pickle), atomically."""
+        self._score()
         arrays, counters = self.storage.state()
         if self.tree is not None:
             arrays["priorities"] = np.asarray(self.tree.leaves)
@@ -758,6 +816,10 @@ name that errors use."""
 
 def _as_rewards(value: Any, n_envs: int) -> np.ndarray:
     """The env's step rewards as a finite float64 ``(n_envs,)`` array."""
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (n_envs,):
+        if not math.isfinite(value.sum()):  # a NaN or an infinity makes the sum one
+            raise ValueError(f"reward must be finite, got {value}")
+        return value
     array = np.asarray(value)
     if array.shape != (n_envs,) and not (n_envs == 1 and array.shape in ((), (1, 1))):
         raise ValueError(f"reward must have shape ({n_envs},), got {array.shape}")

@@ -21,6 +21,7 @@ _TAGS = {
     "episodes": "train/episodes",
     "updates": "train/updates",
     "wall_s": "time/wall_s",
+    "eval_s": "time/eval_s",
     "sps": "time/sps",
 }
 

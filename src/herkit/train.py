@@ -50,6 +50,7 @@ class LoopState:
     updates: int = 0
     episodes: int = 0
     wall_s: float = 0.0
+    eval_s: float = 0.0
     owed_updates: float = 0.0
     next_eval: int = 0
     next_checkpoint: int = 0
@@ -377,7 +378,9 @@ def _train(
             if (state.env_steps >= state.next_eval or finished) and not interrupted:
                 state.next_eval += config.eval_every
                 eval_seed = config.seed + 10_000 + offset + state.env_steps
+                eval_started = time.perf_counter()
                 result = evaluate(agent, eval_envs, config.eval_episodes, eval_seed, success_of)
+                state.eval_s += time.perf_counter() - eval_started
                 state.success_rate = context.mean(result.success_rate)
                 state.wall_s = time.perf_counter() - started
                 episodes = int(context.all_sum(np.array([state.episodes]))[0])  # every rank
@@ -577,6 +580,7 @@ def _row(state: LoopState, metrics: dict[str, float], episodes: int) -> dict[str
         "updates": state.updates,
         "episodes": episodes,
         "wall_s": state.wall_s,
+        "eval_s": state.eval_s,
         "sps": state.env_steps / max(state.wall_s, 1e-9),
         "success_rate": state.success_rate,
         **metrics,

@@ -1,0 +1,201 @@
+"""highway-env's parking-v0 with SAC+HER: herkit's defaults beside SB3's SAC + HerReplayBuffer.
+
+parking-v0 is a Gymnasium GoalEnv (highway-env 1.12): a car steers and accelerates into a
+parking spot; the reward is ``compute_reward`` (minus the square root of a weighted L1
+distance to the goal pose), plus -5 on the step of a collision, success is
+``info["is_success"]``, and an episode ends on a crash or on success, else after 500 steps
+(100 s at 5 Hz). herkit has no preset for it, so ``herkit train highway_env:parking-v0
+--algo sac`` runs its generic SAC defaults (src/herkit/config.py); SB3 runs SAC with its
+HerReplayBuffer and the same settings (3 x 256 networks, Adam 1e-3 for the actor, the
+critics and the entropy coefficient, gamma 0.98, tau 0.05, batch 256, buffer 1,000,000,
+future k=4, one update per env step after 1,000 steps, entropy coefficient learned from 0.1
+towards -action_dim) on the same env. Two differences remain that the settings do not
+remove: SB3 acts uniformly at random for its first 1,000 steps (learning_starts), herkit
+uses its untrained policy from the start (random_steps 0); and SB3's HerReplayBuffer keeps
+the env's reward (collision penalty included) for real transitions but gives relabelled ones
+bare ``compute_reward`` (no penalty, ``done`` as stored), where herkit's buffer decides for
+itself (src/herkit/buffer/; the record notes the commit and whether src/ differed). Both
+evaluate every 2,000 env steps on 10 episodes of the deterministic policy, success read from
+``info["is_success"]`` at the end of the episode, and both count the evaluations in their
+wall time. The runs go one after the other, each on one thread, so neither slows the other.
+
+    python benchmarks/parking.py                        # seed 0, 30,000 env steps, both
+    python benchmarks/parking.py --seeds 0 1 2          # 3 seeds, both libraries
+    python benchmarks/parking.py --seeds 0 1 2 --only sb3
+
+Writes docs/parking.json (merged by library and seed) and docs/figures/parking.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.metadata
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import DOCS, FIGURES, code_version, machine, sb3_success_rate
+
+ENV_ID = "parking-v0"
+HERKIT_ENV_ID = f"highway_env:{ENV_ID}"
+EVAL_EVERY = 2_000
+EVAL_EPISODES = 10
+RECORD = DOCS / "parking.json"
+
+
+def herkit_run(seed: int, steps: int, out: Path) -> list[dict[str, float]]:
+    """``herkit train highway_env:parking-v0 --algo sac`` for ``steps``; its progress rows."""
+    command = [
+        sys.executable, "-m", "herkit", "train", HERKIT_ENV_ID, "--algo", "sac",
+        "--seed", str(seed), "--steps", str(steps), "--out", str(out), "--no-progress",
+        "--no-tensorboard", "--torch-threads", "1", "--eval-every", str(EVAL_EVERY),
+        "--eval-episodes", str(EVAL_EPISODES),
+    ]  # fmt: skip
+    subprocess.run(command, check=True)
+    with open(out / "progress.csv", newline="") as file:
+        return [
+            {key: float(row[key]) for key in ("env_steps", "wall_s", "eval_s", "success_rate")}
+            for row in csv.DictReader(file)
+        ]
+
+
+def sb3_run(seed: int, steps: int) -> list[dict[str, float]]:
+    """SB3 SAC + HerReplayBuffer with herkit's settings; evaluated like herkit."""
+    import gymnasium as gym
+    import highway_env  # noqa: F401 (registers parking-v0)
+    import torch
+    from stable_baselines3 import SAC, HerReplayBuffer
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    torch.set_num_threads(1)
+    env = gym.make(ENV_ID)
+    eval_env = gym.make(ENV_ID)
+    model = SAC(
+        "MultiInputPolicy", env, learning_rate=1e-3, gamma=0.98, tau=0.05, batch_size=256,
+        buffer_size=1_000_000, learning_starts=1_000, train_freq=1, gradient_steps=1,
+        replay_buffer_class=HerReplayBuffer,
+        replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"},
+        policy_kwargs={"net_arch": [256, 256, 256]}, ent_coef="auto_0.1", seed=seed,
+        device="cpu", verbose=0,
+    )  # fmt: skip
+    rows: list[dict[str, float]] = []
+    started = time.perf_counter()
+    eval_s = 0.0
+
+    def evaluate(eval_seed: int) -> float:
+        return sb3_success_rate(model, eval_env, EVAL_EPISODES, eval_seed, key="is_success")
+
+    class Evaluate(BaseCallback):
+        def _on_step(self) -> bool:
+            nonlocal eval_s
+            if self.num_timesteps % EVAL_EVERY == 0:
+                eval_started = time.perf_counter()
+                success = evaluate(seed + 10_000 + self.num_timesteps)
+                eval_s += time.perf_counter() - eval_started
+                wall = time.perf_counter() - started
+                rows.append({"env_steps": self.num_timesteps, "wall_s": wall,
+                             "eval_s": eval_s, "success_rate": success})  # fmt: skip
+            return True
+
+    model.learn(total_timesteps=steps, callback=Evaluate())
+    return rows
+
+
+def first_reaching(rows: list[dict[str, float]], level: float) -> dict[str, float] | None:
+    """The first evaluation at or above ``level``."""
+    return next((row for row in rows if row["success_rate"] >= level), None)
+
+
+def train_minutes(row: dict[str, float]) -> float:
+    """Wall time of a row without its run's evaluations (whose length depends on how long the
+    policy keeps driving, not on the library), in minutes; with them where not recorded."""
+    return (row["wall_s"] - row.get("eval_s", 0.0)) / 60
+
+
+def plot(records: dict[str, Any], path: Path) -> None:
+    """Success against env steps and against training wall time, one line per library and
+    seed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    colors = {"herkit": "tab:blue", "sb3": "tab:orange"}
+    for _, record in sorted(records.items()):
+        rows = record["rows"]
+        name = "herkit" if record["library"] == "herkit" else "SB3"
+        label = f"{name} SAC+HER, seed {record['seed']}"
+        if "eval_s" not in rows[0]:
+            label += " (wall time with evaluations)"
+        success = [row["success_rate"] for row in rows]
+        style = {"marker": ".", "label": label, "color": colors[record["library"]],
+                 "alpha": 1.0 if record["seed"] == 0 else 0.5}  # fmt: skip
+        axes[0].plot([row["env_steps"] for row in rows], success, **style)
+        axes[1].plot([train_minutes(row) for row in rows], success, **style)
+    axes[0].set(
+        xlabel="env steps", ylabel=f"success rate ({EVAL_EPISODES} episodes)", ylim=(-0.02, 1.02)
+    )
+    axes[1].set(xlabel="wall time without evaluations (min)", ylim=(-0.02, 1.02))
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.axhline(0.9, color="gray", lw=0.8, ls="--")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(
+        f"highway-env {ENV_ID}: SAC+HER (3 x 256, lr 1e-3, batch 256, future k=4), one thread each"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def machine_info() -> dict[str, Any]:
+    """:func:`common.machine` with highway-env's version added."""
+    info = machine()
+    try:
+        info["versions"]["highway-env"] = importlib.metadata.version("highway-env")
+    except importlib.metadata.PackageNotFoundError:
+        info["versions"]["highway-env"] = None
+    return info
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--steps", type=int, default=30_000)
+    parser.add_argument("--only", choices=("herkit", "sb3"), default=None)
+    args = parser.parse_args()
+    records: dict[str, Any] = json.loads(RECORD.read_text())["runs"] if RECORD.exists() else {}
+    libraries = [args.only] if args.only else ["herkit", "sb3"]
+    for seed in args.seeds:
+        for library in libraries:
+            print(f"{library} seed {seed}: {args.steps} env steps", flush=True)
+            with tempfile.TemporaryDirectory() as tmp:
+                run_started = time.perf_counter()
+                if library == "herkit":
+                    rows = herkit_run(seed, args.steps, Path(tmp) / "run")
+                else:
+                    rows = sb3_run(seed, args.steps)
+                total = time.perf_counter() - run_started
+            reached = first_reaching(rows, 0.9)
+            records[f"{library}/seed{seed}"] = {
+                "library": library, "algo": "sac", "seed": seed, "steps": args.steps,
+                "rows": rows, "process_wall_s": round(total, 1), "first_0.9": reached,
+                "final_success": rows[-1]["success_rate"], "code": code_version(),
+            }  # fmt: skip
+            print(f"  first >= 0.9: {reached}; final {rows[-1]['success_rate']:.2f}; "
+                  f"{total:.0f} s", flush=True)  # fmt: skip
+            if RECORD.exists():  # another job may have added runs meanwhile
+                records = json.loads(RECORD.read_text())["runs"] | records
+            RECORD.write_text(json.dumps({"machine": machine_info(), "runs": records}, indent=1))
+            plot(records, FIGURES / "parking.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Do short seeded runs train exactly as they did at an earlier commit?
+
+For a change that must not alter learning where it does not apply (e.g. keeping the env's
+reward terms, which herkit's envs, Fetch and PointMaze do not have), a bit-identical run is
+a stronger check than learning curves within seed noise. This script checks out REV into a
+temporary git worktree, runs the same ``herkit train`` command line with that code and
+with the working tree's, one after the other, and compares every column of progress.csv
+except the timings (``wall_s``, ``sps``, ``eval_s``): success rates, losses, Q values, updates.
+
+    python benchmarks/unchanged.py --against 3b03fe7
+    python benchmarks/unchanged.py --against HEAD~1 --only bitflip fetchreach
+
+Writes docs/unchanged.json: per case, the command, whether the rows are identical, and
+the largest difference of any column where they are not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import DOCS, ROOT, code_version, machine
+
+CASES: dict[str, list[str]] = {
+    "bitflip": ["herkit/BitFlip-v0", "--steps", "6000", "--eval-every", "2000"],
+    "pointreach": ["herkit/PointReach-v0", "--algo", "td3", "--steps", "3000"],
+    "gridworld": ["herkit/GridWorld-v0", "--steps", "3000"],
+    "mountaincar": ["herkit/MountainCarGoal-v0", "--steps", "3000"],
+    "fetchreach": ["FetchReach-v4", "--steps", "2000", "--eval-every", "1000"],
+    "pointmaze": ["PointMaze_UMaze-v3", "--steps", "3000", "--eval-every", "1000"],
+}
+"""Short runs of every env family herkit ships or presets, with their default settings."""
+
+TIMINGS = ("wall_s", "sps", "eval_s")
+RECORD = DOCS / "unchanged.json"
+
+
+def run(source: Path, args: list[str], out: Path) -> list[dict[str, str]]:
+    """``herkit train ARGS`` with the package under ``source/src``; its progress rows."""
+    env = {**os.environ, "PYTHONPATH": str(source / "src")}
+    command = [
+        sys.executable, "-m", "herkit", "train", *args, "--seed", "0", "--out", str(out),
+        "--no-progress", "--no-tensorboard", "--torch-threads", "1", "--eval-episodes", "10",
+    ]  # fmt: skip
+    subprocess.run(command, check=True, env=env, cwd=source, stdout=subprocess.DEVNULL)
+    with open(out / "progress.csv", newline="") as file:
+        return list(csv.DictReader(file))
+
+
+def compare(old: list[dict[str, str]], new: list[dict[str, str]]) -> dict[str, object]:
+    """Identical rows (timings aside), or the columns that differ and by how much."""
+    if len(old) != len(new):
+        return {"identical": False, "rows": [len(old), len(new)]}
+    largest: dict[str, float] = {}
+    for row_old, row_new in zip(old, new, strict=True):
+        for key in sorted(set(row_old) | set(row_new)):
+            if key in TIMINGS or row_old.get(key) == row_new.get(key):
+                continue
+            try:
+                gap = abs(float(row_old.get(key) or "nan") - float(row_new.get(key) or "nan"))
+            except ValueError:
+                gap = float("inf")
+            largest[key] = max(largest.get(key, 0.0), gap)
+    return {"identical": not largest, "differences": largest, "rows": len(new)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", required=True, help="the earlier commit (any git rev)")
+    parser.add_argument("--only", nargs="+", choices=sorted(CASES), default=sorted(CASES))
+    args = parser.parse_args()
+    results: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        old_tree = Path(tmp) / "old"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(old_tree), args.against],
+            check=True, cwd=ROOT, capture_output=True,
+        )  # fmt: skip
+        try:
+            for name in args.only:
+                old = run(old_tree, CASES[name], Path(tmp) / f"{name}-old")
+                new = run(ROOT, CASES[name], Path(tmp) / f"{name}-new")
+                results[name] = {"args": CASES[name], **compare(old, new)}
+                print(f"{name}: {results[name]}", flush=True)
+        finally:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(old_tree)], cwd=ROOT, check=False
+            )
+    against = subprocess.run(
+        ["git", "rev-parse", args.against], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    record = {"machine": machine(), "against": against, "code": code_version(), "cases": results}
+    RECORD.write_text(json.dumps(record, indent=1))
+
+
+if __name__ == "__main__":
+    main()

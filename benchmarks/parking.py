@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DOCS, FIGURES, code_version, machine, sb3_success_rate
 
@@ -118,9 +120,29 @@ def train_minutes(row: dict[str, float]) -> float:
     return (row["wall_s"] - row.get("eval_s", 0.0)) / 60
 
 
+def success_by_steps(rows: list[dict[str, float]], budget: float) -> float:
+    """Success of the evaluation at ``budget`` env steps (NaN if none)."""
+    return next((row["success_rate"] for row in rows if row["env_steps"] == budget), np.nan)
+
+
+def success_by_minutes(rows: list[dict[str, float]], budget: float) -> float:
+    """Success of the last evaluation done by ``budget`` minutes of training (0 before)."""
+    done = [row["success_rate"] for row in rows if train_minutes(row) <= budget]
+    return done[-1] if done else 0.0
+
+
+def by_library(records: dict[str, Any]) -> dict[str, list[list[dict[str, float]]]]:
+    """Each library's runs (their progress rows)."""
+    libraries = sorted({record["library"] for record in records.values()})
+    return {
+        lib: [r["rows"] for _, r in sorted(records.items()) if r["library"] == lib]
+        for lib in libraries
+    }
+
+
 def plot(records: dict[str, Any], path: Path) -> None:
-    """Success against env steps and against training wall time, one line per library and
-    seed."""
+    """Success against env steps and against training wall time: each seed thin, each
+    library's mean over its seeds thick."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -128,31 +150,56 @@ def plot(records: dict[str, Any], path: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     colors = {"herkit": "tab:blue", "sb3": "tab:orange"}
-    for _, record in sorted(records.items()):
-        rows = record["rows"]
-        name = "herkit" if record["library"] == "herkit" else "SB3"
-        label = f"{name} SAC+HER, seed {record['seed']}"
-        if "eval_s" not in rows[0]:
-            label += " (wall time with evaluations)"
-        success = [row["success_rate"] for row in rows]
-        style = {"marker": ".", "label": label, "color": colors[record["library"]],
-                 "alpha": 1.0 if record["seed"] == 0 else 0.5}  # fmt: skip
-        axes[0].plot([row["env_steps"] for row in rows], success, **style)
-        axes[1].plot([train_minutes(row) for row in rows], success, **style)
+    names = {"herkit": "herkit", "sb3": "SB3"}
+    runs = by_library(records)
+    for lib, lib_runs in runs.items():
+        for rows in lib_runs:
+            success = [row["success_rate"] for row in rows]
+            style = {"color": colors[lib], "alpha": 0.3, "lw": 1}
+            axes[0].plot([row["env_steps"] for row in rows], success, **style)
+            axes[1].plot([train_minutes(row) for row in rows], success, **style)
+        steps = sorted({row["env_steps"] for rows in lib_runs for row in rows})
+        mean = [np.nanmean([success_by_steps(rows, b) for rows in lib_runs]) for b in steps]
+        label = f"{names[lib]} SAC+HER, mean of {len(lib_runs)} seeds"
+        axes[0].plot(steps, mean, color=colors[lib], lw=2.5, marker=".", label=label)
+        minutes = np.arange(0.5, max(train_minutes(rows[-1]) for rows in lib_runs), 0.5)
+        mean = [np.mean([success_by_minutes(rows, b) for rows in lib_runs]) for b in minutes]
+        axes[1].plot(minutes, mean, color=colors[lib], lw=2.5, drawstyle="steps-post")
     axes[0].set(
         xlabel="env steps", ylabel=f"success rate ({EVAL_EPISODES} episodes)", ylim=(-0.02, 1.02)
     )
-    axes[1].set(xlabel="wall time without evaluations (min)", ylim=(-0.02, 1.02))
+    axes[1].set(xlabel="training wall time, evaluations excluded (min)", ylim=(-0.02, 1.02))
     for ax in axes:
         ax.grid(alpha=0.3)
         ax.axhline(0.9, color="gray", lw=0.8, ls="--")
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=8, loc="lower right")
     fig.suptitle(
         f"highway-env {ENV_ID}: SAC+HER (3 x 256, lr 1e-3, batch 256, future k=4), one thread each"
     )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def at_budgets(records: dict[str, Any]) -> str:
+    """A markdown table: each library's success, mean over its seeds, at every evaluation's
+    env steps and every 2 minutes of training wall time (the last evaluation done by then;
+    0 before the first)."""
+    runs = by_library(records)
+    libraries = list(runs)
+    every_run = [rows for lib in libraries for rows in runs[lib]]
+    steps = sorted({row["env_steps"] for rows in every_run for row in rows})
+    longest = max(train_minutes(rows[-1]) for rows in every_run)
+    minutes = list(range(2, int(longest) + 1, 2))
+    seeds = ", ".join(f"{lib} {len(runs[lib])}" for lib in libraries)
+    lines = [f"| budget | {' | '.join(libraries)} |", "|---|" + "---:|" * len(libraries)]
+    tables = (("env steps", steps, success_by_steps), ("min", minutes, success_by_minutes))
+    for label, budgets, read in tables:
+        for budget in budgets:
+            means = [np.nanmean([read(rows, budget) for rows in runs[lib]]) for lib in libraries]
+            name = f"{budget:,.0f} {label}"
+            lines.append(f"| {name} | " + " | ".join(f"{m:.2f}" for m in means) + " |")
+    return f"seeds: {seeds}\n" + "\n".join(lines)
 
 
 def machine_info() -> dict[str, Any]:
@@ -170,7 +217,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--steps", type=int, default=30_000)
     parser.add_argument("--only", choices=("herkit", "sb3"), default=None)
+    parser.add_argument("--table", action="store_true", help="print the budget table, run none")
     args = parser.parse_args()
+    if args.table:
+        print(at_budgets(json.loads(RECORD.read_text())["runs"]))
+        return
     records: dict[str, Any] = json.loads(RECORD.read_text())["runs"] if RECORD.exists() else {}
     libraries = [args.only] if args.only else ["herkit", "sb3"]
     for seed in args.seeds:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,16 @@ def code_version() -> dict[str, Any]:
     except (OSError, subprocess.CalledProcessError):
         return {}
     return {"commit": commit, "src_modified": bool(status.strip())}
+
+
+def add_run(path: Path, key: str, run: dict[str, Any], machine: dict[str, Any]) -> dict[str, Any]:
+    """Write ``run`` into the record file ``path`` under ``runs[key]``, keeping every other
+    run as the file holds it now (another job may have added or re-run some meanwhile);
+    return all the runs."""
+    record = json.loads(path.read_text()) if path.exists() else {}
+    runs = record.get("runs", {}) | {key: run}
+    path.write_text(json.dumps(record | {"machine": machine, "runs": runs}, indent=1))
+    return runs
 
 
 def shown(path: Path) -> str:

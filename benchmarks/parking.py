@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, FIGURES, code_version, machine, sb3_success_rate
+from common import DOCS, FIGURES, add_run, code_version, machine, sb3_success_rate
 
 ENV_ID = "parking-v0"
 HERKIT_ENV_ID = f"highway_env:{ENV_ID}"
@@ -222,7 +222,6 @@ def main() -> None:
     if args.table:
         print(at_budgets(json.loads(RECORD.read_text())["runs"]))
         return
-    records: dict[str, Any] = json.loads(RECORD.read_text())["runs"] if RECORD.exists() else {}
     libraries = [args.only] if args.only else ["herkit", "sb3"]
     for seed in args.seeds:
         for library in libraries:
@@ -235,16 +234,14 @@ def main() -> None:
                     rows = sb3_run(seed, args.steps)
                 total = time.perf_counter() - run_started
             reached = first_reaching(rows, 0.9)
-            records[f"{library}/seed{seed}"] = {
+            run = {
                 "library": library, "algo": "sac", "seed": seed, "steps": args.steps,
                 "rows": rows, "process_wall_s": round(total, 1), "first_0.9": reached,
                 "final_success": rows[-1]["success_rate"], "code": code_version(),
             }  # fmt: skip
+            records = add_run(RECORD, f"{library}/seed{seed}", run, machine_info())
             print(f"  first >= 0.9: {reached}; final {rows[-1]['success_rate']:.2f}; "
                   f"{total:.0f} s", flush=True)  # fmt: skip
-            if RECORD.exists():  # another job may have added runs meanwhile
-                records = json.loads(RECORD.read_text())["runs"] | records
-            RECORD.write_text(json.dumps({"machine": machine_info(), "runs": records}, indent=1))
             plot(records, FIGURES / "parking.png")
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, FIGURES, code_version, machine, sb3_success_rate
+from common import DOCS, FIGURES, add_run, code_version, machine, sb3_success_rate
 
 ENV_ID = "PointMaze_UMaze-v3"
 ENV_KWARGS = {"continuing_task": False, "max_episode_steps": 100}
@@ -138,7 +137,6 @@ def main() -> None:
     parser.add_argument("--only", choices=("herkit", "sb3"), default=None)
     parser.add_argument("--algo", choices=("sac", "td3"), default="sac", help="herkit's")
     args = parser.parse_args()
-    records: dict[str, Any] = json.loads(RECORD.read_text())["runs"] if RECORD.exists() else {}
     libraries = [args.only] if args.only else ["herkit", "sb3"]
     for seed in args.seeds:
         for library in libraries:
@@ -153,16 +151,14 @@ def main() -> None:
             reached = first_reaching(rows, 0.9)
             algo = args.algo if library == "herkit" else "sac"
             key = f"{library}/seed{seed}" if algo == "sac" else f"{library}-{algo}/seed{seed}"
-            records[key] = {
+            run = {
                 "library": library, "algo": algo, "seed": seed, "steps": args.steps, "rows": rows,
                 "process_wall_s": round(total, 1), "first_0.9": reached,
                 "final_success": rows[-1]["success_rate"], "code": code_version(),
             }  # fmt: skip
+            records = add_run(RECORD, key, run, machine())
             print(f"  first >= 0.9: {reached}; final {rows[-1]['success_rate']:.2f}; "
                   f"{total:.0f} s", flush=True)  # fmt: skip
-            if RECORD.exists():  # another job may have added runs meanwhile
-                records = json.loads(RECORD.read_text())["runs"] | records
-            RECORD.write_text(json.dumps({"machine": machine(), "runs": records}, indent=1))
             plot(records, FIGURES / "pointmaze.png")
 
 

@@ -330,10 +330,10 @@ def _train(
                 if main:
                     _say(f"warning: {buffer.audit.describe()}")
                     _write_config(run_dir, config, conventions, buffer)
-            if not range_reported and _outside(buffer.audit, config.reward_range):
+            if not range_reported and (outside := _outside(buffer.audit, config.reward_range)):
                 range_reported = True
                 if main:
-                    _say(f"warning: {_outside(buffer.audit, config.reward_range)}")
+                    _say(f"warning: {outside}")
             done = terminated | truncated
             state.episodes += int(done.sum())
             if terminal_unknown or done.any():

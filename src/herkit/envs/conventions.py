@@ -35,6 +35,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from herkit.buffer.env_terms import RewardAudit
+
 __all__ = ["SUCCESS_KEYS", "GoalConventions", "SuccessSignal", "info_columns", "probe_conventions"]
 
 SUCCESS_KEYS = ("is_success", "success")
@@ -187,8 +189,7 @@ def probe_conventions(
     sources: dict[str, str] = {}
     warnings: list[str] = []
     recomputed = rewards(achieved, desired, info)
-    extra = record.reward - recomputed
-    extra[np.isclose(recomputed, record.reward, rtol=1e-5, atol=1e-6)] = 0.0
+    extra = RewardAudit().observe(record.reward, recomputed, None)  # 0 within float noise
     if extra.any():
         warnings.append(
             f"the env's step reward differs from compute_reward(achieved_goal, desired_goal, "

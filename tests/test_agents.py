@@ -540,15 +540,39 @@ def test_bf16_and_fp32_updates_agree_closely() -> None:
     assert (q16 - q32).abs().max() < 0.05 * q32.abs().max() + 1e-3
 
 
-def test_resolve_precision() -> None:
-    from herkit.precision import resolve_precision
+def test_check_precision() -> None:
+    from herkit.precision import check_precision
 
     cpu = torch.device("cpu")
-    assert resolve_precision("fp32", cpu, (512,)) == "fp32"
-    assert resolve_precision("bf16", cpu, (64,)) == "bf16"
-    assert resolve_precision("auto", cpu, (256, 256)) == "fp32"  # small: not worth it
+    for precision in ("auto", "fp32", "bf16"):
+        check_precision(precision, cpu)
     with pytest.raises(ValueError, match="precision must be"):
-        resolve_precision("half", cpu, (64,))
+        check_precision("half", cpu)
+
+
+def test_measure_precision_times_both_and_leaves_the_agent_as_it_was() -> None:
+    from herkit.precision import AUTO_BF16_SPEEDUP, measure_precision
+
+    agent = agent_for("ddpg")
+    before = agent.state_dict()
+    obs_space = gymnasium.spaces.Dict(
+        {
+            "observation": gymnasium.spaces.Box(-1, 1, (OBS_DIM,)),
+            "achieved_goal": gymnasium.spaces.Box(-1, 1, (GOAL_DIM,)),
+            "desired_goal": gymnasium.spaces.Box(-1, 1, (GOAL_DIM,)),
+        }
+    )
+    choice, timings = measure_precision(agent, obs_space, space("ddpg"), 64, repeats=1)
+    assert set(timings) == {"fp32_ms", "bf16_ms"} and all(t > 0 for t in timings.values())
+    bf16_wins = timings["fp32_ms"] >= AUTO_BF16_SPEEDUP * timings["bf16_ms"]
+    assert choice == ("bf16" if bf16_wins else "fp32")
+    assert agent.precision == "fp32"
+    after = agent.state_dict()
+    assert after["updates"] == before["updates"]
+    for name, net in before["networks"].items():
+        for key, value in net.items():
+            assert torch.equal(after["networks"][name][key], value), (name, key)
+    np.testing.assert_array_equal(after["obs_normalizer"]["sum"], before["obs_normalizer"]["sum"])
 
 
 def test_goal_normalizer_fed_goals_alone() -> None:

@@ -186,12 +186,20 @@ def test_a_used_run_directory_is_never_clobbered(tmp_path: Path) -> None:
     assert json.loads((run / "config.json").read_text())["eval_every"] == 400
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(
+    ("signum", "envs"),
+    [
+        (signal.SIGINT, []),
+        (signal.SIGTERM, []),
+        (signal.SIGINT, ["--n-envs", "2", "--env-workers", "1"]),  # overlapped, in a worker
+    ],
+)
 def test_a_signal_checkpoints_where_it_stopped_and_resume_continues_there(
-    tmp_path: Path, signum: int
+    tmp_path: Path, signum: int, envs: list[str]
 ) -> None:
     run = tmp_path / "run"
     args = ["train", "--steps", "100000", "--eval-every", "250", "--checkpoint-every", "50000"]
+    args += envs
     process = start_until(
         [*args, "--out", str(run)],
         lambda: (run / "progress.csv").exists() and len(read_progress(run)) >= 3,

@@ -120,17 +120,22 @@ def test_target_success_stops_early_and_is_recorded(tmp_path: Path) -> None:
 def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
     config = quiet(out=str(tmp_path), steps=64, warmup_steps=32, eval_every=64, eval_episodes=2)
     train(config)
-    # config.json holds what the run used: the env's conventions filled in, the precision
-    # that auto chose (fp32 for bit flipping's 1 x 256), and its directory
+    # config.json holds what the run used: the env's conventions filled in, the precision,
+    # threads and env workers that auto chose, and its directory
+    on_disk = json.loads((tmp_path / "config.json").read_text())
+    assert on_disk["precision"] in ("fp32", "bf16") and on_disk["torch_threads"] >= 1
+    assert on_disk["env_workers"] == 0  # one env steps in the trainer process
+    assert on_disk["precision"] in on_disk["machine"]["precision"]
     resolved = dataclasses.replace(
         config,
         reward_range=(-1.0, 0.0),
         terminal_on_success=True,
         success_key="is_success",
-        precision="fp32",
+        precision=on_disk["precision"],
+        torch_threads=on_disk["torch_threads"],
+        env_workers=0,
     )
     assert load_run_config(tmp_path) == resolved
-    on_disk = json.loads((tmp_path / "config.json").read_text())
     assert on_disk["dqn"]["hidden"] == [256] and on_disk["algo"] == "dqn"
     assert on_disk["out"] == str(tmp_path)
     assert on_disk["conventions"]["success_key"] == "is_success"

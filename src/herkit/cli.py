@@ -112,7 +112,7 @@ def plot(
 RESUME_MAY_CHANGE = (
     "steps", "eval_every", "eval_episodes", "checkpoint_every", "video_every", "target_success",
     "device",
-    "torch_threads", "dist_timeout_s", "tensorboard", "progress",
+    "torch_threads", "env_workers", "dist_timeout_s", "tensorboard", "progress",
 )  # fmt: skip
 """Settings that ``herkit train --resume RUN`` accepts as flags (e.g. a larger ``--steps``
 to extend a finished run); the rest would not fit the checkpointed agent or buffer."""

@@ -295,13 +295,24 @@ class TrainConfig:
     dist_timeout_s: float = 300.0
     """torch.distributed (torchrun) runs: seconds a collective waits for the other ranks
     before failing."""
-    torch_threads: int = 1
-    """Threads of torch's CPU kernels (small networks run fastest on one)."""
+    torch_threads: int | None = None
+    """Threads of torch's CPU kernels; None: chosen with --env-workers so that threads
+    plus env workers fit this process's CPU cores (printed at start, recorded in
+    config.json)."""
+    env_workers: int | None = None
+    """Worker processes that step the training envs (and, as many as fit, the evaluation
+    envs), several envs each; 0: every env steps in the trainer process. None: the CPU
+    cores left over by --torch-threads, at most --n-envs; 0 for a single env."""
+    overlap: bool = True
+    """With envs in worker processes, update the networks while the envs step: the action
+    of env step t then comes from the parameters before the updates owed by step t - 1
+    (one update batch behind). --no-overlap waits for the envs, then updates."""
     precision: Literal["auto", "fp32", "bf16"] = "auto"
     """Forward passes in float32, or in bfloat16 under autocast (parameters, optimiser
-    state, targets and losses stay float32); auto: bf16 where the device multiplies
-    bfloat16 natively (AVX512-BF16, AMX, CUDA) and the networks are >= 512 wide. The
-    choice is recorded in config.json."""
+    state, targets and losses stay float32); auto: where the device multiplies bfloat16
+    natively (AVX512-BF16, AMX, CUDA), a few updates of the run's networks at its batch
+    size are timed in both and the faster is taken (bf16 only if >= 1.1x faster). The
+    choice and the timings are recorded in config.json."""
     tensorboard: bool = True
     """Also write TensorBoard event files."""
     progress: bool = True
@@ -321,9 +332,19 @@ class TrainConfig:
         for name, minimum in (
             ("k", 0), ("steps", 1), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
             ("random_steps", 0), ("eval_every", 1), ("eval_episodes", 1), ("n_eval_envs", 1),
-            ("checkpoint_every", 1), ("video_every", 0), ("torch_threads", 1), ("n_step", 1),
+            ("checkpoint_every", 1), ("video_every", 0), ("n_step", 1),
         ):  # fmt: skip
             _check_int(name, getattr(self, name), minimum)
+        if self.torch_threads is not None:
+            _check_int("torch_threads", self.torch_threads, 1)
+        if self.env_workers is not None:
+            _check_int("env_workers", self.env_workers, 0)
+            if self.env_workers > self.n_envs:
+                raise ValueError(
+                    f"env_workers must be at most n_envs ({self.n_envs}): a worker steps one "
+                    f"env at least, got {self.env_workers}"
+                )
+        _check_bool("overlap", self.overlap)
         _check_float("updates_per_step", self.updates_per_step, 0.0, open_low=True)
         _check_float("dist_timeout_s", self.dist_timeout_s, 0.0, open_low=True)
         if self.target_success is not None:

@@ -139,8 +139,8 @@ def evaluate_run(
     policy = load_policy(run_dir, device=device)
     config, conventions = resolve_conventions(policy.config)
     n_envs = 1 if video is not None else min(episodes, config.n_eval_envs)
-    render = {"render_mode": "rgb_array"} if video is not None else {}
-    envs = make_vector_env(config, n_envs, seed_offset=seed, **render)
+    render_mode = "rgb_array" if video is not None else None
+    envs = make_vector_env(config, n_envs, seed_offset=seed, render_mode=render_mode)
     frames: list[np.ndarray] | None = [] if video is not None else None
     try:
         success_of = SuccessSignal(

@@ -67,16 +67,19 @@ IGNORED_SETTINGS = (
     "checkpoint_every",
     "device",
     "torch_threads",
+    "env_workers",
     "dist_timeout_s",
     "tensorboard",
     "progress",
     "conventions",
+    "machine",
 )
 """``config.json`` entries that do not split runs into groups: the seed, where and how a
 run is written and shown, its budget and stopping rule (a longer run continues the same
 learning), the evaluation and checkpoint cadence (evaluation uses its own envs), device
-and threads, and the ``conventions`` block (probed from the env, so fixed by the other
-settings). The settings of the agents other than the run's ``algo`` are also ignored."""
+and threads, the ``conventions`` block (probed from the env, so fixed by the other
+settings) and the ``machine`` block (how the cores were used). The settings of the agents
+other than the run's ``algo`` are also ignored."""
 AGENT_SETTINGS = ("dqn", "ddpg", "td3", "sac")
 """``config.json`` blocks of per-algorithm settings; only the run's own ``algo`` counts."""
 

@@ -29,7 +29,7 @@ from herkit.agents import GoalAgent, make_agent
 from herkit.checkpoint import load_agent_state
 from herkit.config import TrainConfig
 from herkit.envs import make_goal_env
-from herkit.precision import resolve_precision
+from herkit.precision import check_precision
 
 __all__ = ["Policy", "load_policy", "make_run_agent"]
 
@@ -40,10 +40,10 @@ def make_run_agent(
     action_space: gym.spaces.Space,
     device: str | torch.device,
 ) -> GoalAgent:
-    """A fresh agent of a run's (resolved) ``config`` for these single-env spaces."""
+    """A fresh agent of a run's (resolved) ``config`` for these single-env spaces (in fp32
+    while ``config.precision`` is still ``auto``: training decides it by measurement)."""
     spaces: Any = observation_space
-    hidden = config.agent_config().hidden
-    precision = resolve_precision(config.precision, torch.device(device), hidden)
+    check_precision(config.precision, torch.device(device))
     return make_agent(
         config.algo,
         config.agent_config(),
@@ -54,7 +54,7 @@ def make_run_agent(
         device=device,
         seed=config.seed,
         terminal_on_success=config.terminal_on_success,
-        precision=precision,
+        precision="fp32" if config.precision == "auto" else config.precision,
     )
 
 

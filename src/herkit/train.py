@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import multiprocessing
 import os
 import shutil
 import signal
@@ -30,15 +29,17 @@ from herkit.buffer.env_terms import RewardAudit
 from herkit.buffer.her import HerReplayBuffer, compute_reward_of
 from herkit.checkpoint import checkpoint_state, load_checkpoint, save_checkpoint
 from herkit.config import TrainConfig, config_from_dict
+from herkit.cores import CorePlan, plan_cores
 from herkit.distributed import Context, DistributedError
 from herkit.envs import make_goal_env
 from herkit.envs.conventions import GoalConventions, SuccessSignal, probe_conventions
 from herkit.envs.torch_rewards import torch_reward_of
+from herkit.envs.workers import WorkerVectorEnv
 from herkit.evaluation import evaluate
 from herkit.logging import RunLogger
 from herkit.plots import plot_runs
 from herkit.policy import make_run_agent
-from herkit.precision import resolve_precision
+from herkit.precision import check_precision, fast_bf16, measure_precision
 from herkit.video import render_frame, write_video
 
 
@@ -62,33 +63,54 @@ class LoopState:
 
 
 def make_vector_env(
-    config: TrainConfig, n_envs: int, seed_offset: int, render_mode: str | None = None
+    config: TrainConfig,
+    n_envs: int,
+    seed_offset: int,
+    render_mode: str | None = None,
+    workers: int | None = None,
 ) -> gym.vector.VectorEnv:
     """``n_envs`` copies of the config's env, autoreset disabled (``render_mode``: for
     frames, e.g. ``"rgb_array"``).
 
-    The envs step in worker processes (async) when there are several and this process has
-    a spare CPU core for them (cores / torchrun's local world size >= 2); otherwise in this
-    process, where they cost no pipes and no process switches. The env is first made once
+    ``workers`` processes step them, several envs each (:class:`WorkerVectorEnv`); with 0
+    they step in this process, where they cost no pipes and no process switches (always
+    with a ``render_mode``: frames are read from the env object). None:
+    as :func:`herkit.cores.plan_cores` chooses for ``n_envs`` envs. The env is first made
     here, so that a bad id or a non-goal env is reported as a ValueError, not from a worker.
     """
     kwargs = config.env_kwargs_dict()
     if render_mode is not None:
         kwargs["render_mode"] = render_mode
     make_goal_env(config.env_id, **kwargs).close()
+    if render_mode is not None:
+        workers = 0  # frames are read from the env object, so it lives here
+    elif workers is None:
+        given = None if config.env_workers is None else min(config.env_workers, n_envs)
+        workers = _plan(config, n_envs, given).env_workers
 
     def make() -> gym.Env:
-        if multiprocessing.parent_process() is not None:  # a worker: Ctrl-C is the trainer's
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
         return make_goal_env(config.env_id, **kwargs)
 
     fns = [make] * n_envs
-    cores_per_process = (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    use_async = n_envs > 1 and cores_per_process >= 2
-    vector_cls = gym.vector.AsyncVectorEnv if use_async else gym.vector.SyncVectorEnv
-    envs = vector_cls(fns, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
+    envs: gym.vector.VectorEnv
+    if workers > 0:
+        envs = WorkerVectorEnv(fns, min(workers, n_envs))
+    else:
+        envs = gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
     envs.action_space.seed(config.seed + seed_offset)
     return envs
+
+
+def _plan(config: TrainConfig, n_envs: int, env_workers: int | None) -> CorePlan:
+    """The core plan of a process of this run with ``n_envs`` envs (torchrun's local
+    ranks share the machine's cores)."""
+    return plan_cores(
+        n_envs,
+        config.torch_threads,
+        env_workers,
+        gpu=config.device != "cpu",
+        local_ranks=int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
+    )
 
 
 def build(
@@ -245,19 +267,43 @@ def _train(
     context.barrier()  # every rank has looked before rank 0 creates the directory
     config, conventions = resolve_conventions(dataclasses.replace(config, out=str(run_dir)))
     device = context.device(config.resolved_device())
-    hidden = config.agent_config().hidden
-    precision = resolve_precision(config.precision, torch.device(device), hidden)
-    config = dataclasses.replace(config, precision=precision)  # type: ignore[arg-type]
+    check_precision(config.precision, torch.device(device))
+    plan = _plan(config, config.n_envs, config.env_workers)
+    config = dataclasses.replace(
+        config, torch_threads=plan.torch_threads, env_workers=plan.env_workers
+    )
     torch.manual_seed(_rank_seed(config, context))
-    torch.set_num_threads(config.torch_threads)
+    torch.set_num_threads(plan.torch_threads)
     offset = 1_000 * context.rank
-    envs = make_vector_env(config, config.n_envs, seed_offset=offset)
+    envs = make_vector_env(config, config.n_envs, seed_offset=offset, workers=plan.env_workers)
     n_eval = min(config.eval_episodes, config.n_eval_envs)
-    eval_envs = make_vector_env(config, n_eval, seed_offset=10_000 + offset)
+    eval_envs = make_vector_env(
+        config, n_eval, seed_offset=10_000 + offset, workers=min(plan.env_workers, n_eval)
+    )
     video_envs = _video_envs(config, seed_offset=20_000) if config.video_every and main else None
     agent, new_buffer = build(config, envs, context=context)
     assert new_buffer is not None
     buffer = new_buffer
+    machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
+    if config.precision == "auto":
+        if fast_bf16(torch.device(device)):
+            precision, timings = measure_precision(
+                agent,
+                envs.single_observation_space,  # type: ignore[arg-type]
+                envs.single_action_space,
+                config.agent_config().batch_size,
+                mean=context.mean if context.active else None,
+            )
+            why = (f"timed at batch {config.agent_config().batch_size}: {timings['fp32_ms']:g} "
+                   f"ms per update in fp32, {timings['bf16_ms']:g} in bf16")  # fmt: skip
+            machine["precision_ms"] = timings
+        else:
+            precision, why = "fp32", "the device does not multiply bfloat16 natively"
+        agent.set_precision(precision)  # type: ignore[attr-defined]
+        config = dataclasses.replace(config, precision=precision)  # type: ignore[arg-type]
+        machine["precision"] = f"{precision} (auto: {why})"
+    overlap = config.overlap and isinstance(envs, WorkerVectorEnv)
+    workers = envs if isinstance(envs, WorkerVectorEnv) else None
     if main:  # only now: a bad env id or algorithm leaves no run directory behind
         if config.overwrite and not resume and run_dir.exists():
             shutil.rmtree(run_dir)
@@ -266,8 +312,14 @@ def _train(
         _say(f"{'resuming' if resume else 'training'} {config.env_id} with {config.algo} "
              f"({her}) for {config.steps:,} env steps in {run_dir}")  # fmt: skip
         _say(f"{config.env_id}: {conventions.describe()}")
-        if config.precision == "bf16":
-            _say("forward passes in bfloat16 (autocast); --precision fp32 to turn it off")
+        _say(f"machine: {plan.describe()}")
+        batch = config.agent_config().batch_size
+        _say(f"learner: batch {batch} x {config.updates_per_step:g} updates per env step = "
+             f"{batch * config.updates_per_step:g} samples per env step")  # fmt: skip
+        _say(f"precision: {machine.get('precision', config.precision + ' (given)')}")
+        if overlap:
+            _say("the envs step while the networks update: an action comes from the parameters "
+                 "one update batch behind (--no-overlap to wait for the envs)")  # fmt: skip
         for warning in conventions.warnings:
             _say(f"warning: {warning}")
     context.barrier()
@@ -286,8 +338,9 @@ def _train(
         state.resets += 1
         buffer.end_episodes()  # the envs restart: episodes in progress end here
         buffer.terminal_on_success = bool(config.terminal_on_success)  # decided after it?
+        machine = _saved_machine(run_dir) | machine
     if main:  # also on resume, where --steps may have grown
-        _write_config(run_dir, config, conventions, buffer)
+        _write_config(run_dir, config, conventions, buffer, machine)
     success_of = SuccessSignal(
         conventions.success_key, buffer.reward_fn, conventions.success_reward, config.info_keys
     )
@@ -310,14 +363,34 @@ def _train(
     interrupted = False
     started = time.perf_counter() - state.wall_s
     progress = _Progress(config, state.env_steps, enabled=main)
+
+    def learn() -> None:
+        """The gradient updates owed (``updates_per_step`` per env step stored)."""
+        while state.owed_updates >= 1:
+            batch = buffer.sample(batch_size)
+            if config.normalize_relabelled_goals:
+                agent.update_goal_normalizer(batch.goal)
+            for key, value in agent.update(batch).items():
+                sums[key] = sums.get(key, 0.0) + value
+                counts[key] = counts.get(key, 0) + 1
+            if config.prioritized:
+                buffer.update_priorities(batch.indices, agent.priorities)
+            state.updates += 1
+            state.owed_updates -= 1
+
     try:
         while state.env_steps < config.steps:
-            # collect
+            # collect (overlapped: the workers step while the updates owed so far run)
             if state.env_steps < config.random_steps:
                 action = envs.action_space.sample()
             else:
                 action = agent.act(obs["observation"], obs["desired_goal"], deterministic=False)
-            next_obs, reward, terminated, truncated, info = envs.step(action)
+            if overlap and workers is not None:
+                workers.step_async(action)
+                learn()
+                next_obs, reward, terminated, truncated, info = workers.step_wait()
+            else:
+                next_obs, reward, terminated, truncated, info = envs.step(action)
             success = success_of(info, next_obs)
             # store (the env's reward and success kept: relabelling adds only the goal's part)
             buffer.add(
@@ -329,7 +402,7 @@ def _train(
                 terms_reported = True
                 if main:
                     _say(f"warning: {buffer.audit.describe()}")
-                    _write_config(run_dir, config, conventions, buffer)
+                    _write_config(run_dir, config, conventions, buffer, machine)
             if not range_reported and (outside := _outside(buffer.audit, config.reward_range)):
                 range_reported = True
                 if main:
@@ -349,7 +422,7 @@ def _train(
                         if main:
                             _say(f"{config.env_id}: episodes end on success: {ended} "
                                  f"({conventions.sources['terminal_on_success']})")  # fmt: skip
-                            _write_config(run_dir, config, conventions, buffer)
+                            _write_config(run_dir, config, conventions, buffer, machine)
             obs = _reset_masked(envs, next_obs, done)
             state.env_steps += steps_per_iteration
             # update (every rank must agree to start: store-time relabelling holds nothing
@@ -358,23 +431,17 @@ def _train(
                 can_update = context.all_true(len(buffer) > 0)
             if can_update:
                 state.owed_updates += config.n_envs * config.updates_per_step
-                while state.owed_updates >= 1:
-                    batch = buffer.sample(batch_size)
-                    if config.normalize_relabelled_goals:
-                        agent.update_goal_normalizer(batch.goal)
-                    for key, value in agent.update(batch).items():
-                        sums[key] = sums.get(key, 0.0) + value
-                        counts[key] = counts.get(key, 0) + 1
-                    if config.prioritized:
-                        buffer.update_priorities(batch.indices, agent.priorities)
-                    state.updates += 1
-                    state.owed_updates -= 1
+                if not overlap:
+                    learn()
             # a signal stops every rank at the same step (asked every 16 steps with torchrun)
             iteration = state.env_steps // steps_per_iteration
             if not context.active or iteration % 16 == 0:
                 interrupted = not context.all_true(not stop.requested)
-            # evaluate and log
             finished = state.env_steps >= config.steps or interrupted
+            due = (state.env_steps >= min(state.next_eval, state.next_checkpoint)) or finished
+            if overlap and due and not interrupted:
+                learn()  # evaluations and checkpoints see every update owed so far
+            # evaluate and log
             if (state.env_steps >= state.next_eval or finished) and not interrupted:
                 state.next_eval += config.eval_every
                 eval_seed = config.seed + 10_000 + offset + state.env_steps
@@ -411,7 +478,7 @@ def _train(
                     raise DistributedError("the ranks' parameters have diverged")
                 _checkpoint(run_dir, agent, buffer, state, context)
                 if main:
-                    _write_config(run_dir, config, conventions, buffer)
+                    _write_config(run_dir, config, conventions, buffer, machine)
             if finished:
                 break
     finally:
@@ -518,21 +585,36 @@ def _check_resumable(run_dir: Path, config: TrainConfig) -> None:
 
 
 def _write_config(
-    run_dir: Path, config: TrainConfig, conventions: GoalConventions, buffer: HerReplayBuffer
+    run_dir: Path,
+    config: TrainConfig,
+    conventions: GoalConventions,
+    buffer: HerReplayBuffer,
+    machine: dict[str, Any],
 ) -> None:
-    """config.json: the config, the env's conventions and what this rank's buffer found of
+    """config.json: the config, the env's conventions, what this rank's buffer found of
     the env's rewards (``env_terms``: how often and how much they differ from
-    compute_reward, and how a relabelled goal counts as reached)."""
+    compute_reward, and how a relabelled goal counts as reached) and ``machine``: how the
+    run uses the cores, and why its precision was chosen."""
     buffer.flush()
     env_terms = {"success_rule": buffer.success_rule(), **buffer.audit.to_dict()}
     values = {
         **config.to_dict(),
         "conventions": conventions.to_dict() | {"env_terms": env_terms},
+        "machine": machine,
     }
     path = run_dir / "config.json"
     tmp = path.with_name("config.json.tmp")
     tmp.write_text(json.dumps(values, indent=1))
     os.replace(tmp, path)
+
+
+def _saved_machine(run_dir: Path) -> dict[str, Any]:
+    """The ``machine`` record of a run's config.json (empty if it has none)."""
+    try:
+        saved = json.loads((run_dir / "config.json").read_text()).get("machine")
+    except (OSError, ValueError):
+        return {}
+    return saved if isinstance(saved, dict) else {}
 
 
 def _outside(audit: RewardAudit, reward_range: tuple[float, float] | None) -> str:
@@ -562,6 +644,7 @@ def load_run_config(run_dir: str | Path) -> TrainConfig:
         if not isinstance(values, dict):
             raise ValueError(f"expected a JSON object, got {type(values).__name__}")
         values.pop("conventions", None)
+        values.pop("machine", None)
         return config_from_dict(values)
     except (ValueError, TypeError) as error:
         raise ValueError(f"{path} is not a valid herkit config ({error})") from None

@@ -1,0 +1,275 @@
+"""Where a training run's time goes: the envs alone, the learner alone, the whole loop.
+
+    python benchmarks/throughput.py                      # FetchPush-v4, every recipe
+    python benchmarks/throughput.py --recipes preset large --seconds 20
+    python benchmarks/throughput.py --env FetchReach-v4 --device cuda
+
+For each recipe (a set of ``herkit train`` flags on top of the env's preset), measured one
+after the other in this process, with the threads and env workers that herkit chooses
+for this machine (printed):
+
+- the matrix-multiply peak of torch on those threads, fp32 and bf16 (autocast), as the
+  best GFLOP/s over a few shapes the size of the networks' layers;
+- envs alone: env steps/s of the recipe's training envs, in the recipe's worker
+  processes, stepped with random actions (resets included);
+- learner alone: samples/s and updates/s of ``buffer.sample`` plus the agent's update at
+  the recipe's batch size and precision, on a buffer filled with the envs' transitions;
+  the update's floating-point operations are counted by torch (FlopCounterMode), giving
+  GFLOP/s against the peak of its precision;
+- the loop: ``herkit train`` with the recipe for ``--loop-steps`` env steps, env steps/s
+  between the first log row after warm-up and the last, evaluation time taken out;
+  against the overlap's ideal, min(envs alone, learner alone / samples per env step).
+
+Records go to docs/throughput.json (one per env, recipe and device) with the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from common import DOCS, add_run, code_version, machine
+from torch.nn import functional as F
+from torch.utils.flop_counter import FlopCounterMode
+
+from herkit.config import TrainConfig, preset_config
+from herkit.logging import read_progress
+from herkit.precision import fast_bf16
+from herkit.train import _plan, build, make_vector_env, resolve_conventions, train
+
+RECORD = DOCS / "throughput.json"
+RECIPES: dict[str, list[str]] = {
+    # the Fetch preset as a user launches it: batch 256, half an update per env step
+    "preset": [],
+    # the same 128 samples per env step as 16x fewer updates of 16x the batch, 8 envs
+    "large": ["--n-envs", "8", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125"],
+    # the same, waiting for the envs before updating
+    "large-no-overlap": [
+        "--n-envs", "8", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125",
+        "--no-overlap",
+    ],
+    # batch 1024, where fp32 is fastest per sample on a CPU without bfloat16 units
+    "mid": ["--n-envs", "8", "--ddpg.batch-size", "1024", "--updates-per-step", "0.125"],
+}  # fmt: skip
+
+
+def recipe_config(env_id: str, flags: list[str], device: str) -> TrainConfig:
+    """The env's preset with ``flags`` applied, as ``herkit train`` parses them."""
+    from herkit.cli import _parse_train
+
+    config = _parse_train([env_id, *flags], default=preset_config(env_id))
+    return dataclasses.replace(config, device=device, progress=False, tensorboard=False)
+
+
+def matmul_peak(threads: int, device: str, seconds: float = 1.0) -> dict[str, float]:
+    """Best GFLOP/s of ``x @ w.T`` (F.linear) over a few layer-sized shapes, fp32 and bf16
+    (autocast, as the agents run it)."""
+    torch.set_num_threads(threads)
+    peak: dict[str, float] = {}
+    for precision in ("fp32", "bf16"):
+        best = 0.0
+        for rows, width in ((4096, 256), (4096, 512), (2048, 1024)):
+            x = torch.randn(rows, width, device=device)
+            w = torch.randn(width, width, device=device)
+
+            def run(
+                x: torch.Tensor = x, w: torch.Tensor = w, bf16: bool = precision == "bf16"
+            ) -> None:
+                with torch.autocast(x.device.type, torch.bfloat16, enabled=bf16):
+                    F.linear(x, w)
+
+            run()
+            if device != "cpu":
+                torch.cuda.synchronize()
+            n, start = 0, time.perf_counter()
+            while time.perf_counter() - start < seconds / 3 or n < 2:
+                run()
+                n += 1
+            if device != "cpu":
+                torch.cuda.synchronize()
+            elapsed = time.perf_counter() - start
+            best = max(best, 2 * rows * width * width * n / elapsed / 1e9)
+        peak[precision] = round(best, 1)
+    return peak
+
+
+def envs_alone(config: TrainConfig, workers: int, seconds: float) -> tuple[float, list[Any]]:
+    """Env steps/s of the recipe's training envs with random actions, and the transitions."""
+    envs = make_vector_env(config, config.n_envs, seed_offset=0, workers=workers)
+    transitions: list[Any] = []
+    try:
+        obs, _ = envs.reset(seed=config.seed)
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            action = envs.action_space.sample()
+            next_obs, reward, terminated, truncated, info = envs.step(action)
+            transitions.append((obs, action, next_obs, terminated, truncated, info, reward))
+            done = terminated | truncated
+            obs = envs.reset(options={"reset_mask": done})[0] if done.any() else next_obs
+            steps += config.n_envs
+        rate = steps / (time.perf_counter() - start)
+    finally:
+        envs.close()
+    return rate, transitions
+
+
+def learner_alone(config: TrainConfig, transitions: list[Any], seconds: float) -> dict[str, Any]:
+    """Updates/s, samples/s and GFLOP/s of sample + update at the recipe's batch."""
+    envs = make_vector_env(config, config.n_envs, seed_offset=0, workers=0)
+    try:
+        agent, buffer = build(config, envs)
+    finally:
+        envs.close()
+    assert buffer is not None
+    agent.set_precision(config.precision)
+    for obs, action, next_obs, terminated, truncated, info, reward in transitions:
+        buffer.add(obs, action, next_obs, terminated, truncated, info, reward=reward)
+        agent.update_normalizer(obs["observation"], obs["desired_goal"])
+    batch_size = config.agent_config().batch_size
+    counter = FlopCounterMode(display=False)
+    with counter:
+        agent.update(buffer.sample(batch_size))
+    flops = counter.get_total_flops()
+    for _ in range(2):
+        agent.update(buffer.sample(batch_size))
+    updates, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds or updates < 3:
+        agent.update(buffer.sample(batch_size))
+        updates += 1
+    if agent.device.type == "cuda":
+        torch.cuda.synchronize()
+    rate = updates / (time.perf_counter() - start)
+    return {
+        "updates_per_s": round(rate, 2),
+        "samples_per_s": round(rate * batch_size),
+        "mflop_per_update": round(flops / 1e6, 1),
+        "gflop_per_s": round(rate * flops / 1e9, 1),
+        "stored": len(buffer),
+    }
+
+
+def loop(config: TrainConfig, steps: int) -> dict[str, Any]:
+    """``herkit train`` for ``steps`` env steps: env steps/s after warm-up, evaluations out."""
+    with tempfile.TemporaryDirectory() as tmp:
+        run = dataclasses.replace(
+            config,
+            steps=steps,
+            eval_every=steps // 4,
+            eval_episodes=2,
+            checkpoint_every=10 * steps,
+            out=str(Path(tmp) / "run"),
+        )
+        summary = train(run)
+        rows = [
+            {key: float(value) for key, value in row.items()}
+            for row in read_progress(Path(tmp) / "run")
+        ]
+        rows = [row for row in rows if row["updates"] > 0]
+        saved = json.loads((Path(tmp) / "run" / "config.json").read_text())
+    first, last = rows[0], rows[-1]
+    seconds = (last["wall_s"] - first["wall_s"]) - (last["eval_s"] - first["eval_s"])
+    return {
+        "env_steps_per_s": round((last["env_steps"] - first["env_steps"]) / seconds, 1),
+        "from_env_steps": int(first["env_steps"]),
+        "to_env_steps": int(last["env_steps"]),
+        "updates": summary["updates"],
+        "machine": saved["machine"],
+        "precision": saved["precision"],
+    }
+
+
+def measure(env_id: str, name: str, device: str, seconds: float, loop_steps: int) -> dict:
+    flags = RECIPES[name]
+    config = recipe_config(env_id, flags, device)
+    config, _ = resolve_conventions(config)
+    plan = _plan(config, config.n_envs, config.env_workers)
+    config = dataclasses.replace(
+        config, torch_threads=plan.torch_threads, env_workers=plan.env_workers
+    )
+    print(f"{env_id} {name}: {plan.describe()}", flush=True)
+    torch.set_num_threads(plan.torch_threads)
+    looped = loop(config, loop_steps)
+    precision = looped["precision"]  # as herkit decided it for the loop
+    peak = matmul_peak(plan.torch_threads, device)
+    env_rate, transitions = envs_alone(config, plan.env_workers, seconds)
+    learner = learner_alone(dataclasses.replace(config, precision=precision), transitions, seconds)
+    agent = config.agent_config()
+    samples_per_step = agent.batch_size * config.updates_per_step
+    learner_rate = learner["samples_per_s"] / samples_per_step
+    ideal = min(env_rate, learner_rate)
+    result = {
+        "recipe": flags,
+        "command": f"herkit train {env_id} {' '.join(flags)}".strip(),
+        "device": device,
+        "n_envs": config.n_envs,
+        "env_workers": plan.env_workers,
+        "torch_threads": plan.torch_threads,
+        "overlap": config.overlap,
+        "batch_size": agent.batch_size,
+        "updates_per_step": config.updates_per_step,
+        "samples_per_env_step": samples_per_step,
+        "precision": precision,
+        "bf16_native": fast_bf16(torch.device(device)),
+        "matmul_peak_gflops": peak,
+        "envs_alone_steps_per_s": round(env_rate, 1),
+        "learner_alone": learner
+        | {"peak_fraction": round(learner["gflop_per_s"] / peak[precision], 3)},
+        "learner_alone_env_steps_per_s": round(learner_rate, 1),
+        "loop": looped,
+        "loop_vs_ideal": round(looped["env_steps_per_s"] / ideal, 3),
+        "loop_vs_envs_alone": round(looped["env_steps_per_s"] / env_rate, 3),
+        "seconds_per_measurement": seconds,
+    }
+    print(json.dumps(result, indent=1), flush=True)
+    return result
+
+
+def table(runs: dict[str, Any]) -> str:
+    """The markdown table of docs/results.md."""
+    head = (
+        "| env, recipe | device | envs / workers / threads | batch x updates per env step "
+        "| precision | envs alone | learner alone: samples/s (GFLOP/s, of peak) | learner "
+        "alone, env steps/s | loop | loop / ideal | loop / envs alone |\n"
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|"
+    )
+    lines = [head]
+    for key, run in runs.items():
+        learner = run["learner_alone"]
+        lines.append(
+            f"| {key.rsplit('/', 1)[0]} | {run['device']} | {run['n_envs']} / "
+            f"{run['env_workers']} / {run['torch_threads']} | {run['batch_size']} x "
+            f"{run['updates_per_step']:g} = {run['samples_per_env_step']:g} | "
+            f"{run['precision']} | {run['envs_alone_steps_per_s']:,.0f} | "
+            f"{learner['samples_per_s']:,} ({learner['gflop_per_s']:g}, "
+            f"{learner['peak_fraction']:.0%}) | {run['learner_alone_env_steps_per_s']:,.0f} | "
+            f"{run['loop']['env_steps_per_s']:,.0f} | {run['loop_vs_ideal']:.2f} | "
+            f"{run['loop_vs_envs_alone']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--env", default="FetchPush-v4")
+    parser.add_argument("--recipes", nargs="+", default=list(RECIPES), choices=list(RECIPES))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--seconds", type=float, default=15.0, help="per alone measurement")
+    parser.add_argument("--loop-steps", type=int, default=8_000)
+    parser.add_argument("--table", action="store_true", help="print the recorded table only")
+    args = parser.parse_args()
+    if not args.table:
+        info = machine() | {"code": code_version()}
+        for name in args.recipes:
+            result = measure(args.env, name, args.device, args.seconds, args.loop_steps)
+            add_run(RECORD, f"{args.env} {name}/{args.device}", result, info)
+    print(table(json.loads(RECORD.read_text())["runs"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,17 +1,20 @@
 """Fetch tasks with the DDPG+HER preset: success against env steps and against wall time.
 
-    python benchmarks/fetch.py                                  # FetchPush-v4, as in results.md
+    python benchmarks/fetch.py --label preset    # FetchPush-v4, the preset, one process
+    python benchmarks/fetch.py --ranks 2 --herkit-args --n-envs 2 --ddpg.batch-size 256 \
+        --updates-per-step 0.25 --eval-every 20000 --eval-episodes 20   # the earlier 2-rank runs
     python benchmarks/fetch.py --tasks FetchReach-v4 --steps 20000 --ranks 1
     python benchmarks/fetch.py --tasks FetchPickAndPlace-v4 FetchSlide-v4 --steps 2000000
     python benchmarks/fetch.py --seeds 1 2                      # more seeds of FetchPush-v4
     python benchmarks/fetch.py --herkit-args --updates-per-step 0.5   # other training flags
 
 Each task and seed is one ``torchrun --nproc-per-node RANKS -m herkit train TASK --seed SEED
---steps STEPS`` job (the Fetch preset: DDPG+HER future k=4, 3x256 networks, batch 256, 2
-envs per rank) with ``--herkit-args`` appended (default: 0.25 updates per env step per
-rank, an evaluation of 20 episodes every 20,000 env steps, torch on one thread per rank).
+--steps STEPS`` job (the Fetch preset: DDPG+HER future k=4, 3x256 networks, 8 envs, batch
+512 at 0.125 updates per env step) with ``--herkit-args`` appended (default: an
+evaluation of 20 episodes every 20,000 env steps).
 Env steps are counted over all ranks. A run whose directory (RUNS_DIR/TASK/seedSEED) holds
-a summary.json is not run again.
+a summary.json is not run again. ``--label L`` keeps the records of other settings apart
+(key ``<task>/L/seed<seed>``, runs in RUNS_DIR/TASK/L/seedSEED).
 
 Writes, per task and seed, a record ``<task>/seed<seed>`` into docs/fetch.json (command,
 machine, code version, wall time, env steps per second, the first evaluation at or above
@@ -35,10 +38,7 @@ from common import DOCS, FIGURES, code_version, machine, shown
 from herkit.logging import read_progress
 
 RESULTS = DOCS / "fetch.json"
-HERKIT_ARGS = [
-    "--updates-per-step", "0.25", "--eval-every", "20000", "--eval-episodes", "20",
-    "--torch-threads", "1",
-]  # fmt: skip
+HERKIT_ARGS = ["--eval-every", "20000", "--eval-episodes", "20"]
 SOLVED = 0.9
 
 
@@ -132,8 +132,9 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=["FetchPush-v4"], help="Fetch env ids")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="training seeds")
     parser.add_argument("--steps", type=int, default=1_000_000, help="env steps (all ranks)")
-    parser.add_argument("--ranks", type=int, default=2, help="torchrun processes")
+    parser.add_argument("--ranks", type=int, default=1, help="torchrun processes")
     parser.add_argument("--runs-dir", default="runs/fetch", help="where the runs go")
+    parser.add_argument("--label", default="", help="names these settings in the records")
     parser.add_argument(
         "--herkit-args", nargs=argparse.REMAINDER, default=HERKIT_ARGS,
         help="flags for herkit train (the rest of the command line)",
@@ -142,18 +143,19 @@ def main() -> None:
     records = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     for task in options.tasks:
         for seed in options.seeds:
-            key = f"{task}/seed{seed}"
+            label = f"{options.label}/" if options.label else ""
+            key = f"{task}/{label}seed{seed}"
             print(f"== {key}", flush=True)
-            out = Path(options.runs_dir) / task / f"seed{seed}"
+            out = Path(options.runs_dir) / task / f"{label}seed{seed}"
             record = torchrun_train(
                 task, seed, options.ranks, options.steps, out, options.herkit_args
             )
-            record.update(machine=machine(), code=code_version())
+            record.update(machine=machine(), code=code_version(), label=options.label)
             records[key] = record
             print(json.dumps({k: v for k, v in record.items() if k != "curve"}), flush=True)
             RESULTS.write_text(json.dumps(records, indent=1) + "\n")
         seeds = {
-            f"seed {record['seed']}, {record['ranks']} rank(s)": record
+            f"{record.get('label') or 'seed'} {record['seed']}, {record['ranks']} rank(s)": record
             for key, record in sorted(records.items())
             if key.startswith(f"{task}/")
         }

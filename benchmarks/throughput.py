@@ -45,17 +45,29 @@ from herkit.train import _plan, build, make_vector_env, resolve_conventions, tra
 
 RECORD = DOCS / "throughput.json"
 RECIPES: dict[str, list[str]] = {
-    # the Fetch preset as a user launches it: batch 256, half an update per env step
+    # the Fetch preset as a user launches it: 8 envs, batch 512 x 0.125 updates per env step
+    # (64 samples per env step), one update per loop iteration
     "preset": [],
-    # the same 128 samples per env step as 16x fewer updates of 16x the batch, 8 envs
-    "large": ["--n-envs", "8", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125"],
-    # the same, waiting for the envs before updating
-    "large-no-overlap": [
+    "preset-no-overlap": ["--no-overlap"],
+    # the same update with 4 envs: an update every other iteration
+    "push64": ["--n-envs", "4"],
+    # the paper's per-worker update, the earlier preset: batch 256, half an update per env
+    # step (128 samples per env step), 2 envs
+    "paper-batch": ["--n-envs", "2", "--ddpg.batch-size", "256", "--updates-per-step", "0.5"],
+    # its 128 samples per env step as 4x fewer updates of 4x the batch, 8 envs
+    "mid": ["--n-envs", "8", "--ddpg.batch-size", "1024", "--updates-per-step", "0.125"],
+    # 16x fewer updates of 16x the batch, 8 envs: one update every 4 iterations
+    "large-8": ["--n-envs", "8", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125"],
+    "large-8-no-overlap": [
         "--n-envs", "8", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125",
         "--no-overlap",
     ],
-    # batch 1024, where fp32 is fastest per sample on a CPU without bfloat16 units
-    "mid": ["--n-envs", "8", "--ddpg.batch-size", "1024", "--updates-per-step", "0.125"],
+    # the same with 32 envs (the paper ran 38 rollouts at once): one update per iteration
+    "large": ["--n-envs", "32", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125"],
+    "large-no-overlap": [
+        "--n-envs", "32", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125",
+        "--no-overlap",
+    ],
 }  # fmt: skip
 
 

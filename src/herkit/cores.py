@@ -44,6 +44,8 @@ class CorePlan:
         how = "chosen for" if self.chosen else "given, on"
         if self.env_workers == 0:
             envs = f"{self.n_envs} env{'s' if self.n_envs > 1 else ''} in the trainer process"
+        elif self.n_envs == 1:
+            envs = "1 env in 1 worker process"
         else:
             per = self.n_envs / self.env_workers
             each = f"{per:g}" if per == int(per) else f"{per:.1f} on average"

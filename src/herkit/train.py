@@ -108,7 +108,7 @@ def _plan(config: TrainConfig, n_envs: int, env_workers: int | None) -> CorePlan
         n_envs,
         config.torch_threads,
         env_workers,
-        gpu=config.device != "cpu",
+        gpu=_on_gpu(config),
         local_ranks=int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
     )
 
@@ -161,6 +161,14 @@ def buffer_placement(choice: str, device: Any, envs: Any) -> dict[str, Any]:
     if choice == "device" or (choice == "auto" and gpu and torch_reward is not None):
         return {"device": device, "torch_reward_fn": torch_reward}
     return {"device": None, "torch_reward_fn": None}
+
+
+def _on_gpu(config: TrainConfig) -> bool:
+    """Whether the run's networks are on a GPU (False where its device is not available)."""
+    try:
+        return config.resolved_device() != "cpu"
+    except ValueError:
+        return False
 
 
 def _rank_seed(config: TrainConfig, context: Context) -> int:

@@ -93,7 +93,7 @@ TASKS: dict[str, dict[str, Any]] = {
 EVAL_EPISODES = 10
 MAX_BUSY = 0.1  # the machine counts as quiet below this share of busy CPU time
 TARGET = 0.9
-FETCH_N_ENVS = 2  # herkit's Fetch preset: 2 envs, 0.5 updates per env step
+FETCH_N_ENVS = 2  # herkit's FetchReach preset (and FetchPush's before): 2 envs, 0.5 updates
 FILL = 20_000
 BATCH = 256
 UPDATES = 500
@@ -311,6 +311,9 @@ def herkit_command(task: str, algo: str, seed: int, out: Path) -> list[str]:
     args += ["--eval-every", str(spec["eval_every"]), "--eval-episodes", str(EVAL_EPISODES)]
     if spec["env_id"].startswith("Fetch"):
         args += ["--n-eval-envs", "1"]
+    if spec["env_id"] == "FetchPush-v4":  # the settings SB3 is given (the earlier preset's)
+        args += ["--n-envs", str(FETCH_N_ENVS), "--updates-per-step", "0.5"]
+        args += [f"--{algo}.batch-size", str(BATCH)]
     args += ["--seed", str(seed), "--out", str(out), "--no-progress", "--no-tensorboard"]
     return ["herkit", "train", *args]
 

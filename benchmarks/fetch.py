@@ -85,6 +85,11 @@ def torchrun_train(
     }
 
 
+def _prefix(record: dict[str, Any]) -> str:
+    """``"LABEL, "`` for a labelled record, else ``""``."""
+    return f"{record['label']}, " if record.get("label") else ""
+
+
 def median_curve(curves: list[list[dict[str, float]]]) -> tuple[np.ndarray, ...]:
     """Env steps evaluated in every curve, with the median wall time and success there."""
     common = sorted(set.intersection(*({p["env_steps"] for p in curve} for curve in curves)))
@@ -155,7 +160,7 @@ def main() -> None:
             print(json.dumps({k: v for k, v in record.items() if k != "curve"}), flush=True)
             RESULTS.write_text(json.dumps(records, indent=1) + "\n")
         seeds = {
-            f"{record.get('label') or 'seed'} {record['seed']}, {record['ranks']} rank(s)": record
+            f"{_prefix(record)}seed {record['seed']}, {record['ranks']} rank(s)": record
             for key, record in sorted(records.items())
             if key.startswith(f"{task}/")
         }

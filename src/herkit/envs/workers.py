@@ -230,7 +230,6 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
                 pipe.send(("reset", (chosen, options or None)))
                 asked.append(w)
         results = {w: self._receive(w) for w in asked}
-        observations = dict(self._observations or {})
         infos: dict[str, Any] = {}
         fresh: dict[int, tuple[dict[str, np.ndarray], dict[str, Any]]] = {}
         for w, reset in results.items():

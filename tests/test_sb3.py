@@ -198,8 +198,10 @@ def test_constructor_refuses_what_it_cannot_do() -> None:
     env = TagRewardEnv()
     with pytest.raises(ValueError, match="optimize_memory_usage"):
         HerReplayBuffer(100, TAG_SPACE, action, env, optimize_memory_usage=True)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="info_keys"):
-        HerReplayBuffer(100, TAG_SPACE, action, env, copy_info_dict=True)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="buffer_size must be an int"):
+        HerReplayBuffer(100.0, TAG_SPACE, action, env)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="n_envs must be in"):
+        HerReplayBuffer(4, TAG_SPACE, action, env, n_envs=5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="goal_selection_strategy"):
         HerReplayBuffer(100, TAG_SPACE, action, env, goal_selection_strategy="past")  # type: ignore[arg-type]
     extra = gym.spaces.Dict({**TAG_SPACE.spaces, "image": gym.spaces.Box(0, 1, (2,))})

@@ -1,101 +1,40 @@
-"""herkit's HER buffer for Stable-Baselines3: change one import, keep the training loop.
-
-::
-
-    from herkit.sb3 import HerReplayBuffer  # was: from stable_baselines3 import HerReplayBuffer
-
-    model = SAC("MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer,
-                replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"})
-
-The class takes SB3's keywords (``n_sampled_goal``, ``goal_selection_strategy`` as a string
-or SB3's ``GoalSelectionStrategy``, ``copy_info_dict``, ``handle_timeout_termination``;
-``optimize_memory_usage=True`` is refused) and herkit's own: ``"random"`` as a strategy,
-``relabel="store"`` (the paper's relabelling at episode end), ``goal_mix``,
-``terminal_on_success``, ``info_keys``, ``prioritized`` (with ``alpha``, ``beta``) and
-``seed``. Storage, relabelling and sampling are :class:`herkit.HerReplayBuffer`'s; SB3 sees
-a ``stable_baselines3.HerReplayBuffer`` subclass, so SB3's algorithms (SAC, TD3, DDPG, DQN,
-sb3-contrib's TQC) pass it the env, and ``save_replay_buffer`` / ``load_replay_buffer``
-pickle and restore it exactly (stored data, open episodes and random state).
-stable-baselines3 is an optional extra: ``bash install.sh sb3``.
-
-Kept from SB3, where SB3 is right:
-
-- an episode cut by a time limit (``info["TimeLimit.truncated"]``) bootstraps, unless
-  ``handle_timeout_termination=False``, which makes every ``done`` terminal;
-- ``future`` goals come from the same episode, from the transition itself on (inclusive);
-- a sample that keeps its own goal gets the reward the env gave; a relabelled one gets the
-  env's ``compute_reward(achieved_goal, desired_goal, info)`` of the first env, computed for
-  the next achieved goal; a VecNormalize env given to ``sample`` normalises the
-  observations and rewards of the batch;
-- ``load_replay_buffer(..., truncate_last_traj=True)`` ends the episodes that were open when
-  the buffer was saved (they bootstrap); ``False`` continues them.
-
-Different from SB3 (SB3's behaviour first):
-
-- SB3 samples only finished episodes and raises before the first episode ends; herkit also
-  samples the steps recorded so far of episodes in progress (their relabelled goals come
-  from steps already recorded; ``final`` keeps their own goal until they end), so training
-  can start before the first episode ends. ``relabel="store"`` samples finished episodes only.
-- SB3 gives a relabelled sample ``compute_reward`` alone, which drops the terms of the
-  env's reward that ``compute_reward`` lacks (highway-env's parking: a -5 collision
-  penalty; SAC then learns to crash); herkit adds them: the env's reward minus
-  ``compute_reward`` of the step's own goal (see :mod:`herkit.buffer.env_terms`).
-- SB3 keeps the stored ``done`` flag for relabelled samples; herkit does too where episodes
-  do not end on success. With ``terminal_on_success`` (default: what the env declares as
-  ``terminates_on_success``, e.g. herkit's BitFlip) a relabelled sample is terminal when its
-  goal is reached (the env's success test: a threshold on ``compute_reward`` learned from
-  ``info["is_success"]``, or ``success_threshold=``) or when the env ended the step for
-  another reason (a crash), where SB3 keeps the flag of the original goal.
-- When an env is reset outside the buffer's sight (a second ``learn()`` with
-  ``reset_num_timesteps=True`` resets the envs), SB3 glues the new episode onto the old one
-  and draws ``future`` goals across the two; herkit ends the old episode when an env's
-  observation is not the next observation it stored last.
-- ``copy_info_dict=True`` deep-copies every info dict in SB3 and hands ``compute_reward`` an
-  array of dicts; herkit stores the numeric fields named by ``info_keys`` as columns and
-  hands ``compute_reward`` one dict of arrays (``info["key"]`` is the batch's column).
-- The relabelled share is drawn per sample (probability ``k / (k + 1)``), where SB3 relabels
-  exactly ``int(k / (k + 1) * batch_size)`` samples, always the first ones of the batch.
-- Random numbers come from the buffer's own generator, seeded by ``seed`` or, when it is
-  None, from numpy's global generator (which SB3's ``seed=`` sets) at construction.
-- Observation dicts must hold exactly ``observation``, ``achieved_goal`` and
-  ``desired_goal``; other keys are refused at construction (SB3 stores them). n-step
-  returns (SB3's ``n_steps``) are not offered through this class.
-
-Prioritized replay: SB3's algorithms do not weight their losses, so ``prioritized=True`` is
-a hook for a subclass of the algorithm. After each :meth:`HerReplayBuffer.sample`,
-``buffer.last_weights`` holds the importance weights ``(B, 1)`` on the device and
-``buffer.last_indices`` the keys to pass to :meth:`HerReplayBuffer.update_priorities` with
-the new priorities (e.g. ``|TD error|``) from the subclass's ``train``.
-"""
+"""The SB3 ``replay_buffer_class`` over :class:`herkit.HerReplayBuffer` (see :mod:`herkit.sb3`)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-
-try:
-    import torch
-    from gymnasium import spaces
-    from stable_baselines3 import HerReplayBuffer as _SB3HerReplayBuffer
-    from stable_baselines3.common.preprocessing import get_action_dim, get_obs_shape
-    from stable_baselines3.common.type_aliases import DictReplayBufferSamples
-    from stable_baselines3.common.utils import get_device
-    from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecNormalize
-except ImportError as error:  # pragma: no cover - depends on the installed extras
-    raise ImportError(
-        "herkit.sb3 needs stable-baselines3: install it with `bash install.sh sb3` "
-        "(or `pip install 'herkit[sb3]'`)"
-    ) from error
+import torch
+from gymnasium import spaces
+from stable_baselines3 import HerReplayBuffer as _SB3HerReplayBuffer
+from stable_baselines3.common.preprocessing import get_action_dim, get_obs_shape
+from stable_baselines3.common.type_aliases import DictReplayBufferSamples
+from stable_baselines3.common.utils import get_device
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecNormalize
 
 from herkit.buffer.her import HerReplayBuffer as _Buffer
 from herkit.buffer.strategies import Strategy
+from herkit.sb3.infos import SLOT_KEY, InfoStore
+from herkit.sb3.views import by_row, current_episode_start, episode_arrays, read_only
 
-__all__ = ["GOAL_KEYS", "HerReplayBuffer"]
+__all__ = ["GOAL_KEYS", "HerReplayBuffer", "InfoFieldsChosen"]
 
 GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
 """The keys an observation dict must have (and may not go beyond)."""
+
+TRUNCATION_WARNING = (
+    "The last trajectory in the replay buffer will be truncated.\n"
+    "If you are in the same episode as when the replay buffer was saved,\n"
+    "you should use `truncate_last_trajectory=False` to avoid that issue."
+)
+"""SB3's warning when ``truncate_last_trajectory`` ends episodes in progress."""
+
+
+class InfoFieldsChosen(UserWarning):
+    """Says once which info fields ``copy_info_dict=True`` stores as columns."""
 
 
 class HerReplayBuffer(_SB3HerReplayBuffer):
@@ -114,7 +53,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         n_sampled_goal: relabelled goals per real transition (herkit's ``k``).
         goal_selection_strategy: ``future``, ``final``, ``episode``, ``random`` (herkit's
             addition) or an SB3 ``GoalSelectionStrategy``.
-        copy_info_dict: pass info to ``compute_reward``; needs ``info_keys``.
+        copy_info_dict: pass ``compute_reward`` the info dicts of the samples, as SB3 does
+            (see :mod:`herkit.sb3.infos`); with ``info_keys``, one dict of those columns.
 
     Args (herkit's, keyword only):
         relabel: ``"sample"`` (default, relabel a copy at sample time) or ``"store"``.
@@ -126,7 +66,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             this; None: learned from ``info["is_success"]`` (see
             :mod:`herkit.buffer.env_terms`).
         info_keys: numeric info fields stored per transition and passed to
-            ``compute_reward`` as one dict of arrays.
+            ``compute_reward`` as one dict of arrays (with ``copy_info_dict=True``; the
+            fastest form, for a ``compute_reward`` written for it).
         prioritized, alpha, beta: proportional prioritized replay (see the module docstring).
         seed: seed of the buffer's generator (None: drawn from numpy's global generator).
     """
@@ -163,19 +104,17 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
                 "optimize_memory_usage=True is not supported by herkit.sb3.HerReplayBuffer "
                 "(nor by SB3's HerReplayBuffer): pass optimize_memory_usage=False"
             )
-        if copy_info_dict and not info_keys:
-            raise ValueError(
-                "copy_info_dict=True: name the numeric info fields that compute_reward reads "
-                "with info_keys=(...); herkit stores them as columns and passes compute_reward "
-                "one dict of arrays"
-            )
         keys = set(getattr(observation_space, "spaces", {}))
         if keys != set(GOAL_KEYS):
             raise ValueError(
                 f"observation_space must be a Dict with exactly the keys {GOAL_KEYS}, got "
                 f"{sorted(keys) if keys else observation_space}"
             )
-        self.buffer_size = int(buffer_size)
+        if isinstance(buffer_size, bool) or not isinstance(buffer_size, int | np.integer):
+            raise ValueError(f"buffer_size must be an int, got {buffer_size!r}")
+        if not 1 <= n_envs <= buffer_size:
+            raise ValueError(f"n_envs must be in [1, buffer_size={buffer_size}], got {n_envs}")
+        self.buffer_size = max(int(buffer_size) // int(n_envs), 1)  # rows, as in SB3
         self.observation_space = observation_space
         self.action_space = action_space
         self.obs_shape = get_obs_shape(observation_space)  # type: ignore[assignment]
@@ -190,6 +129,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         self.n_sampled_goal = int(n_sampled_goal)
         self.env = env
         self._reward_of_env: Any = None
+        self._info_keys = tuple(info_keys)
+        self._infos: InfoStore | None = None  # copy_info_dict without info_keys: first add
         if terminal_on_success is None:
             terminal_on_success = _declared_terminal(env)
         if seed is None:  # numpy's global generator is what SB3's seed= sets
@@ -211,7 +152,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             goal_mix=goal_mix,
             terminal_on_success=bool(terminal_on_success),
             success_threshold=success_threshold,
-            info_keys=info_keys,
+            info_keys=self._info_keys,
             prioritized=prioritized,
             alpha=alpha,
             beta=beta,
@@ -250,7 +191,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         done: np.ndarray,
         infos: list[dict[str, Any]],
     ) -> None:
-        """Store one step of every env (SB3 calls this from ``collect_rollouts``)."""
+        """Store one step of every env (SB3 calls this from ``collect_rollouts``); end first
+        the episodes of envs that were reset outside ``add``."""
         n_envs = self.n_envs
         done = np.asarray(done, dtype=bool).reshape(n_envs)
         if self.handle_timeout_termination:
@@ -258,8 +200,11 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         else:
             timeout = np.zeros(n_envs, dtype=bool)
         terminated = done & ~timeout
-        info = None
-        if self.buffer.info_keys:
+        info: dict[str, np.ndarray] | None = None
+        staged = None
+        if self.copy_info_dict and not self._info_keys:
+            info, staged = self._stage_infos(infos)
+        elif self.buffer.info_keys:
             info = {
                 key: np.array([_info_value(item, key) for item in infos])
                 for key in self.buffer.info_keys
@@ -270,18 +215,44 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         success = None
         if infos and all("is_success" in item for item in infos):
             success = np.array([bool(item["is_success"]) for item in infos])
-        self.buffer.add(
-            obs,
-            np.asarray(action).reshape(n_envs, self.action_dim),
-            next_obs,
-            terminated,
-            done & ~terminated,
-            info,
-            reward=np.asarray(reward, dtype=np.float64).reshape(n_envs),
-            success=success,
-        )
+        try:
+            self.buffer.add(
+                obs,
+                np.asarray(action).reshape(n_envs, self.action_dim),
+                next_obs,
+                terminated,
+                done & ~terminated,
+                info,
+                reward=np.asarray(reward, dtype=np.float64).reshape(n_envs),
+                success=success,
+            )
+        except Exception:
+            if staged is not None and self._infos is not None:
+                slots, before = staged
+                self._infos.extras[slots] = before
+            raise
         self._last_next = {key: np.array(next_obs[key], copy=True) for key in GOAL_KEYS}
         self._continuing = ~done
+
+    def _stage_infos(
+        self, infos: list[dict[str, Any]]
+    ) -> tuple[dict[str, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """The info columns of one step (``copy_info_dict`` without ``info_keys``), its
+        per-step parts written ahead (``compute_reward`` may read them during ``add``), and
+        what they replaced, to put back if ``add`` fails. The first call chooses the columns
+        and rebuilds the (still empty) buffer with them, and says once what it chose."""
+        if self._infos is None:
+            store = InfoStore(self.buffer.capacity, infos)
+            self._rebuild(info_keys=(*store.keys, SLOT_KEY))
+            self._infos = store
+            notice = store.describe(store.other_fields(infos))
+            warnings.warn(notice, InfoFieldsChosen, stacklevel=3)
+        storage = self.buffer.storage
+        slots = storage.rows_written % storage.rows * self.n_envs + np.arange(self.n_envs)
+        columns, extras = self._infos.split(infos, slots)
+        before = self._infos.extras[slots]
+        self._infos.extras[slots] = extras
+        return columns, (slots, before)
 
     def sample(  # type: ignore[override]
         self, batch_size: int, env: VecNormalize | None = None
@@ -323,20 +294,100 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
 
     def reset(self) -> None:
         """Empty the buffer (same settings, same generator)."""
+        self._rebuild(info_keys=self._info_keys)
+        self._infos = None
+        self._reset_tracking()
+
+    def _rebuild(self, info_keys: tuple[str, ...]) -> None:
+        """A new, empty core buffer with the same settings and generator."""
         old = self.buffer
-        config = old._config()
+        config = old._config() | {"info_keys": info_keys}
         self.buffer = _Buffer(reward_fn=self._compute_reward, **config)
         self.buffer.rng = old.rng
-        self._reset_tracking()
 
     def truncate_last_trajectory(self) -> None:
-        """End the episodes in progress as if cut by a time limit (they bootstrap).
+        """End the episodes in progress as if cut by a time limit (they bootstrap), with
+        SB3's warning when there are any.
 
         SB3's ``load_replay_buffer(truncate_last_traj=True)`` calls this: the loaded buffer's
-        open episodes cannot continue in a freshly reset env.
+        open episodes cannot continue in a freshly reset env. Their last steps then read as
+        ``dones`` (and ``timeouts``, when timeouts are handled) and the next step starts a new
+        episode at ``pos``.
         """
+        if self.buffer.storage.open_lengths().any():
+            warnings.warn(TRUNCATION_WARNING, UserWarning, stacklevel=2)
         self.buffer.end_episodes()
         self._reset_tracking()
+
+    # -- SB3's storage attributes ----------------------------------------------------------
+
+    @property
+    def observations(self) -> dict[str, np.ndarray]:  # type: ignore[override]
+        """The stored observations, ``(buffer_size, n_envs, *shape)`` views per key."""
+        storage = self.buffer.storage
+        return {key: by_row(storage, key) for key in GOAL_KEYS}
+
+    @property
+    def next_observations(self) -> dict[str, np.ndarray]:  # type: ignore[override]
+        """The stored next observations; ``desired_goal`` is the step's own (read-only:
+        herkit stores one desired goal per step, writable as ``observations``')."""
+        storage = self.buffer.storage
+        return {
+            "observation": by_row(storage, "next_observation"),
+            "achieved_goal": by_row(storage, "next_achieved_goal"),
+            "desired_goal": read_only(
+                by_row(storage, "desired_goal"),
+                "next_observations['desired_goal'] is the step's own desired goal, stored once: "
+                "write observations['desired_goal']",
+            ),
+        }
+
+    @property
+    def actions(self) -> np.ndarray:  # type: ignore[override]
+        """The stored actions, ``(buffer_size, n_envs, action_dim)``."""
+        return by_row(self.buffer.storage, "action")
+
+    @property
+    def rewards(self) -> np.ndarray:  # type: ignore[override]
+        """The env's step rewards, ``(buffer_size, n_envs)`` (read-only: herkit keeps the
+        part of each reward that ``compute_reward`` lacks beside it)."""
+        self.buffer.flush()
+        return read_only(
+            by_row(self.buffer.storage, "reward"),
+            "rewards are read-only: herkit derives the env's own reward terms from them when "
+            "they are stored",
+        )
+
+    @property
+    def dones(self) -> np.ndarray:  # type: ignore[override]
+        """1.0 on the last step of every ended episode, ``(buffer_size, n_envs)``."""
+        return self._episode_array("dones")
+
+    @property
+    def timeouts(self) -> np.ndarray:  # type: ignore[override]
+        """1.0 on the last step of an episode that ended without terminating (when timeouts
+        are handled), ``(buffer_size, n_envs)``."""
+        return self._episode_array("timeouts")
+
+    @property
+    def ep_start(self) -> np.ndarray:  # type: ignore[override]
+        """The row where each step's episode starts, ``(buffer_size, n_envs)``."""
+        return self._episode_array("ep_start")
+
+    @property
+    def ep_length(self) -> np.ndarray:  # type: ignore[override]
+        """Each step's episode length once the episode has ended and while it can be
+        sampled, else 0, ``(buffer_size, n_envs)``."""
+        return self._episode_array("ep_length")
+
+    @property
+    def _current_ep_start(self) -> np.ndarray:  # type: ignore[override]
+        """The row where each env's episode in progress started, ``(n_envs,)``."""
+        return read_only(current_episode_start(self.buffer.storage), _BOOKKEEPING)
+
+    def _episode_array(self, name: str) -> np.ndarray:
+        arrays = episode_arrays(self.buffer.storage, self.handle_timeout_termination)
+        return read_only(arrays[name], _BOOKKEEPING)
 
     def set_env(self, env: VecEnv) -> None:
         """Give the env whose ``compute_reward`` scores samples (after unpickling)."""
@@ -344,7 +395,10 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         self._reward_of_env = None
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickle everything but the env (envs are in general not picklable)."""
+        """Pickle everything but the env (envs are in general not picklable); the steps not
+        yet scored are scored first, so that the copy can be read without an env."""
+        if self.env is not None:
+            self.buffer.flush()
         state = self.__dict__.copy()
         state["env"] = None
         state["_reward_of_env"] = None
@@ -352,6 +406,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled buffer; call :meth:`set_env` before sampling."""
+        state.setdefault("_infos", None)
+        state.setdefault("_info_keys", tuple(state["buffer"].info_keys))
         self.__dict__.update(state)
 
     # -- internals -------------------------------------------------------------------------
@@ -361,7 +417,13 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     ) -> np.ndarray:
         if self._reward_of_env is None:
             self._reward_of_env = _reward_function(self.env)
-        passed: Any = dict(info) if self.buffer.info_keys else [{} for _ in achieved_goal]
+        passed: Any
+        if self._infos is not None:
+            passed = self._infos.dicts(info)
+        elif self.buffer.info_keys:
+            passed = dict(info)
+        else:
+            passed = [{} for _ in achieved_goal]
         return np.asarray(self._reward_of_env(achieved_goal, desired_goal, passed))
 
     def _reset_tracking(self) -> None:
@@ -377,6 +439,12 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             value = np.asarray(obs[key]).reshape(last.shape)
             same &= (value == last).reshape(self.n_envs, -1).all(axis=1)
         return same
+
+
+_BOOKKEEPING = (
+    "SB3's episode arrays are computed from herkit's episode table and read-only: end the "
+    "episodes in progress with truncate_last_trajectory()"
+)
 
 
 def _strategy_name(strategy: Any) -> str:

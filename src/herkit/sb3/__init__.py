@@ -1,0 +1,96 @@
+"""herkit's HER buffer for Stable-Baselines3: change one import, keep the training loop.
+
+::
+
+    from herkit.sb3 import HerReplayBuffer  # was: from stable_baselines3 import HerReplayBuffer
+
+    model = SAC("MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer,
+                replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"})
+
+The class takes SB3's keywords (``n_sampled_goal``, ``goal_selection_strategy`` as a string
+or SB3's ``GoalSelectionStrategy``, ``copy_info_dict``, ``handle_timeout_termination``;
+``optimize_memory_usage=True`` is refused) and herkit's own: ``"random"`` as a strategy,
+``relabel="store"`` (the paper's relabelling at episode end), ``goal_mix``,
+``terminal_on_success``, ``info_keys``, ``prioritized`` (with ``alpha``, ``beta``) and
+``seed``. Storage, relabelling and sampling are :class:`herkit.HerReplayBuffer`'s; SB3 sees
+a ``stable_baselines3.HerReplayBuffer`` subclass, so SB3's algorithms (SAC, TD3, DDPG, DQN,
+sb3-contrib's TQC) pass it the env, and ``save_replay_buffer`` / ``load_replay_buffer``
+pickle and restore it exactly (stored data, open episodes and random state).
+stable-baselines3 is an optional extra: ``bash install.sh sb3``.
+
+Kept from SB3, where SB3 is right:
+
+- an episode cut by a time limit (``info["TimeLimit.truncated"]``) bootstraps, unless
+  ``handle_timeout_termination=False``, which makes every ``done`` terminal;
+- ``future`` goals come from the same episode, from the transition itself on (inclusive);
+- a sample that keeps its own goal gets the reward the env gave; a relabelled one gets the
+  env's ``compute_reward(achieved_goal, desired_goal, info)`` of the first env, computed for
+  the next achieved goal; a VecNormalize env given to ``sample`` normalises the
+  observations and rewards of the batch;
+- ``load_replay_buffer(..., truncate_last_traj=True)`` ends the episodes that were open when
+  the buffer was saved (they bootstrap), with SB3's warning; ``False`` continues them;
+- SB3's storage attributes, with SB3's shapes ``(buffer_size, n_envs, ...)``, where
+  ``buffer_size`` is, as in SB3, the rows per env: ``observations`` and
+  ``next_observations`` (dicts of arrays), ``actions``, ``rewards``, ``dones``,
+  ``timeouts``, ``ep_start``, ``ep_length``, ``_current_ep_start``, ``pos``, ``full``. The
+  observations and actions are views of herkit's storage; ``rewards`` and
+  ``next_observations["desired_goal"]`` (the step's own desired goal, which herkit stores
+  once) are read-only views; the episode arrays are computed from herkit's episode table
+  and read-only (:mod:`herkit.sb3.views`).
+
+Different from SB3 (SB3's behaviour first):
+
+- SB3 samples only finished episodes and raises before the first episode ends; herkit also
+  samples the steps recorded so far of episodes in progress (their relabelled goals come
+  from steps already recorded; ``final`` keeps their own goal until they end), so training
+  can start before the first episode ends. ``relabel="store"`` samples finished episodes only.
+- SB3 gives a relabelled sample ``compute_reward`` alone, which drops the terms of the
+  env's reward that ``compute_reward`` lacks (highway-env's parking: a -5 collision
+  penalty; SAC then learns to crash); herkit adds them: the env's reward minus
+  ``compute_reward`` of the step's own goal (see :mod:`herkit.buffer.env_terms`).
+- SB3 keeps the stored ``done`` flag for relabelled samples; herkit does too where episodes
+  do not end on success. With ``terminal_on_success`` (default: what the env declares as
+  ``terminates_on_success``, e.g. herkit's BitFlip) a relabelled sample is terminal when its
+  goal is reached (the env's success test: a threshold on ``compute_reward`` learned from
+  ``info["is_success"]``, or ``success_threshold=``) or when the env ended the step for
+  another reason (a crash), where SB3 keeps the flag of the original goal.
+- When an env is reset outside the buffer's sight (a second ``learn()`` with
+  ``reset_num_timesteps=True`` resets the envs), SB3 glues the new episode onto the old one
+  and draws ``future`` goals across the two; herkit ends the old episode when an env's
+  observation is not the next observation it stored last.
+- ``copy_info_dict=True`` deep-copies every info dict in SB3; herkit stores the fields that
+  are numeric scalars in the first infos as columns and the rest per step where they occur
+  (:mod:`herkit.sb3.infos`; a warning, :class:`InfoFieldsChosen`, says once which), and
+  hands ``compute_reward`` an array of info dicts as SB3 does, rebuilt per sample (new
+  dicts, the stored values not deep-copied again). With ``info_keys=(...)`` it stores only
+  those fields and hands ``compute_reward`` one dict of arrays (``info["key"]`` is the
+  batch's column): the fast form, for a ``compute_reward`` written for it.
+- The relabelled share is drawn per sample (probability ``k / (k + 1)``), where SB3 relabels
+  exactly ``int(k / (k + 1) * batch_size)`` samples, always the first ones of the batch.
+- Random numbers come from the buffer's own generator, seeded by ``seed`` or, when it is
+  None, from numpy's global generator (which SB3's ``seed=`` sets) at construction.
+- ``dones`` reads 1 on the last stored step of an episode that herkit ended because the env
+  was reset outside ``add``; SB3 has no such episode end.
+- Observation dicts must hold exactly ``observation``, ``achieved_goal`` and
+  ``desired_goal``; other keys are refused at construction (SB3 stores them). n-step
+  returns (SB3's ``n_steps``) are not offered through this class, nor is SB3's ``infos``
+  array.
+
+Prioritized replay: SB3's algorithms do not weight their losses, so ``prioritized=True`` is
+a hook for a subclass of the algorithm. After each :meth:`HerReplayBuffer.sample`,
+``buffer.last_weights`` holds the importance weights ``(B, 1)`` on the device and
+``buffer.last_indices`` the keys to pass to :meth:`HerReplayBuffer.update_priorities` with
+the new priorities (e.g. ``|TD error|``) from the subclass's ``train``.
+"""
+
+try:
+    import stable_baselines3  # noqa: F401
+except ImportError as error:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "herkit.sb3 needs stable-baselines3: install it with `bash install.sh sb3` "
+        "(or `pip install 'herkit[sb3]'`)"
+    ) from error
+
+from herkit.sb3.buffer import GOAL_KEYS, HerReplayBuffer, InfoFieldsChosen
+
+__all__ = ["GOAL_KEYS", "HerReplayBuffer", "InfoFieldsChosen"]

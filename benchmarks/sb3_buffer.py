@@ -1,24 +1,39 @@
 """SB3's own algorithms with herkit's buffer (herkit.sb3) against SB3's HerReplayBuffer.
 
-Everything but the ``replay_buffer_class`` is the same on both sides:
+Everything but the ``replay_buffer_class`` is the same on both sides. Tasks (herkit's envs,
+then envs herkit's authors did not write):
 
-- ``bitflip``: SB3 ``DQN`` on ``herkit/BitFlip-v0`` (15 bits), 20,000 env steps: net
-  [256], batch 256, Adam 1e-3, gamma 0.98, tau 0.01 every 4 steps, epsilon 0.5, one update
-  per 4 env steps after 256 steps, future k = 4.
-- ``fetchreach``: SB3 ``SAC`` on ``FetchReach-v4`` with 2 envs (DummyVecEnv), 10,000 env
-  steps: 3x256, batch 256, Adam 1e-3, gamma 0.98, tau 0.05, entropy from 0.1, one update
-  per step of the 2 envs after 1,000 env steps, future k = 4.
+- ``bitflip``: ``DQN`` on ``herkit/BitFlip-v0`` (15 bits), 20,000 env steps: net [256],
+  batch 256, Adam 1e-3, gamma 0.98, tau 0.01 every 4 steps, epsilon 0.5, one update per
+  4 env steps after 256 steps.
+- ``pointreach``: ``TD3`` on ``herkit/PointReach-v0``, 4,000 env steps.
+- ``fetchreach``: ``SAC`` on ``FetchReach-v4`` (gymnasium-robotics) with 2 envs
+  (DummyVecEnv), 10,000 env steps.
+- ``fetchreach-td3``: the same with ``TD3``.
+- ``pointmaze``: ``SAC`` on ``PointMaze_UMaze-v3`` (gymnasium-robotics; 0/1 rewards, success
+  in ``info["success"]``, ``continuing_task=False``: episodes end on success, else after 100
+  steps), 20,000 env steps.
+- ``parking``: ``SAC`` on highway-env's ``parking-v0`` (a -5 collision penalty outside
+  ``compute_reward``; episodes end on a crash or on success), 30,000 env steps. Not in the
+  default list: about 25 minutes per run on one core.
 
-Every run is its own process on one torch thread; runs of the two buffers alternate, so
-both meet the same machine load. Evaluation: every ``eval_every`` env steps, 10 episodes
-of the deterministic policy on a separate env (success from ``info["is_success"]``), in
-the wall time. The time spent inside ``replay_buffer.sample`` is measured separately.
+SAC and TD3: 3x256, batch 256, Adam 1e-3, gamma 0.98, tau 0.05, one update per step of the
+vector env after 1,000 env steps (acting at random before); SAC's entropy coefficient
+learned from 0.1, TD3's action noise N(0, 0.2). Future k = 4 everywhere, buffer 1,000,000.
 
-    python benchmarks/sb3_buffer.py                           # both tasks, 3 seeds
+For each task and seed the two runs go at once, one per core, each its own process on one
+torch thread, so both meet the same machine. Evaluation: every ``eval_every`` env steps,
+``eval_episodes`` episodes of the deterministic policy on a separate env (success from
+the env's success field at an episode's end), in the wall time. The time spent inside
+``replay_buffer.sample`` is measured separately.
+
+    python benchmarks/sb3_buffer.py                           # the default tasks, 3 seeds
     python benchmarks/sb3_buffer.py --tasks bitflip --seeds 0
+    python benchmarks/sb3_buffer.py --table                   # the tables of docs/results.md
 
-Needs stable-baselines3 (``bash install.sh sb3``) and, for FetchReach, gymnasium-robotics
-(``bash install.sh robotics``). Writes docs/sb3_buffer.json (merged by task, buffer, seed).
+Needs stable-baselines3 (``bash install.sh sb3``), gymnasium-robotics for FetchReach and
+PointMaze (``bash install.sh robotics``) and highway-env for parking. Writes
+docs/sb3_buffer.json (merged by task, buffer, seed).
 """
 
 from __future__ import annotations
@@ -31,24 +46,37 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, code_version, machine, sb3_success_rate
+from common import DOCS, add_run, code_version, machine, sb3_success_rate
 
 RECORD = DOCS / "sb3_buffer.json"
 TASKS: dict[str, dict[str, Any]] = {
-    "bitflip": {"env_id": "herkit/BitFlip-v0", "kwargs": {"n_bits": 15}, "n_envs": 1,
-                "steps": 20_000, "eval_every": 1_000},
-    "fetchreach": {"env_id": "FetchReach-v4", "kwargs": {}, "n_envs": 2, "steps": 10_000,
-                   "eval_every": 500},
+    "bitflip": {"env_id": "herkit/BitFlip-v0", "kwargs": {"n_bits": 15}, "algo": "dqn",
+                "n_envs": 1, "steps": 20_000, "eval_every": 1_000, "eval_episodes": 10},
+    "pointreach": {"env_id": "herkit/PointReach-v0", "kwargs": {}, "algo": "td3", "n_envs": 1,
+                   "steps": 4_000, "eval_every": 500, "eval_episodes": 20},
+    "fetchreach": {"env_id": "FetchReach-v4", "kwargs": {}, "algo": "sac", "n_envs": 2,
+                   "steps": 10_000, "eval_every": 500, "eval_episodes": 10},
+    "fetchreach-td3": {"env_id": "FetchReach-v4", "kwargs": {}, "algo": "td3", "n_envs": 2,
+                       "steps": 10_000, "eval_every": 500, "eval_episodes": 10},
+    "pointmaze": {"env_id": "PointMaze_UMaze-v3", "algo": "sac", "n_envs": 1,
+                  "kwargs": {"continuing_task": False, "max_episode_steps": 100},
+                  "steps": 20_000, "eval_every": 2_000, "eval_episodes": 20,
+                  "success_key": "success"},
+    "parking": {"env_id": "highway_env:parking-v0", "kwargs": {}, "algo": "sac", "n_envs": 1,
+                "steps": 30_000, "eval_every": 2_000, "eval_episodes": 10},
 }  # fmt: skip
+DEFAULT_TASKS = ("bitflip", "pointreach", "fetchreach", "fetchreach-td3", "pointmaze")
 BUFFERS = ("sb3", "herkit")
-EVAL_EPISODES = 10
 
 
 def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
     """The SB3 model of ``task`` with SB3's or herkit's HER buffer."""
     import stable_baselines3
-    from stable_baselines3 import DQN, SAC
+    from stable_baselines3 import DQN, SAC, TD3
+    from stable_baselines3.common.noise import NormalActionNoise
 
     from herkit import sb3
 
@@ -58,16 +86,22 @@ def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
         "replay_buffer_class": buffer_class, "seed": seed, "device": "cpu", "verbose": 0,
         "replay_buffer_kwargs": {"n_sampled_goal": 4, "goal_selection_strategy": "future"},
     }  # fmt: skip
-    if task == "bitflip":
+    algo = TASKS[task]["algo"]
+    if algo == "dqn":
         return DQN(
             "MultiInputPolicy", env, tau=0.01, train_freq=4, gradient_steps=1,
             learning_starts=256, target_update_interval=4, exploration_initial_eps=0.5,
             exploration_final_eps=0.5, policy_kwargs={"net_arch": [256]}, **common,
         )  # fmt: skip
-    return SAC(
-        "MultiInputPolicy", env, tau=0.05, train_freq=1, gradient_steps=1, learning_starts=1_000,
-        ent_coef="auto_0.1", policy_kwargs={"net_arch": [256, 256, 256]}, **common,
-    )  # fmt: skip
+    continuous: dict[str, Any] = {
+        "tau": 0.05, "train_freq": 1, "gradient_steps": 1, "learning_starts": 1_000,
+        "policy_kwargs": {"net_arch": [256, 256, 256]}, **common,
+    }  # fmt: skip
+    if algo == "td3":
+        dim = env.action_space.shape[0]
+        noise = NormalActionNoise(np.zeros(dim), 0.2 * np.ones(dim))
+        return TD3("MultiInputPolicy", env, action_noise=noise, **continuous)
+    return SAC("MultiInputPolicy", env, ent_coef="auto_0.1", **continuous)
 
 
 def worker(task: str, buffer: str, seed: int) -> dict[str, Any]:
@@ -106,7 +140,8 @@ def worker(task: str, buffer: str, seed: int) -> dict[str, Any]:
         def _on_step(self) -> bool:
             if self.num_timesteps % spec["eval_every"] < spec["n_envs"]:
                 eval_seed = seed + 10_000 + self.num_timesteps
-                success = sb3_success_rate(model, eval_env, EVAL_EPISODES, eval_seed)
+                key = spec.get("success_key", "is_success")
+                success = sb3_success_rate(model, eval_env, spec["eval_episodes"], eval_seed, key)
                 rows.append({"env_steps": self.num_timesteps,
                              "wall_s": round(time.perf_counter() - started, 2),
                              "success_rate": success})  # fmt: skip
@@ -117,34 +152,81 @@ def worker(task: str, buffer: str, seed: int) -> dict[str, Any]:
             "sample_s": round(sampling[0], 2), "updates": int(model._n_updates)}  # fmt: skip
 
 
+def run_pair(task: str, seed: int) -> None:
+    """Both buffers' runs of ``task`` with ``seed``, at once; each recorded as it ends."""
+    started = {}
+    for buffer in BUFFERS:
+        command = [sys.executable, __file__, "--worker", task, buffer, str(seed)]
+        started[buffer] = subprocess.Popen(command, stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE, text=True)  # fmt: skip
+    for buffer, process in started.items():
+        out, err = process.communicate()
+        if process.returncode:
+            raise RuntimeError(f"{task} {buffer} seed {seed} failed:\n{err[-3000:]}")
+        result = json.loads(out.strip().splitlines()[-1])
+        rows = result["rows"]
+        solved = next((row for row in rows if row["success_rate"] >= 0.9), None)
+        other = [name for name in BUFFERS if name != buffer]
+        run = {"task": task, "buffer": buffer, "seed": seed, **result, "first_0.9": solved,
+               "final_success": rows[-1]["success_rate"], "settings": TASKS[task],
+               "concurrent_with": other, "code": code_version()}  # fmt: skip
+        add_run(RECORD, f"{task}/{buffer}/seed{seed}", run, machine())
+        print(f"{task} {buffer} seed {seed}: first 0.9 {solved}, final "
+              f"{rows[-1]['success_rate']:.2f}, {result['wall_s']} s "
+              f"({result['sample_s']} s sampling)", flush=True)  # fmt: skip
+
+
+def table(tasks: list[str]) -> str:
+    """Markdown: per task and buffer, success (mean over seeds) at a quarter, half, three
+    quarters and all of the budget, env steps to the first 0.9 and wall times per seed."""
+    runs = json.loads(RECORD.read_text())["runs"]
+    lines = [
+        "| task | buffer | seeds | mean success at 1/4, 1/2, 3/4, all of the env steps | "
+        "env steps to 0.9, per seed | wall s, whole run | s in `sample` |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for task in tasks:
+        steps = TASKS[task]["steps"]
+        marks = [steps // 4, steps // 2, 3 * steps // 4, steps]
+        for buffer in BUFFERS:
+            mine = sorted((r for r in runs.values() if r["task"] == task and
+                           r["buffer"] == buffer), key=lambda r: r["seed"])  # fmt: skip
+            if not mine:
+                continue
+
+            def at(run: dict[str, Any], mark: int) -> float:
+                done = [r for r in run["rows"] if r["env_steps"] <= mark]
+                return float(done[-1]["success_rate"]) if done else 0.0
+
+            success = " / ".join(f"{np.mean([at(r, m) for r in mine]):.2f}" for m in marks)
+            solved = " / ".join(
+                f"{r['first_0.9']['env_steps']:,}" if r["first_0.9"] else "never" for r in mine
+            )
+            walls = " / ".join(f"{r['wall_s']:.0f}" for r in mine)
+            sampling = " / ".join(f"{r['sample_s']:.1f}" for r in mine)
+            seeds = ", ".join(str(r["seed"]) for r in mine)
+            lines.append(f"| {task} ({TASKS[task]['algo'].upper()}) | {buffer} | {seeds} | "
+                         f"{success} | {solved} | {walls} | {sampling} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", nargs="+", choices=tuple(TASKS), default=list(TASKS))
+    parser.add_argument("--tasks", nargs="+", choices=tuple(TASKS), default=list(DEFAULT_TASKS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--table", action="store_true", help="print the tables, run nothing")
     parser.add_argument("--worker", nargs=3, metavar=("TASK", "BUFFER", "SEED"), help="internal")
     args = parser.parse_args()
     if args.worker:
         task, buffer, seed = args.worker
         print(json.dumps(worker(task, buffer, int(seed))))
         return
-    records: dict[str, Any] = json.loads(RECORD.read_text())["runs"] if RECORD.exists() else {}
+    if args.table:
+        print(table(args.tasks))
+        return
     for task in args.tasks:
         for seed in args.seeds:
-            for buffer in BUFFERS:
-                command = [sys.executable, __file__, "--worker", task, buffer, str(seed)]
-                output = subprocess.run(command, check=True, capture_output=True, text=True)
-                result = json.loads(output.stdout.strip().splitlines()[-1])
-                rows = result["rows"]
-                solved = next((row for row in rows if row["success_rate"] >= 0.9), None)
-                records[f"{task}/{buffer}/seed{seed}"] = {
-                    "task": task, "buffer": buffer, "seed": seed, **result,
-                    "first_0.9": solved, "final_success": rows[-1]["success_rate"],
-                    "code": code_version(),
-                }  # fmt: skip
-                print(f"{task} {buffer} seed {seed}: first 0.9 {solved}, final "
-                      f"{rows[-1]['success_rate']:.2f}, {result['wall_s']} s "
-                      f"({result['sample_s']} s sampling)", flush=True)  # fmt: skip
-                RECORD.write_text(json.dumps({"machine": machine(), "runs": records}, indent=1))
+            run_pair(task, seed)
 
 
 if __name__ == "__main__":

@@ -203,3 +203,23 @@ def test_copy_info_dict_hands_compute_reward_every_field() -> None:
     some = next(info for info in relabelled if "bonus" in info)
     assert isinstance(some["flag"], bool) and isinstance(some["scale"], float)
     assert set(some) == {"scale", "TimeLimit.truncated", "flag", "bonus"}
+
+
+def test_a_step_with_the_wrong_infos_changes_nothing() -> None:
+    ours = HerReplayBuffer(40, SPACE, ACTION, NoRewardEnv(), "cpu", n_envs=2, copy_info_dict=True)  # type: ignore[arg-type]
+    good = steps(2, [[0, 0], [0, 0]], 0)
+    with pytest.warns(InfoFieldsChosen):
+        ours.add(*good[0])
+    before = {key: value.copy() for key, value in ours.buffer.storage.data.items()}
+    extras = ours._infos.extras.copy()  # type: ignore[union-attr]
+    obs, nxt, action, reward, done, infos = good[1]
+    with pytest.raises(ValueError, match="one dict per env"):
+        ours.add(obs, nxt, action, reward, done, infos[:1])
+    with pytest.raises(ValueError, match="action"):
+        ours.add(obs, nxt, action[:, :1], reward, done, infos)
+    for key, value in before.items():
+        np.testing.assert_array_equal(ours.buffer.storage.data[key], value)
+    assert all(a is b for a, b in zip(ours._infos.extras, extras, strict=True))  # type: ignore[union-attr]
+    assert ours.pos == 1
+    ours.add(*good[1])
+    assert ours.pos == 2

@@ -194,6 +194,14 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         """Store one step of every env (SB3 calls this from ``collect_rollouts``); end first
         the episodes of envs that were reset outside ``add``."""
         n_envs = self.n_envs
+        if len(infos) != n_envs:
+            raise ValueError(f"infos must hold one dict per env ({n_envs}), got {len(infos)}")
+        action = np.asarray(action)
+        if action.size != n_envs * self.action_dim:
+            raise ValueError(
+                f"action must hold n_envs x action_dim = {n_envs} x {self.action_dim} values, "
+                f"got shape {action.shape}"
+            )
         done = np.asarray(done, dtype=bool).reshape(n_envs)
         if self.handle_timeout_termination:
             timeout = np.array([bool(info.get("TimeLimit.truncated", False)) for info in infos])
@@ -218,7 +226,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         try:
             self.buffer.add(
                 obs,
-                np.asarray(action).reshape(n_envs, self.action_dim),
+                action.reshape(n_envs, self.action_dim),
                 next_obs,
                 terminated,
                 done & ~terminated,

@@ -30,6 +30,8 @@ the env's success field at an episode's end), in the wall time. The time spent i
     python benchmarks/sb3_buffer.py                           # the default tasks, 3 seeds
     python benchmarks/sb3_buffer.py --tasks bitflip --seeds 0
     python benchmarks/sb3_buffer.py --table                   # the tables of docs/results.md
+    python benchmarks/sb3_buffer.py --same-data               # what each buffer samples
+    python benchmarks/sb3_buffer.py --tasks fetchreach-td3 --buffers herkit-finished
 
 Needs stable-baselines3 (``bash install.sh sb3``), gymnasium-robotics for FetchReach and
 PointMaze (``bash install.sh robotics``) and highway-env for parking. Writes
@@ -70,6 +72,24 @@ TASKS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 DEFAULT_TASKS = ("bitflip", "pointreach", "fetchreach", "fetchreach-td3", "pointmaze")
 BUFFERS = ("sb3", "herkit")
+"""The pair each seed runs; ``--buffers`` can name ``herkit-finished`` (an experiment)."""
+
+
+def finished_episodes_only() -> type:
+    """An experiment, not a herkit setting: herkit.sb3's buffer sampling only the steps of
+    finished episodes, as SB3's buffer does (herkit also samples episodes in progress)."""
+    from herkit import sb3
+
+    class FinishedEpisodesOnly(sb3.HerReplayBuffer):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            storage = self.buffer.storage
+            sample_slots = storage.sample_slots
+            storage.sample_slots = (  # type: ignore[method-assign]
+                lambda n, rng, closed_only: sample_slots(n, rng, True)
+            )
+
+    return FinishedEpisodesOnly
 
 
 def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
@@ -80,7 +100,8 @@ def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
 
     from herkit import sb3
 
-    buffer_class = sb3.HerReplayBuffer if buffer == "herkit" else stable_baselines3.HerReplayBuffer
+    classes = {"sb3": stable_baselines3.HerReplayBuffer, "herkit": sb3.HerReplayBuffer}
+    buffer_class = classes[buffer] if buffer in classes else finished_episodes_only()
     common: dict[str, Any] = {
         "learning_rate": 1e-3, "gamma": 0.98, "buffer_size": 1_000_000, "batch_size": 256,
         "replay_buffer_class": buffer_class, "seed": seed, "device": "cpu", "verbose": 0,
@@ -152,10 +173,10 @@ def worker(task: str, buffer: str, seed: int) -> dict[str, Any]:
             "sample_s": round(sampling[0], 2), "updates": int(model._n_updates)}  # fmt: skip
 
 
-def run_pair(task: str, seed: int) -> None:
-    """Both buffers' runs of ``task`` with ``seed``, at once; each recorded as it ends."""
+def run_pair(task: str, seed: int, buffers: tuple[str, ...] = BUFFERS) -> None:
+    """The buffers' runs of ``task`` with ``seed``, at once; each recorded as it ends."""
     started = {}
-    for buffer in BUFFERS:
+    for buffer in buffers:
         command = [sys.executable, __file__, "--worker", task, buffer, str(seed)]
         started[buffer] = subprocess.Popen(command, stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -166,7 +187,7 @@ def run_pair(task: str, seed: int) -> None:
         result = json.loads(out.strip().splitlines()[-1])
         rows = result["rows"]
         solved = next((row for row in rows if row["success_rate"] >= 0.9), None)
-        other = [name for name in BUFFERS if name != buffer]
+        other = [name for name in buffers if name != buffer]
         run = {"task": task, "buffer": buffer, "seed": seed, **result, "first_0.9": solved,
                "final_success": rows[-1]["success_rate"], "settings": TASKS[task],
                "concurrent_with": other, "code": code_version()}  # fmt: skip
@@ -176,19 +197,72 @@ def run_pair(task: str, seed: int) -> None:
               f"({result['sample_s']} s sampling)", flush=True)  # fmt: skip
 
 
+def same_data(task: str, steps: int, batches: int) -> dict[str, dict[str, float]]:
+    """Both buffers fed the same ``steps`` of random actions in ``task``'s env, then
+    sampled ``batches`` batches of 4,096: what each hands the learner, in numbers."""
+    import stable_baselines3
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from herkit import sb3
+    from herkit.envs import make_goal_env
+
+    spec = TASKS[task]
+    env = make_vec_env(lambda: make_goal_env(spec["env_id"], **spec["kwargs"]),
+                       n_envs=spec["n_envs"], seed=0)  # fmt: skip
+    kwargs = {"n_envs": spec["n_envs"], "n_sampled_goal": 4}
+    buffers = {
+        "sb3": stable_baselines3.HerReplayBuffer(
+            100_000, env.observation_space, env.action_space, env, "cpu", **kwargs
+        ),
+        "herkit": sb3.HerReplayBuffer(
+            100_000, env.observation_space, env.action_space, env, "cpu", seed=0, **kwargs
+        ),
+    }
+    env.action_space.seed(0)
+    obs = env.reset()
+    for _ in range(steps // spec["n_envs"]):
+        action = np.array([env.action_space.sample() for _ in range(spec["n_envs"])])
+        new_obs, reward, done, infos = env.step(action)
+        nxt = {key: value.copy() for key, value in new_obs.items()}
+        for i in np.flatnonzero(done):
+            for key in nxt:
+                nxt[key][i] = infos[i]["terminal_observation"][key]
+        for buffer in buffers.values():
+            buffer.add(obs, nxt, action, reward, done, infos)
+        obs = new_obs
+    stats = {}
+    for name, buffer in buffers.items():
+        rewards, dones = [], []
+        for _ in range(batches):
+            batch = buffer.sample(4096)
+            rewards.append(batch.rewards.numpy().ravel())
+            dones.append(batch.dones.numpy().ravel())
+        reward, done = np.concatenate(rewards), np.concatenate(dones)
+        stats[name] = {
+            "samples": int(reward.size),
+            "reward_mean": float(reward.mean()),
+            "reward_std": float(reward.std()),
+            "share_reward_max": float((reward == reward.max()).mean()),
+            "done_mean": float(done.mean()),
+        }
+    return stats
+
+
 def table(tasks: list[str]) -> str:
-    """Markdown: per task and buffer, success (mean over seeds) at a quarter, half, three
-    quarters and all of the budget, env steps to the first 0.9 and wall times per seed."""
+    """Markdown: per task and buffer, the success averaged over seeds and over all the
+    evaluations (the area under the curve), at a quarter, half, three quarters and all of
+    the budget, and over the last 4 evaluations; env steps to the first 0.9, wall times and
+    time in ``sample`` per seed."""
     runs = json.loads(RECORD.read_text())["runs"]
     lines = [
-        "| task | buffer | seeds | mean success at 1/4, 1/2, 3/4, all of the env steps | "
-        "env steps to 0.9, per seed | wall s, whole run | s in `sample` |",
-        "|---|---|---|---|---|---|---|",
+        "| task | buffer | seeds | success: all evaluations | at 1/4, 1/2, 3/4, all of the "
+        "env steps | last 4 evaluations | env steps to 0.9 | wall s, whole run | s in `sample` |",
+        "|---|---|---|---:|---|---:|---|---|---|",
     ]
     for task in tasks:
         steps = TASKS[task]["steps"]
         marks = [steps // 4, steps // 2, 3 * steps // 4, steps]
-        for buffer in BUFFERS:
+        for buffer in (*BUFFERS, "herkit-finished"):
             mine = sorted((r for r in runs.values() if r["task"] == task and
                            r["buffer"] == buffer), key=lambda r: r["seed"])  # fmt: skip
             if not mine:
@@ -198,15 +272,21 @@ def table(tasks: list[str]) -> str:
                 done = [r for r in run["rows"] if r["env_steps"] <= mark]
                 return float(done[-1]["success_rate"]) if done else 0.0
 
-            success = " / ".join(f"{np.mean([at(r, m) for r in mine]):.2f}" for m in marks)
+            def mean(values: Any) -> str:
+                return f"{np.mean(list(values)):.2f}"
+
+            curve = mean(np.mean([r["success_rate"] for r in run["rows"]]) for run in mine)
+            success = " / ".join(mean(at(r, m) for r in mine) for m in marks)
+            last = mean(np.mean([r["success_rate"] for r in run["rows"][-4:]]) for run in mine)
             solved = " / ".join(
                 f"{r['first_0.9']['env_steps']:,}" if r["first_0.9"] else "never" for r in mine
             )
             walls = " / ".join(f"{r['wall_s']:.0f}" for r in mine)
             sampling = " / ".join(f"{r['sample_s']:.1f}" for r in mine)
             seeds = ", ".join(str(r["seed"]) for r in mine)
-            lines.append(f"| {task} ({TASKS[task]['algo'].upper()}) | {buffer} | {seeds} | "
-                         f"{success} | {solved} | {walls} | {sampling} |")  # fmt: skip
+            name = f"{task} ({TASKS[task]['algo'].upper()})"
+            cells = [name, buffer, seeds, curve, success, last, solved, walls, sampling]
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -214,7 +294,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", choices=tuple(TASKS), default=list(DEFAULT_TASKS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    choices = [*BUFFERS, "herkit-finished"]
+    parser.add_argument("--buffers", nargs="+", default=list(BUFFERS), choices=choices,
+                        help="the buffers run at once for each seed")  # fmt: skip
     parser.add_argument("--table", action="store_true", help="print the tables, run nothing")
+    parser.add_argument("--same-data", action="store_true",
+                        help="feed both buffers the same random steps of each task's env and "
+                        "compare what they sample (docs/sb3_buffer.json, same_data)")  # fmt: skip
     parser.add_argument("--worker", nargs=3, metavar=("TASK", "BUFFER", "SEED"), help="internal")
     args = parser.parse_args()
     if args.worker:
@@ -224,9 +310,17 @@ def main() -> None:
     if args.table:
         print(table(args.tasks))
         return
+    if args.same_data:
+        record = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+        found = record.get("same_data", {})
+        for task in args.tasks:
+            found[task] = {"steps": 6_000, "code": code_version(), **same_data(task, 6_000, 25)}
+            print(task, json.dumps(found[task]), flush=True)
+        RECORD.write_text(json.dumps(record | {"same_data": found}, indent=1))
+        return
     for task in args.tasks:
         for seed in args.seeds:
-            run_pair(task, seed)
+            run_pair(task, seed, tuple(args.buffers))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     """Stable-Baselines3's ``replay_buffer_class`` backed by :class:`herkit.HerReplayBuffer`.
 
     Args (SB3's, in SB3's order; the algorithm passes the first six):
-        buffer_size: transitions held, all envs together; the oldest whole episodes go first.
+        buffer_size: transitions held, all envs together; the oldest whole episodes go first
+            (the attribute ``buffer_size`` is then, as in SB3, the rows: this // ``n_envs``).
         observation_space: the env's Dict space with exactly :data:`GOAL_KEYS`.
         action_space: the env's action space (actions are stored as SB3 hands them over).
         env: the training VecEnv (its first env's ``compute_reward`` gives the rewards).

@@ -168,7 +168,7 @@ def test_a_used_run_directory_is_never_clobbered(tmp_path: Path) -> None:
     assert json.loads((run / "config.json").read_text())["out"] == str(Path("runs") / run.name)
     before = files_of(run)
 
-    second = herkit("train", *args, "--k", "2", cwd=tmp_path)  # same directory
+    second = herkit("train", *args, "--eval-every", "100", cwd=tmp_path)  # same directory
     assert second.returncode == 2
     message = second.stderr.strip()
     assert message.count("\n") == 0 and str(Path("runs") / run.name) in message

@@ -14,7 +14,7 @@ import pytest
 from herkit.cli import main
 from herkit.config import DDPGConfig, DQNConfig, TrainConfig
 from herkit.logging import RunLogger, read_progress
-from herkit.plots import aggregate_runs, moving_average, plot_runs
+from herkit.plots import aggregate_runs, figure, moving_average, plot_runs
 
 PNG = b"\x89PNG\r\n\x1a\n"
 DEFAULT = TrainConfig()
@@ -91,6 +91,7 @@ def test_settings_that_do_not_change_learning_do_not_split_groups(tmp_path: Path
                 eval_every=500,
                 steps=7,
                 tensorboard=False,
+                video_every=5,
                 ddpg=DDPGConfig(lr=5e-4),  # not the run's algo
             ),
         ),
@@ -208,12 +209,14 @@ def test_cli_writes_png_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
         (["-o", "{tmp}"], "output '{tmp}' is a directory"),
         (["--json", "{tmp}"], "json '{tmp}' is a directory"),
         (["--band", "std"], "--band"),
+        (["-o", "{tmp}/afile/c.png"], "'{tmp}/afile' is a file, not a directory"),
     ],
 )
 def test_cli_errors_are_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:
     run = write_run(tmp_path / "run", STEPS, list(SUCCESS[0]))
+    (tmp_path / "afile").write_text("a file")
     extra = [arg.format(tmp=tmp_path) for arg in extra]
     assert main(["plot", str(run), "-o", str(tmp_path / "c.png"), *extra]) == 2
     err = capsys.readouterr().err
@@ -241,3 +244,31 @@ def test_pure_function_errors_name_the_argument(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="band must be one of minmax, sem"):
         plot_runs([run], tmp_path / "c.png", band="std")  # type: ignore[arg-type]
     assert read_progress(run)[0]["env_steps"] == "1000"  # the synthetic runs are real logs
+
+
+def test_the_legend_of_many_long_labels_stays_inside_the_picture(tmp_path: Path) -> None:
+    runs = [
+        write_run(
+            tmp_path / f"r{i}",
+            STEPS,
+            list(SUCCESS[i % 3]),
+            {"critic_loss": list(LOSS[i % 3])},
+            TrainConfig(k=i + 1, goal_mix=(1.0, 2.0, float(i)), dqn=DQNConfig(lr=1e-3 / (i + 1))),
+        )
+        for i in range(7)
+    ]
+    groups = aggregate_runs(runs)
+    assert all("k=" in g.label and "dqn.lr=" in g.label for g in groups)
+    fig = figure(groups)
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        (legend,) = fig.legends
+        box, page = legend.get_window_extent(renderer), fig.bbox
+        assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0
+        panels = min(ax.get_tightbbox(renderer).y0 for ax in fig.axes if ax.get_visible())
+        assert box.y1 <= panels + 1  # below the panels, not over them
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import difflib
 import io
 import json
 import os
@@ -34,7 +35,7 @@ def bench(
 
 
 def evaluate_run(
-    run_dir: tyro.conf.Positional[str],
+    run_dir: Annotated[tyro.conf.Positional[str], tyro.conf.arg(metavar="RUN_DIR")],
     episodes: int | None = None,
     json_out: Annotated[bool, tyro.conf.arg(name="json")] = False,
     seed: int = 12345,
@@ -68,14 +69,14 @@ def evaluate_run(
         f"{result['env_id']} {result['algo']} ({mode}, checkpoint at {result['env_steps']:,} "
         f"env steps): success rate {result['success_rate']:.3f}, mean return "
         f"{result['mean_return']:.2f}, mean length {result['mean_length']:.1f} over "
-        f"{result['episodes']} episodes"
+        f"{result['episodes']} episode{'s' if result['episodes'] != 1 else ''}"
     )
     if "video" in result:
         print(f"video: {result['video']} ({result['frames']} frames)")
 
 
 def plot(
-    run_dirs: tyro.conf.Positional[tuple[str, ...]],
+    run_dirs: Annotated[tyro.conf.Positional[tuple[str, ...]], tyro.conf.arg(metavar="RUN_DIR...")],
     output: Annotated[str, tyro.conf.arg(aliases=("-o",))] = "curves.png",
     x: Literal["env_steps", "wall_s"] = "env_steps",
     smooth: int = 1,
@@ -148,6 +149,8 @@ def _train_main(args: list[str]) -> None:
     else:
         preset = preset_config(first.env_id)
         config = _parse_train(args, default=preset)
+        if not any(arg == "--algo" or arg.startswith("--algo=") for arg in args):
+            config = _algo_for_action_space(config)
         if preset.env_kwargs and config.env_kwargs != preset.env_kwargs:
             given = config.env_kwargs_dict()  # the preset's other env kwargs stay
             kept = tuple(item for item in preset.env_kwargs if item.split("=")[0] not in given)
@@ -160,6 +163,28 @@ def _train_main(args: list[str]) -> None:
             f"{summary['env_steps']:,} env steps; run directory {summary['run_dir']}",
             file=sys.stderr,
         )
+
+
+def _algo_for_action_space(config: Any) -> Any:
+    """``config`` with an algorithm that fits its env's action space when the preset's does
+    not (no ``--algo`` was given): DQN for a Discrete space, SAC for a Box; said on stderr."""
+    import gymnasium
+
+    from herkit.envs import make_goal_env
+
+    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
+    try:
+        space = env.action_space
+    finally:
+        env.close()
+    discrete = isinstance(space, gymnasium.spaces.Discrete)
+    if discrete == (config.algo == "dqn"):
+        return config
+    algo = "dqn" if discrete else "sac"
+    kind = "discrete" if discrete else "continuous"
+    print(f"herkit: {config.env_id} has a {kind} action space: training with --algo {algo} "
+          "(give --algo to choose another)", file=sys.stderr)  # fmt: skip
+    return dataclasses.replace(config, algo=algo)
 
 
 def _parse(
@@ -180,7 +205,56 @@ def _parse(
 def _parse_train(args: list[str], **kwargs: Any) -> Any:
     from herkit.config import TrainConfig
 
-    return _parse(tyro.cli, TrainConfig, args, "herkit train", **kwargs)
+    try:
+        return _parse(tyro.cli, TrainConfig, args, "herkit train", **kwargs)
+    except ValueError as error:
+        raise ValueError(_with_suggestions(str(error), args)) from None
+
+
+SYNONYMS = {"learning-rate": "lr", "learning_rate": "lr", "batch": "batch-size",
+            "discount": "gamma", "tau": "polyak", "n-sampled-goal": "k",
+            "goal-selection-strategy": "strategy", "total-timesteps": "steps",
+            "timesteps": "steps", "env": "env-id", "num-envs": "n-envs"}  # fmt: skip
+"""Other libraries' names for herkit's flags (the last part of a flag's name)."""
+
+
+def _with_suggestions(message: str, args: list[str]) -> str:
+    """``message`` of an unrecognised flag, with the flag herkit has for it when tyro
+    suggested none (another library's name for it, or a near spelling)."""
+    if not message.startswith("Unrecognized options:") or "Perhaps you meant" in message:
+        return message
+    known = _train_flags()
+    hints = []
+    for arg in args:
+        flag = arg.split("=")[0]
+        if not flag.startswith("--") or flag in known:
+            continue
+        prefix, _, last = flag[2:].rpartition(".")
+        synonym = SYNONYMS.get(last)
+        guess = f"--{prefix + '.' if prefix else ''}{synonym}" if synonym else None
+        if guess not in known:
+            close = difflib.get_close_matches(flag, known, n=1, cutoff=0.75)
+            guess = close[0] if close else None
+        if guess is not None:
+            hints.append(f"{flag}: did you mean {guess}?")
+    if not hints:
+        return message
+    body, see, _ = message.partition(" (see ")
+    return f"{body}; {'; '.join(hints)}" + (f" (see {_}" if see else "")
+
+
+def _train_flags() -> list[str]:
+    """Every ``herkit train`` flag, ``--k`` to ``--sac.target-entropy``."""
+    from herkit.config import TrainConfig
+
+    flags = []
+    for field in dataclasses.fields(TrainConfig):
+        if dataclasses.is_dataclass(field.default):
+            flags += [f"--{field.name}.{sub.name.replace('_', '-')}"
+                      for sub in dataclasses.fields(field.default)]  # fmt: skip
+        else:
+            flags.append(f"--{field.name.replace('_', '-')}")
+    return flags
 
 
 def _one_line(box: str) -> str:
@@ -248,6 +322,8 @@ COMMANDS: dict[str, Callable[..., None]] = {"eval": evaluate_run, "plot": plot, 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``herkit`` command line; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` does: `module:Env-v0` from here
     try:
         if args[:1] in (["--version"], ["-V"]):
             print(f"herkit {__version__}")

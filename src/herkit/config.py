@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import tyro
 
@@ -205,7 +206,9 @@ Algo = Literal["dqn", "ddpg", "td3", "sac"]
 class TrainConfig:
     """A training run: env, algorithm, HER settings, budget and bookkeeping."""
 
-    env_id: tyro.conf.Positional[str] = "herkit/BitFlip-v0"
+    env_id: Annotated[tyro.conf.Positional[str], tyro.conf.arg(metavar="[ENV_ID]")] = (
+        "herkit/BitFlip-v0"
+    )
     """Gymnasium id of a goal env: herkit/BitFlip-v0, herkit/PointReach-v0,
     herkit/GridWorld-v0, herkit/MountainCarGoal-v0, FetchReach-v4 (etc.) or module:Id."""
     algo: Algo = "dqn"
@@ -400,11 +403,11 @@ class TrainConfig:
         return self.device
 
     def out_dir(self) -> Path:
-        """The run directory."""
+        """The run directory: ``out``, else a name under ``runs/`` that tells runs of
+        different tasks and learning settings apart (see :func:`default_run_name`)."""
         if self.out is not None:
             return Path(self.out)
-        name = self.env_id.split(":")[-1].replace("/", "-")
-        return Path("runs") / f"{name}-{self.algo}-{self.her_name().replace(':', '-')}-s{self.seed}"
+        return Path("runs") / default_run_name(self)
 
     def her_name(self) -> str:
         """How goals are relabelled, in a word: the strategy, or ``mix1:2:2`` for a goal mix."""
@@ -473,7 +476,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "herkit/GridWorld-v0": dict(_GOAL_DQN, steps=30_000),
     # DQN+HER reaches 0.9 by 5,000-12,500 env steps on seeds 0-2 (docs/results.md).
     "herkit/MountainCarGoal-v0": dict(_GOAL_DQN, steps=50_000, eval_every=2_500),
-    "herkit/PointReach-v0": dict(algo="ddpg", steps=30_000, eval_every=1_000, warmup_steps=500),
+    # herkit train herkit/PointReach-v0 --algo td3 is at 1.0 from 2,000 env steps (seed 0).
+    "herkit/PointReach-v0": dict(algo="ddpg", steps=5_000, eval_every=500, warmup_steps=500),
     # gymnasium-robotics' PointMaze: 0/1 rewards, info["success"]; continuing_task=False
     # ends an episode on success (the env's own default runs on past the goal).
     "PointMaze": dict(
@@ -491,6 +495,60 @@ PRESETS: dict[str, dict[str, Any]] = {
     "Fetch": _FETCH,
 }
 """Per-env defaults of ``herkit train`` (a prefix such as ``Fetch`` covers its family)."""
+
+
+BOOKKEEPING = (
+    "out", "resume", "overwrite", "steps", "target_success", "eval_every", "eval_episodes",
+    "n_eval_envs", "checkpoint_every", "video_every", "device", "torch_threads", "env_workers",
+    "dist_timeout_s", "tensorboard", "progress",
+)  # fmt: skip
+"""TrainConfig fields that do not change what a run learns: where and how it is written and
+shown, its budget and stopping rule (a longer run continues the same learning), the
+evaluation, checkpoint and video cadence (evaluation uses its own envs), device and threads."""
+
+_NAMED = ("env_id", "env_kwargs", "algo", "strategy", "goal_mix", "seed")
+"""The fields a default run name spells out in its fixed parts."""
+
+
+def default_run_name(config: TrainConfig) -> str:
+    """``ENV[-KWARGS]-ALGO-STRATEGY-sSEED[-CHANGES]``: the env kwargs and the learning
+    settings that differ from the env's preset are part of the name (spelled out when short,
+    else a hash of them), so that two runs that learn differently never share a default
+    directory; settings in :data:`BOOKKEEPING` are left out."""
+    preset = preset_config(config.env_id)
+    preset_kwargs = preset.env_kwargs_dict()
+    kwargs = {
+        key: value
+        for key, value in config.env_kwargs_dict().items()
+        if key not in preset_kwargs or preset_kwargs[key] != value
+    }
+    changes = [
+        f"{field.name}={getattr(config, field.name)}"
+        for field in dataclasses.fields(TrainConfig)
+        if field.name not in (*_NAMED, *BOOKKEEPING, "dqn", "ddpg", "td3", "sac")
+        and getattr(config, field.name) != getattr(preset, field.name)
+    ]
+    mine, theirs = config.agent_config(), getattr(preset, config.algo)
+    changes += [
+        f"{config.algo}.{field.name}={getattr(mine, field.name)}"
+        for field in dataclasses.fields(mine)
+        if getattr(mine, field.name) != getattr(theirs, field.name)
+    ]
+    parts = [config.env_id.split(":")[-1].replace("/", "-")]
+    if kwargs:
+        parts.append(_short(",".join(f"{key}={value}" for key, value in sorted(kwargs.items()))))
+    parts += [config.algo, config.her_name().replace(":", "-"), f"s{config.seed}"]
+    if changes:
+        parts.append(_short(",".join(sorted(changes))))
+    return "-".join(parts)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """``text`` made safe for a file name, or a hash of it when longer than ``limit``."""
+    safe = "".join(c if c.isalnum() or c in "._=,+" else "_" for c in text.replace(" ", ""))
+    if len(safe) <= limit:
+        return safe
+    return "h" + hashlib.sha1(text.encode()).hexdigest()[:8]
 
 
 def preset_config(env_id: str) -> TrainConfig:

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from herkit.config import BOOKKEEPING
 from herkit.logging import PROGRESS_FILE, read_progress
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "XAxis",
     "aggregate_runs",
     "draw_groups",
+    "figure",
     "groups_to_json",
     "moving_average",
     "plot_runs",
@@ -54,26 +56,7 @@ BANDS: tuple[Band, ...] = ("minmax", "sem")
 """Shaded bands: min to max over the seeds, or mean +- standard error of the mean."""
 SUCCESS = "success_rate"
 """The evaluation success rate, the first panel."""
-IGNORED_SETTINGS = (
-    "seed",
-    "out",
-    "resume",
-    "overwrite",
-    "steps",
-    "target_success",
-    "eval_every",
-    "eval_episodes",
-    "n_eval_envs",
-    "checkpoint_every",
-    "device",
-    "torch_threads",
-    "env_workers",
-    "dist_timeout_s",
-    "tensorboard",
-    "progress",
-    "conventions",
-    "machine",
-)
+IGNORED_SETTINGS = ("seed", *BOOKKEEPING, "conventions", "machine")
 """``config.json`` entries that do not split runs into groups: the seed, where and how a
 run is written and shown, its budget and stopping rule (a longer run continues the same
 learning), the evaluation and checkpoint cadence (evaluation uses its own envs), device
@@ -234,14 +217,29 @@ def draw_groups(
 ) -> Path:
     """Draw ``groups`` as one PNG: the success rate and one panel per loss, one colour per
     group in every panel; returns the path. ``band`` is ``minmax`` or ``sem``."""
+    if band not in BANDS:
+        raise ValueError(f"band must be one of {', '.join(BANDS)}, got {band!r}")
+    out = _check_output("output", out)
+    fig = figure(groups, title, band)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=110)
+    except OSError as error:
+        raise ValueError(f"output {str(out)!r} cannot be written: {error.strerror}") from None
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    return out
+
+
+def figure(groups: Sequence[Group], title: str | None = None, band: Band = "minmax") -> Any:
+    """The matplotlib figure that :func:`draw_groups` saves (close it when done)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if band not in BANDS:
-        raise ValueError(f"band must be one of {', '.join(BANDS)}, got {band!r}")
-    out = _check_output("output", out)
     losses = sorted({name for group in groups for name in group.curves if name != SUCCESS})
     panels = [SUCCESS, *losses]
     columns = min(len(panels), 3)
@@ -276,18 +274,36 @@ def draw_groups(
             ax.set_yscale("log")
     for ax in flat[len(panels) :]:
         ax.set_visible(False)
-    if len(groups) > 1 or any(len(group.runs) > 1 for group in groups):
-        flat[0].legend(fontsize=8)
     if title is None:
         envs = [group.env_id for group in groups if group.env_id]
         title = ", ".join(dict.fromkeys(envs)) or None
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    bottom = 0.0
+    if len(groups) > 1 or any(len(group.runs) > 1 for group in groups):
+        bottom = _legend_below(fig, flat[0], columns)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    return fig
+
+
+def _legend_below(fig: Any, ax: Any, columns: int) -> float:
+    """A legend under the panels, its labels wrapped to fit the figure's width; returns
+    the share of the figure's height it takes."""
+    import textwrap
+
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return 0.0
+    width = int(fig.get_figwidth() * 13)  # characters of fontsize 8 across the figure
+    ncol = 2 if len(labels) > 1 and max(len(label) for label in labels) * 2 < width else 1
+    wrapped = [textwrap.fill(label, width // ncol - 6) for label in labels]
+    # matplotlib fills a legend's columns top to bottom; a row is as tall as its tallest label
+    rows = math.ceil(len(wrapped) / ncol)
+    tall = [label.count("\n") + 1 for label in wrapped]
+    lines = sum(max(tall[row::rows]) for row in range(rows))
+    height = (lines * 0.17 + 0.15) / fig.get_figheight()
+    fig.legend(handles, wrapped, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+    return min(height, 0.6)
 
 
 def plot_runs(
@@ -334,6 +350,9 @@ def _check_output(name: str, path: str | Path) -> Path:
             f"{name} {str(path)!r} is a directory; give a file name such as "
             f"{'curves.json' if name == 'json' else 'curves.png'}"
         )
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            raise ValueError(f"{name} {str(path)!r}: {str(parent)!r} is a file, not a directory")
     return path
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import signal
 import sys
 import threading
@@ -40,6 +39,7 @@ from herkit.logging import RunLogger
 from herkit.plots import plot_runs
 from herkit.policy import make_run_agent
 from herkit.precision import check_precision, fast_bf16, measure_precision
+from herkit.run_dir import check_new_run_dir, clear_run_dir, is_failed_run, owned_run_dir
 from herkit.video import render_frame, write_video
 
 
@@ -201,11 +201,12 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
 
     Raises:
         ValueError: bad settings, an env that cannot be made, an existing run directory
-            (unless ``config.overwrite``), or a resume with nothing left to train.
+            (unless ``config.overwrite``), one in use by another process (see
+            :mod:`herkit.run_dir`), or a resume with nothing left to train.
     """
     context = distributed.init(config.resolved_device(), config.dist_timeout_s)
     try:
-        with _StopOnSignal() as stop:
+        with owned_run_dir(Path(config.out_dir()), context.is_main), _StopOnSignal() as stop:
             summary = _train(config, resume, context, stop)
     except DistributedError:
         raise  # the group is broken: tearing it down can abort the process (gloo threads)
@@ -268,10 +269,11 @@ def _train(
 ) -> dict[str, Any]:
     run_dir = Path(config.out_dir())
     main = context.is_main
+    replace = False
     if resume:
         _check_resumable(run_dir, config)
-    else:
-        _check_new_run_dir(run_dir, config.overwrite)
+    elif main:
+        replace = check_new_run_dir(run_dir, config)
     context.barrier()  # every rank has looked before rank 0 creates the directory
     config, conventions = resolve_conventions(dataclasses.replace(config, out=str(run_dir)))
     device = context.device(config.resolved_device())
@@ -313,9 +315,10 @@ def _train(
     overlap = config.overlap and isinstance(envs, WorkerVectorEnv)
     workers = envs if isinstance(envs, WorkerVectorEnv) else None
     if main:  # only now: a bad env id or algorithm leaves no run directory behind
-        if config.overwrite and not resume and run_dir.exists():
-            shutil.rmtree(run_dir)
-        run_dir.mkdir(parents=True, exist_ok=True)
+        if replace:
+            if not config.overwrite:
+                _say(f"{run_dir} held a run that failed before its first checkpoint: replacing it")
+            clear_run_dir(run_dir)
         her = "no HER" if config.her_name() == "none" else f"HER {config.her_name()}"
         _say(f"{'resuming' if resume else 'training'} {config.env_id} with {config.algo} "
              f"({her}) for {config.steps:,} env steps in {run_dir}")  # fmt: skip
@@ -571,19 +574,13 @@ class _StopOnSignal:
              "(again to quit at once)")  # fmt: skip
 
 
-def _check_new_run_dir(run_dir: Path, overwrite: bool) -> None:
-    """ValueError unless ``run_dir`` is free (absent or empty) or ``overwrite`` is given."""
-    if run_dir.exists() and not run_dir.is_dir():
-        raise ValueError(f"--out {str(run_dir)!r} is an existing file, not a run directory")
-    if run_dir.is_dir() and any(run_dir.iterdir()) and not overwrite:
-        raise ValueError(
-            f"run directory {str(run_dir)!r} already exists: continue it with --resume "
-            f"{run_dir}, or train into another --out DIR (--overwrite replaces it)"
-        )
-
-
 def _check_resumable(run_dir: Path, config: TrainConfig) -> None:
     """ValueError unless ``run_dir``'s checkpoint has env steps left before ``config.steps``."""
+    if run_dir.is_dir() and is_failed_run(run_dir):
+        raise ValueError(
+            f"run {str(run_dir)!r} failed before its first checkpoint, so there is nothing to "
+            "resume: run the same command without --resume (it replaces that directory)"
+        )
     done = int(checkpoint_state(run_dir)["env_steps"])
     if done >= config.steps:
         raise ValueError(
@@ -724,7 +721,7 @@ class _Progress:
             "train", total=config.steps, completed=done, success="-", sps="-"
         )
         self._bar.start()
-        self._last = (time.perf_counter(), done)
+        self._last = self._start = (time.perf_counter(), done)
 
     def update(self, state: LoopState, force: bool = False) -> None:
         if self._bar is None:
@@ -733,6 +730,8 @@ class _Progress:
         then, steps = self._last
         if now - then < 0.25 and not force:
             return
+        if force:  # the last line: the whole run's rate (its last interval held the
+            then, steps = self._start  # evaluation, video and checkpoint that end a run)
         sps = (state.env_steps - steps) / max(now - then, 1e-9)
         self._last = (now, state.env_steps)
         success = "-" if np.isnan(state.success_rate) else f"{state.success_rate:.2f}"

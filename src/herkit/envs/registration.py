@@ -132,6 +132,11 @@ def _bad_kwargs_message(env_id: str, name: str, kwargs: dict[str, Any], error: T
     if found is None:
         return f"cannot make {env_id!r} with env kwargs {kwargs}: {str(error).splitlines()[0]}"
     bad = found.group(1)
+    if bad == "render_mode":  # asked for by --video or a render, never by the user's kwargs
+        return (
+            f"{env_id} cannot render: its constructor takes no render_mode argument, so no "
+            "video or frame can be made of it (give it a render_mode='rgb_array' to allow one)"
+        )
     accepted = _accepted_kwargs(name)
     close = difflib.get_close_matches(bad, accepted, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""

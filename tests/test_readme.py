@@ -1,0 +1,48 @@
+"""The README's "Your own environment" example, run as a newcomer would run it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from test_cli import QUICK, herkit
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def own_env_example() -> str:
+    """The Python block of the README's "Your own environment" section."""
+    section = README.read_text().split("## Your own environment", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 1, "the section should hold one Python example"
+    return blocks[0]
+
+
+def test_your_own_env_trains_from_its_folder_with_an_algorithm_for_its_actions(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "myreach.py").write_text(own_env_example())
+    out = tmp_path / "runs" / "mine"
+    args = ["--steps", "300", "--eval-every", "300", "--out", str(out), *QUICK]
+    # The `herkit` command itself, not `python -m herkit` (which puts the folder on the path).
+    command = str(Path(sys.executable).with_name("herkit"))
+    command = command if Path(command).exists() else shutil.which("herkit")
+    assert command, "the herkit command is not installed (bash install.sh)"
+    done = subprocess.run([command, "train", "myreach:MyReach-v0", *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "continuous action space: training with --algo sac" in done.stderr
+    assert json.loads((out / "config.json").read_text())["algo"] == "sac"
+    told = herkit("train", "myreach:MyReach-v0", *args, "--algo", "ddpg", "--overwrite",
+                  cwd=tmp_path)  # fmt: skip
+    assert told.returncode == 0 and "--algo sac" not in told.stderr
+    # One episode is one episode; a video of an env that cannot render says so.
+    one = herkit("eval", str(out), "--episodes", "1", cwd=tmp_path)
+    assert one.returncode == 0 and one.stdout.strip().endswith("over 1 episode"), one.stdout
+    video = herkit("eval", str(out), "--video", str(tmp_path / "v.mp4"), cwd=tmp_path)
+    assert video.returncode == 2 and video.stderr.count("\n") == 1
+    assert "cannot render" in video.stderr and "--env-kwargs" not in video.stderr

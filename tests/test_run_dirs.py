@@ -1,0 +1,154 @@
+"""Run directories: one process each, names that keep tasks apart, failed runs retried."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_cli import QUICK, herkit, start_until
+
+from herkit.config import DQNConfig, preset_config
+from herkit.run_dir import LOCK_NAME, RunDirInUse, RunDirLock
+
+
+def test_a_second_run_into_a_held_directory_is_refused_and_told_who_holds_it(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "same"
+    first = start_until(
+        ["train", "--out", str(out), "--steps", "1000000"],
+        ready=lambda: (out / "progress.csv").exists(),
+    )
+    try:
+        second = herkit("train", "--out", str(out), "--steps", "200", *QUICK)
+        assert second.returncode == 2, second.stderr
+        message = second.stderr.strip()
+        assert message.count("\n") == 0 and "in use by another herkit run" in message
+        assert f"pid {first.pid} on host {socket.gethostname()}" in message
+        resumed = herkit("train", "--resume", str(out), "--steps", "2000000", *QUICK)
+        assert resumed.returncode == 2 and "in use" in resumed.stderr
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=120)
+    assert first.returncode == 130, first.stderr
+    assert not (out / LOCK_NAME).exists()  # released on exit
+    config = json.loads((out / "config.json").read_text())
+    assert config["steps"] == 1_000_000  # the first run's files, not the second's
+
+
+def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = herkit("train", "--out", str(out), "--steps", "200", "--eval-every", "200", *QUICK)
+    assert done.returncode == 0, done.stderr
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    holder = {"pid": gone.pid, "host": socket.gethostname(), "started": 0}
+    (out / LOCK_NAME).write_text(json.dumps(holder))
+    resumed = herkit("train", "--resume", str(out), "--steps", "400", *QUICK)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((out / "summary.json").read_text())["env_steps"] == 400
+    assert not (out / LOCK_NAME).exists()
+
+
+def test_a_lock_of_another_host_is_reported_with_the_file_to_delete(tmp_path: Path) -> None:
+    (tmp_path / LOCK_NAME).write_text(json.dumps({"pid": 1, "host": "elsewhere", "started": 0}))
+    with pytest.raises(RunDirInUse, match="pid 1 on host elsewhere") as refused:
+        RunDirLock(tmp_path).acquire()
+    assert f"delete {tmp_path / LOCK_NAME}" in str(refused.value)
+    mine = RunDirLock(tmp_path / "fresh")
+    with mine, pytest.raises(RunDirInUse, match="in use"):
+        RunDirLock(tmp_path / "fresh").acquire()  # this very process holds it
+    assert not (tmp_path / "fresh" / LOCK_NAME).exists()
+
+
+def test_default_names_keep_tasks_and_learning_settings_apart(tmp_path: Path) -> None:
+    base = preset_config("herkit/BitFlip-v0")
+    names = {
+        config.out_dir()
+        for config in (
+            base,
+            dataclasses.replace(base, env_kwargs=("n_bits=30",)),
+            dataclasses.replace(base, k=8),
+            dataclasses.replace(base, dqn=DQNConfig(lr=3e-4)),
+            dataclasses.replace(base, strategy="none"),
+            dataclasses.replace(base, seed=1),
+        )
+    }
+    assert len(names) == 6
+    same = dataclasses.replace(base, steps=50, eval_every=7, video_every=3, device="cpu")
+    assert same.out_dir() == base.out_dir() == Path("runs/herkit-BitFlip-v0-dqn-future-s0")
+    # The README's examples, in order, each in a directory of its own.
+    args = ["--steps", "200", "--eval-every", "200", *QUICK]
+    for extra in ([], ["--env-kwargs", "n_bits=30"], ["--k", "2"]):
+        done = herkit("train", *args, *extra, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "runs").iterdir())) == 3
+
+
+def test_hints_for_a_used_directory_work(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["--out", str(out), "--eval-every", "200", *QUICK]
+    assert herkit("train", *args, "--steps", "200").returncode == 0
+    same = herkit("train", *args, "--steps", "400")  # same learning settings: --resume
+    assert same.returncode == 2 and f"--resume {out}" in same.stderr
+    followed = herkit("train", "--resume", str(out), "--steps", "400", *QUICK)
+    assert followed.returncode == 0, followed.stderr
+    other = herkit("train", *args, "--steps", "400", "--k", "2")  # --resume would refuse k
+    assert other.returncode == 2 and "other settings (k)" in other.stderr
+    assert "continue it with --resume" not in other.stderr
+
+
+BOOM = '''
+import gymnasium as gym
+from herkit.envs.bitflip import BitFlipEnv
+
+
+class Boom(BitFlipEnv):
+    """Bit flipping that fails after 400 steps (200 of them probe the env)."""
+
+    steps = 0
+
+    def step(self, action):
+        Boom.steps += 1
+        if Boom.steps > 400:
+            raise RuntimeError("boom")
+        return super().step(action)
+
+
+gym.register("Boom-v0", entry_point=Boom, max_episode_steps=10)
+'''
+
+
+def test_a_run_that_fails_before_its_first_checkpoint_leaves_nothing_and_can_be_retried(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "boom.py").write_text(BOOM)
+    failed = herkit("train", "boom:Boom-v0", "--steps", "1000", *QUICK, cwd=tmp_path)
+    assert failed.returncode != 0 and "boom" in failed.stderr
+    assert not (tmp_path / "runs").exists()
+    # A directory left by a run killed before its first checkpoint (config.json, no
+    # checkpoint) is not a run: --resume says so, and the same command replaces it.
+    out = tmp_path / "killed"
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps(preset_config("herkit/BitFlip-v0").to_dict()))
+    (out / "progress.csv").write_text("env_steps\n")
+    resumed = herkit("train", "--resume", str(out), *QUICK)
+    assert resumed.returncode == 2 and "failed before its first checkpoint" in resumed.stderr
+    assert "without --resume" in resumed.stderr
+    retried = herkit("train", "--out", str(out), "--steps", "200", "--eval-every", "200", *QUICK)
+    assert retried.returncode == 0, retried.stderr
+    assert "replacing it" in retried.stderr
+    assert json.loads((out / "summary.json").read_text())["env_steps"] == 200
+    # Files that are not a herkit run are never replaced.
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep")
+    refused = herkit("train", "--out", str(other), *QUICK)
+    assert refused.returncode == 2 and "not a herkit run" in refused.stderr
+    assert (other / "notes.txt").read_text() == "keep"

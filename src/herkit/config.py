@@ -18,7 +18,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -506,6 +508,30 @@ BOOKKEEPING = (
 shown, its budget and stopping rule (a longer run continues the same learning), the
 evaluation, checkpoint and video cadence (evaluation uses its own envs), device and threads."""
 
+AGENT_BLOCKS = ("dqn", "ddpg", "td3", "sac")
+"""TrainConfig fields holding one algorithm's settings; only the run's own ``algo`` counts."""
+
+
+def learning_differences(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str]:
+    """The learning settings of the config dict ``mine`` (:meth:`TrainConfig.to_dict`) that
+    differ from those of ``theirs`` (another such dict, or a run's config.json), as names
+    (``k``, ``dqn.lr`` for the settings of ``mine``'s algorithm). Left out: the settings in
+    :data:`BOOKKEEPING`, the other algorithms' blocks, and settings ``mine`` leaves to the
+    env or the machine (None, ``auto``)."""
+    mine, theirs = json.loads(json.dumps(mine)), json.loads(json.dumps(theirs))  # tuples: lists
+    algo = mine["algo"]
+    differ = [
+        name
+        for name, value in mine.items()
+        if name not in (*BOOKKEEPING, *AGENT_BLOCKS)
+        and value not in (None, "auto")
+        and theirs.get(name) != value
+    ]
+    block = theirs.get(algo) or {}
+    differ += [f"{algo}.{key}" for key, value in mine[algo].items() if block.get(key) != value]
+    return differ
+
+
 _NAMED = ("env_id", "env_kwargs", "algo", "strategy", "goal_mix", "seed")
 """The fields a default run name spells out in its fixed parts."""
 
@@ -522,17 +548,16 @@ def default_run_name(config: TrainConfig) -> str:
         for key, value in config.env_kwargs_dict().items()
         if key not in preset_kwargs or preset_kwargs[key] != value
     }
+    mine = config.to_dict()
+
+    def value(name: str) -> Any:
+        block, _, key = name.rpartition(".")
+        return mine[block][key] if block else mine[name]
+
     changes = [
-        f"{field.name}={getattr(config, field.name)}"
-        for field in dataclasses.fields(TrainConfig)
-        if field.name not in (*_NAMED, *BOOKKEEPING, "dqn", "ddpg", "td3", "sac")
-        and getattr(config, field.name) != getattr(preset, field.name)
-    ]
-    mine, theirs = config.agent_config(), getattr(preset, config.algo)
-    changes += [
-        f"{config.algo}.{field.name}={getattr(mine, field.name)}"
-        for field in dataclasses.fields(mine)
-        if getattr(mine, field.name) != getattr(theirs, field.name)
+        f"{name}={value(name)}"
+        for name in learning_differences(mine, preset.to_dict())
+        if name not in _NAMED
     ]
     parts = [config.env_id.split(":")[-1].replace("/", "-")]
     if kwargs:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from herkit.config import BOOKKEEPING
+from herkit.config import AGENT_BLOCKS, BOOKKEEPING
 from herkit.logging import PROGRESS_FILE, read_progress
 
 __all__ = [
@@ -63,7 +63,7 @@ learning), the evaluation and checkpoint cadence (evaluation uses its own envs),
 and threads, the ``conventions`` block (probed from the env, so fixed by the other
 settings) and the ``machine`` block (how the cores were used). The settings of the agents
 other than the run's ``algo`` are also ignored."""
-AGENT_SETTINGS = ("dqn", "ddpg", "td3", "sac")
+AGENT_SETTINGS = AGENT_BLOCKS
 """``config.json`` blocks of per-algorithm settings; only the run's own ``algo`` counts."""
 
 

@@ -23,11 +23,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from herkit.checkpoint import CHECKPOINT
-from herkit.config import BOOKKEEPING, TrainConfig
-
-AGENT_BLOCKS = ("dqn", "ddpg", "td3", "sac")
-"""Per-algorithm settings in a config; only the run's own ``algo`` is compared."""
+from herkit.checkpoint import CheckpointError, find_checkpoint
+from herkit.config import TrainConfig, learning_differences
 
 LOCK_NAME = ".herkit-lock"
 """The lock file's name inside a run directory."""
@@ -138,9 +135,11 @@ def _in_use(run_dir: Path, path: Path, holder: dict[str, Any]) -> str:
 
 def has_checkpoint(run_dir: Path) -> bool:
     """Whether ``run_dir`` holds a checkpoint (also one whose swap was interrupted)."""
-    return any(
-        (run_dir / name / "state.json").exists() for name in (CHECKPOINT, CHECKPOINT + ".old")
-    )
+    try:
+        find_checkpoint(run_dir)
+    except CheckpointError:
+        return False
+    return True
 
 
 def is_failed_run(run_dir: Path) -> bool:
@@ -184,24 +183,13 @@ def check_new_run_dir(run_dir: Path, config: TrainConfig) -> bool:
 
 
 def differing_settings(run_dir: Path, config: TrainConfig) -> list[str]:
-    """The learning settings (not :data:`~herkit.config.BOOKKEEPING`) in which the run saved
-    in ``run_dir`` differs from ``config``; settings ``config`` leaves to the env or the
-    machine (None, ``auto``) are not compared."""
+    """The learning settings in which ``config`` differs from the run saved in ``run_dir``
+    (see :func:`~herkit.config.learning_differences`)."""
     try:
         saved = json.loads((run_dir / "config.json").read_text())
     except (OSError, ValueError):
         return ["config.json unreadable"]
-    mine = json.loads(json.dumps(config.to_dict()))  # tuples as lists, as in the file
-    names = [name for name in mine if name not in BOOKKEEPING and name not in AGENT_BLOCKS]
-    differ = [
-        name for name in names if mine[name] not in (None, "auto") and saved.get(name) != mine[name]
-    ]
-    agent = config.algo
-    if saved.get("algo") == agent:
-        theirs = saved.get(agent, {})
-        differ += [f"{agent}.{key}" for key, value in mine[agent].items()
-                   if theirs.get(key) != value]  # fmt: skip
-    return differ
+    return learning_differences(config.to_dict(), saved)
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -296,3 +297,27 @@ def test_resume_extends_a_finished_run_and_refuses_other_changes(tmp_path: Path)
     steps = [int(row["env_steps"]) for row in read_progress(run)]
     assert steps == [200, 400, 600, 800]
     assert json.loads((run / "config.json").read_text())["steps"] == 800
+
+
+def test_help_wraps_each_description_only_where_the_terminal_ends() -> None:
+    """tyro keeps an indented docstring's source line breaks; --help must not show them:
+    every line of a flag's description but its last is filled as far as the next word
+    allows (greedy wrapping)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "herkit", "train", "--help"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "100"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    inner = [line[2:-2] for line in done.stdout.splitlines() if line.startswith("│ ")]
+    descriptions: list[list[str]] = [[]]
+    for text in inner:
+        if text.startswith("      ") and text.strip():
+            descriptions[-1].append(text.rstrip())
+        elif descriptions[-1]:
+            descriptions.append([])
+    wrapped = [lines for lines in descriptions if len(lines) > 1]
+    assert len(wrapped) > 20, done.stdout
+    width = len(inner[0])
+    for lines in wrapped:
+        for line, after in itertools.pairwise(lines):
+            assert len(line) + 1 + len(after.split()[0]) > width, "\n".join(lines)

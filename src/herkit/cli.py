@@ -8,13 +8,19 @@ as one line on stderr with exit code 2, never as a traceback.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import difflib
+import inspect
 import io
+import itertools
 import json
 import os
+import re
 import sys
+import textwrap
+import types
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
@@ -202,9 +208,43 @@ def _parse(
         raise ValueError(f"{_one_line(captured.getvalue())} (see {prog} --help)") from None
 
 
+def field_help(cls: type) -> dict[str, str]:
+    """The attribute docstrings of a dataclass and its dataclass bases, one paragraph per
+    blank-line-separated block, with the source's line breaks and indentation removed."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        try:
+            body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
+        except (OSError, TypeError):
+            continue
+        statements = getattr(body, "body", [])
+        for field, doc in itertools.pairwise(statements):
+            if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+                    and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+                    and isinstance(doc.value.value, str)):  # fmt: skip
+                paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(doc.value.value))
+                docs[field.target.id] = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+    return docs
+
+
+def _unwrap_help(cls: type) -> None:
+    """Hand tyro each field's docstring unwrapped (as field metadata ``help``, which tyro
+    reads first): it keeps a docstring's indented source line breaks, so ``--help`` would
+    show them as ragged breaks. Recurses into fields whose default is a dataclass."""
+    docs = field_help(cls)
+    for field in dataclasses.fields(cls):
+        if field.name in docs and "help" not in field.metadata:
+            field.metadata = types.MappingProxyType({**field.metadata, "help": docs[field.name]})
+        if dataclasses.is_dataclass(field.default):
+            _unwrap_help(type(field.default))
+
+
 def _parse_train(args: list[str], **kwargs: Any) -> Any:
     from herkit.config import TrainConfig
 
+    _unwrap_help(TrainConfig)
     try:
         return _parse(tyro.cli, TrainConfig, args, "herkit train", **kwargs)
     except ValueError as error:

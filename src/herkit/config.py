@@ -244,7 +244,9 @@ class TrainConfig:
     seed: int = 0
     """Seed of envs, agent and buffer."""
     out: str | None = None
-    """Run directory; default runs/ENV-ALGO-STRATEGY-sSEED. An existing run directory is
+    """Run directory. Default: runs/ and a name made of the env id, its --env-kwargs, the
+    algorithm, the strategy, the seed and the learning settings that differ from the env's
+    preset, e.g. runs/herkit-BitFlip-v0-dqn-future-s0. An existing run directory is
     refused (use --resume DIR, another --out, or --overwrite)."""
     overwrite: bool = False
     """Empty an existing run directory first instead of refusing to train into it."""

@@ -41,7 +41,8 @@ from torch.utils.flop_counter import FlopCounterMode
 from herkit.config import TrainConfig, preset_config
 from herkit.logging import read_progress
 from herkit.precision import fast_bf16
-from herkit.train import _plan, build, make_vector_env, resolve_conventions, train
+from herkit.run import build, make_vector_env, plan_run_cores, resolve_conventions
+from herkit.train import train
 
 RECORD = DOCS / "throughput.json"
 RECIPES: dict[str, list[str]] = {
@@ -200,7 +201,7 @@ def measure(env_id: str, name: str, device: str, seconds: float, loop_steps: int
     flags = RECIPES[name]
     config = recipe_config(env_id, flags, device)
     config, _ = resolve_conventions(config)
-    plan = _plan(config, config.n_envs, config.env_workers)
+    plan = plan_run_cores(config, config.n_envs, config.env_workers)
     config = dataclasses.replace(
         config, torch_threads=plan.torch_threads, env_workers=plan.env_workers
     )

@@ -227,10 +227,10 @@ def test_a_signal_checkpoints_where_it_stopped_and_resume_continues_there(
 
 
 def test_a_second_signal_stops_at_once() -> None:
-    from herkit.train import _StopOnSignal
+    from herkit.console import StopOnSignal
 
     before = signal.getsignal(signal.SIGINT)
-    with _StopOnSignal() as stop:
+    with StopOnSignal() as stop:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.01)
         assert stop.requested

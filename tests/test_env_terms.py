@@ -313,7 +313,7 @@ def test_training_reports_the_envs_extra_terms_once_and_records_them(
     def probe(*args: Any, **kwargs: Any) -> GoalConventions:
         return real_probe(*args, **{**kwargs, "steps": probe_steps})
 
-    monkeypatch.setattr("herkit.train.probe_conventions", probe)
+    monkeypatch.setattr("herkit.run.probe_conventions", probe)
     train(
         TrainConfig(
             "test/CrashReach-v0", algo="ddpg", steps=1_500, warmup_steps=200, eval_every=1_500,

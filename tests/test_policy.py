@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import herkit
-from herkit import train as train_module
 from herkit.checkpoint import CheckpointError
+from herkit.phases import TrainingRun
 from herkit.train import train
 from runs import quiet
 
@@ -24,13 +24,13 @@ def train_and_keep_agent(
 ) -> tuple[Path, Any]:
     """Train briefly; return the run directory and the live agent of its last checkpoint."""
     kept: dict[str, Any] = {}
-    checkpoint = train_module._checkpoint
+    checkpoint = TrainingRun.checkpoint
 
-    def keep(run_dir: Path, agent: Any, *args: Any) -> None:
-        kept["agent"] = agent
-        checkpoint(run_dir, agent, *args)
+    def keep(run: TrainingRun, interrupted: bool) -> None:
+        kept["agent"] = run.agent
+        checkpoint(run, interrupted)
 
-    monkeypatch.setattr(train_module, "_checkpoint", keep)
+    monkeypatch.setattr(TrainingRun, "checkpoint", keep)
     run = tmp_path / "run"
     train(quiet(out=str(run), eval_every=300, eval_episodes=2, **changes))
     return run, kept["agent"]

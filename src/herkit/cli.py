@@ -127,7 +127,8 @@ to extend a finished run); the rest would not fit the checkpointed agent or buff
 
 def _train_main(args: list[str]) -> None:
     from herkit.config import TrainConfig, preset_config
-    from herkit.train import load_run_config, train
+    from herkit.run import load_run_config
+    from herkit.train import train
 
     args = _auto_flags(args)
     # First pass for the env id (and --resume), so that --help shows that env's preset.

@@ -129,7 +129,7 @@ def evaluate_run(
     that ``.mp4`` or ``.gif`` file (played one after another on a single env)."""
     from herkit.buffer.her import compute_reward_of
     from herkit.policy import load_policy
-    from herkit.train import make_vector_env, resolve_conventions
+    from herkit.run import make_vector_env, resolve_conventions
     from herkit.video import check_video_path, write_video
 
     if episodes < 1:

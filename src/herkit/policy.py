@@ -25,37 +25,13 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from herkit.agents import GoalAgent, make_agent
+from herkit.agents import GoalAgent
 from herkit.checkpoint import load_agent_state
 from herkit.config import TrainConfig
 from herkit.envs import make_goal_env
-from herkit.precision import check_precision
+from herkit.run import load_run_config, make_run_agent
 
 __all__ = ["Policy", "load_policy", "make_run_agent"]
-
-
-def make_run_agent(
-    config: TrainConfig,
-    observation_space: gym.spaces.Space,
-    action_space: gym.spaces.Space,
-    device: str | torch.device,
-) -> GoalAgent:
-    """A fresh agent of a run's (resolved) ``config`` for these single-env spaces (in fp32
-    while ``config.precision`` is still ``auto``: training decides it by measurement)."""
-    spaces: Any = observation_space
-    check_precision(config.precision, torch.device(device))
-    return make_agent(
-        config.algo,
-        config.agent_config(),
-        observation_dim=int(np.prod(spaces["observation"].shape)),
-        goal_dim=int(np.prod(spaces["desired_goal"].shape)),
-        action_space=action_space,
-        reward_range=config.reward_range,
-        device=device,
-        seed=config.seed,
-        terminal_on_success=config.terminal_on_success,
-        precision="fp32" if config.precision == "auto" else config.precision,
-    )
 
 
 @dataclass(frozen=True)
@@ -132,8 +108,6 @@ def load_policy(run_dir: str | Path, device: str = "cpu") -> Policy:
             :class:`herkit.checkpoint.CheckpointError` for a damaged one), or the device
             is not available.
     """
-    from herkit.train import load_run_config
-
     config = load_run_config(run_dir)
     try:
         torch_device = torch.device(device)

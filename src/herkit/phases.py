@@ -1,0 +1,366 @@
+"""The phases of one iteration of the training loop, as methods of :class:`TrainingRun`.
+
+:mod:`herkit.train` calls them in order (act, step, store, reset the ended envs, owe
+updates and learn, evaluate and log, record a video, checkpoint); :class:`LoopState`
+holds the counters that every checkpoint saves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from herkit.agents import Agent
+from herkit.buffer.env_terms import RewardAudit
+from herkit.buffer.her import HerReplayBuffer
+from herkit.checkpoint import save_checkpoint
+from herkit.config import TrainConfig
+from herkit.console import Progress, StopOnSignal, say
+from herkit.distributed import Context, DistributedError
+from herkit.envs.conventions import GoalConventions, SuccessSignal
+from herkit.envs.workers import WorkerVectorEnv
+from herkit.evaluation import evaluate
+from herkit.logging import RunLogger
+from herkit.plots import plot_runs
+from herkit.run import write_run_config
+from herkit.video import write_video
+
+__all__ = ["LoopState", "Metrics", "TrainingRun"]
+
+
+@dataclass
+class LoopState:
+    """Counters of a run; saved in every checkpoint."""
+
+    env_steps: int = 0
+    updates: int = 0
+    episodes: int = 0
+    wall_s: float = 0.0
+    eval_s: float = 0.0
+    owed_updates: float = 0.0
+    next_eval: int = 0
+    next_checkpoint: int = 0
+    next_video: int = 0
+    success_rate: float = float("nan")
+    solved_at_env_steps: int | None = None
+    solved_at_wall_s: float | None = None
+    resets: int = 0
+
+
+@dataclass
+class Metrics:
+    """Training losses and episode successes since the last row of progress.csv."""
+
+    sums: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    episode_successes: list[float] = field(default_factory=list)
+
+    def add(self, values: dict[str, float]) -> None:
+        for key, value in values.items():
+            self.sums[key] = self.sums.get(key, 0.0) + value
+            self.counts[key] = self.counts.get(key, 0) + 1
+
+    def take(self) -> dict[str, float]:
+        """The means so far (and the training success rate); starts a new interval."""
+        means = {key: self.sums[key] / self.counts[key] for key in self.sums}
+        if self.episode_successes:
+            means["train_success_rate"] = float(np.mean(self.episode_successes))
+        self.sums, self.counts, self.episode_successes = {}, {}, []
+        return means
+
+
+@dataclass
+class TrainingRun:
+    """A run in progress: its settings, envs, agent, buffer, counters and logs. Its methods
+    are the phases of one iteration of the loop in :mod:`herkit.train`, in the loop's order;
+    :func:`herkit.startup.start_run` makes it."""
+
+    config: TrainConfig
+    conventions: GoalConventions
+    context: Context
+    run_dir: Path
+    envs: gym.vector.VectorEnv
+    eval_envs: gym.vector.VectorEnv
+    video_envs: gym.vector.VectorEnv | None
+    agent: Agent
+    buffer: HerReplayBuffer
+    machine: dict[str, Any]
+    state: LoopState
+    offset: int
+    overlap: bool
+    success_of: SuccessSignal = field(init=False)
+    logger: RunLogger | None = field(init=False)
+    progress: Progress = field(init=False)
+    metrics: Metrics = field(default_factory=Metrics)
+    terminal_unknown: bool = field(init=False)
+    terms_reported: bool = field(init=False)
+    range_reported: bool = False
+    can_update: bool = False
+    started: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        config, state, main = self.config, self.state, self.context.is_main
+        self.success_of = SuccessSignal(
+            self.conventions.success_key,
+            self.buffer.reward_fn,
+            self.conventions.success_reward,
+            config.info_keys,
+        )
+        self.terminal_unknown = config.terminal_on_success is None
+        # the env's reward terms beyond compute_reward, said once (by the probe or here)
+        self.terms_reported = self.conventions.step_reward_extra is not None
+        resumed = state.resets > 0
+        self.logger = (
+            RunLogger(self.run_dir, config.tensorboard, state.env_steps if resumed else None)
+            if main
+            else None
+        )
+        self.started = time.perf_counter() - state.wall_s
+        label = f"[bold]{config.env_id}[/] {config.algo}"
+        self.progress = Progress(label, config.steps, state.env_steps, config.progress and main)
+
+    @property
+    def steps_per_iteration(self) -> int:
+        """Env steps of one iteration, over all ranks."""
+        return self.config.n_envs * self.context.world_size
+
+    def act(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        """Random actions for the first ``random_steps``, then the exploring policy's."""
+        if self.state.env_steps < self.config.random_steps:
+            return self.envs.action_space.sample()
+        return self.agent.act(obs["observation"], obs["desired_goal"], deterministic=False)
+
+    def step(self, action: np.ndarray) -> tuple[Any, ...]:
+        """Step the envs; overlapped, the updates owed so far run while the workers step."""
+        if self.overlap:
+            assert isinstance(self.envs, WorkerVectorEnv)
+            self.envs.step_async(action)
+            self.learn()
+            return self.envs.step_wait()
+        return self.envs.step(action)
+
+    def store(
+        self,
+        obs: dict[str, np.ndarray],
+        action: np.ndarray,
+        next_obs: dict[str, np.ndarray],
+        reward: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        info: dict[str, Any],
+    ) -> np.ndarray:
+        """Store the step in the buffer and the normalisers, note its ended episodes and
+        what they show of the env; returns which envs ended an episode."""
+        success = self.success_of(info, next_obs)
+        self.buffer.add(
+            obs, action, next_obs, terminated, truncated, info, reward=reward,
+            success=None if success is None else success > 0,
+        )  # fmt: skip
+        self.agent.update_normalizer(obs["observation"], obs["desired_goal"])
+        self._report_rewards()
+        done: np.ndarray = terminated | truncated
+        self.state.episodes += int(done.sum())
+        if success is not None:
+            self.metrics.episode_successes.extend(success[done].tolist())
+            if self.terminal_unknown and success.any():  # the env shows what it does
+                self._learn_terminal_on_success(bool(terminated[success > 0].all()))
+        return done
+
+    def _report_rewards(self) -> None:
+        """Warn once where the env's step rewards differ from compute_reward, and once
+        where they leave the range that Q targets are clipped to."""
+        main = self.context.is_main
+        if not self.terms_reported and self.buffer.audit.differing:
+            self.terms_reported = True
+            if main:
+                say(f"warning: {self.buffer.audit.describe()}")
+                self._write_config()
+        if not self.range_reported:
+            outside = _outside(self.buffer.audit, self.config.reward_range)
+            if outside:
+                self.range_reported = True
+                if main:
+                    say(f"warning: {outside}")
+
+    def _learn_terminal_on_success(self, ended: bool) -> None:
+        """The env's first success shows whether its episodes end on success: tell the
+        config, the conventions, the buffer and the agent."""
+        state = self.state
+        self.conventions = self.conventions.with_terminal_evidence(ended, state.env_steps)
+        self.config = dataclasses.replace(self.config, terminal_on_success=ended)
+        self.buffer.terminal_on_success = ended
+        self.agent.set_terminal_on_success(ended)
+        self.terminal_unknown = False
+        if self.context.is_main:
+            say(f"{self.config.env_id}: episodes end on success: {ended} "
+                f"({self.conventions.sources['terminal_on_success']})")  # fmt: skip
+            self._write_config()
+
+    def reset_ended(self, next_obs: dict[str, np.ndarray], done: np.ndarray) -> dict:
+        """The observations to act on next: ``next_obs``, where the envs whose episode
+        ended (``done``) are reset first."""
+        if not done.any():
+            return next_obs
+        fresh, _ = self.envs.reset(options={"reset_mask": done})
+        return fresh
+
+    def owe_updates(self) -> None:
+        """Owe ``updates_per_step`` updates per env step stored, once updates may start,
+        and run them unless they overlap the next step (every rank must agree to start:
+        store-time relabelling holds nothing until an episode has ended, and ranks end
+        episodes at different steps)."""
+        state, config = self.state, self.config
+        if not self.can_update and state.env_steps >= config.warmup_steps:
+            self.can_update = self.context.all_true(len(self.buffer) > 0)
+        if self.can_update:
+            state.owed_updates += config.n_envs * config.updates_per_step
+            if not self.overlap:
+                self.learn()
+
+    def learn(self) -> None:
+        """The gradient updates owed."""
+        state, batch_size = self.state, self.config.agent_config().batch_size
+        while state.owed_updates >= 1:
+            batch = self.buffer.sample(batch_size)
+            if self.config.normalize_relabelled_goals:
+                self.agent.update_goal_normalizer(batch.goal)
+            self.metrics.add(self.agent.update(batch))
+            if self.config.prioritized:
+                self.buffer.update_priorities(batch.indices, self.agent.priorities)
+            state.updates += 1
+            state.owed_updates -= 1
+
+    def stop_requested(self, stop: StopOnSignal) -> bool:
+        """Whether a signal asks to stop; every rank stops at the same step (asked every
+        16 iterations with torchrun)."""
+        iteration = self.state.env_steps // self.steps_per_iteration
+        if not self.context.active or iteration % 16 == 0:
+            return not self.context.all_true(not stop.requested)
+        return False
+
+    def evaluate_and_log(self) -> bool:
+        """Evaluate the deterministic policy, log a row; True once the target is reached."""
+        state, config, context = self.state, self.config, self.context
+        state.next_eval += config.eval_every
+        eval_seed = config.seed + 10_000 + self.offset + state.env_steps
+        eval_started = time.perf_counter()
+        result = evaluate(self.agent, self.eval_envs, config.eval_episodes, eval_seed,
+                          self.success_of)  # fmt: skip
+        state.eval_s += time.perf_counter() - eval_started
+        state.success_rate = context.mean(result.success_rate)
+        state.wall_s = time.perf_counter() - self.started
+        episodes = int(context.all_sum(np.array([state.episodes]))[0])  # every rank
+        metrics = self.metrics.take()
+        if self.logger is not None:
+            self.logger.log(_row(state, metrics, episodes))
+        target = config.target_success
+        if target is None or state.success_rate < target:
+            return False
+        if state.solved_at_env_steps is None:
+            state.solved_at_env_steps = state.env_steps
+            state.solved_at_wall_s = state.wall_s
+        return True
+
+    def record_video(self) -> None:
+        """One deterministic evaluation episode as ``RUN/videos/step-N.mp4`` and in
+        TensorBoard."""
+        assert self.video_envs is not None
+        state = self.state
+        state.next_video = state.env_steps + self.config.video_every
+        seed = self.config.seed + 20_000 + state.env_steps
+        frames: list[np.ndarray] = []
+        evaluate(self.agent, self.video_envs, 1, seed, self.success_of, frames=frames)
+        fps = float(self.video_envs.metadata.get("render_fps") or 30)
+        write_video(self.run_dir / "videos" / f"step-{state.env_steps:09d}.mp4", frames, fps)
+        if self.logger is not None:
+            self.logger.video("eval/video", frames, state.env_steps, fps)
+
+    def checkpoint(self, interrupted: bool) -> None:
+        """Save agent, buffer and counters (every rank: its own buffer) and config.json."""
+        state = self.state
+        if not interrupted:
+            state.next_checkpoint += self.config.checkpoint_every
+        state.wall_s = time.perf_counter() - self.started
+        if not self.agent.parameters_agree():
+            raise DistributedError("the ranks' parameters have diverged")
+        agent_state = {"agent": self.agent.state_dict(), "torch_rng": torch.get_rng_state()}
+        save_checkpoint(self.run_dir, agent_state, self.buffer, asdict(state), self.context)
+        if self.context.is_main:
+            self._write_config()
+
+    def _write_config(self) -> None:
+        write_run_config(self.run_dir, self.config, self.conventions, self.buffer, self.machine)
+
+    def close(self) -> None:
+        """Stop the progress bar, close the logs and every env."""
+        self.progress.close()
+        if self.logger is not None:
+            self.logger.close()
+        for envs in (self.envs, self.eval_envs, self.video_envs):
+            if envs is not None:
+                envs.close()
+
+    def finish(self, interrupted: bool) -> dict[str, Any]:
+        """Write ``summary.json`` and ``curve.png``; returns the summary."""
+        summary = _summary(self.config, self.state, self.context.world_size)
+        summary["run_dir"] = str(self.run_dir)
+        if interrupted:
+            summary["interrupted"] = True
+        if self.context.is_main:
+            (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+            title = f"{self.config.env_id} {self.config.algo}+HER"
+            plot_runs([self.run_dir], self.run_dir / "curve.png", title=title)
+        return summary
+
+
+def _outside(audit: RewardAudit, reward_range: tuple[float, float] | None) -> str:
+    """A warning if the env gave step rewards outside ``reward_range``, else ''."""
+    if reward_range is None:
+        return ""
+    low, high = reward_range
+    if audit.reward_low >= low - 1e-6 and audit.reward_high <= high + 1e-6:
+        return ""
+    return (
+        f"the env gave step rewards from {audit.reward_low:g} to {audit.reward_high:g}, "
+        f"outside the range [{low:g}, {high:g}] that Q targets are clipped to: pass "
+        "--reward-range LOW HIGH covering every reward the env can give"
+    )
+
+
+def _row(state: LoopState, metrics: dict[str, float], episodes: int) -> dict[str, float]:
+    return {
+        "env_steps": state.env_steps,
+        "updates": state.updates,
+        "episodes": episodes,
+        "wall_s": state.wall_s,
+        "eval_s": state.eval_s,
+        "sps": state.env_steps / max(state.wall_s, 1e-9),
+        "success_rate": state.success_rate,
+        **metrics,
+    }
+
+
+def _summary(config: TrainConfig, state: LoopState, world_size: int) -> dict[str, Any]:
+    summary: dict[str, Any] = {
+        "env_id": config.env_id,
+        "algo": config.algo,
+        "strategy": config.strategy,
+        "seed": config.seed,
+        "success_rate": state.success_rate,
+        "env_steps": state.env_steps,
+        "updates": state.updates,
+        "wall_s": round(state.wall_s, 3),
+        "world_size": world_size,
+    }
+    if state.solved_at_env_steps is not None:
+        summary["solved_at_env_steps"] = state.solved_at_env_steps
+        summary["solved_at_wall_s"] = round(state.solved_at_wall_s or 0.0, 3)
+    return summary

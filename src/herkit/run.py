@@ -1,0 +1,283 @@
+"""What a run is: its config on disk, its envs, its env's conventions, its agent and buffer.
+
+Training (:mod:`herkit.train`), evaluation (:mod:`herkit.evaluation`) and loading a trained
+policy (:mod:`herkit.policy`) all rebuild a run from the same pieces, so they live here,
+below all three: this module imports none of them.
+
+- :func:`load_run_config` and :func:`write_run_config` read and write ``RUN/config.json``.
+- :func:`resolve_conventions` asks the env how it scores and fills the config's open
+  settings from that (:mod:`herkit.envs.conventions`).
+- :func:`make_vector_env` makes a run's envs (in worker processes or in this one, as
+  :func:`plan_run_cores` decides).
+- :func:`make_run_agent` and :func:`build` make its agent and replay buffer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from herkit.agents import Agent, GoalAgent, make_agent
+from herkit.buffer.her import HerReplayBuffer, compute_reward_of
+from herkit.config import TrainConfig, config_from_dict
+from herkit.cores import CorePlan, plan_cores
+from herkit.distributed import Context
+from herkit.envs import make_goal_env
+from herkit.envs.conventions import GoalConventions, probe_conventions
+from herkit.envs.torch_rewards import torch_reward_of
+from herkit.envs.workers import WorkerVectorEnv
+from herkit.precision import check_precision
+
+__all__ = [
+    "buffer_placement",
+    "build",
+    "load_run_config",
+    "make_run_agent",
+    "make_vector_env",
+    "plan_run_cores",
+    "rank_seed",
+    "resolve_conventions",
+    "saved_machine",
+    "write_run_config",
+]
+
+
+def load_run_config(run_dir: str | Path) -> TrainConfig:
+    """The TrainConfig a run was started with (from ``RUN/config.json``).
+
+    Raises ValueError naming the file when it is missing, not JSON, or not a config.
+    """
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise ValueError(f"run directory {str(run_dir)!r} has no config.json")
+    try:
+        values = json.loads(path.read_text())
+        if not isinstance(values, dict):
+            raise ValueError(f"expected a JSON object, got {type(values).__name__}")
+        values.pop("conventions", None)
+        values.pop("machine", None)
+        return config_from_dict(values)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"{path} is not a valid herkit config ({error})") from None
+
+
+def write_run_config(
+    run_dir: Path,
+    config: TrainConfig,
+    conventions: GoalConventions,
+    buffer: HerReplayBuffer,
+    machine: dict[str, Any],
+) -> None:
+    """config.json: the config, the env's conventions, what this rank's buffer found of
+    the env's rewards (``env_terms``: how often and how much they differ from
+    compute_reward, and how a relabelled goal counts as reached) and ``machine``: how the
+    run uses the cores, and why its precision was chosen. Replaced atomically."""
+    buffer.flush()
+    env_terms = {"success_rule": buffer.success_rule(), **buffer.audit.to_dict()}
+    values = {
+        **config.to_dict(),
+        "conventions": conventions.to_dict() | {"env_terms": env_terms},
+        "machine": machine,
+    }
+    path = run_dir / "config.json"
+    tmp = path.with_name("config.json.tmp")
+    tmp.write_text(json.dumps(values, indent=1))
+    os.replace(tmp, path)
+
+
+def saved_machine(run_dir: Path) -> dict[str, Any]:
+    """The ``machine`` record of a run's config.json (empty if it has none)."""
+    try:
+        saved = json.loads((run_dir / "config.json").read_text()).get("machine")
+    except (OSError, ValueError):
+        return {}
+    return saved if isinstance(saved, dict) else {}
+
+
+def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventions]:
+    """Probe the env's conventions; fill the settings of ``config`` that are None from them.
+
+    ``reward_range``, ``terminal_on_success`` and ``success_key`` that are set (flags, or a
+    resumed run's config.json) win over the probe. See :mod:`herkit.envs.conventions`.
+    """
+    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
+    try:
+        probed = probe_conventions(
+            env, compute_reward_of(env), info_keys=config.info_keys, seed=config.seed
+        )
+    finally:
+        env.close()
+    given = "given (flag or config.json)"
+    sources = dict(probed.sources)
+    for name in ("reward_range", "terminal_on_success", "success_key"):
+        if getattr(config, name) is not None:
+            sources[name] = given
+    success_key = config.success_key or probed.success_key
+    if success_key == "compute_reward" and probed.success_reward is None:
+        raise ValueError(
+            "success_key 'compute_reward' needs a sparse reward (a reached goal's reward is the "
+            f"largest of a few values); {config.env_id}'s reward is not: use another --success-key"
+        )
+    conventions = dataclasses.replace(
+        probed,
+        reward_range=config.reward_range or probed.reward_range,
+        terminal_on_success=(
+            config.terminal_on_success
+            if config.terminal_on_success is not None
+            else probed.terminal_on_success
+        ),
+        success_key=success_key,
+        sources=sources,
+    )
+    resolved = dataclasses.replace(
+        config,
+        reward_range=conventions.reward_range,
+        terminal_on_success=conventions.terminal_on_success,
+        success_key=conventions.success_key,  # type: ignore[arg-type]
+    )
+    return resolved, conventions
+
+
+def make_vector_env(
+    config: TrainConfig,
+    n_envs: int,
+    seed_offset: int,
+    render_mode: str | None = None,
+    workers: int | None = None,
+) -> gym.vector.VectorEnv:
+    """``n_envs`` copies of the config's env, autoreset disabled (``render_mode``: for
+    frames, e.g. ``"rgb_array"``).
+
+    ``workers`` processes step them, several envs each (:class:`WorkerVectorEnv`); with 0
+    they step in this process, where they cost no pipes and no process switches (always
+    with a ``render_mode``: frames are read from the env object). None:
+    as :func:`plan_run_cores` chooses for ``n_envs`` envs. The env is first made here, so
+    that a bad id or a non-goal env is reported as a ValueError, not from a worker.
+    """
+    kwargs = config.env_kwargs_dict()
+    if render_mode is not None:
+        kwargs["render_mode"] = render_mode
+    make_goal_env(config.env_id, **kwargs).close()
+    if render_mode is not None:
+        workers = 0  # frames are read from the env object, so it lives here
+    elif workers is None:
+        given = None if config.env_workers is None else min(config.env_workers, n_envs)
+        workers = plan_run_cores(config, n_envs, given).env_workers
+
+    def make() -> gym.Env:
+        return make_goal_env(config.env_id, **kwargs)
+
+    fns = [make] * n_envs
+    envs: gym.vector.VectorEnv
+    if workers > 0:
+        envs = WorkerVectorEnv(fns, min(workers, n_envs))
+    else:
+        envs = gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
+    envs.action_space.seed(config.seed + seed_offset)
+    return envs
+
+
+def plan_run_cores(config: TrainConfig, n_envs: int, env_workers: int | None) -> CorePlan:
+    """The core plan of a process of this run with ``n_envs`` envs (torchrun's local
+    ranks share the machine's cores)."""
+    return plan_cores(
+        n_envs,
+        config.torch_threads,
+        env_workers,
+        gpu=_on_gpu(config),
+        local_ranks=int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
+    )
+
+
+def _on_gpu(config: TrainConfig) -> bool:
+    """Whether the run's networks are on a GPU (False where its device is not available)."""
+    try:
+        return config.resolved_device() != "cpu"
+    except ValueError:
+        return False
+
+
+def rank_seed(config: TrainConfig, context: Context) -> int:
+    """The seed of this rank's buffer, exploration and torch generator."""
+    return config.seed + 100_003 * context.rank
+
+
+def make_run_agent(
+    config: TrainConfig,
+    observation_space: gym.spaces.Space,
+    action_space: gym.spaces.Space,
+    device: str | torch.device,
+) -> GoalAgent:
+    """A fresh agent of a run's (resolved) ``config`` for these single-env spaces (in fp32
+    while ``config.precision`` is still ``auto``: training decides it by measurement)."""
+    spaces: Any = observation_space
+    check_precision(config.precision, torch.device(device))
+    return make_agent(
+        config.algo,
+        config.agent_config(),
+        observation_dim=int(np.prod(spaces["observation"].shape)),
+        goal_dim=int(np.prod(spaces["desired_goal"].shape)),
+        action_space=action_space,
+        reward_range=config.reward_range,
+        device=device,
+        seed=config.seed,
+        terminal_on_success=config.terminal_on_success,
+        precision="fp32" if config.precision == "auto" else config.precision,
+    )
+
+
+def build(
+    config: TrainConfig,
+    envs: gym.vector.VectorEnv,
+    with_buffer: bool = True,
+    context: Context | None = None,
+) -> tuple[Agent, HerReplayBuffer | None]:
+    """The agent and (unless ``with_buffer`` is false) the buffer that fit ``envs``.
+
+    ``config`` is resolved (:func:`resolve_conventions`): its ``reward_range`` bounds the
+    agent's Q targets (None: not clipped) and ``terminal_on_success`` (None: not known yet)
+    goes to the buffer. In a distributed run the agent joins ``context`` (rank 0's
+    parameters, averaged gradients) and each rank's buffer and exploration get a seed of
+    their own.
+    """
+    context = context or Context()
+    device = context.device(config.resolved_device())
+    agent = make_run_agent(config, envs.single_observation_space, envs.single_action_space, device)
+    if context.active:
+        agent.join(context, exploration_seed=rank_seed(config, context))
+    if not with_buffer:
+        return agent, None
+    buffer = HerReplayBuffer.from_env(
+        envs,
+        capacity=config.buffer_size,
+        strategy=config.strategy,
+        k=config.k,
+        relabel=config.relabel,
+        prioritized=config.prioritized,
+        terminal_on_success=bool(config.terminal_on_success),
+        success_threshold=config.success_threshold,
+        info_keys=config.info_keys,
+        goal_mix=config.goal_mix,
+        n_step=config.n_step,
+        gamma=config.agent_config().gamma,
+        seed=rank_seed(config, context),
+        **buffer_placement(config.buffer_device, device, envs),
+    )
+    return agent, buffer
+
+
+def buffer_placement(choice: str, device: Any, envs: Any) -> dict[str, Any]:
+    """``device`` and ``torch_reward_fn`` of the buffer for ``--buffer-device choice``
+    (see :attr:`TrainConfig.buffer_device`) when training on ``device``."""
+    gpu = torch.device(device).type == "cuda"
+    torch_reward = torch_reward_of(envs) if choice == "device" or gpu else None
+    if choice == "device" or (choice == "auto" and gpu and torch_reward is not None):
+        return {"device": device, "torch_reward_fn": torch_reward}
+    return {"device": None, "torch_reward_fn": None}

@@ -1,0 +1,194 @@
+"""Everything a training run does before its first step (:func:`start_run`).
+
+It checks the run directory (a new run, or one to resume), asks the env for its
+conventions, plans the cores, makes the envs, the agent and the buffer, chooses the
+precision, prints what will run, and on resume restores the checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import torch
+
+from herkit.agents import Agent
+from herkit.checkpoint import checkpoint_state, load_checkpoint
+from herkit.config import TrainConfig
+from herkit.console import say
+from herkit.distributed import Context
+from herkit.envs.conventions import GoalConventions
+from herkit.envs.workers import WorkerVectorEnv
+from herkit.phases import LoopState, TrainingRun
+from herkit.precision import check_precision, fast_bf16, measure_precision
+from herkit.run import (
+    build,
+    make_vector_env,
+    plan_run_cores,
+    rank_seed,
+    resolve_conventions,
+    saved_machine,
+    write_run_config,
+)
+from herkit.run_dir import check_new_run_dir, clear_run_dir, is_failed_run
+from herkit.video import render_frame
+
+__all__ = ["start_run"]
+
+
+def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRun:
+    """Everything before the first step: check the run directory, resolve the env's
+    conventions, make the envs, agent and buffer, choose the precision, say what will
+    run, and (on resume) restore the checkpoint."""
+    run_dir = Path(config.out_dir())
+    main = context.is_main
+    replace = False
+    if resume:
+        _check_resumable(run_dir, config)
+    elif main:
+        replace = check_new_run_dir(run_dir, config)
+    context.barrier()  # every rank has looked before rank 0 creates the directory
+    config, conventions = resolve_conventions(dataclasses.replace(config, out=str(run_dir)))
+    device = context.device(config.resolved_device())
+    check_precision(config.precision, torch.device(device))
+    plan = plan_run_cores(config, config.n_envs, config.env_workers)
+    config = dataclasses.replace(
+        config, torch_threads=plan.torch_threads, env_workers=plan.env_workers
+    )
+    torch.manual_seed(rank_seed(config, context))
+    torch.set_num_threads(plan.torch_threads)
+    offset = 1_000 * context.rank
+    with contextlib.ExitStack() as opened:  # envs may be worker processes: closed on failure
+        envs = make_vector_env(config, config.n_envs, offset, workers=plan.env_workers)
+        opened.callback(envs.close)
+        n_eval = min(config.eval_episodes, config.n_eval_envs)
+        eval_envs = make_vector_env(
+            config, n_eval, seed_offset=10_000 + offset, workers=min(plan.env_workers, n_eval)
+        )
+        opened.callback(eval_envs.close)
+        video_envs = None
+        if config.video_every and main:
+            video_envs = _video_envs(config, seed_offset=20_000)
+            opened.callback(video_envs.close)
+        agent, buffer = build(config, envs, context=context)
+        assert buffer is not None
+        machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
+        if config.precision == "auto":
+            config = _choose_precision(config, agent, envs, context, device, machine)
+        overlap = config.overlap and isinstance(envs, WorkerVectorEnv)
+        if main:  # only now: a bad env id or algorithm leaves no run directory behind
+            if replace:
+                if not config.overwrite:
+                    say(f"{run_dir} held a run that failed before its first checkpoint: "
+                        "replacing it")  # fmt: skip
+                clear_run_dir(run_dir)
+            _announce(config, conventions, resume, run_dir, plan.describe(), machine, overlap)
+        context.barrier()
+        state = LoopState(
+            next_eval=config.eval_every,
+            next_checkpoint=config.checkpoint_every,
+            next_video=config.video_every,
+        )
+        if resume:
+            agent_state, buffer = load_checkpoint(
+                run_dir, buffer.reward_fn, device, context, buffer.device, buffer.torch_reward_fn
+            )
+            agent.load_state_dict(agent_state["agent"])
+            torch.set_rng_state(agent_state["torch_rng"])
+            state = LoopState(**agent_state["loop"])
+            state.resets += 1
+            buffer.end_episodes()  # the envs restart: episodes in progress end here
+            buffer.terminal_on_success = bool(config.terminal_on_success)  # decided after it?
+            machine = saved_machine(run_dir) | machine
+        if main:  # also on resume, where --steps may have grown
+            write_run_config(run_dir, config, conventions, buffer, machine)
+        run = TrainingRun(config, conventions, context, run_dir, envs, eval_envs, video_envs,
+                          agent, buffer, machine, state, offset, overlap)  # fmt: skip
+        opened.pop_all()  # the run closes its envs from now on
+    return run
+
+
+def _check_resumable(run_dir: Path, config: TrainConfig) -> None:
+    """ValueError unless ``run_dir``'s checkpoint has env steps left before ``config.steps``."""
+    if run_dir.is_dir() and is_failed_run(run_dir):
+        raise ValueError(
+            f"run {str(run_dir)!r} failed before its first checkpoint, so there is nothing to "
+            "resume: run the same command without --resume (it replaces that directory)"
+        )
+    done = int(checkpoint_state(run_dir)["env_steps"])
+    if done >= config.steps:
+        raise ValueError(
+            f"run {str(run_dir)!r} has already trained {done} env steps (--steps "
+            f"{config.steps}): pass a larger --steps to extend it"
+        )
+
+
+def _choose_precision(
+    config: TrainConfig,
+    agent: Agent,
+    envs: gym.vector.VectorEnv,
+    context: Context,
+    device: str,
+    machine: dict[str, Any],
+) -> TrainConfig:
+    """``--precision auto``: bf16 where it is faster on this device at the run's batch
+    size (measured), else fp32; set on the agent and recorded in ``machine``."""
+    if fast_bf16(torch.device(device)):
+        batch_size = config.agent_config().batch_size
+        precision, timings = measure_precision(
+            agent,
+            envs.single_observation_space,  # type: ignore[arg-type]
+            envs.single_action_space,
+            batch_size,
+            mean=context.mean if context.active else None,
+        )
+        why = (f"timed at batch {batch_size}: {timings['fp32_ms']:g} "
+               f"ms per update in fp32, {timings['bf16_ms']:g} in bf16")  # fmt: skip
+        machine["precision_ms"] = timings
+    else:
+        precision, why = "fp32", "the device does not multiply bfloat16 natively"
+    agent.set_precision(precision)  # type: ignore[attr-defined]
+    machine["precision"] = f"{precision} (auto: {why})"
+    return dataclasses.replace(config, precision=precision)  # type: ignore[arg-type]
+
+
+def _announce(
+    config: TrainConfig,
+    conventions: GoalConventions,
+    resume: bool,
+    run_dir: Path,
+    core_plan: str,
+    machine: dict[str, Any],
+    overlap: bool,
+) -> None:
+    """The lines a run starts with: what trains where, the env's conventions, the cores,
+    the learner's batch, the precision, and the conventions' warnings."""
+    her = "no HER" if config.her_name() == "none" else f"HER {config.her_name()}"
+    say(f"{'resuming' if resume else 'training'} {config.env_id} with {config.algo} "
+        f"({her}) for {config.steps:,} env steps in {run_dir}")  # fmt: skip
+    say(f"{config.env_id}: {conventions.describe()}")
+    say(f"machine: {core_plan}")
+    batch = config.agent_config().batch_size
+    say(f"learner: batch {batch} x {config.updates_per_step:g} updates per env step = "
+        f"{batch * config.updates_per_step:g} samples per env step")  # fmt: skip
+    say(f"precision: {machine.get('precision', config.precision + ' (given)')}")
+    if overlap:
+        say("the envs step while the networks update: an action comes from the parameters "
+            "one update batch behind (--no-overlap to wait for the envs)")  # fmt: skip
+    for warning in conventions.warnings:
+        say(f"warning: {warning}")
+
+
+def _video_envs(config: TrainConfig, seed_offset: int) -> gym.vector.VectorEnv:
+    """One env that renders rgb_array frames, checked to draw one now (not after hours)."""
+    envs = make_vector_env(config, 1, seed_offset=seed_offset, render_mode="rgb_array")
+    try:
+        envs.reset(seed=config.seed + seed_offset)
+        render_frame(envs)
+    except BaseException:
+        envs.close()
+        raise
+    return envs

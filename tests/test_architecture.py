@@ -1,0 +1,116 @@
+"""The package's shape: imports flow one way (no cycle among its modules) and every
+module is small enough to read in one sitting, or says why it must be one piece.
+
+Imports are read from the source (every ``import``, also those inside functions, which
+run later but are still dependencies), so a cycle hidden in a lazy import fails too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "herkit"
+MAX_LINES = 400
+ONE_PIECE = "One piece:"  # a module docstring sentence that starts so says why it is long
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported_modules(name: str, path: Path) -> set[str]:
+    """The package's modules that ``name`` imports anywhere in its source."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from .x import y
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            # `from pkg import sub` depends on the module pkg.sub, `from pkg import name` on pkg
+            targets = [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in MODULES:  # herkit.x.Name -> herkit.x
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a path that starts and ends at the same node, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return None
+
+
+def test_no_import_cycle_among_the_package_modules() -> None:
+    graph = {name: imported_modules(name, path) for name, path in MODULES.items()}
+    assert len(graph) > 30 and graph["herkit.phases"] >= {"herkit.run", "herkit.evaluation"}
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+    assert find_cycle({"a": {"a"}}) == ["a", "a"]
+
+
+def test_evaluation_and_policy_do_not_import_the_loop() -> None:
+    graph = {name: imported_modules(name, path) for name, path in MODULES.items()}
+
+    def reachable(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph[todo.pop()] - seen:
+                seen.add(nxt)
+                todo.append(nxt)
+        return seen
+
+    loop = {"herkit.train", "herkit.phases", "herkit.startup", "herkit.cli"}
+    assert not reachable("herkit.evaluation") & loop
+    assert not reachable("herkit.policy") & loop
+    assert not reachable("herkit.run") & (loop | {"herkit.evaluation", "herkit.policy"})
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_each_module_is_small_or_says_why_it_is_one_piece(name: str) -> None:
+    path = MODULES[name]
+    source = path.read_text()
+    lines = source.count("\n")
+    docstring = ast.get_docstring(ast.parse(source)) or ""
+    assert docstring, f"{name} has no module docstring"
+    if lines > MAX_LINES:
+        assert ONE_PIECE in docstring, (
+            f"{name} has {lines} lines (> {MAX_LINES}): split it, or say in its docstring "
+            f"why it must be one piece (a sentence starting {ONE_PIECE!r})"
+        )

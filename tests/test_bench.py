@@ -1,4 +1,7 @@
-"""Tests of herkit.bench: a tiny buffer benchmark run, and config validation."""
+"""Tests of herkit.bench (``herkit bench buffer``): a tiny run, targets, config validation.
+
+The peers' side (``benchmarks/buffer.py``) is tested in test_bench_peers.py.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ def positive(value: Any) -> bool:
 
 
 def test_tiny_run_gives_positive_finite_numbers_for_every_herkit_variant() -> None:
-    config = BufferBenchConfig(capacity=4_000, stored=(2_000,), seconds=0.05, peers=False)
+    config = BufferBenchConfig(capacity=4_000, stored=(2_000,), seconds=0.05)
     lines: list[str] = []
     rows = run_buffer_bench(config, progress=lines.append)
 
@@ -106,7 +109,6 @@ def test_check_targets_judges_each_threshold() -> None:
         ("stored", (2_000, 2_000)),
         ("stored", (1_234,)),  # not whole episodes
         ("stored", (2_000_000,)),  # more than capacity
-        ("peers", "yes"),
         ("json_out", ""),
     ],
 )
@@ -124,12 +126,4 @@ def test_defaults_are_the_issue_settings() -> None:
         50,
         4,
     )
-    assert config.peers is False and config.json_out is None
-
-
-def test_peers_without_the_bench_extra_is_a_value_error_naming_peers(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr("importlib.util.find_spec", lambda name, *args: None)
-    with pytest.raises(ValueError, match=r"peers.*pip install -e '\.\[bench\]'"):
-        BufferBenchConfig(peers=True)
+    assert config.json_out is None

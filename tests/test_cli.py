@@ -92,6 +92,8 @@ def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
         (["train", "--terminal-on-success", "maybe"], "terminal-on-success"),
         (["plot"], "at least one run directory"),
         (["evl", "x"], "Unrecognized options: evl"),
+        (["bench", "buffer", "--peers"], "--peers: herkit bench buffer times herkit alone"),
+        (["bench", "buffer", "--peers"], "python benchmarks/buffer.py"),
         (["train", "NoSuchEnv-v9"], "NoSuchEnv-v9"),
         (["train", "CartPole-v1"], "not a goal env"),
         (["train", "--algo", "ddpg"], "algo='ddpg'"),

@@ -1,35 +1,29 @@
-"""Speed benchmark of :class:`herkit.HerReplayBuffer`, alone or against its peers.
+"""Speed benchmark of :class:`herkit.HerReplayBuffer` alone: ``herkit bench buffer``.
 
-``herkit bench buffer [--peers]`` (or ``python benchmarks/buffer.py [--peers]``) times the
-two operations an off-policy HER agent does all the time, with FetchPush's shapes
-(observation 25, goals 3, action 4, float32), episodes of 50 steps ended by ``truncated``,
-a 1M-transition buffer, the ``future`` strategy with ``k = 4``, Fetch's sparse reward
-``-(||achieved - desired|| > 0.05)`` and batches of 256:
+It times the two operations an off-policy HER agent does all the time, with FetchPush's
+shapes (observation 25, goals 3, action 4, float32), episodes of 50 steps ended by
+``truncated``, a 1M-transition buffer, the ``future`` strategy with ``k = 4``, Fetch's
+sparse reward ``-(||achieved - desired|| > 0.05)`` and batches of 256:
 
 - **add**: transitions per second while filling an empty buffer to the largest
   ``stored`` size, one step at a time from pre-generated random data: from 1 env, and
-  (herkit only) from 16 envs (``n_envs=16``, one ``add`` per step of all 16 envs, whole
-  episodes, so up to ``16 * episode_length - 1`` transitions more; the median of three
-  fills of fresh buffers, as one takes well under a second).
+  from 16 envs (``n_envs=16``, one ``add`` per step of all 16 envs, whole episodes, so up
+  to ``16 * episode_length - 1`` transitions more; the median of three fills of fresh
+  buffers, as one takes well under a second).
 - **sample**: median milliseconds per ``sample(batch_size)`` call, over as many calls as
   fit in ``seconds``, once the buffer holds each ``stored`` number of real transitions.
 
 herkit is timed with ``relabel="sample"`` (plain and ``prioritized=True``) and with
-``relabel="store"``. With ``peers=True`` the same data go, in the same process, to
-stable-baselines3's ``HerReplayBuffer`` (behind a dummy GoalEnv in a ``DummyVecEnv``,
-one transition per ``add`` with its ``infos``, as SB3's off-policy algorithms add) and to
-cpprb's ``HindsightReplayBuffer`` (plain and prioritized; ``add`` per step,
-``on_episode_end`` per episode). cpprb relabels at store time and keeps ``k + 1`` rows
-per transition, so it is given ``capacity * (k + 1)`` rows: every implementation holds the
-same number of real transitions. Peer ratios are peer / herkit, against herkit's
-``relabel="sample"`` buffer with the same ``prioritized`` setting.
+``relabel="store"``; :func:`check_targets` compares the numbers with :data:`TARGETS`.
+The same data against stable-baselines3's and cpprb's HER buffers is
+``python benchmarks/buffer.py`` in a source checkout: it builds on :class:`Episodes`,
+:func:`fill` and :func:`measure` here and prints its rows with :func:`print_buffer_table`.
 """
 
 from __future__ import annotations
 
 import gc
 import importlib.metadata
-import importlib.util
 import json
 import math
 import os
@@ -49,10 +43,13 @@ from herkit.buffer import HerReplayBuffer
 __all__ = [
     "TARGETS",
     "BufferBenchConfig",
+    "Episodes",
     "bench_buffer",
     "check_targets",
     "environment_info",
     "fetch_reward",
+    "fill",
+    "measure",
     "print_buffer_table",
     "run_buffer_bench",
 ]
@@ -67,9 +64,9 @@ DISTANCE_THRESHOLD = 0.05
 """Fetch's success distance."""
 MANY_ENVS = 16
 """Envs stepping together in the vectorised add measurement."""
-
-_POOL_EPISODES = 20
+POOL_EPISODES = 20
 """Episodes of random data generated once and cycled through by every ``add`` loop."""
+
 _ADD_REPEATS = 3
 """Fresh buffers filled from 16 envs; their median rate is reported."""
 _WARMUP_CALLS = 5
@@ -86,16 +83,11 @@ TARGETS = {
 from 1 and 16 envs), and the most the sample latency may grow from the smallest ``stored``
 size to each larger one (a ratio)."""
 
-_PEER_PACKAGES = ("stable_baselines3", "cpprb")
-_PEER_HINT = "pip install -e '.[bench]'"
-
 
 @dataclass(frozen=True)
 class BufferBenchConfig:
     """Settings of the replay-buffer speed benchmark (FetchPush shapes)."""
 
-    peers: bool = False
-    """Also time SB3's and cpprb's HER buffers on the same data, in this process ([bench])."""
     stored: tuple[int, ...] = (10_000, 500_000)
     """Real transitions held when sampling is timed (multiples of episode_length, <= capacity)."""
     capacity: int = 1_000_000
@@ -114,12 +106,8 @@ class BufferBenchConfig:
     """Also write the results, configuration and machine details to this JSON file."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.peers, bool):
-            raise ValueError(f"peers must be a bool, got {self.peers!r}")
-        for name in ("capacity", "batch_size", "episode_length"):
-            _require_int(name, getattr(self, name), minimum=1)
-        _require_int("k", self.k, minimum=0)
-        _require_int("seed", self.seed, minimum=0)
+        for name in ("capacity", "batch_size", "episode_length", "k", "seed"):
+            _require_int(name, getattr(self, name), minimum=0 if name in ("k", "seed") else 1)
         stored = self.stored
         if not isinstance(stored, tuple) or not stored:
             raise ValueError(f"stored must be a non-empty tuple of ints, got {stored!r}")
@@ -149,12 +137,6 @@ class BufferBenchConfig:
             raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
         if self.json_out is not None and (not isinstance(self.json_out, str) or not self.json_out):
             raise ValueError(f"json_out must be a non-empty path or None, got {self.json_out!r}")
-        if self.peers:
-            missing = [name for name in _PEER_PACKAGES if importlib.util.find_spec(name) is None]
-            if missing:
-                raise ValueError(
-                    f"peers=True needs {', '.join(missing)}, which is not installed: {_PEER_HINT}"
-                )
 
 
 def _require_int(name: str, value: Any, minimum: int) -> None:
@@ -172,17 +154,19 @@ def fetch_reward(achieved_goal: np.ndarray, desired_goal: np.ndarray, info: Any 
 
 
 @dataclass(frozen=True)
-class _Episodes:
-    """Random FetchPush-shaped episodes, ``[episode, step, env, ...]``."""
+class Episodes:
+    """Random FetchPush-shaped episodes, ``[episode, step, env, ...]``: the data every
+    buffer of the benchmark is filled with."""
 
-    observation: np.ndarray  # (E, L + 1, n, 25)
-    achieved_goal: np.ndarray  # (E, L + 1, n, 3)
-    desired_goal: np.ndarray  # (E, n, 3)
-    action: np.ndarray  # (E, L, n, 4)
+    observation: np.ndarray  # (POOL_EPISODES, length + 1, n_envs, 25)
+    achieved_goal: np.ndarray  # (POOL_EPISODES, length + 1, n_envs, 3)
+    desired_goal: np.ndarray  # (POOL_EPISODES, n_envs, 3): one goal per episode and env
+    action: np.ndarray  # (POOL_EPISODES, length, n_envs, 4)
 
     @classmethod
-    def generate(cls, length: int, n_envs: int, rng: np.random.Generator) -> _Episodes:
-        shape = (_POOL_EPISODES, length + 1, n_envs)
+    def generate(cls, length: int, n_envs: int, rng: np.random.Generator) -> Episodes:
+        """:data:`POOL_EPISODES` episodes of ``length`` steps for ``n_envs`` envs, from ``rng``."""
+        shape = (POOL_EPISODES, length + 1, n_envs)
 
         def uniform(*dims: int, high: float = 1.0) -> np.ndarray:
             return rng.uniform(-high, high, size=dims).astype(np.float32)
@@ -191,12 +175,13 @@ class _Episodes:
         return cls(
             observation=uniform(*shape, OBSERVATION_DIM),
             achieved_goal=uniform(*shape, GOAL_DIM, high=0.05),
-            desired_goal=uniform(_POOL_EPISODES, n_envs, GOAL_DIM, high=0.05),
-            action=uniform(_POOL_EPISODES, length, n_envs, ACTION_DIM),
+            desired_goal=uniform(POOL_EPISODES, n_envs, GOAL_DIM, high=0.05),
+            action=uniform(POOL_EPISODES, length, n_envs, ACTION_DIM),
         )
 
     @property
     def length(self) -> int:
+        """Steps per episode."""
         return self.action.shape[1]
 
     def herkit_steps(self) -> list[tuple[Any, ...]]:
@@ -204,7 +189,7 @@ class _Episodes:
         n_envs = self.action.shape[2]
         running, ended = np.zeros(n_envs, dtype=bool), np.ones(n_envs, dtype=bool)
         steps: list[tuple[Any, ...]] = []
-        for e in range(_POOL_EPISODES):
+        for e in range(POOL_EPISODES):
             goal = self.desired_goal[e]
             obs = [
                 {
@@ -219,45 +204,6 @@ class _Episodes:
                 (obs[t], self.action[e, t], obs[t + 1], running, ended if t == last else running)
                 for t in range(self.length)
             ]
-        return steps
-
-    def sb3_steps(self) -> list[tuple[Any, ...]]:
-        """Argument tuples of SB3's ``HerReplayBuffer.add`` (1 env), as SB3 algorithms pass."""
-        steps = []
-        for e in range(_POOL_EPISODES):
-            goal = self.desired_goal[e]
-            for t in range(self.length):
-                obs, next_obs = (
-                    {
-                        "observation": self.observation[e, i],
-                        "achieved_goal": self.achieved_goal[e, i],
-                        "desired_goal": goal,
-                    }
-                    for i in (t, t + 1)
-                )
-                reward = fetch_reward(next_obs["achieved_goal"], goal)
-                last = t == self.length - 1
-                info: dict[str, Any] = {"is_success": float(reward[0] == 0)}
-                if last:
-                    info["TimeLimit.truncated"] = True
-                steps.append((obs, next_obs, self.action[e, t], reward, np.array([last]), [info]))
-        return steps
-
-    def cpprb_steps(self) -> list[tuple[dict[str, np.ndarray], np.ndarray | None]]:
-        """Per step (1 env): cpprb ``add`` keywords, and the goal for ``on_episode_end``
-        after the episode's last step (``None`` elsewhere). cpprb's state is observation
-        and achieved goal side by side (28 floats); its goal function slices the goal."""
-        state = np.concatenate([self.observation, self.achieved_goal], axis=-1)
-        steps = []
-        for e in range(_POOL_EPISODES):
-            for t in range(self.length):
-                end = self.desired_goal[e, 0] if t == self.length - 1 else None
-                steps.append(
-                    (
-                        {"obs": state[e, t], "act": self.action[e, t], "next_obs": state[e, t + 1]},
-                        end,
-                    )
-                )
         return steps
 
 
@@ -288,7 +234,7 @@ def _median_ms(call: Callable[[], Any], seconds: float) -> tuple[float, int]:
     return statistics.median(times) / 1e6, len(times)
 
 
-def _fill(add: Callable[..., Any], steps: Sequence[tuple[Any, ...]], n: int) -> float:
+def fill(add: Callable[..., Any], steps: Sequence[tuple[Any, ...]], n: int) -> float:
     """Call ``add(*step)`` for ``n`` steps cycled from ``steps``; return the seconds taken."""
     gc.collect()
     start = time.perf_counter()
@@ -297,33 +243,26 @@ def _fill(add: Callable[..., Any], steps: Sequence[tuple[Any, ...]], n: int) -> 
     return time.perf_counter() - start
 
 
-def _fill_cpprb(buffer: Any, steps: Sequence[tuple[Any, ...]], n: int) -> float:
-    """Add ``n`` steps to a cpprb HER buffer, ending episodes; return the seconds taken."""
-    add, end = buffer.add, buffer.on_episode_end
-    gc.collect()
-    start = time.perf_counter()
-    for kwargs, goal in islice(cycle(steps), n):
-        add(**kwargs)
-        if goal is not None:
-            end(goal)
-    return time.perf_counter() - start
-
-
-def _measure(
+def measure(
     name: str,
     variant: str,
-    fill: Callable[[int], float],
+    fill_n: Callable[[int], float],
     size: Callable[[], int],
     sample: Callable[[], Any],
     config: BufferBenchConfig,
     progress: Callable[[str], None],
 ) -> dict[str, Any]:
-    """Fill to each stored size in turn (timing the adds), timing ``sample`` at each."""
+    """Fill a buffer to each stored size in turn (timing the adds), timing ``sample`` at each.
+
+    ``fill_n(n)`` adds ``n`` more transitions and returns the seconds taken, ``size()`` is
+    the number of real transitions held, ``sample()`` draws one batch. Returns a row of
+    :func:`run_buffer_bench` (``add_16env_per_s`` ``None``; no ``relabel``,
+    ``prioritized`` or ratios yet)."""
     filled, fill_seconds = 0, 0.0
     sample_ms: dict[int, float] = {}
     sample_calls: dict[int, int] = {}
     for target in sorted(config.stored):
-        fill_seconds += fill(target - filled)
+        fill_seconds += fill_n(target - filled)
         filled = target
         if size() != target:
             raise RuntimeError(f"{name} ({variant}): holds {size()} transitions, expected {target}")
@@ -342,7 +281,7 @@ def _measure(
     }
 
 
-# -- the implementations ---------------------------------------------------------------------------
+# -- herkit's buffers ------------------------------------------------------------------------------
 
 _HERKIT_VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("sample", {"relabel": "sample", "prioritized": False}),
@@ -366,32 +305,6 @@ def _herkit_buffer(config: BufferBenchConfig, n_envs: int, **kwargs: Any) -> Her
     )
 
 
-def _bench_herkit(
-    config: BufferBenchConfig, progress: Callable[[str], None]
-) -> list[dict[str, Any]]:
-    rng = np.random.default_rng(config.seed)
-    steps = _Episodes.generate(config.episode_length, 1, rng).herkit_steps()
-    many = _Episodes.generate(config.episode_length, MANY_ENVS, rng).herkit_steps()
-    rows = []
-    for variant, kwargs in _HERKIT_VARIANTS:
-        buffer = _herkit_buffer(config, 1, **kwargs)
-        row = _measure(
-            "herkit",
-            variant,
-            partial(_fill, buffer.add, steps),
-            buffer.__len__,
-            partial(buffer.sample, config.batch_size),
-            config,
-            progress,
-        )
-        row |= {"relabel": kwargs["relabel"], "prioritized": kwargs["prioritized"]}
-        del buffer
-        row["add_16env_per_s"] = _add_rate_many(config, kwargs, many)
-        progress(f"herkit ({variant}): {row['add_16env_per_s']:,.0f} adds/s from {MANY_ENVS} envs")
-        rows.append(row)
-    return rows
-
-
 def _add_rate_many(
     config: BufferBenchConfig, kwargs: dict[str, Any], steps: list[tuple[Any, ...]]
 ) -> float:
@@ -403,182 +316,47 @@ def _add_rate_many(
     rates = []
     for _ in range(_ADD_REPEATS):
         buffer = _herkit_buffer(config, MANY_ENVS, **kwargs)
-        seconds = _fill(buffer.add, steps, episodes * config.episode_length)
+        seconds = fill(buffer.add, steps, episodes * config.episode_length)
         rates.append(episodes * per_episode / seconds)
         del buffer
     return statistics.median(rates)
 
 
-def _import_peers() -> tuple[Any, Any, Any, Any]:
-    try:
-        from cpprb import HindsightReplayBuffer
-        from stable_baselines3 import HerReplayBuffer as SB3HerReplayBuffer
-        from stable_baselines3.common.vec_env import DummyVecEnv
-    except ImportError as error:
-        raise ImportError(
-            f"the peer benchmark needs stable-baselines3 and cpprb ({error}): {_PEER_HINT}"
-        ) from error
-    import gymnasium
-
-    return SB3HerReplayBuffer, DummyVecEnv, HindsightReplayBuffer, gymnasium
-
-
-def _goal_env_class(gymnasium: Any) -> type:
-    """A FetchPush-shaped GoalEnv that SB3's HerReplayBuffer can call ``compute_reward`` on."""
-    spaces = gymnasium.spaces
-
-    class FetchShapedGoalEnv(gymnasium.Env):
-        """Never stepped by the benchmark: it provides spaces and ``compute_reward``."""
-
-        def __init__(self) -> None:
-            box = spaces.Box(-np.inf, np.inf, dtype=np.float32, shape=(OBSERVATION_DIM,))
-            goal = spaces.Box(-np.inf, np.inf, dtype=np.float32, shape=(GOAL_DIM,))
-            self.observation_space = spaces.Dict(
-                {"observation": box, "achieved_goal": goal, "desired_goal": goal}
-            )
-            self.action_space = spaces.Box(-1.0, 1.0, shape=(ACTION_DIM,), dtype=np.float32)
-
-        def _obs(self) -> dict[str, np.ndarray]:
-            return {key: space.sample() for key, space in self.observation_space.spaces.items()}
-
-        def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
-            super().reset(seed=seed)
-            return self._obs(), {}
-
-        def step(self, action: Any) -> Any:
-            obs = self._obs()
-            reward = float(fetch_reward(obs["achieved_goal"], obs["desired_goal"]))
-            return obs, reward, False, False, {}
-
-        def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
-            return fetch_reward(achieved_goal, desired_goal, info)
-
-    return FetchShapedGoalEnv
-
-
-def _bench_peers(
-    config: BufferBenchConfig, progress: Callable[[str], None]
-) -> list[dict[str, Any]]:
-    sb3_buffer_class, dummy_vec_env, cpprb_buffer_class, gymnasium = _import_peers()
-    rng = np.random.default_rng(config.seed)
-    data = _Episodes.generate(config.episode_length, 1, rng)
-    rows = []
-
-    # SB3 samples with numpy's global generator: seed it, and put it back afterwards.
-    state = np.random.get_state()  # noqa: NPY002
-    np.random.seed(config.seed)  # noqa: NPY002
-    try:
-        env = dummy_vec_env([_goal_env_class(gymnasium)])
-        sb3 = sb3_buffer_class(
-            config.capacity,
-            env.observation_space,
-            env.action_space,
-            env=env,
-            device="cpu",
-            n_envs=1,
-            n_sampled_goal=config.k,
-            goal_selection_strategy="future",
-        )
-        steps = data.sb3_steps()
-        row = _measure(
-            "sb3",
-            "sample",
-            partial(_fill, sb3.add, steps),
-            sb3.size,
-            partial(sb3.sample, config.batch_size),
-            config,
-            progress,
-        )
-        rows.append(row | {"relabel": "sample", "prioritized": False})
-        del sb3, env
-    finally:
-        np.random.set_state(state)  # noqa: NPY002
-
-    state_dim = OBSERVATION_DIM + GOAL_DIM
-
-    def goal_of(states: np.ndarray) -> np.ndarray:
-        return states[..., OBSERVATION_DIM:]
-
-    def cpprb_reward(next_states: np.ndarray, action: np.ndarray, goal: np.ndarray) -> Any:
-        return fetch_reward(goal_of(next_states), goal)
-
-    copies = config.k + 1
-    steps = data.cpprb_steps()
-    for prioritized in (False, True):
-        cpprb = cpprb_buffer_class(
-            config.capacity * copies,
-            {
-                "obs": {"shape": state_dim},
-                "act": {"shape": ACTION_DIM},
-                "next_obs": {"shape": state_dim},
-            },
-            config.episode_length,
-            cpprb_reward,
-            goal_func=goal_of,
-            goal_shape=(GOAL_DIM,),
-            strategy="future",
-            additional_goals=config.k,
-            prioritized=prioritized,
-        )
-        row = _measure(
-            "cpprb",
-            f"store x{copies}" + (" + PER" if prioritized else ""),
-            partial(_fill_cpprb, cpprb, steps),
-            partial(_real_transitions, cpprb, copies),
-            partial(cpprb.sample, config.batch_size),
-            config,
-            progress,
-        )
-        rows.append(row | {"relabel": "store", "prioritized": prioritized})
-        del cpprb
-        gc.collect()
-    return rows
-
-
-def _real_transitions(cpprb: Any, copies: int) -> int:
-    """Real transitions in a cpprb HER buffer, which stores ``copies`` rows for each."""
-    return int(cpprb.get_stored_size()) // copies
-
-
-def _ratios(rows: list[dict[str, Any]]) -> None:
-    """Add peer/herkit ratios to each row, against herkit relabel=sample, same prioritized."""
-    baseline = {
-        row["prioritized"]: row
-        for row in rows
-        if row["buffer"] == "herkit" and row["relabel"] == "sample"
-    }
-    for row in rows:
-        base = baseline.get(row["prioritized"])
-        if row["buffer"] == "herkit" or base is None:
-            row["add_vs_herkit"] = row["sample_vs_herkit"] = None
-            continue
-        row["add_vs_herkit"] = row["add_per_s"] / base["add_per_s"]
-        row["sample_vs_herkit"] = {
-            size: ms / base["sample_ms"][size] for size, ms in row["sample_ms"].items()
-        }
-
-
 def run_buffer_bench(
     config: BufferBenchConfig, progress: Callable[[str], None] | None = None
 ) -> list[dict[str, Any]]:
-    """Run the benchmark; one row per buffer and variant.
+    """Time herkit's buffers; one row per variant.
 
-    Each row has ``buffer`` (``herkit``, ``sb3`` or ``cpprb``), ``variant`` (``sample``:
-    goals drawn at sample time, ``store xN``: at store time, N rows per transition;
-    ``+ PER``: prioritized), ``relabel``, ``prioritized``, ``add_per_s`` (1 env),
-    ``add_16env_per_s`` (herkit only, else ``None``), ``sample_ms`` and ``sample_calls``
-    (dicts keyed by stored size), and ``add_vs_herkit`` and ``sample_vs_herkit`` (peer /
-    herkit ratios; ``None`` for herkit). ``progress`` receives a line after each
-    measurement.
+    Each row has ``buffer`` (``herkit``), ``variant`` (``sample``: goals drawn at sample
+    time, ``store``: at store time; ``+ PER``: prioritized), ``relabel``, ``prioritized``,
+    ``add_per_s`` (1 env), ``add_16env_per_s``, ``sample_ms`` and ``sample_calls`` (dicts
+    keyed by stored size), and ``add_vs_herkit`` and ``sample_vs_herkit``: ``None`` here,
+    the peer / herkit ratios of the other buffers' rows that ``benchmarks/buffer.py`` adds.
+    ``progress`` receives a line after each measurement.
     """
     report = progress if progress is not None else (lambda line: None)
-    if config.peers:
-        _import_peers()  # fail before spending minutes on herkit
-    rows = _bench_herkit(config, report)
+    rng = np.random.default_rng(config.seed)
+    steps = Episodes.generate(config.episode_length, 1, rng).herkit_steps()
+    many = Episodes.generate(config.episode_length, MANY_ENVS, rng).herkit_steps()
+    rows = []
+    for variant, kwargs in _HERKIT_VARIANTS:
+        buffer = _herkit_buffer(config, 1, **kwargs)
+        row = measure(
+            "herkit",
+            variant,
+            partial(fill, buffer.add, steps),
+            buffer.__len__,
+            partial(buffer.sample, config.batch_size),
+            config,
+            report,
+        )
+        row |= {"relabel": kwargs["relabel"], "prioritized": kwargs["prioritized"]}
+        del buffer
+        row["add_16env_per_s"] = _add_rate_many(config, kwargs, many)
+        report(f"herkit ({variant}): {row['add_16env_per_s']:,.0f} adds/s from {MANY_ENVS} envs")
+        row |= {"add_vs_herkit": None, "sample_vs_herkit": None}
+        rows.append(row)
     gc.collect()
-    if config.peers:
-        rows += _bench_peers(config, report)
-    _ratios(rows)
     return rows
 
 
@@ -653,7 +431,8 @@ def print_buffer_table(
 ) -> None:
     """Print the results (and herkit's targets, met or not) as rich tables.
 
-    Peer cells carry their peer / herkit ratio in parentheses.
+    Rows of other buffers (``benchmarks/buffer.py`` adds SB3's and cpprb's) carry their
+    peer / herkit ratio in parentheses.
     """
     from rich.console import Console
     from rich.table import Table
@@ -705,8 +484,17 @@ def print_buffer_table(
     console.print(targets)
 
 
-def bench_buffer(config: BufferBenchConfig) -> None:
-    """Run the benchmark, print the tables, and write ``config.json_out`` if set."""
+def bench_buffer(
+    config: BufferBenchConfig,
+    run: Callable[
+        [BufferBenchConfig, Callable[[str], None]], list[dict[str, Any]]
+    ] = run_buffer_bench,
+) -> None:
+    """Run the benchmark, print the tables, and write ``config.json_out`` if set.
+
+    ``run(config, progress)`` gives the rows: :func:`run_buffer_bench` (herkit alone)
+    unless another is passed (``benchmarks/buffer.py`` passes one that adds the peers).
+    """
     from rich.console import Console
 
     log = Console(stderr=True)
@@ -715,7 +503,7 @@ def bench_buffer(config: BufferBenchConfig) -> None:
         f"{name} {version}" for name, version in info["versions"].items() if version
     )
     log.print(f"[dim]{info['processor']}, {info['cpus']} CPUs, Python {info['python']}, {versions}")
-    rows = run_buffer_bench(config, progress=lambda line: log.print(f"[dim]{line}"))
+    rows = run(config, lambda line: log.print(f"[dim]{line}"))
     print_buffer_table(rows, config)
     if config.json_out is not None:
         result = {

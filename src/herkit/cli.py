@@ -35,7 +35,7 @@ def bench(
     what: tyro.conf.Positional[Literal["buffer"]],
     config: Annotated[BufferBenchConfig, tyro.conf.arg(name="")],
 ) -> None:
-    """Speed benchmarks: `herkit bench buffer [--peers]` times adding and sampling."""
+    """Speed benchmarks: `herkit bench buffer` times adding to and sampling herkit's buffer."""
     if what == "buffer":
         bench_buffer(config)
 
@@ -312,6 +312,26 @@ def _one_line(box: str) -> str:
     return "; ".join(" ".join(section) for section in sections if section) or box.strip()
 
 
+MOVED_FLAGS = {
+    ("bench", "--peers"): "herkit bench buffer times herkit alone; SB3's and cpprb's buffers on "
+    "the same data: python benchmarks/buffer.py in a herkit source checkout "
+    "(pip install -e '.[bench]')",
+}
+"""Flags a command no longer has, by (command, flag), and where what they did went."""
+
+
+def _moved(message: str, args: list[str]) -> str:
+    """``message`` of an unrecognised flag, or where the flag went when it is in
+    :data:`MOVED_FLAGS`."""
+    if not message.startswith("Unrecognized options:"):
+        return message
+    for arg in args[1:]:
+        flag = arg.split("=")[0]
+        if (args[0], flag) in MOVED_FLAGS:
+            return f"{flag}: {MOVED_FLAGS[args[0], flag]}"
+    return message
+
+
 _AUTO_FLAGS = ("terminal-on-success",)
 """Settings that are True, False or None (from the env), also given as bare flags."""
 
@@ -358,6 +378,7 @@ def _train_main_safe(args: list[str]) -> int:
 
 
 COMMANDS: dict[str, Callable[..., None]] = {"eval": evaluate_run, "plot": plot, "bench": bench}
+"""The subcommands besides ``train`` (which has its own parser), by name."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -372,7 +393,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _train_main_safe(args[1:])
         else:
             commands: dict[str, Callable[..., Any]] = {"train": _train_help, **COMMANDS}
-            _parse(tyro.extras.subcommand_cli_from_dict, commands, args=args, prog="herkit")
+            try:
+                _parse(tyro.extras.subcommand_cli_from_dict, commands, args=args, prog="herkit")
+            except ValueError as error:
+                raise ValueError(_moved(str(error), args)) from None
     except ValueError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
         return 2

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from herkit import __version__ as herkit_version
-from herkit.cli import _auto_flags
+from herkit.cli_args import auto_flags
 from herkit.logging import read_progress
 
 QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "3"]
@@ -149,12 +149,12 @@ def test_bad_files_are_one_line_naming_the_file(tmp_path: Path) -> None:
 def test_version_and_bare_flags() -> None:
     done = herkit("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"herkit {herkit_version}"
-    assert _auto_flags(["--terminal-on-success", "--steps", "5"])[:2] == [
+    assert auto_flags(["--terminal-on-success", "--steps", "5"])[:2] == [
         "--terminal-on-success",
         "True",
     ]
-    assert _auto_flags(["--no-terminal-on-success"]) == ["--terminal-on-success", "False"]
-    assert _auto_flags(["--terminal-on-success", "None"]) == ["--terminal-on-success", "None"]
+    assert auto_flags(["--no-terminal-on-success"]) == ["--terminal-on-success", "False"]
+    assert auto_flags(["--terminal-on-success", "None"]) == ["--terminal-on-success", "None"]
 
 
 def files_of(folder: Path) -> dict[str, bytes]:

@@ -8,19 +8,10 @@ as one line on stderr with exit code 2, never as a traceback.
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import dataclasses
-import difflib
-import inspect
-import io
-import itertools
 import json
 import os
-import re
 import sys
-import textwrap
-import types
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
@@ -28,6 +19,7 @@ import tyro
 
 from herkit import __version__
 from herkit.bench import BufferBenchConfig, bench_buffer
+from herkit.cli_args import auto_flags, moved, parse, unwrap_help, with_suggestions
 from herkit.distributed import DistributedError
 
 
@@ -130,7 +122,7 @@ def _train_main(args: list[str]) -> None:
     from herkit.run import load_run_config
     from herkit.train import train
 
-    args = _auto_flags(args)
+    args = auto_flags(args)
     # First pass for the env id (and --resume), so that --help shows that env's preset.
     without_help = [arg for arg in args if arg not in ("-h", "--help")]
     try:
@@ -194,160 +186,14 @@ def _algo_for_action_space(config: Any) -> Any:
     return dataclasses.replace(config, algo=algo)
 
 
-def _parse(
-    parser: Callable[..., Any], target: Any, args: list[str], prog: str, **kwargs: Any
-) -> Any:
-    """``parser(target, args=args, prog=prog)`` (tyro) whose usage errors (an unknown flag,
-    a bad value) raise one-line ValueErrors instead of printing a box and exiting."""
-    captured = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(captured):
-            return parser(target, args=args, prog=prog, **kwargs)
-    except SystemExit as exit:
-        if exit.code in (0, None):
-            raise
-        raise ValueError(f"{_one_line(captured.getvalue())} (see {prog} --help)") from None
-
-
-def field_help(cls: type) -> dict[str, str]:
-    """The attribute docstrings of a dataclass and its dataclass bases, one paragraph per
-    blank-line-separated block, with the source's line breaks and indentation removed."""
-    docs: dict[str, str] = {}
-    for klass in reversed(cls.__mro__):
-        if not dataclasses.is_dataclass(klass):
-            continue
-        try:
-            body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
-        except (OSError, TypeError):
-            continue
-        statements = getattr(body, "body", [])
-        for field, doc in itertools.pairwise(statements):
-            if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
-                    and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
-                    and isinstance(doc.value.value, str)):  # fmt: skip
-                paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(doc.value.value))
-                docs[field.target.id] = "\n\n".join(" ".join(p.split()) for p in paragraphs)
-    return docs
-
-
-def _unwrap_help(cls: type) -> None:
-    """Hand tyro each field's docstring unwrapped (as field metadata ``help``, which tyro
-    reads first): it keeps a docstring's indented source line breaks, so ``--help`` would
-    show them as ragged breaks. Recurses into fields whose default is a dataclass."""
-    docs = field_help(cls)
-    for field in dataclasses.fields(cls):
-        if field.name in docs and "help" not in field.metadata:
-            field.metadata = types.MappingProxyType({**field.metadata, "help": docs[field.name]})
-        if dataclasses.is_dataclass(field.default):
-            _unwrap_help(type(field.default))
-
-
 def _parse_train(args: list[str], **kwargs: Any) -> Any:
     from herkit.config import TrainConfig
 
-    _unwrap_help(TrainConfig)
+    unwrap_help(TrainConfig)
     try:
-        return _parse(tyro.cli, TrainConfig, args, "herkit train", **kwargs)
+        return parse(tyro.cli, TrainConfig, args, "herkit train", **kwargs)
     except ValueError as error:
-        raise ValueError(_with_suggestions(str(error), args)) from None
-
-
-SYNONYMS = {"learning-rate": "lr", "learning_rate": "lr", "batch": "batch-size",
-            "discount": "gamma", "tau": "polyak", "n-sampled-goal": "k",
-            "goal-selection-strategy": "strategy", "total-timesteps": "steps",
-            "timesteps": "steps", "env": "env-id", "num-envs": "n-envs"}  # fmt: skip
-"""Other libraries' names for herkit's flags (the last part of a flag's name)."""
-
-
-def _with_suggestions(message: str, args: list[str]) -> str:
-    """``message`` of an unrecognised flag, with the flag herkit has for it when tyro
-    suggested none (another library's name for it, or a near spelling)."""
-    if not message.startswith("Unrecognized options:") or "Perhaps you meant" in message:
-        return message
-    known = _train_flags()
-    hints = []
-    for arg in args:
-        flag = arg.split("=")[0]
-        if not flag.startswith("--") or flag in known:
-            continue
-        prefix, _, last = flag[2:].rpartition(".")
-        synonym = SYNONYMS.get(last)
-        guess = f"--{prefix + '.' if prefix else ''}{synonym}" if synonym else None
-        if guess not in known:
-            close = difflib.get_close_matches(flag, known, n=1, cutoff=0.75)
-            guess = close[0] if close else None
-        if guess is not None:
-            hints.append(f"{flag}: did you mean {guess}?")
-    if not hints:
-        return message
-    body, see, _ = message.partition(" (see ")
-    return f"{body}; {'; '.join(hints)}" + (f" (see {_}" if see else "")
-
-
-def _train_flags() -> list[str]:
-    """Every ``herkit train`` flag, ``--k`` to ``--sac.target-entropy``."""
-    from herkit.config import TrainConfig
-
-    flags = []
-    for field in dataclasses.fields(TrainConfig):
-        if dataclasses.is_dataclass(field.default):
-            flags += [f"--{field.name}.{sub.name.replace('_', '-')}"
-                      for sub in dataclasses.fields(field.default)]  # fmt: skip
-        else:
-            flags.append(f"--{field.name.replace('_', '-')}")
-    return flags
-
-
-def _one_line(box: str) -> str:
-    """The message of one of tyro's error boxes, as one line."""
-    sections: list[list[str]] = [[]]
-    for raw in box.splitlines():
-        line = raw.strip().strip("│").strip()
-        if raw.strip()[:1] in ("╭", "╰") or line.startswith("For full helptext"):
-            continue
-        if line and set(line) == {"─"}:
-            sections.append([])
-        elif line:
-            sections[-1].append(" ".join(line.split()))
-    return "; ".join(" ".join(section) for section in sections if section) or box.strip()
-
-
-MOVED_FLAGS = {
-    ("bench", "--peers"): "herkit bench buffer times herkit alone; SB3's and cpprb's buffers on "
-    "the same data: python benchmarks/buffer.py in a herkit source checkout "
-    "(pip install -e '.[bench]')",
-}
-"""Flags a command no longer has, by (command, flag), and where what they did went."""
-
-
-def _moved(message: str, args: list[str]) -> str:
-    """``message`` of an unrecognised flag, or where the flag went when it is in
-    :data:`MOVED_FLAGS`."""
-    if not message.startswith("Unrecognized options:"):
-        return message
-    for arg in args[1:]:
-        flag = arg.split("=")[0]
-        if (args[0], flag) in MOVED_FLAGS:
-            return f"{flag}: {MOVED_FLAGS[args[0], flag]}"
-    return message
-
-
-_AUTO_FLAGS = ("terminal-on-success",)
-"""Settings that are True, False or None (from the env), also given as bare flags."""
-
-
-def _auto_flags(args: list[str]) -> list[str]:
-    """For :data:`_AUTO_FLAGS`: ``--X`` alone means ``--X True``, ``--no-X`` ``--X False``."""
-    out: list[str] = []
-    for i, arg in enumerate(args):
-        name = arg[2:] if arg.startswith("--") else ""
-        if name.startswith("no-") and name[3:] in _AUTO_FLAGS:
-            out += [f"--{name[3:]}", "False"]
-        elif name in _AUTO_FLAGS and (i + 1 == len(args) or args[i + 1].startswith("-")):
-            out += [arg, "True"]
-        else:
-            out.append(arg)
-    return out
+        raise ValueError(with_suggestions(str(error), args)) from None
 
 
 def _guess_env_id(args: list[str]) -> str:
@@ -394,9 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             commands: dict[str, Callable[..., Any]] = {"train": _train_help, **COMMANDS}
             try:
-                _parse(tyro.extras.subcommand_cli_from_dict, commands, args=args, prog="herkit")
+                parse(tyro.extras.subcommand_cli_from_dict, commands, args=args, prog="herkit")
             except ValueError as error:
-                raise ValueError(_moved(str(error), args)) from None
+                raise ValueError(moved(str(error), args)) from None
     except ValueError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
         return 2

@@ -13,9 +13,10 @@ paper's bit-flipping setup (Andrychowicz et al., 2017). Every config is frozen a
 its values in ``__post_init__``, raising ``ValueError`` naming the field.
 
 Also importable from here: the presets (:mod:`herkit.presets`, loaded on first use) and
-the run naming (:mod:`herkit.run_names`). The dataclasses stay one module of some 450
-lines because they are one tree (:class:`TrainConfig` holds an agent config per
-algorithm) that ``herkit train`` is generated from, flags and help alike.
+the run naming (:mod:`herkit.run_names`). The dataclasses stay one module (some 460
+lines): they are one tree (:class:`TrainConfig` holds an agent config per algorithm) from
+which ``herkit train`` is generated, its flags from the fields and its help from the
+docstring under each field.
 """
 
 from __future__ import annotations

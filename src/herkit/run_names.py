@@ -4,9 +4,9 @@
 learning settings that differ from its env's preset; :func:`learning_differences` says
 which settings differ between two config dicts, leaving out :data:`BOOKKEEPING` and the
 other algorithms' blocks (:data:`AGENT_BLOCKS`). The same rule serves run names, the hint
-for a used run directory (:mod:`herkit.run_dir`) and the grouping of runs in plots. Every
-name here is also importable from :mod:`herkit.config`, which imports this module, so this
-one imports neither it nor :mod:`herkit.presets` at module level.
+for a used run directory (:mod:`herkit.run_dir`) and the grouping of runs in plots.
+Every public name here is also importable from :mod:`herkit.config`, which imports this
+module, so this one imports neither it nor :mod:`herkit.presets` at module level.
 """
 
 from __future__ import annotations

@@ -11,31 +11,54 @@ et al. (2018), "Multi-Goal Reinforcement Learning" (Fetch tasks: 3 x 256 ReLU la
 values to +-5, Q targets clipped to the return range); :class:`DQNConfig` follows the HER
 paper's bit-flipping setup (Andrychowicz et al., 2017). Every config is frozen and checks
 its values in ``__post_init__``, raising ``ValueError`` naming the field.
+
+Also importable from here: the presets (:mod:`herkit.presets`, loaded on first use) and
+the run naming (:mod:`herkit.run_names`). The dataclasses stay one module (some 460
+lines): they are one tree (:class:`TrainConfig` holds an agent config per algorithm) from
+which ``herkit train`` is generated, its flags from the fields and its help from the
+docstring under each field.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
-import hashlib
-import json
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import tyro
 
+from herkit.run_names import AGENT_BLOCKS, BOOKKEEPING, default_run_name, learning_differences
+
+if TYPE_CHECKING:
+    from herkit.presets import PRESETS, preset_config
+
 __all__ = [
+    "AGENT_BLOCKS",
+    "BOOKKEEPING",
+    "PRESETS",
     "DDPGConfig",
     "DQNConfig",
     "OffPolicyConfig",
     "SACConfig",
     "TrainConfig",
     "config_from_dict",
+    "default_run_name",
+    "learning_differences",
     "preset_config",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``PRESETS`` and ``preset_config`` of :mod:`herkit.presets`, imported on first use:
+    the presets are built from the classes below, so that module imports this one."""
+    if name in ("PRESETS", "preset_config"):
+        from herkit import presets
+
+        return getattr(presets, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _is_number(value: Any) -> bool:
@@ -440,147 +463,3 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
     if unknown:
         raise ValueError(f"unknown settings {', '.join(unknown)}")
     return TrainConfig(**fields)
-
-
-_GOAL_DQN = dict(
-    algo="dqn",
-    steps=10_000,
-    warmup_steps=256,
-    eval_every=1_000,
-    checkpoint_every=10_000,
-)
-# Bit flipping explores more and learns more gently than the DQN defaults: with epsilon
-# 0.2 the greedy policy of 50 bits gets stuck flipping one bit back and forth, so the
-# achieved goals that hindsight relabels with never get far from the start
-# (docs/results.md); these settings solve 50 bits and 15 bits as fast in wall time.
-_BITFLIP = dict(
-    _GOAL_DQN,
-    updates_per_step=0.25,
-    dqn=DQNConfig(batch_size=256, epsilon=0.5, polyak=0.99),
-)
-# FetchPush was solved by 2 ranks of 2 envs at 0.25 updates per env step each: 0.125
-# synchronised updates per env step in all, each averaging 2 x 256 samples (64 sampled
-# transitions per env step; docs/results.md). The preset is that update in one process:
-# batch 512 at 0.125 updates per env step, with 8 envs so that every loop iteration owes
-# one update, which runs while the envs step in a worker (docs/results.md, "Throughput").
-_FETCH = dict(
-    algo="ddpg",
-    n_envs=8,
-    steps=1_000_000,
-    warmup_steps=1_000,
-    random_steps=1_000,
-    updates_per_step=0.125,
-    ddpg=DDPGConfig(batch_size=512),
-    eval_every=2_000,
-    n_eval_envs=2,
-    checkpoint_every=100_000,
-)
-PRESETS: dict[str, dict[str, Any]] = {
-    "herkit/BitFlip-v0": _BITFLIP,
-    "herkit/GridWorld-v0": dict(_GOAL_DQN, steps=30_000),
-    # DQN+HER reaches 0.9 by 5,000-12,500 env steps on seeds 0-2 (docs/results.md).
-    "herkit/MountainCarGoal-v0": dict(_GOAL_DQN, steps=50_000, eval_every=2_500),
-    # herkit train herkit/PointReach-v0 --algo td3 is at 1.0 from 2,000 env steps (seed 0).
-    "herkit/PointReach-v0": dict(algo="ddpg", steps=5_000, eval_every=500, warmup_steps=500),
-    # gymnasium-robotics' PointMaze: 0/1 rewards, info["success"]; continuing_task=False
-    # ends an episode on success (the env's own default runs on past the goal).
-    "PointMaze": dict(
-        algo="sac",
-        env_kwargs=("continuing_task=False", "max_episode_steps=100"),
-        steps=50_000,
-        eval_every=2_000,
-        eval_episodes=20,
-        checkpoint_every=25_000,
-    ),
-    # batch 256, 0.5 updates per env step, 2 envs: solved by 1,500 env steps (docs/results.md)
-    "FetchReach-v4": dict(
-        _FETCH, n_envs=2, updates_per_step=0.5, ddpg=DDPGConfig(), steps=20_000, eval_every=500
-    ),
-    "Fetch": _FETCH,
-}
-"""Per-env defaults of ``herkit train`` (a prefix such as ``Fetch`` covers its family)."""
-
-
-BOOKKEEPING = (
-    "out", "resume", "overwrite", "steps", "target_success", "eval_every", "eval_episodes",
-    "n_eval_envs", "checkpoint_every", "video_every", "device", "torch_threads", "env_workers",
-    "dist_timeout_s", "tensorboard", "progress",
-)  # fmt: skip
-"""TrainConfig fields that do not change what a run learns: where and how it is written and
-shown, its budget and stopping rule (a longer run continues the same learning), the
-evaluation, checkpoint and video cadence (evaluation uses its own envs), device and threads."""
-
-AGENT_BLOCKS = ("dqn", "ddpg", "td3", "sac")
-"""TrainConfig fields holding one algorithm's settings; only the run's own ``algo`` counts."""
-
-
-def learning_differences(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str]:
-    """The learning settings of the config dict ``mine`` (:meth:`TrainConfig.to_dict`) that
-    differ from those of ``theirs`` (another such dict, or a run's config.json), as names
-    (``k``, ``dqn.lr`` for the settings of ``mine``'s algorithm). Left out: the settings in
-    :data:`BOOKKEEPING`, the other algorithms' blocks, and settings ``mine`` leaves to the
-    env or the machine (None, ``auto``)."""
-    mine, theirs = json.loads(json.dumps(mine)), json.loads(json.dumps(theirs))  # tuples: lists
-    algo = mine["algo"]
-    differ = [
-        name
-        for name, value in mine.items()
-        if name not in (*BOOKKEEPING, *AGENT_BLOCKS)
-        and value not in (None, "auto")
-        and theirs.get(name) != value
-    ]
-    block = theirs.get(algo) or {}
-    differ += [f"{algo}.{key}" for key, value in mine[algo].items() if block.get(key) != value]
-    return differ
-
-
-_NAMED = ("env_id", "env_kwargs", "algo", "strategy", "goal_mix", "seed")
-"""The fields a default run name spells out in its fixed parts."""
-
-
-def default_run_name(config: TrainConfig) -> str:
-    """``ENV[-KWARGS]-ALGO-STRATEGY-sSEED[-CHANGES]``: the env kwargs and the learning
-    settings that differ from the env's preset are part of the name (spelled out when short,
-    else a hash of them), so that two runs that learn differently never share a default
-    directory; settings in :data:`BOOKKEEPING` are left out."""
-    preset = preset_config(config.env_id)
-    preset_kwargs = preset.env_kwargs_dict()
-    kwargs = {
-        key: value
-        for key, value in config.env_kwargs_dict().items()
-        if key not in preset_kwargs or preset_kwargs[key] != value
-    }
-    mine = config.to_dict()
-
-    def value(name: str) -> Any:
-        block, _, key = name.rpartition(".")
-        return mine[block][key] if block else mine[name]
-
-    changes = [
-        f"{name}={value(name)}"
-        for name in learning_differences(mine, preset.to_dict())
-        if name not in _NAMED
-    ]
-    parts = [config.env_id.split(":")[-1].replace("/", "-")]
-    if kwargs:
-        parts.append(_short(",".join(f"{key}={value}" for key, value in sorted(kwargs.items()))))
-    parts += [config.algo, config.her_name().replace(":", "-"), f"s{config.seed}"]
-    if changes:
-        parts.append(_short(",".join(sorted(changes))))
-    return "-".join(parts)
-
-
-def _short(text: str, limit: int = 40) -> str:
-    """``text`` made safe for a file name, or a hash of it when longer than ``limit``."""
-    safe = "".join(c if c.isalnum() or c in "._=,+" else "_" for c in text.replace(" ", ""))
-    if len(safe) <= limit:
-        return safe
-    return "h" + hashlib.sha1(text.encode()).hexdigest()[:8]
-
-
-def preset_config(env_id: str) -> TrainConfig:
-    """TrainConfig defaults for ``env_id``: its preset, else the generic defaults."""
-    name = env_id.split(":")[-1]
-    matches = [key for key in PRESETS if name == key or name.startswith(key)]
-    preset = PRESETS[max(matches, key=len)] if matches else {}
-    return TrainConfig(env_id=env_id, **preset)

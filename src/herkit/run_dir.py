@@ -24,7 +24,8 @@ from types import TracebackType
 from typing import Any
 
 from herkit.checkpoint import CheckpointError, find_checkpoint
-from herkit.config import TrainConfig, learning_differences
+from herkit.config import TrainConfig
+from herkit.run_names import learning_differences
 
 LOCK_NAME = ".herkit-lock"
 """The lock file's name inside a run directory."""
@@ -184,7 +185,7 @@ def check_new_run_dir(run_dir: Path, config: TrainConfig) -> bool:
 
 def differing_settings(run_dir: Path, config: TrainConfig) -> list[str]:
     """The learning settings in which ``config`` differs from the run saved in ``run_dir``
-    (see :func:`~herkit.config.learning_differences`)."""
+    (see :func:`~herkit.run_names.learning_differences`)."""
     try:
         saved = json.loads((run_dir / "config.json").read_text())
     except (OSError, ValueError):

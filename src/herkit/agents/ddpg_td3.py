@@ -17,8 +17,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch, adam, frozen, weighted_mean
+from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.networks import Critic, DeterministicActor
+from herkit.agents.updates import adam, frozen, weighted_mean
 from herkit.config import DDPGConfig
 
 __all__ = ["DDPGAgent"]

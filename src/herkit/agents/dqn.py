@@ -15,8 +15,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from herkit.agents.base import GoalAgent, TorchBatch, adam, weighted_mean
+from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.networks import QNetwork
+from herkit.agents.updates import adam, weighted_mean
 from herkit.config import DQNConfig
 
 __all__ = ["DQNAgent"]

@@ -18,8 +18,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch, adam, frozen, weighted_mean
+from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.networks import Critic, GaussianActor
+from herkit.agents.updates import adam, frozen, weighted_mean
 from herkit.config import SACConfig
 
 __all__ = ["SACAgent"]

@@ -2,7 +2,8 @@
 module is small enough to read in one sitting, or says why it must be one piece.
 
 Imports are read from the source (every ``import``, also those inside functions, which
-run later but are still dependencies), so a cycle hidden in a lazy import fails too.
+run later but are still dependencies, so a cycle hidden in a lazy import fails too; only
+imports for type checkers, under ``if TYPE_CHECKING:``, never run and are left out).
 """
 
 from __future__ import annotations
@@ -29,7 +30,16 @@ def imported_modules(name: str, path: Path) -> set[str]:
     """The package's modules that ``name`` imports anywhere in its source."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    type_only = {  # imports under `if TYPE_CHECKING:` never run
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+        for inner in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

@@ -118,8 +118,7 @@ to extend a finished run); the rest would not fit the checkpointed agent or buff
 
 
 def _train_main(args: list[str]) -> None:
-    from herkit.config import TrainConfig
-    from herkit.presets import preset_config
+    from herkit.config import TrainConfig, preset_config
     from herkit.run import load_run_config
     from herkit.train import train
 

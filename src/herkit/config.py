@@ -3,37 +3,29 @@
 :class:`TrainConfig` is everything ``herkit train`` takes; :func:`preset_config` gives
 its defaults for an env (the paper's bit-flipping setup, baselines' Fetch setup).
 
-Agent configs: :class:`OffPolicyConfig` holds what every goal-conditioned off-policy agent
-shares, with one subclass per algorithm (:class:`DQNConfig`, :class:`DDPGConfig` for
-DDPG and TD3, :class:`SACConfig`). Defaults follow OpenAI baselines' HER code and Plappert
-et al. (2018), "Multi-Goal Reinforcement Learning" (Fetch tasks: 3 x 256 ReLU layers, Adam
-1e-3, gamma 0.98, polyak 0.95, batch 256, observations clipped to +-200 and normalised
-values to +-5, Q targets clipped to the return range); :class:`DQNConfig` follows the HER
-paper's bit-flipping setup (Andrychowicz et al., 2017). Every config is frozen and checks
-its values in ``__post_init__``, raising ``ValueError`` naming the field.
+The agents' settings (:class:`DQNConfig`, :class:`DDPGConfig`, :class:`SACConfig`) are in
+:mod:`herkit.agent_configs`; every config is frozen and checks its values in
+``__post_init__``, raising ``ValueError`` naming the field.
 
-Also importable from here: the presets (:mod:`herkit.presets`, loaded on first use) and
-the run naming (:mod:`herkit.run_names`). The dataclasses stay one module (some 460
-lines): they are one tree (:class:`TrainConfig` holds an agent config per algorithm) from
-which ``herkit train`` is generated, its flags from the fields and its help from the
-docstring under each field.
+Also importable from here: the presets' data (:mod:`herkit.presets`) and the run naming
+(:mod:`herkit.run_names`). ``herkit train`` is generated from :class:`TrainConfig`: its
+flags from the fields, its help from the docstring under each field.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
-import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 import tyro
 
+from herkit.agent_configs import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
+from herkit.presets import PRESETS, preset_values
 from herkit.run_names import AGENT_BLOCKS, BOOKKEEPING, default_run_name, learning_differences
-
-if TYPE_CHECKING:
-    from herkit.presets import PRESETS, preset_config
+from herkit.validation import check_bool, check_float, check_int, is_number
 
 __all__ = [
     "AGENT_BLOCKS",
@@ -51,180 +43,8 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """``PRESETS`` and ``preset_config`` of :mod:`herkit.presets`, imported on first use:
-    the presets are built from the classes below, so that module imports this one."""
-    if name in ("PRESETS", "preset_config"):
-        from herkit import presets
-
-        return getattr(presets, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_float(
-    name: str, value: Any, low: float, high: float = math.inf, open_low: bool = False
-) -> None:
-    """Require a finite real number in ``[low, high]`` (``(low, high]`` if ``open_low``)."""
-    ok = _is_number(value) and (value > low if open_low else value >= low) and value <= high
-    if not ok:
-        bracket = "(" if open_low else "["
-        raise ValueError(
-            f"{name} must be a finite number in {bracket}{low}, {high}], got {value!r}"
-        )
-
-
-def _check_int(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-
-
-def _check_bool(name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be a bool, got {value!r}")
-
-
-@dataclass(frozen=True)
-class OffPolicyConfig:
-    """Settings shared by the goal-conditioned off-policy agents (baselines HER defaults)."""
-
-    hidden: tuple[int, ...] = (256, 256, 256)
-    """Sizes of the hidden ReLU layers of every network."""
-    lr: float = 1e-3
-    """Adam learning rate of the critic and the actor."""
-    gamma: float = 0.98
-    """Discount factor."""
-    polyak: float = 0.95
-    """Target-network averaging per update: target <- polyak * target + (1 - polyak) * online."""
-    batch_size: int = 256
-    """Transitions per gradient step (sampled by the trainer)."""
-    clip_obs: float = 200.0
-    """Raw observations and goals are clipped to +-clip_obs before normalisation."""
-    clip_normalized: float = 5.0
-    """Normalised observations and goals are clipped to +-clip_normalized."""
-    clip_return: bool = True
-    """Clip Q targets to the discounted-return range implied by the reward range."""
-    grad_clip: float | None = None
-    """Largest gradient norm per network and step; None for no clipping."""
-    actor_layer_norm: bool = False
-    """LayerNorm after each hidden layer of the actor, before its ReLU (DDPG, TD3, SAC)."""
-    critic_layer_norm: bool = False
-    """LayerNorm after each hidden layer of the critics (the Q network for DQN), before
-    its ReLU (as mrl's Fetch recipe)."""
-
-    def __post_init__(self) -> None:
-        hidden = self.hidden
-        if (
-            not isinstance(hidden, tuple)
-            or not hidden
-            or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in hidden)
-        ):
-            raise ValueError(f"hidden must be a non-empty tuple of positive ints, got {hidden!r}")
-        _check_float("lr", self.lr, 0.0, open_low=True)
-        _check_float("gamma", self.gamma, 0.0, 1.0)
-        if self.gamma == 1.0:
-            raise ValueError("gamma must be < 1 (the return range needs 1 / (1 - gamma)), got 1.0")
-        _check_float("polyak", self.polyak, 0.0, 1.0)
-        _check_int("batch_size", self.batch_size, 1)
-        _check_float("clip_obs", self.clip_obs, 0.0, open_low=True)
-        _check_float("clip_normalized", self.clip_normalized, 0.0, open_low=True)
-        _check_bool("clip_return", self.clip_return)
-        if self.grad_clip is not None:
-            _check_float("grad_clip", self.grad_clip, 0.0, open_low=True)
-        _check_bool("actor_layer_norm", self.actor_layer_norm)
-        _check_bool("critic_layer_norm", self.critic_layer_norm)
-
-
-@dataclass(frozen=True)
-class DQNConfig(OffPolicyConfig):
-    """DQN for discrete actions, as in the HER paper's bit-flipping experiment."""
-
-    hidden: tuple[int, ...] = (256,)
-    """Sizes of the hidden ReLU layers (bit flipping: one layer of 256)."""
-    batch_size: int = 128
-    """Transitions per gradient step (the HER paper used minibatches of 128)."""
-    epsilon: float = 0.2
-    """Probability of a uniformly random action when exploring (epsilon-greedy)."""
-    double_q: bool = True
-    """Double DQN: the online network picks the next action, the target network values it."""
-    huber: bool = True
-    """Huber (smooth L1) TD loss instead of the squared error."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_float("epsilon", self.epsilon, 0.0, 1.0)
-        _check_bool("double_q", self.double_q)
-        _check_bool("huber", self.huber)
-
-
-@dataclass(frozen=True)
-class DDPGConfig(OffPolicyConfig):
-    """DDPG as in baselines HER; the TD3 switches turn it into TD3 (see :meth:`td3`)."""
-
-    action_l2: float = 1.0
-    """Weight of the actor's penalty mean((action / max_action) ** 2)."""
-    noise_eps: float = 0.2
-    """Std of the Gaussian exploration noise, as a fraction of the action half-range."""
-    random_eps: float = 0.3
-    """Probability of a uniformly random action when exploring."""
-    twin_q: bool = False
-    """TD3: two critics, the target uses their minimum."""
-    policy_delay: int = 1
-    """TD3: critic updates per actor and target-network update."""
-    target_noise: float = 0.0
-    """TD3: std of the target-policy smoothing noise, as a fraction of the half-range."""
-    target_noise_clip: float = 0.5
-    """TD3: the smoothing noise is clipped to +-target_noise_clip (half-range fraction)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_float("action_l2", self.action_l2, 0.0)
-        _check_float("noise_eps", self.noise_eps, 0.0)
-        _check_float("random_eps", self.random_eps, 0.0, 1.0)
-        _check_bool("twin_q", self.twin_q)
-        _check_int("policy_delay", self.policy_delay, 1)
-        _check_float("target_noise", self.target_noise, 0.0)
-        _check_float("target_noise_clip", self.target_noise_clip, 0.0)
-
-    @classmethod
-    def td3(cls, **changes: Any) -> DDPGConfig:
-        """TD3 defaults (Fujimoto et al., 2018): twin critics, policy delay 2, smoothing 0.2.
-
-        ``changes`` override any field, e.g. ``DDPGConfig.td3(hidden=(64, 64))``.
-        """
-        settings: dict[str, Any] = {"twin_q": True, "policy_delay": 2, "target_noise": 0.2}
-        settings.update(changes)
-        return cls(**settings)
-
-
-@dataclass(frozen=True)
-class SACConfig(OffPolicyConfig):
-    """Soft actor-critic with twin critics and automatic entropy tuning."""
-
-    init_alpha: float = 0.1
-    """Initial entropy coefficient alpha."""
-    autotune: bool = True
-    """Learn alpha so that the policy's entropy tracks target_entropy."""
-    target_entropy: float | None = None
-    """Entropy target of the tuning, in the [-1, 1] action space; None for -act_dim."""
-    lr_alpha: float = 1e-3
-    """Adam learning rate of log(alpha)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_float("init_alpha", self.init_alpha, 0.0, open_low=True)
-        _check_bool("autotune", self.autotune)
-        if self.target_entropy is not None and not _is_number(self.target_entropy):
-            raise ValueError(
-                f"target_entropy must be a finite number or None, got {self.target_entropy!r}"
-            )
-        _check_float("lr_alpha", self.lr_alpha, 0.0, open_low=True)
-
-
 Algo = Literal["dqn", "ddpg", "td3", "sac"]
+"""The algorithms ``herkit train --algo`` offers."""
 
 
 @dataclass(frozen=True)
@@ -347,13 +167,13 @@ class TrainConfig:
     """Also write TensorBoard event files."""
     progress: bool = True
     """Show a progress bar."""
-    dqn: DQNConfig = DQNConfig()
+    dqn: DQNConfig = DQNConfig()  # noqa: RUF009 (frozen, so sharing it is safe)
     """Settings of --algo dqn."""
-    ddpg: DDPGConfig = DDPGConfig()
+    ddpg: DDPGConfig = DDPGConfig()  # noqa: RUF009
     """Settings of --algo ddpg."""
     td3: DDPGConfig = DDPGConfig.td3()  # noqa: RUF009 (frozen, so sharing it is safe)
     """Settings of --algo td3."""
-    sac: SACConfig = SACConfig()
+    sac: SACConfig = SACConfig()  # noqa: RUF009
     """Settings of --algo sac."""
 
     def __post_init__(self) -> None:
@@ -364,34 +184,34 @@ class TrainConfig:
             ("random_steps", 0), ("eval_every", 1), ("eval_episodes", 1), ("n_eval_envs", 1),
             ("checkpoint_every", 1), ("video_every", 0), ("n_step", 1),
         ):  # fmt: skip
-            _check_int(name, getattr(self, name), minimum)
+            check_int(name, getattr(self, name), minimum)
         if self.torch_threads is not None:
-            _check_int("torch_threads", self.torch_threads, 1)
+            check_int("torch_threads", self.torch_threads, 1)
         if self.env_workers is not None:
-            _check_int("env_workers", self.env_workers, 0)
+            check_int("env_workers", self.env_workers, 0)
             if self.env_workers > self.n_envs:
                 raise ValueError(
                     f"env_workers must be at most n_envs ({self.n_envs}): a worker steps one "
                     f"env at least, got {self.env_workers}"
                 )
-        _check_bool("overlap", self.overlap)
-        _check_float("updates_per_step", self.updates_per_step, 0.0, open_low=True)
-        _check_float("dist_timeout_s", self.dist_timeout_s, 0.0, open_low=True)
+        check_bool("overlap", self.overlap)
+        check_float("updates_per_step", self.updates_per_step, 0.0, open_low=True)
+        check_float("dist_timeout_s", self.dist_timeout_s, 0.0, open_low=True)
         if self.target_success is not None:
-            _check_float("target_success", self.target_success, 0.0, 1.0, open_low=True)
+            check_float("target_success", self.target_success, 0.0, 1.0, open_low=True)
         if self.reward_range is not None:
             low, high = self.reward_range
-            if not (_is_number(low) and _is_number(high) and low <= high):
+            if not (is_number(low) and is_number(high) and low <= high):
                 raise ValueError(
                     f"reward_range must be (low, high) with low <= high, got {self.reward_range}"
                 )
         if self.terminal_on_success is not None:
-            _check_bool("terminal_on_success", self.terminal_on_success)
-        if self.success_threshold is not None and not _is_number(self.success_threshold):
+            check_bool("terminal_on_success", self.terminal_on_success)
+        if self.success_threshold is not None and not is_number(self.success_threshold):
             raise ValueError(
                 f"success_threshold must be a finite number, got {self.success_threshold!r}"
             )
-        _check_bool("overwrite", self.overwrite)
+        check_bool("overwrite", self.overwrite)
         device = self.device
         if not (device in ("cpu", "cuda", "auto", "mps") or device.startswith("cuda:")):
             raise ValueError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
@@ -434,7 +254,7 @@ class TrainConfig:
         different tasks and learning settings apart (see :func:`default_run_name`)."""
         if self.out is not None:
             return Path(self.out)
-        return Path("runs") / default_run_name(self)
+        return Path("runs") / default_run_name(self, preset_config(self.env_id))
 
     def her_name(self) -> str:
         """How goals are relabelled, in a word: the strategy, or ``mix1:2:2`` for a goal mix."""
@@ -463,3 +283,9 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
     if unknown:
         raise ValueError(f"unknown settings {', '.join(unknown)}")
     return TrainConfig(**fields)
+
+
+def preset_config(env_id: str) -> TrainConfig:
+    """TrainConfig defaults for ``env_id``: its preset (:data:`PRESETS`), else the generic
+    defaults."""
+    return TrainConfig(env_id=env_id, **preset_values(env_id))

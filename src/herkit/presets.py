@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from herkit.config import DDPGConfig, DQNConfig, TrainConfig
+from herkit.agent_configs import DDPGConfig, DQNConfig
 
-__all__ = ["PRESETS", "preset_config"]
+__all__ = ["PRESETS", "preset_values"]
 
 _GOAL_DQN = dict(
     algo="dqn",
@@ -73,9 +73,9 @@ PRESETS: dict[str, dict[str, Any]] = {
 """Per-env defaults of ``herkit train`` (a prefix such as ``Fetch`` covers its family)."""
 
 
-def preset_config(env_id: str) -> TrainConfig:
-    """TrainConfig defaults for ``env_id``: its preset, else the generic defaults."""
+def preset_values(env_id: str) -> dict[str, Any]:
+    """The preset of ``env_id`` (the longest matching key of :data:`PRESETS`; a
+    ``module:Id`` matches by its id), or {} when it has none."""
     name = env_id.split(":")[-1]
     matches = [key for key in PRESETS if name == key or name.startswith(key)]
-    preset = PRESETS[max(matches, key=len)] if matches else {}
-    return TrainConfig(env_id=env_id, **preset)
+    return dict(PRESETS[max(matches, key=len)]) if matches else {}

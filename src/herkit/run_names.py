@@ -58,14 +58,12 @@ _NAMED = ("env_id", "env_kwargs", "algo", "strategy", "goal_mix", "seed")
 """The fields a default run name spells out in its fixed parts."""
 
 
-def default_run_name(config: TrainConfig) -> str:
+def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
     """``ENV[-KWARGS]-ALGO-STRATEGY-sSEED[-CHANGES]``: the env kwargs and the learning
     settings that differ from the env's preset are part of the name (spelled out when short,
     else a hash of them), so that two runs that learn differently never share a default
-    directory; settings in :data:`BOOKKEEPING` are left out."""
-    from herkit.presets import preset_config  # presets import config, which imports this
-
-    preset = preset_config(config.env_id)
+    directory; settings in :data:`BOOKKEEPING` are left out. ``preset`` is the config of
+    ``config``'s env with nothing changed (:func:`herkit.config.preset_config`)."""
     preset_kwargs = preset.env_kwargs_dict()
     kwargs = {
         key: value

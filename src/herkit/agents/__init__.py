@@ -16,12 +16,12 @@ import gymnasium
 import numpy as np
 import torch
 
+from herkit.agent_configs import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
 from herkit.agents.base import Agent, GoalAgent
 from herkit.agents.ddpg_td3 import DDPGAgent
 from herkit.agents.dqn import DQNAgent
 from herkit.agents.normalizer import Normalizer
 from herkit.agents.sac import SACAgent
-from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
 
 __all__ = [
     "ALGOS",

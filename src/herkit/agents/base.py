@@ -1,4 +1,5 @@
-"""The :class:`Agent` protocol and :class:`GoalAgent`, the shared part of every agent.
+""":class:`GoalAgent`, the shared part of every agent (the :class:`Agent` protocol that
+the training loop relies on is in :mod:`herkit.agents.protocol`, re-exported here).
 
 :class:`GoalAgent` owns what does not depend on the algorithm: the observation and goal
 normalisers, the network inputs ``normalise(observation) || normalise(goal)``, the random
@@ -16,17 +17,18 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 from torch import nn
 
+from herkit.agent_configs import OffPolicyConfig
 from herkit.agents.networks import MLP
 from herkit.agents.normalizer import Normalizer
+from herkit.agents.protocol import Agent
 from herkit.agents.updates import ValueScale, adam, frozen, return_bounds, weighted_mean
 from herkit.buffer.batch import Batch
-from herkit.config import OffPolicyConfig
 from herkit.distributed import Context
 
 __all__ = [
@@ -39,55 +41,6 @@ __all__ = [
     "return_bounds",
     "weighted_mean",
 ]
-
-
-@runtime_checkable
-class Agent(Protocol):
-    """What a trainer needs from a goal-conditioned off-policy agent."""
-
-    device: torch.device
-    """Device of the networks and of the tensors of an update."""
-    priorities: np.ndarray
-    """``|TD error|`` per sample of the last :meth:`update` (for prioritized replay)."""
-
-    def act(
-        self, observation: np.ndarray, goal: np.ndarray, deterministic: bool = False
-    ) -> np.ndarray:
-        """Actions for ``(n, obs_dim)`` observations and ``(n, goal_dim)`` goals."""
-        ...
-
-    def update_normalizer(self, observation: np.ndarray, goal: np.ndarray) -> None:
-        """Feed observations and goals to the running normalisers."""
-        ...
-
-    def update_goal_normalizer(self, goal: Any) -> None:
-        """Feed goals alone (e.g. relabelled ones; an array or a tensor) to the goal
-        normaliser."""
-        ...
-
-    def update(self, batch: Batch) -> dict[str, float]:
-        """One gradient step on ``batch`` and the target-network update; returns metrics."""
-        ...
-
-    def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume, loadable with ``torch.load(weights_only=True)``."""
-        ...
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore a :meth:`state_dict`."""
-        ...
-
-    def join(self, context: Context, exploration_seed: int) -> None:
-        """Train data-parallel with the other ranks of ``context``."""
-        ...
-
-    def set_terminal_on_success(self, ends: bool | None) -> None:
-        """Whether the env ends episodes on success (sets the reward scale)."""
-        ...
-
-    def parameters_agree(self) -> bool:
-        """Whether every rank holds the same parameters."""
-        ...
 
 
 class TorchBatch(NamedTuple):

@@ -1,0 +1,159 @@
+"""The agents' settings: :class:`OffPolicyConfig` holds what every goal-conditioned
+off-policy agent shares, with one subclass per algorithm (:class:`DQNConfig`,
+:class:`DDPGConfig` for DDPG and TD3, :class:`SACConfig`); ``herkit train`` shows them as
+``--dqn.*``, ``--ddpg.*``, ``--td3.*`` and ``--sac.*``.
+
+Defaults follow OpenAI baselines' HER code and Plappert et al. (2018), "Multi-Goal
+Reinforcement Learning" (Fetch tasks: 3 x 256 ReLU layers, Adam 1e-3, gamma 0.98, polyak
+0.95, batch 256, observations clipped to +-200 and normalised values to +-5, Q targets
+clipped to the return range); :class:`DQNConfig` follows the HER paper's bit-flipping
+setup (Andrychowicz et al., 2017). Every config is frozen and checks its values in
+``__post_init__``, raising ``ValueError`` naming the field. The docstring under each field
+is its ``--help`` text. All are also importable from :mod:`herkit.config`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from herkit.validation import check_bool, check_float, check_int, is_number
+
+__all__ = ["DDPGConfig", "DQNConfig", "OffPolicyConfig", "SACConfig"]
+
+
+@dataclass(frozen=True)
+class OffPolicyConfig:
+    """Settings shared by the goal-conditioned off-policy agents (baselines HER defaults)."""
+
+    hidden: tuple[int, ...] = (256, 256, 256)
+    """Sizes of the hidden ReLU layers of every network."""
+    lr: float = 1e-3
+    """Adam learning rate of the critic and the actor."""
+    gamma: float = 0.98
+    """Discount factor."""
+    polyak: float = 0.95
+    """Target-network averaging per update: target <- polyak * target + (1 - polyak) * online."""
+    batch_size: int = 256
+    """Transitions per gradient step (sampled by the trainer)."""
+    clip_obs: float = 200.0
+    """Raw observations and goals are clipped to +-clip_obs before normalisation."""
+    clip_normalized: float = 5.0
+    """Normalised observations and goals are clipped to +-clip_normalized."""
+    clip_return: bool = True
+    """Clip Q targets to the discounted-return range implied by the reward range."""
+    grad_clip: float | None = None
+    """Largest gradient norm per network and step; None for no clipping."""
+    actor_layer_norm: bool = False
+    """LayerNorm after each hidden layer of the actor, before its ReLU (DDPG, TD3, SAC)."""
+    critic_layer_norm: bool = False
+    """LayerNorm after each hidden layer of the critics (the Q network for DQN), before
+    its ReLU (as mrl's Fetch recipe)."""
+
+    def __post_init__(self) -> None:
+        hidden = self.hidden
+        if (
+            not isinstance(hidden, tuple)
+            or not hidden
+            or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in hidden)
+        ):
+            raise ValueError(f"hidden must be a non-empty tuple of positive ints, got {hidden!r}")
+        check_float("lr", self.lr, 0.0, open_low=True)
+        check_float("gamma", self.gamma, 0.0, 1.0)
+        if self.gamma == 1.0:
+            raise ValueError("gamma must be < 1 (the return range needs 1 / (1 - gamma)), got 1.0")
+        check_float("polyak", self.polyak, 0.0, 1.0)
+        check_int("batch_size", self.batch_size, 1)
+        check_float("clip_obs", self.clip_obs, 0.0, open_low=True)
+        check_float("clip_normalized", self.clip_normalized, 0.0, open_low=True)
+        check_bool("clip_return", self.clip_return)
+        if self.grad_clip is not None:
+            check_float("grad_clip", self.grad_clip, 0.0, open_low=True)
+        check_bool("actor_layer_norm", self.actor_layer_norm)
+        check_bool("critic_layer_norm", self.critic_layer_norm)
+
+
+@dataclass(frozen=True)
+class DQNConfig(OffPolicyConfig):
+    """DQN for discrete actions, as in the HER paper's bit-flipping experiment."""
+
+    hidden: tuple[int, ...] = (256,)
+    """Sizes of the hidden ReLU layers (bit flipping: one layer of 256)."""
+    batch_size: int = 128
+    """Transitions per gradient step (the HER paper used minibatches of 128)."""
+    epsilon: float = 0.2
+    """Probability of a uniformly random action when exploring (epsilon-greedy)."""
+    double_q: bool = True
+    """Double DQN: the online network picks the next action, the target network values it."""
+    huber: bool = True
+    """Huber (smooth L1) TD loss instead of the squared error."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_float("epsilon", self.epsilon, 0.0, 1.0)
+        check_bool("double_q", self.double_q)
+        check_bool("huber", self.huber)
+
+
+@dataclass(frozen=True)
+class DDPGConfig(OffPolicyConfig):
+    """DDPG as in baselines HER; the TD3 switches turn it into TD3 (see :meth:`td3`)."""
+
+    action_l2: float = 1.0
+    """Weight of the actor's penalty mean((action / max_action) ** 2)."""
+    noise_eps: float = 0.2
+    """Std of the Gaussian exploration noise, as a fraction of the action half-range."""
+    random_eps: float = 0.3
+    """Probability of a uniformly random action when exploring."""
+    twin_q: bool = False
+    """TD3: two critics, the target uses their minimum."""
+    policy_delay: int = 1
+    """TD3: critic updates per actor and target-network update."""
+    target_noise: float = 0.0
+    """TD3: std of the target-policy smoothing noise, as a fraction of the half-range."""
+    target_noise_clip: float = 0.5
+    """TD3: the smoothing noise is clipped to +-target_noise_clip (half-range fraction)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_float("action_l2", self.action_l2, 0.0)
+        check_float("noise_eps", self.noise_eps, 0.0)
+        check_float("random_eps", self.random_eps, 0.0, 1.0)
+        check_bool("twin_q", self.twin_q)
+        check_int("policy_delay", self.policy_delay, 1)
+        check_float("target_noise", self.target_noise, 0.0)
+        check_float("target_noise_clip", self.target_noise_clip, 0.0)
+
+    @classmethod
+    def td3(cls, **changes: Any) -> DDPGConfig:
+        """TD3 defaults (Fujimoto et al., 2018): twin critics, policy delay 2, smoothing 0.2.
+
+        ``changes`` override any field, e.g. ``DDPGConfig.td3(hidden=(64, 64))``.
+        """
+        settings: dict[str, Any] = {"twin_q": True, "policy_delay": 2, "target_noise": 0.2}
+        settings.update(changes)
+        return cls(**settings)
+
+
+@dataclass(frozen=True)
+class SACConfig(OffPolicyConfig):
+    """Soft actor-critic with twin critics and automatic entropy tuning."""
+
+    init_alpha: float = 0.1
+    """Initial entropy coefficient alpha."""
+    autotune: bool = True
+    """Learn alpha so that the policy's entropy tracks target_entropy."""
+    target_entropy: float | None = None
+    """Entropy target of the tuning, in the [-1, 1] action space; None for -act_dim."""
+    lr_alpha: float = 1e-3
+    """Adam learning rate of log(alpha)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_float("init_alpha", self.init_alpha, 0.0, open_low=True)
+        check_bool("autotune", self.autotune)
+        if self.target_entropy is not None and not is_number(self.target_entropy):
+            raise ValueError(
+                f"target_entropy must be a finite number or None, got {self.target_entropy!r}"
+            )
+        check_float("lr_alpha", self.lr_alpha, 0.0, open_low=True)

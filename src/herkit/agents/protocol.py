@@ -1,0 +1,65 @@
+"""The :class:`Agent` protocol: what the training loop, evaluation and a loaded policy ask
+of a goal-conditioned off-policy agent. An agent takes a :class:`herkit.Batch` and never
+sees the replay buffer; :class:`herkit.agents.base.GoalAgent` implements this protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import torch
+
+from herkit.buffer.batch import Batch
+from herkit.distributed import Context
+
+__all__ = ["Agent"]
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What a trainer needs from a goal-conditioned off-policy agent."""
+
+    device: torch.device
+    """Device of the networks and of the tensors of an update."""
+    priorities: np.ndarray
+    """``|TD error|`` per sample of the last :meth:`update` (for prioritized replay)."""
+
+    def act(
+        self, observation: np.ndarray, goal: np.ndarray, deterministic: bool = False
+    ) -> np.ndarray:
+        """Actions for ``(n, obs_dim)`` observations and ``(n, goal_dim)`` goals."""
+        ...
+
+    def update_normalizer(self, observation: np.ndarray, goal: np.ndarray) -> None:
+        """Feed observations and goals to the running normalisers."""
+        ...
+
+    def update_goal_normalizer(self, goal: Any) -> None:
+        """Feed goals alone (e.g. relabelled ones; an array or a tensor) to the goal
+        normaliser."""
+        ...
+
+    def update(self, batch: Batch) -> dict[str, float]:
+        """One gradient step on ``batch`` and the target-network update; returns metrics."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume, loadable with ``torch.load(weights_only=True)``."""
+        ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a :meth:`state_dict`."""
+        ...
+
+    def join(self, context: Context, exploration_seed: int) -> None:
+        """Train data-parallel with the other ranks of ``context``."""
+        ...
+
+    def set_terminal_on_success(self, ends: bool | None) -> None:
+        """Whether the env ends episodes on success (sets the reward scale)."""
+        ...
+
+    def parameters_agree(self) -> bool:
+        """Whether every rank holds the same parameters."""
+        ...

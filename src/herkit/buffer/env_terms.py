@@ -28,17 +28,36 @@ or 0/1 rewards this is the reward of a reached goal); else ``compute_reward(g', 
 reward of a goal reached exactly.
 
 :class:`RewardAudit` counts, on every stored step, how often and by how much the env's
-reward differs from ``compute_reward``, and learns the threshold above.
+reward differs from ``compute_reward``, and learns the threshold above. The functions
+below the class compute the rewards of goals (:func:`host_rewards`,
+:func:`backend_rewards`), apply the reached rule (:func:`reached_threshold`,
+:func:`reached_on_host`, :func:`success_rule`) and score the steps that ``add`` stored
+(:func:`score_steps`: the columns ``reward``, ``reward_extra`` and ``success`` that
+sampling reads).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["RewardAudit"]
+from herkit.buffer.backend import ArrayOps
+from herkit.buffer.goal_env import RewardFn, TorchRewardFn
+from herkit.buffer.storage import EpisodeStorage
+
+__all__ = [
+    "PendingStep",
+    "RewardAudit",
+    "backend_rewards",
+    "host_rewards",
+    "reached_on_host",
+    "reached_threshold",
+    "score_steps",
+    "success_rule",
+]
 
 _RTOL, _ATOL = 1e-5, 1e-6
 """A step reward this close to ``compute_reward`` counts as equal to it."""
@@ -156,3 +175,141 @@ class RewardAudit:
             value = values.get(key, default)
             kwargs[key] = default if value is None else value
         return cls(**kwargs)
+
+
+PendingStep = tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray]
+"""One ``add`` not scored yet: its base slot, the env's rewards (None: not given), the
+env's success flags as int8 (None: not given) and the steps' done flags."""
+
+
+def host_rewards(
+    reward_fn: RewardFn, achieved: np.ndarray, desired: np.ndarray, info: Mapping[str, np.ndarray]
+) -> np.ndarray:
+    """``reward_fn`` of host rows as float64, its shape checked (one reward per row)."""
+    reward = np.asarray(reward_fn(achieved, desired, info), dtype=np.float64)
+    if reward.shape != (len(achieved),):
+        raise ValueError(
+            f"reward_fn must return one reward per transition, shape ({len(achieved)},), "
+            f"got shape {reward.shape}"
+        )
+    return reward
+
+
+def backend_rewards(
+    ops: ArrayOps,
+    reward_fn: RewardFn,
+    torch_reward_fn: TorchRewardFn | None,
+    achieved: Any,
+    desired: Any,
+    info: Mapping[str, Any],
+) -> Any:
+    """Rewards for a batch in the backend of ``ops``: ``torch_reward_fn`` on the device when
+    given (and the backend is on a device), else ``reward_fn`` on host copies."""
+    name = "reward_fn"
+    if torch_reward_fn is not None and ops.device is not None:
+        reward = ops.as_float32(torch_reward_fn(achieved, desired, info))
+        name = "torch_reward_fn"
+    else:
+        host = {key: ops.to_host(value) for key, value in info.items()}
+        reward = reward_fn(ops.to_host(achieved), ops.to_host(desired), host)
+        reward = ops.from_host(np.asarray(reward, dtype=np.float32))
+    if tuple(reward.shape) != (len(achieved),):
+        raise ValueError(
+            f"{name} must return one reward per transition, shape ({len(achieved)},), "
+            f"got shape {tuple(reward.shape)}"
+        )
+    return reward
+
+
+def reached_threshold(declared: float | None, audit: RewardAudit) -> float | None:
+    """The ``reward_fn`` value from which a goal counts as reached: ``declared``, else the
+    one ``audit`` learned from success flags, else None (reached means ``reward_fn(g, g)``)."""
+    if declared is not None:
+        return declared
+    return audit.learned_threshold()
+
+
+def reached_on_host(
+    threshold: float | None,
+    reward_fn: RewardFn,
+    goal_reward: np.ndarray,
+    goal: np.ndarray,
+    info: Mapping[str, np.ndarray],
+) -> np.ndarray:
+    """Whether each of a few host rows reached ``goal``, given ``goal_reward =
+    reward_fn(achieved, goal)``: at or above ``threshold``, else (None) equal to the reward
+    of the goal paired with itself."""
+    if threshold is not None:
+        return goal_reward >= threshold
+    own = np.asarray(reward_fn(goal, goal, info), dtype=np.float32)
+    return goal_reward == own
+
+
+def success_rule(declared: float | None, audit: RewardAudit) -> str:
+    """In words, how a relabelled goal counts as reached (for logs and configs)."""
+    if declared is not None:
+        return f"reward_fn >= {declared:g} (declared)"
+    learned = audit.learned_threshold()
+    if learned is not None:
+        return (
+            f"reward_fn >= {learned:.6g} (learned from {audit.successes:,} successes and "
+            f"{audit.failures:,} failures the env reported)"
+        )
+    why = (
+        "successes and failures the env reported overlap in reward"
+        if audit.successes
+        else "no success reported yet"
+    )
+    return f"reward_fn(goal) == reward_fn(goal, goal) ({why})"
+
+
+def score_steps(
+    pending: Sequence[PendingStep],
+    storage: EpisodeStorage,
+    reward_fn: RewardFn,
+    info_keys: Sequence[str],
+    audit: RewardAudit,
+    declared_threshold: float | None,
+) -> None:
+    """Fill the ``reward``, ``reward_extra`` and ``success`` columns of the ``pending`` steps
+    (``n_envs`` slots each, in the order added) and account for them in ``audit``: one
+    ``reward_fn`` call for all of them.
+
+    ``reward`` is the env's (``reward_fn`` of the step's own goal where none was given),
+    ``reward_extra`` its goal-free part (:meth:`RewardAudit.observe`), ``success`` the env's
+    flag where given; without one, success is decided by the reached rule only where an
+    episode ended (elsewhere it is never read).
+    """
+    n, ops, data = storage.n_envs, storage.ops, storage.data
+    slots = (np.array([entry[0] for entry in pending])[:, None] + np.arange(n)).ravel()
+
+    def column(name: str) -> np.ndarray:
+        return ops.to_host(ops.take(data[name], slots))
+
+    info = {key: column(f"info.{key}") for key in info_keys}
+    achieved, desired = column("next_achieved_goal"), column("desired_goal")
+    goal_reward = host_rewards(reward_fn, achieved, desired, info)
+    given = [entry[1] for entry in pending]
+    if all(reward is None for reward in given):
+        env_reward = goal_reward
+    else:
+        env_reward = np.concatenate(
+            [goal_reward[i * n : (i + 1) * n] if r is None else r for i, r in enumerate(given)]
+        )
+    outcomes = [entry[2] for entry in pending]
+    known = None if all(o is None for o in outcomes) else np.concatenate(
+        [np.full(n, -1, np.int8) if o is None else o for o in outcomes]
+    )  # fmt: skip
+    extra = audit.observe(env_reward, goal_reward, known)
+    success = np.zeros(len(slots), bool) if known is None else known == 1
+    unknown = np.concatenate([entry[3] for entry in pending])  # done, success not given
+    if known is not None:
+        unknown &= known < 0
+    if unknown.any():  # the threshold as learned with these steps
+        threshold = reached_threshold(declared_threshold, audit)
+        ended = {key: value[unknown] for key, value in info.items()}
+        scored = goal_reward[unknown].astype(np.float32)
+        success[unknown] = reached_on_host(threshold, reward_fn, scored, desired[unknown], ended)
+    ops.assign(data["reward"], slots, env_reward.astype(np.float32))
+    ops.assign(data["reward_extra"], slots, extra)
+    ops.assign(data["success"], slots, success)

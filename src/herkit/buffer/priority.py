@@ -8,11 +8,18 @@ Leaf writes are cheap: :meth:`SumTree.set` writes the leaves at once and only re
 them as dirty; the inner sums are brought up to date by the next read of the tree
 (:meth:`total`, :meth:`find`, :meth:`sample`). Adding transitions one env step at a time
 therefore costs a slice write, not a climb of ``log2(capacity)`` levels.
+
+:func:`importance_weights` and :func:`checked_priorities` are the buffer's two other
+pieces of prioritized replay: the weights of a sample and the checks of new priorities.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+__all__ = ["SumTree", "checked_priorities", "importance_weights"]
 
 
 class SumTree:
@@ -134,3 +141,33 @@ class SumTree:
             parents = np.arange(level // 2, level)
             self._tree[parents] = self._tree[2 * parents] + self._tree[2 * parents + 1]
             level //= 2
+
+
+def importance_weights(
+    tree: SumTree, indices: np.ndarray, beta: float, population: int
+) -> np.ndarray:
+    """Importance-sampling weights ``(population * P(i)) ** -beta`` of sampled leaves,
+    divided by their maximum (float32); ``population`` is the number of live leaves."""
+    probability = tree.leaves[indices] / tree.total
+    weights = (population * probability) ** -beta
+    return (weights / weights.max()).astype(np.float32)
+
+
+def checked_priorities(
+    indices: Any, priorities: Any, capacity: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``indices`` (1-D ints in ``[0, capacity)``) and ``priorities`` (one finite value >= 0
+    per index) as arrays; ValueError naming what is wrong otherwise."""
+    idx = np.asarray(indices)
+    value = np.asarray(priorities, dtype=np.float64).reshape(-1)
+    if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"indices must be a 1-D integer array, got {idx.dtype} {idx.shape}")
+    if value.shape != idx.shape:
+        raise ValueError(
+            f"priorities must have one value per index, shape {idx.shape}, got {value.shape}"
+        )
+    if len(idx) and (idx.min() < 0 or idx.max() >= capacity):
+        raise ValueError(f"indices must lie in [0, {capacity}), got out of range")
+    if not np.all(np.isfinite(value)) or np.any(value < 0):
+        raise ValueError("priorities must be finite and >= 0")
+    return idx, value

@@ -177,6 +177,16 @@ class EpisodeStorage:
         step = (slots // self.n_envs - start) % self.rows
         return start, length, step
 
+    def steps_of(
+        self, ids: np.ndarray, envs: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For every step of the ended episodes ``ids`` (of envs ``envs``), in order: its
+        episode's absolute start row, its episode length, its step and its env."""
+        lengths = self.episode_length[ids]
+        start = np.repeat(self.episode_start[ids], lengths)
+        step = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        return start, np.repeat(lengths, lengths), step, np.repeat(envs, lengths)
+
     def is_closed(self, slots: np.ndarray) -> np.ndarray:
         """Whether each slot's episode has ended (its length is final)."""
         return self.episode_length.take(self.episode_of.take(slots)) > 0

@@ -9,16 +9,21 @@ transition a success.
 
 ``random`` draws from the whole buffer rather than one episode, so it has no function
 here: the buffer samples any stored transition for it.
+
+A goal mix (``goal_mix=(real, future, desired)``, see :mod:`herkit.buffer.her`) replaces
+the strategy: :func:`parse_goal_mix` checks its weights, :func:`goal_sources` draws where
+each sample's goal comes from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 
 import numpy as np
 
 GoalStepFn = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
+"""``(t, length, rng) -> goal steps``: the goal-step function of an in-episode strategy."""
 
 
 class Strategy(str, Enum):
@@ -76,3 +81,35 @@ GOAL_STEPS: dict[Strategy, GoalStepFn] = {
     Strategy.EPISODE: episode_steps,
 }
 """The in-episode strategies and their goal-step functions."""
+
+
+def parse_goal_mix(
+    weights: Sequence[float] | None, relabel: str
+) -> tuple[float, float, float] | None:
+    """``(real, future, desired)`` weights as probabilities summing to 1 (None: no mix)."""
+    if weights is None:
+        return None
+    values = np.asarray(weights, dtype=np.float64) if len(weights) == 3 else None
+    if values is None or not np.all(np.isfinite(values)) or values.min() < 0 or values.sum() <= 0:
+        raise ValueError(
+            "goal_mix must be 3 weights (real, future, desired), finite, >= 0 and not all 0, "
+            f"got {weights!r}"
+        )
+    if relabel != "sample":
+        raise ValueError("goal_mix needs relabel='sample' (goals are mixed at sample time)")
+    real, future, desired = (values / values.sum()).tolist()
+    return real, future, desired
+
+
+def goal_sources(
+    mix: tuple[float, float, float], size: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where the goals of ``size`` samples come from under the goal ``mix`` (probabilities):
+    the masks of those that take a future achieved goal and of those that take a stored
+    desired goal (the others keep their own)."""
+    real_share, future_share, desired_share = mix
+    kind = np.searchsorted([real_share, real_share + future_share],
+                           rng.random(size), side="right")  # fmt: skip
+    if desired_share == 0:  # rounding must not leave a sliver for a zero share
+        kind = np.minimum(kind, 1 if future_share > 0 else 0)
+    return kind == 1, kind == 2

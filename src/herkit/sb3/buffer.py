@@ -1,4 +1,12 @@
-"""The SB3 ``replay_buffer_class`` over :class:`herkit.HerReplayBuffer` (see :mod:`herkit.sb3`)."""
+"""The SB3 ``replay_buffer_class`` over :class:`herkit.HerReplayBuffer` (see :mod:`herkit.sb3`).
+
+:class:`HerReplayBuffer` speaks SB3's buffer protocol (``add``, ``sample``, ``reset``,
+pickling, ``truncate_last_trajectory``) and hands storage, relabelling and sampling to the
+core buffer in its ``buffer`` attribute. SB3's storage attributes (``observations`` ...
+``_current_ep_start``) are properties computed in :mod:`herkit.sb3.views`; SB3's arguments
+and VecEnv are read through :mod:`herkit.sb3.translate`, info dicts kept by
+:mod:`herkit.sb3.infos`.
+"""
 
 from __future__ import annotations
 
@@ -13,17 +21,15 @@ from stable_baselines3 import HerReplayBuffer as _SB3HerReplayBuffer
 from stable_baselines3.common.preprocessing import get_action_dim, get_obs_shape
 from stable_baselines3.common.type_aliases import DictReplayBufferSamples
 from stable_baselines3.common.utils import get_device
-from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecNormalize
+from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
 from herkit.buffer.her import HerReplayBuffer as _Buffer
-from herkit.buffer.strategies import Strategy
-from herkit.sb3.infos import SLOT_KEY, InfoStore
-from herkit.sb3.views import by_row, current_episode_start, episode_arrays, read_only
+from herkit.sb3 import views
+from herkit.sb3.infos import SLOT_KEY, InfoStore, info_value
+from herkit.sb3.translate import action_dtype, declared_terminal, reward_function, strategy_name
+from herkit.sb3.views import GOAL_KEYS
 
 __all__ = ["GOAL_KEYS", "HerReplayBuffer", "InfoFieldsChosen"]
-
-GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
-"""The keys an observation dict must have (and may not go beyond)."""
 
 TRUNCATION_WARNING = (
     "The last trajectory in the replay buffer will be truncated.\n"
@@ -126,14 +132,14 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         self.handle_timeout_termination = bool(handle_timeout_termination)
         self.copy_info_dict = bool(copy_info_dict)
         # A name, not SB3's enum, which has no "random".
-        self.goal_selection_strategy = _strategy_name(goal_selection_strategy)  # type: ignore[assignment]
+        self.goal_selection_strategy = strategy_name(goal_selection_strategy)  # type: ignore[assignment]
         self.n_sampled_goal = int(n_sampled_goal)
         self.env = env
         self._reward_of_env: Any = None
         self._info_keys = tuple(info_keys)
         self._infos: InfoStore | None = None  # copy_info_dict without info_keys: first add
         if terminal_on_success is None:
-            terminal_on_success = _declared_terminal(env)
+            terminal_on_success = declared_terminal(env)
         if seed is None:  # numpy's global generator is what SB3's seed= sets
             seed = int(np.random.randint(2**31 - 1))  # noqa: NPY002
         space = observation_space.spaces
@@ -144,7 +150,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             action_shape=(self.action_dim,),
             observation_dtype=space["observation"].dtype,
             goal_dtype=space["desired_goal"].dtype,
-            action_dtype=_action_dtype(action_space),
+            action_dtype=action_dtype(action_space),
             reward_fn=self._compute_reward,
             strategy=str(self.goal_selection_strategy),
             k=self.n_sampled_goal,
@@ -215,7 +221,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             info, staged = self._stage_infos(infos)
         elif self.buffer.info_keys:
             info = {
-                key: np.array([_info_value(item, key) for item in infos])
+                key: np.array([info_value(item, key) for item in infos])
                 for key in self.buffer.info_keys
             }
         moved = self._continuing & ~self._matches_last(obs)
@@ -328,75 +334,17 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         self.buffer.end_episodes()
         self._reset_tracking()
 
-    # -- SB3's storage attributes ----------------------------------------------------------
+    # -- SB3's storage attributes (views of herkit's storage, :mod:`herkit.sb3.views`) --------
 
-    @property
-    def observations(self) -> dict[str, np.ndarray]:  # type: ignore[override]
-        """The stored observations, ``(buffer_size, n_envs, *shape)`` views per key."""
-        storage = self.buffer.storage
-        return {key: by_row(storage, key) for key in GOAL_KEYS}
-
-    @property
-    def next_observations(self) -> dict[str, np.ndarray]:  # type: ignore[override]
-        """The stored next observations; ``desired_goal`` is the step's own (read-only:
-        herkit stores one desired goal per step, writable as ``observations``')."""
-        storage = self.buffer.storage
-        return {
-            "observation": by_row(storage, "next_observation"),
-            "achieved_goal": by_row(storage, "next_achieved_goal"),
-            "desired_goal": read_only(
-                by_row(storage, "desired_goal"),
-                "next_observations['desired_goal'] is the step's own desired goal, stored once: "
-                "write observations['desired_goal']",
-            ),
-        }
-
-    @property
-    def actions(self) -> np.ndarray:  # type: ignore[override]
-        """The stored actions, ``(buffer_size, n_envs, action_dim)``."""
-        return by_row(self.buffer.storage, "action")
-
-    @property
-    def rewards(self) -> np.ndarray:  # type: ignore[override]
-        """The env's step rewards, ``(buffer_size, n_envs)`` (read-only: herkit keeps the
-        part of each reward that ``compute_reward`` lacks beside it)."""
-        self.buffer.flush()
-        return read_only(
-            by_row(self.buffer.storage, "reward"),
-            "rewards are read-only: herkit derives the env's own reward terms from them when "
-            "they are stored",
-        )
-
-    @property
-    def dones(self) -> np.ndarray:  # type: ignore[override]
-        """1.0 on the last step of every ended episode, ``(buffer_size, n_envs)``."""
-        return self._episode_array("dones")
-
-    @property
-    def timeouts(self) -> np.ndarray:  # type: ignore[override]
-        """1.0 on the last step of an episode that ended without terminating (when timeouts
-        are handled), ``(buffer_size, n_envs)``."""
-        return self._episode_array("timeouts")
-
-    @property
-    def ep_start(self) -> np.ndarray:  # type: ignore[override]
-        """The row where each step's episode starts, ``(buffer_size, n_envs)``."""
-        return self._episode_array("ep_start")
-
-    @property
-    def ep_length(self) -> np.ndarray:  # type: ignore[override]
-        """Each step's episode length once the episode has ended and while it can be
-        sampled, else 0, ``(buffer_size, n_envs)``."""
-        return self._episode_array("ep_length")
-
-    @property
-    def _current_ep_start(self) -> np.ndarray:  # type: ignore[override]
-        """The row where each env's episode in progress started, ``(n_envs,)``."""
-        return read_only(current_episode_start(self.buffer.storage), _BOOKKEEPING)
-
-    def _episode_array(self, name: str) -> np.ndarray:
-        arrays = episode_arrays(self.buffer.storage, self.handle_timeout_termination)
-        return read_only(arrays[name], _BOOKKEEPING)
+    observations = property(views.observations)
+    next_observations = property(views.next_observations)
+    actions = property(views.actions)
+    rewards = property(views.rewards)
+    dones = property(views.dones)
+    timeouts = property(views.timeouts)
+    ep_start = property(views.ep_start)
+    ep_length = property(views.ep_length)
+    _current_ep_start = property(views.current_ep_start)
 
     def set_env(self, env: VecEnv) -> None:
         """Give the env whose ``compute_reward`` scores samples (after unpickling)."""
@@ -425,7 +373,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         self, achieved_goal: np.ndarray, desired_goal: np.ndarray, info: Mapping[str, Any]
     ) -> np.ndarray:
         if self._reward_of_env is None:
-            self._reward_of_env = _reward_function(self.env)
+            self._reward_of_env = reward_function(self.env)
         passed: Any
         if self._infos is not None:
             passed = self._infos.dicts(info)
@@ -448,63 +396,3 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             value = np.asarray(obs[key]).reshape(last.shape)
             same &= (value == last).reshape(self.n_envs, -1).all(axis=1)
         return same
-
-
-_BOOKKEEPING = (
-    "SB3's episode arrays are computed from herkit's episode table and read-only: end the "
-    "episodes in progress with truncate_last_trajectory()"
-)
-
-
-def _strategy_name(strategy: Any) -> str:
-    """herkit's strategy name for a string or an SB3 ``GoalSelectionStrategy``."""
-    name = getattr(strategy, "name", strategy)
-    try:
-        return Strategy.parse(str(name).lower()).value
-    except ValueError:
-        raise ValueError(
-            "goal_selection_strategy must be 'future', 'final', 'episode', 'random' or an SB3 "
-            f"GoalSelectionStrategy, got {strategy!r}"
-        ) from None
-
-
-def _action_dtype(action_space: spaces.Space) -> np.dtype:
-    """SB3's storage dtype for actions: float64 becomes float32, others stay."""
-    dtype = np.dtype(action_space.dtype or np.float32)
-    return np.dtype(np.float32) if dtype == np.float64 else np.dtype(dtype)
-
-
-def _declared_terminal(env: VecEnv | None) -> bool:
-    """The env's ``terminates_on_success`` declaration (False when it makes none)."""
-    if env is None:
-        return False
-    if not env.has_attr("terminates_on_success"):
-        return False
-    return bool(env.get_attr("terminates_on_success", indices=[0])[0])
-
-
-def _reward_function(env: VecEnv | None) -> Any:
-    """The first env's ``compute_reward``: called directly in a DummyVecEnv, else through
-    ``env_method`` (one round trip to the worker per batch)."""
-    if env is None:
-        raise ValueError(
-            "HerReplayBuffer has no env to compute rewards with: after unpickling, call "
-            "set_env(env) (SB3's load_replay_buffer does)"
-        )
-    inner: Any = env
-    while isinstance(getattr(inner, "venv", None), VecEnv):
-        inner = inner.venv
-    if isinstance(inner, DummyVecEnv):
-        return inner.envs[0].unwrapped.compute_reward  # type: ignore[attr-defined]
-
-    def remote(achieved: np.ndarray, desired: np.ndarray, info: Any) -> Any:
-        return env.env_method("compute_reward", achieved, desired, info, indices=[0])[0]
-
-    return remote
-
-
-def _info_value(info: Mapping[str, Any], key: str) -> Any:
-    """``info[key]``, with an error that names the key when it is missing."""
-    if key not in info:
-        raise ValueError(f"info_keys: the env's info has no {key!r} (it has {sorted(info)})")
-    return info[key]

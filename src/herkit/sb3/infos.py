@@ -26,6 +26,13 @@ SLOT_KEY = "herkit.sb3.slot"
 """The info column holding each stored step's slot (never shown to ``compute_reward``)."""
 
 
+def info_value(info: Mapping[str, Any], key: str) -> Any:
+    """``info[key]``, with an error that names the key when it is missing (``info_keys``)."""
+    if key not in info:
+        raise ValueError(f"info_keys: the env's info has no {key!r} (it has {sorted(info)})")
+    return info[key]
+
+
 class WholeInfo(dict):
     """A step's complete info, kept whole because its column fields did not fit."""
 

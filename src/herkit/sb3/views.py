@@ -6,15 +6,29 @@ holds one step of every env. herkit's storage has the same layout, flattened (sl
 arrays SB3 keeps (``dones``, ``timeouts``, ``ep_start``, ``ep_length``) are computed from
 herkit's episode table, with SB3's meanings, and are read-only: herkit's bookkeeping is the
 table, and writing a copy of it would change nothing.
+
+The functions at the end (:func:`observations` to :func:`current_ep_start`) are those
+attributes of :class:`herkit.sb3.HerReplayBuffer`, which makes each a property; the helpers
+above them work on an :class:`~herkit.buffer.storage.EpisodeStorage`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from herkit.buffer.her import HerReplayBuffer
 from herkit.buffer.storage import EpisodeStorage
+
+GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
+"""The keys an observation dict must have (and may not go beyond)."""
+
+BOOKKEEPING = (
+    "SB3's episode arrays are computed from herkit's episode table and read-only: end the "
+    "episodes in progress with truncate_last_trajectory()"
+)
+"""Why the episode arrays are read-only (the error on writing one)."""
 
 
 class ReadOnlyArray(np.ndarray):
@@ -86,3 +100,82 @@ def episode_arrays(storage: EpisodeStorage, handle_timeouts: bool) -> dict[str, 
 def current_episode_start(storage: EpisodeStorage) -> np.ndarray:
     """SB3's ``_current_ep_start``: the row where each env's episode in progress began."""
     return storage.episode_start[storage.open_episode] % storage.rows
+
+
+# -- SB3's storage attributes, as properties of the adapter ---------------------------------
+
+
+class Adapter(Protocol):
+    """What the attributes below read of :class:`herkit.sb3.HerReplayBuffer`."""
+
+    buffer: HerReplayBuffer
+    handle_timeout_termination: bool
+
+
+def observations(adapter: Adapter) -> dict[str, np.ndarray]:
+    """The stored observations, ``(buffer_size, n_envs, *shape)`` views per key."""
+    storage = adapter.buffer.storage
+    return {key: by_row(storage, key) for key in GOAL_KEYS}
+
+
+def next_observations(adapter: Adapter) -> dict[str, np.ndarray]:
+    """The stored next observations; ``desired_goal`` is the step's own (read-only:
+    herkit stores one desired goal per step, writable as ``observations``')."""
+    storage = adapter.buffer.storage
+    return {
+        "observation": by_row(storage, "next_observation"),
+        "achieved_goal": by_row(storage, "next_achieved_goal"),
+        "desired_goal": read_only(
+            by_row(storage, "desired_goal"),
+            "next_observations['desired_goal'] is the step's own desired goal, stored once: "
+            "write observations['desired_goal']",
+        ),
+    }
+
+
+def actions(adapter: Adapter) -> np.ndarray:
+    """The stored actions, ``(buffer_size, n_envs, action_dim)``."""
+    return by_row(adapter.buffer.storage, "action")
+
+
+def rewards(adapter: Adapter) -> np.ndarray:
+    """The env's step rewards, ``(buffer_size, n_envs)`` (read-only: herkit keeps the
+    part of each reward that ``compute_reward`` lacks beside it)."""
+    adapter.buffer.flush()
+    return read_only(
+        by_row(adapter.buffer.storage, "reward"),
+        "rewards are read-only: herkit derives the env's own reward terms from them when "
+        "they are stored",
+    )
+
+
+def _episode_array(adapter: Adapter, name: str) -> np.ndarray:
+    arrays = episode_arrays(adapter.buffer.storage, adapter.handle_timeout_termination)
+    return read_only(arrays[name], BOOKKEEPING)
+
+
+def dones(adapter: Adapter) -> np.ndarray:
+    """1.0 on the last step of every ended episode, ``(buffer_size, n_envs)``."""
+    return _episode_array(adapter, "dones")
+
+
+def timeouts(adapter: Adapter) -> np.ndarray:
+    """1.0 on the last step of an episode that ended without terminating (when timeouts
+    are handled), ``(buffer_size, n_envs)``."""
+    return _episode_array(adapter, "timeouts")
+
+
+def ep_start(adapter: Adapter) -> np.ndarray:
+    """The row where each step's episode starts, ``(buffer_size, n_envs)``."""
+    return _episode_array(adapter, "ep_start")
+
+
+def ep_length(adapter: Adapter) -> np.ndarray:
+    """Each step's episode length once the episode has ended and while it can be
+    sampled, else 0, ``(buffer_size, n_envs)``."""
+    return _episode_array(adapter, "ep_length")
+
+
+def current_ep_start(adapter: Adapter) -> np.ndarray:
+    """The row where each env's episode in progress started, ``(n_envs,)``."""
+    return read_only(current_episode_start(adapter.buffer.storage), BOOKKEEPING)

@@ -1,0 +1,57 @@
+"""What a buffer reads from a GoalEnv: the reward function's signature, shapes and dtypes.
+
+The buffer never holds an env (DESIGN principle 2): :meth:`HerReplayBuffer.from_env
+<herkit.buffer.her.HerReplayBuffer.from_env>` takes from it, once, the constructor
+arguments of :func:`settings_of` and the env's ``compute_reward`` (:func:`compute_reward_of`),
+and forgets the env.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RewardFn", "TorchRewardFn", "compute_reward_of", "settings_of"]
+
+RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
+"""``reward_fn(achieved_goal, desired_goal, info) -> rewards``, batched on axis 0."""
+TorchRewardFn = Callable[[Any, Any, Mapping[str, Any]], Any]
+"""The same in torch: tensors on the buffer's device in, a ``(B,)`` tensor out."""
+
+_GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
+
+
+def settings_of(env: Any) -> dict[str, Any]:
+    """The buffer's shapes, dtypes and ``n_envs`` for a GoalEnv or a gymnasium vector env
+    of them (``n_envs``: a vector env's ``num_envs``, else 1); ValueError if the
+    observation space is not a GoalEnv's Dict."""
+    space = getattr(env, "single_observation_space", env.observation_space)
+    action_space = getattr(env, "single_action_space", env.action_space)
+    if not all(key in getattr(space, "spaces", {}) for key in _GOAL_KEYS):
+        raise ValueError(
+            "env must be a GoalEnv: its observation space must be a Dict with keys "
+            f"{_GOAL_KEYS}, got {space}"
+        )
+    return {
+        "observation_shape": space["observation"].shape,
+        "goal_shape": space["desired_goal"].shape,
+        "action_shape": action_space.shape,
+        "observation_dtype": space["observation"].dtype,
+        "goal_dtype": space["desired_goal"].dtype,
+        "action_dtype": action_space.dtype,
+        "n_envs": getattr(env, "num_envs", 1),
+    }
+
+
+def compute_reward_of(env: Any) -> RewardFn:
+    """The ``compute_reward`` of a GoalEnv, or of the first env of a vector env."""
+    if hasattr(env, "envs"):
+        env = env.envs[0]
+    elif hasattr(env, "env_fns"):
+        env = env.env_fns[0]()
+    compute_reward = getattr(env.unwrapped, "compute_reward", None)
+    if compute_reward is None:
+        raise ValueError("env must be a GoalEnv with a compute_reward method, or pass reward_fn")
+    return compute_reward

@@ -1,0 +1,173 @@
+"""What :class:`~herkit.buffer.her.HerReplayBuffer` takes in: settings and transitions.
+
+:func:`transition_fields` is the layout of a stored transition (its columns), and
+:data:`OBS_FIELDS` where ``add`` reads each observation column from. The rest are checks:
+:func:`check_settings` of the constructor's arguments, and the coercions of what ``add``
+takes (:func:`as_column`, :func:`as_flags`, :func:`as_rewards`). Every check raises a
+ValueError that names the argument, so that a wrong input fails at the call that gave it,
+never deep inside numpy. The coercions take the fast path for input that already has the
+stored shape and dtype (an env's own arrays), and otherwise accept what the public API
+promises: an unbatched transition when ``n_envs == 1``, bool or 0/1 flags, any dtype that
+casts to the stored one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from herkit.buffer.storage import FieldSpec
+
+__all__ = [
+    "OBS_FIELDS",
+    "as_column",
+    "as_flags",
+    "as_rewards",
+    "check_settings",
+    "get_key",
+    "require_int",
+    "transition_fields",
+]
+
+
+def transition_fields(
+    observation: FieldSpec, goal: FieldSpec, action: FieldSpec, info_keys: Sequence[str]
+) -> dict[str, FieldSpec]:
+    """The stored columns of one transition: what ``add`` is given, the env's terms of the
+    step (:mod:`herkit.buffer.env_terms`) and one float64 column ``info.<key>`` per info
+    key."""
+    fields = {
+        "observation": observation,
+        "achieved_goal": goal,
+        "desired_goal": goal,
+        "action": action,
+        "next_observation": observation,
+        "next_achieved_goal": goal,
+        "terminated": FieldSpec((), np.dtype(bool)),
+        "reward": FieldSpec((), np.dtype(np.float32)),
+        "reward_extra": FieldSpec((), np.dtype(np.float32)),
+        "success": FieldSpec((), np.dtype(bool)),
+    }
+    return fields | {f"info.{key}": FieldSpec((), np.dtype(np.float64)) for key in info_keys}
+
+
+def check_settings(
+    *,
+    capacity: Any,
+    n_step: Any,
+    gamma: Any,
+    n_envs: Any,
+    k: Any,
+    relabel: Any,
+    reward_fn: Any,
+    torch_reward_fn: Any,
+    success_threshold: Any,
+    alpha: float,
+    beta: float,
+    eps: float,
+) -> None:
+    """Refuse constructor arguments of the wrong type or out of range (ValueError)."""
+    require_int("capacity", capacity, minimum=1)
+    require_int("n_step", n_step, minimum=1)
+    if n_step > 1 and (
+        isinstance(gamma, bool) or not isinstance(gamma, int | float) or not 0 < gamma <= 1
+    ):
+        raise ValueError(f"n_step > 1 needs gamma in (0, 1], got gamma={gamma!r}")
+    require_int("n_envs", n_envs, minimum=1)
+    require_int("k", k, minimum=0)
+    if relabel not in ("sample", "store"):
+        raise ValueError(f"relabel must be 'sample' or 'store', got {relabel!r}")
+    if not callable(reward_fn):
+        raise ValueError(f"reward_fn must be callable, got {type(reward_fn).__name__}")
+    if torch_reward_fn is not None and not callable(torch_reward_fn):
+        raise ValueError(
+            f"torch_reward_fn must be callable or None, got {type(torch_reward_fn).__name__}"
+        )
+    if success_threshold is not None and (
+        isinstance(success_threshold, bool)
+        or not isinstance(success_threshold, int | float | np.floating)
+        or not np.isfinite(success_threshold)
+    ):
+        raise ValueError(
+            f"success_threshold must be a finite number or None, got {success_threshold!r}"
+        )
+    if alpha < 0 or beta < 0 or eps <= 0:
+        raise ValueError(f"alpha and beta must be >= 0 and eps > 0, got {alpha=}, {beta=}, {eps=}")
+
+
+def require_int(name: str, value: Any, minimum: int) -> None:
+    """Refuse ``value`` unless it is an int (not a bool) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
+def get_key(mapping: Mapping[str, Any], name: str, key: str) -> Any:
+    """``mapping[key]``, or a ValueError saying that ``name`` must be a GoalEnv dict."""
+    try:
+        return mapping[key]
+    except (KeyError, TypeError, IndexError):
+        raise ValueError(
+            f"{name} must be a GoalEnv observation dict with key {key!r}, got {type(mapping)}"
+        ) from None
+
+
+OBS_FIELDS = {
+    "observation": ("obs", "observation", "obs['observation']"),
+    "achieved_goal": ("obs", "achieved_goal", "obs['achieved_goal']"),
+    "desired_goal": ("obs", "desired_goal", "obs['desired_goal']"),
+    "next_observation": ("next_obs", "observation", "next_obs['observation']"),
+    "next_achieved_goal": ("next_obs", "achieved_goal", "next_obs['achieved_goal']"),
+}
+"""Stored observation fields: the ``add`` argument and dict key each is read from, and the
+name that errors use."""
+
+
+def as_rewards(value: Any, n_envs: int) -> np.ndarray:
+    """The env's step rewards as a finite float64 ``(n_envs,)`` array."""
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (n_envs,):
+        if not math.isfinite(value.sum()):  # a NaN or an infinity makes the sum one
+            raise ValueError(f"reward must be finite, got {value}")
+        return value
+    array = np.asarray(value)
+    if array.shape != (n_envs,) and not (n_envs == 1 and array.shape in ((), (1, 1))):
+        raise ValueError(f"reward must have shape ({n_envs},), got {array.shape}")
+    if not (array.dtype == bool or np.issubdtype(array.dtype, np.number)):
+        raise ValueError(f"reward must be numeric, got {array.dtype}")
+    array = array.astype(np.float64).reshape(n_envs)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"reward must be finite, got {array}")
+    return array
+
+
+def as_flags(name: str, value: Any, n_envs: int) -> np.ndarray:
+    """Episode-end flags (bool or 0/1 numbers) as a bool ``(n_envs,)`` array."""
+    if type(value) is np.ndarray and value.dtype == bool and value.shape == (n_envs,):
+        return value
+    array = np.asarray(value)
+    if array.shape != (n_envs,) and not (n_envs == 1 and array.shape == ()):
+        raise ValueError(f"{name} must have shape ({n_envs},), got {array.shape}")
+    if not (array.dtype == bool or np.issubdtype(array.dtype, np.number)):
+        raise ValueError(f"{name} must be bool or numeric, got {array.dtype}")
+    return array.reshape(n_envs) != 0
+
+
+def as_column(name: str, value: Any, spec: FieldSpec, n_envs: int) -> np.ndarray:
+    """``value`` as an ``(n_envs, *spec.shape)`` array; ValueError naming ``name`` if not."""
+    if type(value) is np.ndarray and value.dtype == spec.dtype:
+        shape = value.shape
+        if len(shape) == len(spec.shape) + 1 and shape[0] == n_envs and shape[1:] == spec.shape:
+            return value
+    array = np.asarray(value)
+    expected = (n_envs, *spec.shape)
+    if array.shape != expected:
+        if n_envs == 1 and array.shape == spec.shape:
+            array = array[None]
+        else:
+            also = f" or {spec.shape}" if n_envs == 1 else ""
+            raise ValueError(f"{name} must have shape {expected}{also}, got {array.shape}")
+    if array.dtype != spec.dtype and not np.can_cast(array.dtype, spec.dtype, "same_kind"):
+        raise ValueError(f"{name} must have a dtype that casts to {spec.dtype}, got {array.dtype}")
+    return array

@@ -1,0 +1,129 @@
+"""Saving a buffer to one ``.npz`` file and loading it back (no pickle).
+
+The file holds the storage's arrays (``data.<column>`` for the rows written, and the
+episode table, :meth:`EpisodeStorage.state <herkit.buffer.storage.EpisodeStorage.state>`),
+the priorities of a prioritized buffer, and one JSON string ``meta``: the file's format,
+the constructor arguments that rebuild the buffer (``config``), the storage's counters, the
+largest priority, the random generator's state and the reward audit. Loading rebuilds the
+buffer from ``config`` and restores everything else, so that episode bookkeeping, priorities
+and the next random draws round-trip exactly. The reward functions and the device are not
+stored: they are given to ``load``.
+
+Format 1 (written before the env's rewards were kept, :mod:`herkit.buffer.env_terms`) is
+still read: its steps get the rewards of ``reward_fn``, as that format's sampling computed
+them (:func:`env_terms_of_format_1`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+
+from herkit.buffer.env_terms import RewardAudit, reached_on_host
+from herkit.buffer.goal_env import RewardFn
+from herkit.buffer.priority import SumTree
+from herkit.buffer.storage import EpisodeStorage
+
+__all__ = ["FORMAT_VERSION", "Persisted", "env_terms_of_format_1", "load_buffer", "save_buffer"]
+
+FORMAT_VERSION = 2
+"""The format that :func:`save_buffer` writes; :func:`load_buffer` reads it and format 1."""
+
+
+class Persisted(Protocol):
+    """What saving and loading read and write of a buffer
+    (:class:`herkit.buffer.her.HerReplayBuffer` is one)."""
+
+    storage: EpisodeStorage
+    tree: SumTree | None
+    max_priority: float
+    rng: np.random.Generator
+    audit: RewardAudit
+    info_keys: tuple[str, ...]
+    reward_fn: RewardFn
+
+    def flush(self) -> None:
+        """Score the steps added since the last sample (before they are written)."""
+        ...
+
+    def reached_threshold(self) -> float | None:
+        """The ``reward_fn`` value from which a goal counts as reached, if any."""
+        ...
+
+    def _config(self) -> dict[str, Any]:
+        """The constructor's keyword arguments (but the reward functions and the device)."""
+        ...
+
+
+_BufferT = TypeVar("_BufferT", bound=Persisted)
+
+
+def save_buffer(buffer: Persisted, path: str | os.PathLike[str]) -> None:
+    """Write ``buffer`` to the ``.npz`` file ``path``, atomically (a temporary file beside
+    it, then a rename)."""
+    buffer.flush()
+    arrays, counters = buffer.storage.state()
+    if buffer.tree is not None:
+        arrays["priorities"] = np.asarray(buffer.tree.leaves)
+    meta = {
+        "format": FORMAT_VERSION,
+        "config": buffer._config(),
+        "counters": counters,
+        "max_priority": buffer.max_priority,
+        "rng": buffer.rng.bit_generator.state,
+        "audit": buffer.audit.to_dict(),
+    }
+    arrays["meta"] = np.array(json.dumps(meta))
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as file:
+        np.savez(file, **arrays)  # type: ignore[arg-type]
+    os.replace(tmp, path)
+
+
+def load_buffer(path: str | os.PathLike[str], build: Callable[..., _BufferT]) -> _BufferT:
+    """The buffer saved in ``path``: ``build(**config)`` with the saved constructor
+    arguments, its storage, priorities, audit and random state restored; ValueError if
+    ``path`` is not a buffer file of a known format."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+        meta = json.loads(str(arrays.pop("meta")))
+    except (OSError, ValueError, KeyError) as error:
+        raise ValueError(f"path {str(path)!r} is not a herkit buffer file: {error}") from error
+    if meta.get("format") not in (1, FORMAT_VERSION):
+        raise ValueError(f"path {str(path)!r} has unknown buffer format {meta.get('format')}")
+    buffer = build(**meta["config"])
+    if meta["format"] == 1:  # written before the env's rewards were kept
+        arrays |= env_terms_of_format_1(buffer, arrays)
+    buffer.audit = RewardAudit.from_dict(meta.get("audit", {}))
+    buffer.storage.restore(arrays, meta["counters"])
+    if buffer.tree is not None:
+        buffer.tree.load_leaves(arrays["priorities"])
+    buffer.max_priority = float(meta["max_priority"])
+    buffer.rng.bit_generator.state = meta["rng"]
+    return buffer
+
+
+def env_terms_of_format_1(
+    buffer: Persisted, arrays: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """The ``reward``, ``reward_extra`` and ``success`` columns for the data of a file of
+    format 1, which held none: the rewards of ``buffer.reward_fn``, as that format's
+    sampling computed them."""
+    info = {key: arrays[f"data.info.{key}"] for key in buffer.info_keys}
+    achieved, desired = arrays["data.next_achieved_goal"], arrays["data.desired_goal"]
+    reward = np.asarray(buffer.reward_fn(achieved, desired, info), dtype=np.float32)
+    reward = reward.reshape(len(achieved))
+    threshold = buffer.reached_threshold()
+    success = reached_on_host(threshold, buffer.reward_fn, reward, desired, info)
+    return {
+        "data.reward": reward,
+        "data.reward_extra": np.zeros_like(reward),
+        "data.success": success,
+    }

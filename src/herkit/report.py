@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 from plotly.colors import hex_to_rgb, qualitative
+from plotly.io import to_html
 from plotly.offline import get_plotlyjs
 
 from herkit.logging import PROGRESS_FILE
@@ -56,7 +56,9 @@ TITLES = {
 }
 Config = dict[str, Any] | None
 UPDATES_AXIS = "updates (gradient steps)"
+AXIS = {"gridcolor": "#e6e6e6", "zerolinecolor": "#c8c8c8", "automargin": True}
 LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0, "font": {"size": 11}}
+LAYOUT = {"height": 360, "legend": LEGEND, "hovermode": "x", "plot_bgcolor": "white"}
 
 
 def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
@@ -79,8 +81,7 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
     configs = [_read_config(run) for run in runs]
     names = _run_names(runs)
 
-    body = [_header(runs, names, configs), _runs_table(runs, names, configs)]
-    body += ["<h2>Evaluation success rate</h2>"]
+    body = [_header(runs, names, configs), "<h2>Evaluation success rate</h2>"]
     steps = _success_figure(by_steps, "env steps", "Success rate against env steps")
     wall = "wall-clock seconds of training"
     body.append(_grid(steps, _success_figure(by_wall, wall, "Success rate against time")))
@@ -102,10 +103,15 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
 def read_table(path: str | Path) -> dict[str, np.ndarray]:
     """A CSV file's columns as float arrays, by name; empty or non-numeric cells are NaN."""
     with open(path, newline="") as file:
-        reader = csv.DictReader(file)
-        rows = list(reader)
-        names = list(reader.fieldnames or [])
-    return {name: np.array([_number(row.get(name)) for row in rows]) for name in names}
+        names, *rows = list(csv.reader(file)) or [[]]
+    table = {}
+    for index, name in enumerate(names):
+        cells = [row[index] if index < len(row) and row[index] else "nan" for row in rows]
+        try:  # numpy parses a column of numbers at once; a stray word falls back per cell
+            table[name] = np.array(cells, dtype=np.float64)
+        except ValueError:
+            table[name] = np.array([_number(cell) for cell in cells])
+    return table
 
 
 def episode_window(episodes: int) -> int:
@@ -113,9 +119,9 @@ def episode_window(episodes: int) -> int:
     return max(1, min(100, episodes // 5))
 
 
-def _number(text: str | None) -> float:
+def _number(text: str) -> float:
     try:
-        return float(text) if text not in (None, "") else math.nan
+        return float(text)
     except ValueError:
         return math.nan
 
@@ -140,7 +146,7 @@ def _header(runs: Sequence[Path], names: list[str], configs: list[Config]) -> st
         f"<b>{values('algo')}</b> &middot; HER strategy <b>{values('strategy')}</b> &middot; "
         f"{len(runs)} run{'s' if len(runs) != 1 else ''}</p>"
         "<p class='help'>Hover over a curve for its values; drag to zoom, double-click to "
-        "zoom out; click a legend entry to hide or show it.</p>"
+        "zoom out; click a legend entry to hide or show it.</p>" + _runs_table(runs, names, configs)
     )
 
 
@@ -156,43 +162,38 @@ def _runs_table(runs: Sequence[Path], names: list[str], configs: list[Config]) -
             summary = {}
         summary = summary if isinstance(summary, dict) else {}
         steps, wall, success = (summary.get(k) for k in ("env_steps", "wall_s", "success_rate"))
-        cells = [
-            name,
-            config.get("env_id", ""),
-            config.get("algo", ""),
-            f"{config.get('strategy', '')} ({config.get('k', '')})" if config else "",
-            config.get("seed", ""),
-            f"{steps:,}" if isinstance(steps, int) else "",
-            f"{wall:.1f} s" if isinstance(wall, int | float) else "",
-            f"{success:.2f}" if isinstance(success, int | float) else "",
-        ]
+        cells = [name, config.get("env_id", ""), config.get("algo", ""),
+                 f"{config.get('strategy', '')} ({config.get('k', '')})" if config else "",
+                 config.get("seed", ""), f"{steps:,}" if isinstance(steps, int) else "",
+                 f"{wall:.1f} s" if isinstance(wall, int | float) else "",
+                 f"{success:.2f}" if isinstance(success, int | float) else ""]  # fmt: skip
         rows.append("".join(f"<td>{html.escape(str(cell))}</td>" for cell in cells))
     header = "".join(f"<th>{cell}</th>" for cell in head)
     return f"<table><tr>{header}</tr><tr>{'</tr><tr>'.join(rows)}</tr></table>"
 
 
-def _figure(title: str, x_title: str, y_title: str, legend: bool = True) -> go.Figure:
-    """An empty figure in the report's style; its title is drawn above it by :func:`_html`."""
-    fig = go.Figure()
-    fig.update_layout(
-        meta={"title": title},
-        template="plotly_white",
-        height=360,
-        margin={"l": 70, "r": 20, "t": 30, "b": 110 if legend else 60},
-        legend=LEGEND,
-        showlegend=legend,
-        hovermode="x",
-    )
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title)
-    return fig
+class _Figure:
+    """A Plotly figure as plain data, in the report's style (Plotly's figure objects check
+    every value as it is set, which takes seconds for a report's figures)."""
+
+    def __init__(self, title: str, x_title: str, y_title: str, legend: bool = True) -> None:
+        self.title = title
+        self.data: list[dict[str, Any]] = []
+        margin = {"l": 70, "r": 20, "t": 30, "b": 110 if legend else 60}
+        self.xaxis, self.yaxis = AXIS | {"title": x_title}, AXIS | {"title": y_title}
+        self.layout = LAYOUT | {"margin": margin, "showlegend": legend,
+                                "xaxis": self.xaxis, "yaxis": self.yaxis}  # fmt: skip
+
+    def add_scatter(self, **trace: Any) -> None:
+        """Add a scatter trace (lines or markers) with Plotly's attributes."""
+        self.data.append({"type": "scatter", **trace})
 
 
-def _html(fig: go.Figure) -> str:
-    title = html.escape(fig.layout.meta["title"])
+def _html(fig: _Figure) -> str:
     config = {"responsive": True, "displaylogo": False}
-    plot = fig.to_html(full_html=False, include_plotlyjs=False, config=config)
-    return f"<div class='panel'><h3>{title}</h3>{plot}</div>"
+    plot = to_html({"data": fig.data, "layout": fig.layout}, config, validate=False,
+                   include_plotlyjs=False, full_html=False)  # fmt: skip
+    return f"<div class='panel'><h3>{html.escape(fig.title)}</h3>{plot}</div>"
 
 
 def _grid(*panels: str) -> str:
@@ -203,7 +204,7 @@ def _note(text: str) -> str:
     return f"<div class='panel note'>{html.escape(text)}</div>"
 
 
-def _band(fig: go.Figure, x: Any, low: Any, high: Any, colour: str, name: str, group: str) -> None:
+def _band(fig: _Figure, x: Any, low: Any, high: Any, colour: str, name: str, group: str) -> None:
     """A shaded band from ``low`` to ``high``, shown and hidden with ``group``'s legend entry."""
     line = {"width": 0, "color": colour}
     fig.add_scatter(x=x, y=high, mode="lines", line=line, hoverinfo="skip", showlegend=False,
@@ -214,7 +215,7 @@ def _band(fig: go.Figure, x: Any, low: Any, high: Any, colour: str, name: str, g
 
 
 def _success_figure(groups: Sequence[Group], x_title: str, title: str) -> str:
-    fig = _figure(title, x_title, "success rate of evaluation episodes")
+    fig = _Figure(title, x_title, "success rate of evaluation episodes")
     for index, group in enumerate(groups):
         curve = group.curves.get(SUCCESS)
         if curve is None:
@@ -225,7 +226,7 @@ def _success_figure(groups: Sequence[Group], x_title: str, title: str) -> str:
         mode = "lines+markers" if curve.x.size <= 60 else "lines"
         fig.add_scatter(x=curve.x, y=curve.mean, mode=mode, name=group.label,
                         line={"color": colour}, legendgroup=group.label)  # fmt: skip
-    fig.update_yaxes(range=[-0.03, 1.03])
+    fig.yaxis["range"] = [-0.03, 1.03]
     return _html(fig)
 
 
@@ -265,7 +266,7 @@ def _episode_panels(run: Path) -> list[str]:
                                 "(the env does not report them)."))  # fmt: skip
             continue
         window = episode_window(x.size)
-        fig = _figure(f"{title} (line: mean of the last {window})", "env steps", y_title)
+        fig = _Figure(f"{title} (line: mean of the last {window})", "env steps", y_title)
         if raw:
             shown = _thin(x, values)
             sample = "" if shown[0].size == x.size else f" ({shown[0].size} of {x.size})"
@@ -275,7 +276,7 @@ def _episode_panels(run: Path) -> list[str]:
         fig.add_scatter(x=mean_x, y=mean, mode="lines", name=f"mean of the last {window} episodes",
                         line={"color": COLOURS[0], "width": 2.5})  # fmt: skip
         if column == "success":
-            fig.update_yaxes(range=[-0.03, 1.03])
+            fig.yaxis["range"] = [-0.03, 1.03]
         panels.append(_html(fig))
     return panels
 
@@ -303,18 +304,19 @@ def _update_panels(run: Path) -> list[str]:
     panels = [_q_panel(updates, table, every)] if "q_mean" in table else []
     for name in sorted(set(table) - set(Q_COLUMNS), key=lambda n: ([*TITLES, n].index(n), n)):
         label = name.replace("_", " ")
-        fig = _figure(f"{TITLES.get(name, label)} ({every})", UPDATES_AXIS, label, False)
+        fig = _Figure(f"{TITLES.get(name, label)} ({every})", UPDATES_AXIS, label, False)
         x, y = _thin(updates, table[name])
         fig.add_scatter(x=x, y=y, mode="lines", name=label,
                         line={"color": COLOURS[1]})  # fmt: skip
-        if _wants_log(y):
-            fig.update_yaxes(type="log", dtick=1, exponentformat="power")  # 10^-3, not 1m
+        if _wants_log(y):  # a label every decade or few (10^-3, not 1m): at most 8
+            decades = math.log10(np.nanmax(y) / np.nanmin(y))
+            fig.yaxis |= {"type": "log", "dtick": math.ceil(decades / 8), "exponentformat": "power"}
         panels.append(_html(fig))
     return [*notes, *panels]
 
 
 def _q_panel(updates: np.ndarray, table: dict[str, np.ndarray], every: str) -> str:
-    fig = _figure(f"Q values of sampled batches ({every})", UPDATES_AXIS, "Q value")
+    fig = _Figure(f"Q values of sampled batches ({every})", UPDATES_AXIS, "Q value")
     blue = COLOURS[0]
     if "q_min" in table and "q_max" in table:
         x, low, high = _thin(updates, table["q_min"], table["q_max"])
@@ -360,9 +362,9 @@ h1 {{ font-size: 22px; margin: 0 0 6px; word-break: break-all; }} .facts {{ font
 h2 {{ font-size: 18px; margin: 26px 0 8px; border-bottom: 1px solid #ddd; }}
 .help {{ color: #666; font-size: 13px; }} tr.differs td {{ background: #fff4c2; }}
 .grid {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 12px; }}
-.panel {{ background: #fff; border: 1px solid #ddd; border-radius: 6px; min-width: 0; }}
+.panel {{ background: #fff; border: 1px solid #ddd; border-radius: 6px; min-width: 0;
+          overflow: hidden; }} .note {{ padding: 16px; color: #555; background: #f3f3f3; }}
 .panel h3 {{ font-size: 15px; margin: 10px 12px 0; }} th {{ background: #eee; }}
-.note {{ padding: 16px; color: #555; background: #f3f3f3; }}
 table {{ border-collapse: collapse; font-size: 13px; background: #fff; }}
 td, th {{ border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }}
 td {{ word-break: break-word; max-width: 520px; }}

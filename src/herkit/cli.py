@@ -1,7 +1,7 @@
 """The ``herkit`` command, generated from the config dataclasses with tyro.
 
 Subcommands: ``train`` (flags from :class:`herkit.config.TrainConfig`, defaults from the
-env's preset), ``eval``, ``plot`` and ``bench``. Invalid values raise ValueError (in the
+env's preset), ``eval``, ``plot``, ``report`` and ``bench``. Invalid values raise ValueError (in the
 dataclasses' ``__post_init__`` or when an env or checkpoint is opened); they are reported
 as one line on stderr with exit code 2, never as a traceback.
 """
@@ -106,6 +106,29 @@ def plot(
     print(plot_runs(run_dirs, output, title, x=x, smooth=smooth, band=band, json_out=json_out))
     if json_out is not None:
         print(json_out)
+
+
+def report(
+    run_dirs: Annotated[tyro.conf.Positional[tuple[str, ...]], tyro.conf.arg(metavar="RUN_DIR...")],
+    output: Annotated[str, tyro.conf.arg(aliases=("-o",))] = "report.html",
+) -> None:
+    """Write an interactive HTML report of runs: one file that opens offline in a browser.
+
+    It shows the evaluation success rate against env steps and wall-clock time (seeds of a
+    setting as one line, as herkit plot groups them), each run's training episodes (return,
+    success, distance to the goal), its learner's losses and Q values, and its settings.
+
+    Args:
+        run_dirs: one or more run directories.
+        output: HTML file to write.
+    """
+    from herkit.report import write_report
+
+    if not run_dirs:
+        raise ValueError(
+            "herkit report needs at least one run directory: herkit report RUN... -o FILE"
+        )
+    print(write_report(run_dirs, output))
 
 
 RESUME_MAY_CHANGE = (
@@ -223,7 +246,12 @@ def _train_main_safe(args: list[str]) -> int:
     return 0
 
 
-COMMANDS: dict[str, Callable[..., None]] = {"eval": evaluate_run, "plot": plot, "bench": bench}
+COMMANDS: dict[str, Callable[..., None]] = {
+    "eval": evaluate_run,
+    "plot": plot,
+    "report": report,
+    "bench": bench,
+}
 """The subcommands besides ``train`` (which has its own parser), by name."""
 
 

@@ -184,13 +184,13 @@ def plot_runs(
     return out
 
 
-def _check_output(name: str, path: str | Path) -> Path:
+def _check_output(name: str, path: str | Path, example: str | None = None) -> Path:
+    """``path`` as a Path, or a one-line ValueError naming ``name`` when it is a directory
+    (``example``: a file name to suggest) or one of its parents is a file."""
     path = Path(path)
     if path.is_dir():
-        raise ValueError(
-            f"{name} {str(path)!r} is a directory; give a file name such as "
-            f"{'curves.json' if name == 'json' else 'curves.png'}"
-        )
+        example = example or ("curves.json" if name == "json" else "curves.png")
+        raise ValueError(f"{name} {str(path)!r} is a directory; give a file name such as {example}")
     for parent in path.parents:
         if parent.exists() and not parent.is_dir():
             raise ValueError(f"{name} {str(path)!r}: {str(parent)!r} is a file, not a directory")

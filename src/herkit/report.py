@@ -1,0 +1,399 @@
+"""An interactive HTML report of training runs: one self-contained file that opens offline.
+
+:func:`write_report` (``herkit report RUN... -o report.html``) reads run directories
+written by ``herkit train`` and writes one HTML page with Plotly's JavaScript embedded
+once. The page shows:
+
+- the evaluation success rate against env steps and against wall-clock seconds, runs
+  grouped by setting and their seeds averaged with a min-max band, as ``herkit plot``
+  does (:func:`herkit.run_groups.aggregate_runs`);
+- per run, from ``episodes.csv``: each training episode's return, success and final
+  distance to the goal against env steps, with a moving average;
+- per run, from ``updates.csv``: the losses, the Q values (mean with a min-max band, the
+  TD target's clip bounds dashed) and the other learner statistics against updates (a run
+  without ``updates.csv`` shows the losses of ``progress.csv``, one point per evaluation);
+- each run's settings and its env's conventions as a table.
+
+Runs written before ``episodes.csv`` and ``updates.csv`` existed still get a report: those
+panels say what is missing. A ``<div id="report-errors">`` shows any JavaScript error.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from plotly.colors import hex_to_rgb, qualitative
+from plotly.io import to_html
+from plotly.offline import get_plotlyjs
+
+from herkit.logging import PROGRESS_FILE
+from herkit.plots import _check_output, _wants_log
+from herkit.run_groups import SUCCESS, Group, _flatten, _read_config, aggregate_runs, moving_average
+
+__all__ = ["EPISODES_FILE", "UPDATES_FILE", "episode_window", "read_table", "write_report"]
+
+EPISODES_FILE = "episodes.csv"
+"""One row per training episode: env_steps, rank, env, return, length, success, final_distance."""
+UPDATES_FILE = "updates.csv"
+"""One row per 50 updates: updates, env_steps, then interval means and Q statistics."""
+MAX_POINTS = 4000
+"""Most points drawn per curve; longer series are thinned evenly (the file stays small)."""
+COLOURS = qualitative.Plotly
+Q_COLUMNS = ("q_mean", "q_min", "q_max", "target_q_mean", "q_low", "q_high")
+TITLES = {
+    "critic_loss": "Critic loss: how far Q is from its TD target",
+    "actor_loss": "Actor loss: the policy's objective (mostly minus Q)",
+    "td_abs_mean": "Mean absolute TD error |Q - target|",
+    "alpha": "SAC entropy temperature alpha",
+    "entropy": "SAC policy entropy",
+}
+Config = dict[str, Any] | None
+UPDATES_AXIS = "updates (gradient steps)"
+AXIS = {"gridcolor": "#e6e6e6", "zerolinecolor": "#c8c8c8", "automargin": True}
+LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0, "font": {"size": 11}}
+LAYOUT = {"height": 360, "legend": LEGEND, "hovermode": "x", "plot_bgcolor": "white"}
+
+
+def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
+    """Write the HTML report of ``run_dirs`` to ``output`` and return its path.
+
+    Raises a one-line ValueError naming the argument for no runs, a run directory that is
+    missing or has no ``progress.csv``, or an ``output`` that is a directory or lies under
+    a file. Missing folders of ``output`` are created.
+    """
+    if not run_dirs:
+        raise ValueError("run_dirs: give at least one run directory")
+    for run_dir in run_dirs:
+        if not Path(run_dir).is_dir():
+            problem = "is not a directory" if Path(run_dir).exists() else "does not exist"
+            raise ValueError(f"run directory {str(run_dir)!r} {problem}")
+    out = _check_output("output", output, example="report.html")
+    by_steps = aggregate_runs(run_dirs, x="env_steps")  # also checks for progress.csv
+    by_wall = aggregate_runs(run_dirs, x="wall_s")
+    runs = [run for group in by_steps for run in group.runs]
+    configs = [_read_config(run) for run in runs]
+    names = _run_names(runs)
+
+    body = [_header(runs, names, configs), "<h2>Evaluation success rate</h2>"]
+    steps = _success_figure(by_steps, "env steps", "Success rate against env steps")
+    wall = "wall-clock seconds of training"
+    body.append(_grid(steps, _success_figure(by_wall, wall, "Success rate against time")))
+    for run, name in zip(runs, names, strict=True):
+        run_name = html.escape(name)
+        body += [f"<h2>Run {run_name}: training episodes</h2>", _grid(*_episode_panels(run))]
+        body += [f"<h2>Run {run_name}: learner updates</h2>", _grid(*_update_panels(run))]
+    body.append("<h2>Settings</h2>" + _config_table(names, configs))
+    title = html.escape("herkit report: " + ", ".join(names))
+    page = PAGE.format(title=title, plotly=get_plotlyjs(), body="\n".join(body))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise ValueError(f"output {str(out)!r} cannot be written: {error.strerror}") from None
+    return out
+
+
+def read_table(path: str | Path) -> dict[str, np.ndarray]:
+    """A CSV file's columns as float arrays, by name; empty or non-numeric cells are NaN."""
+    with open(path, newline="") as file:
+        names, *rows = list(csv.reader(file)) or [[]]
+    table = {}
+    for index, name in enumerate(names):
+        cells = [row[index] if index < len(row) and row[index] else "nan" for row in rows]
+        try:  # numpy parses a column of numbers at once; a stray word falls back per cell
+            table[name] = np.array(cells, dtype=np.float64)
+        except ValueError:
+            table[name] = np.array([_number(cell) for cell in cells])
+    return table
+
+
+def episode_window(episodes: int) -> int:
+    """Moving-average window over episodes: 100, or a fifth of a shorter run (at least 1)."""
+    return max(1, min(100, episodes // 5))
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def _run_names(runs: Sequence[Path]) -> list[str]:
+    """Directory names, with the parent's name added where two coincide."""
+    names = [run.resolve().name for run in runs]
+    return [
+        f"{run.resolve().parent.name}/{name}" if names.count(name) > 1 else name
+        for run, name in zip(runs, names, strict=True)
+    ]
+
+
+def _header(runs: Sequence[Path], names: list[str], configs: list[Config]) -> str:
+    def values(key: str) -> str:
+        found = [str(c[key]) for c in configs if c is not None and c.get(key) is not None]
+        return html.escape(", ".join(dict.fromkeys(found)) or "unknown")
+
+    return (
+        f"<h1>herkit training report: {html.escape(', '.join(names))}</h1>"
+        f"<p class='facts'>env <b>{values('env_id')}</b> &middot; algorithm "
+        f"<b>{values('algo')}</b> &middot; HER strategy <b>{values('strategy')}</b> &middot; "
+        f"{len(runs)} run{'s' if len(runs) != 1 else ''}</p>"
+        "<p class='help'>Hover over a curve for its values; drag to zoom, double-click to "
+        "zoom out; click a legend entry to hide or show it.</p>" + _runs_table(runs, names, configs)
+    )
+
+
+def _runs_table(runs: Sequence[Path], names: list[str], configs: list[Config]) -> str:
+    head = ("run", "env", "algorithm", "HER strategy (k)", "seed", "env steps",
+            "training time", "final success rate")  # fmt: skip
+    rows = []
+    for run, name, config in zip(runs, names, configs, strict=True):
+        config = config or {}
+        try:
+            summary = json.loads((run / "summary.json").read_text())
+        except (OSError, ValueError):
+            summary = {}
+        summary = summary if isinstance(summary, dict) else {}
+        steps, wall, success = (summary.get(k) for k in ("env_steps", "wall_s", "success_rate"))
+        cells = [name, config.get("env_id", ""), config.get("algo", ""),
+                 f"{config.get('strategy', '')} ({config.get('k', '')})" if config else "",
+                 config.get("seed", ""), f"{steps:,}" if isinstance(steps, int) else "",
+                 f"{wall:.1f} s" if isinstance(wall, int | float) else "",
+                 f"{success:.2f}" if isinstance(success, int | float) else ""]  # fmt: skip
+        rows.append("".join(f"<td>{html.escape(str(cell))}</td>" for cell in cells))
+    header = "".join(f"<th>{cell}</th>" for cell in head)
+    return f"<table><tr>{header}</tr><tr>{'</tr><tr>'.join(rows)}</tr></table>"
+
+
+class _Figure:
+    """A Plotly figure as plain data, in the report's style (Plotly's figure objects check
+    every value as it is set, which takes seconds for a report's figures)."""
+
+    def __init__(self, title: str, x_title: str, y_title: str, legend: bool = True) -> None:
+        self.title = title
+        self.data: list[dict[str, Any]] = []
+        margin = {"l": 70, "r": 20, "t": 30, "b": 110 if legend else 60}
+        self.xaxis, self.yaxis = AXIS | {"title": x_title}, AXIS | {"title": y_title}
+        self.layout = LAYOUT | {"margin": margin, "showlegend": legend,
+                                "xaxis": self.xaxis, "yaxis": self.yaxis}  # fmt: skip
+
+    def add_scatter(self, **trace: Any) -> None:
+        """Add a scatter trace (lines or markers) with Plotly's attributes."""
+        self.data.append({"type": "scatter", **trace})
+
+
+def _html(fig: _Figure) -> str:
+    config = {"responsive": True, "displaylogo": False}
+    plot = to_html({"data": fig.data, "layout": fig.layout}, config, validate=False,
+                   include_plotlyjs=False, full_html=False)  # fmt: skip
+    return f"<div class='panel'><h3>{html.escape(fig.title)}</h3>{plot}</div>"
+
+
+def _grid(*panels: str) -> str:
+    return "<div class='grid'>" + "\n".join(panels) + "</div>"
+
+
+def _note(text: str) -> str:
+    return f"<div class='panel note'>{html.escape(text)}</div>"
+
+
+def _band(fig: _Figure, x: Any, low: Any, high: Any, colour: str, name: str, group: str) -> None:
+    """A shaded band from ``low`` to ``high``, shown and hidden with ``group``'s legend entry."""
+    line = {"width": 0, "color": colour}
+    fig.add_scatter(x=x, y=high, mode="lines", line=line, hoverinfo="skip", showlegend=False,
+                    legendgroup=group)  # fmt: skip
+    fill = f"rgba{(*hex_to_rgb(colour), 0.2)}"
+    fig.add_scatter(x=x, y=low, mode="lines", line=line, fill="tonexty", name=name,
+                    fillcolor=fill, hoverinfo="skip", legendgroup=group)  # fmt: skip
+
+
+def _success_figure(groups: Sequence[Group], x_title: str, title: str) -> str:
+    fig = _Figure(title, x_title, "success rate of evaluation episodes")
+    for index, group in enumerate(groups):
+        curve = group.curves.get(SUCCESS)
+        if curve is None:
+            continue
+        colour = COLOURS[index % len(COLOURS)]
+        if curve.n > 1:
+            _band(fig, curve.x, curve.min, curve.max, colour, "min-max over seeds", group.label)
+        mode = "lines+markers" if curve.x.size <= 60 else "lines"
+        fig.add_scatter(x=curve.x, y=curve.mean, mode=mode, name=group.label,
+                        line={"color": colour}, legendgroup=group.label)  # fmt: skip
+    fig.yaxis["range"] = [-0.03, 1.03]
+    return _html(fig)
+
+
+def _thin(*columns: np.ndarray) -> list[np.ndarray]:
+    """Every column at the same at most :data:`MAX_POINTS` evenly spaced indices."""
+    size = columns[0].size
+    if size <= MAX_POINTS:
+        return list(columns)
+    keep = np.unique(np.linspace(0, size - 1, MAX_POINTS).round().astype(int))
+    return [column[keep] for column in columns]
+
+
+EPISODE_PANELS = (
+    ("return", "Return of each training episode", "return (sum of rewards)", True),
+    ("success", "Success of training episodes", "success rate", False),
+    ("final_distance", "Distance to the goal at each episode's end", "final distance", True),
+)
+
+
+def _episode_panels(run: Path) -> list[str]:
+    path = run / EPISODES_FILE
+    if not path.is_file():
+        return [_note(f"This run has no {EPISODES_FILE}: it was written before herkit "
+                      "recorded each training episode, so there are no per-episode "
+                      "returns, successes or distances to show.")]  # fmt: skip
+    table = read_table(path)
+    steps = table.get("env_steps", np.array([]))
+    order = np.argsort(steps, kind="stable")
+    panels = []
+    for column, title, y_title, raw in EPISODE_PANELS:
+        values = table.get(column, np.full(steps.size, math.nan))[order]
+        x = steps[order]
+        keep = np.isfinite(x) & np.isfinite(values)
+        x, values = x[keep], values[keep]
+        if x.size == 0:
+            panels.append(_note(f"{title}: {EPISODES_FILE} has no {column} values "
+                                "(the env does not report them)."))  # fmt: skip
+            continue
+        window = episode_window(x.size)
+        fig = _Figure(f"{title} (line: mean of the last {window})", "env steps", y_title)
+        if raw:
+            shown = _thin(x, values)
+            sample = "" if shown[0].size == x.size else f" ({shown[0].size} of {x.size})"
+            fig.add_scatter(x=shown[0], y=shown[1], mode="markers", name=f"each episode{sample}",
+                            marker={"size": 4, "color": "rgba(120,120,120,0.35)"})  # fmt: skip
+        mean_x, mean = _thin(x, moving_average(values, window))
+        fig.add_scatter(x=mean_x, y=mean, mode="lines", name=f"mean of the last {window} episodes",
+                        line={"color": COLOURS[0], "width": 2.5})  # fmt: skip
+        if column == "success":
+            fig.yaxis["range"] = [-0.03, 1.03]
+        panels.append(_html(fig))
+    return panels
+
+
+def _update_panels(run: Path) -> list[str]:
+    notes = []
+    if (run / UPDATES_FILE).is_file():
+        table = read_table(run / UPDATES_FILE)
+        every = "every 50 updates"
+    else:
+        progress = read_table(run / PROGRESS_FILE)
+        table = {name: values for name, values in progress.items()
+                 if name == "updates" or name in TITLES or name in Q_COLUMNS
+                 or name.endswith("_loss")}  # fmt: skip
+        every = "at each evaluation"
+        notes.append(_note(f"This run has no {UPDATES_FILE}: it was written before herkit "
+                           "recorded the learner every 50 updates. The panels here show the "
+                           f"losses that {PROGRESS_FILE} logged at each evaluation."))  # fmt: skip
+    updates = table.pop("updates", np.array([]))
+    table = {n: v for n, v in table.items() if n != "env_steps" and np.isfinite(v).any()}
+    if updates.size == 0 or not table:
+        return [*notes, _note("There are no learner statistics: the run made no updates yet.")]
+    order = np.argsort(updates, kind="stable")
+    updates, table = updates[order], {name: values[order] for name, values in table.items()}
+    panels = [_q_panel(updates, table, every)] if "q_mean" in table else []
+    for name in sorted(set(table) - set(Q_COLUMNS), key=lambda n: ([*TITLES, n].index(n), n)):
+        label = name.replace("_", " ")
+        fig = _Figure(f"{TITLES.get(name, label)} ({every})", UPDATES_AXIS, label, False)
+        x, y = _thin(updates, table[name])
+        fig.add_scatter(x=x, y=y, mode="lines", name=label,
+                        line={"color": COLOURS[1]})  # fmt: skip
+        if _wants_log(y):  # a label every decade or few (10^-3, not 1m): at most 8
+            decades = math.log10(np.nanmax(y) / np.nanmin(y))
+            fig.yaxis |= {"type": "log", "dtick": math.ceil(decades / 8), "exponentformat": "power"}
+        panels.append(_html(fig))
+    return [*notes, *panels]
+
+
+def _q_panel(updates: np.ndarray, table: dict[str, np.ndarray], every: str) -> str:
+    fig = _Figure(f"Q values of sampled batches ({every})", UPDATES_AXIS, "Q value")
+    blue = COLOURS[0]
+    if "q_min" in table and "q_max" in table:
+        x, low, high = _thin(updates, table["q_min"], table["q_max"])
+        _band(fig, x, low, high, blue, "min-max of Q", "q")
+    x, mean = _thin(updates, table["q_mean"])
+    fig.add_scatter(x=x, y=mean, mode="lines", name="mean Q", line={"color": blue},
+                    legendgroup="q")  # fmt: skip
+    if "target_q_mean" in table:
+        x, target = _thin(updates, table["target_q_mean"])
+        fig.add_scatter(x=x, y=target, mode="lines", name="mean TD target",
+                        line={"color": COLOURS[2], "dash": "dot"})  # fmt: skip
+    for name, label in (("q_low", "lowest TD target allowed"), ("q_high", "highest allowed")):
+        if name in table:
+            x, bound = _thin(updates, table[name])
+            fig.add_scatter(x=x, y=bound, mode="lines", name=label,
+                            line={"color": "#444", "dash": "dash", "width": 1.5})  # fmt: skip
+    return _html(fig)
+
+
+def _config_table(names: list[str], configs: list[Config]) -> str:
+    """Settings as dotted keys, one column per run; rows where the runs differ are marked."""
+    flats = [_flatten(config) if config is not None else {} for config in configs]
+    keys = list(dict.fromkeys(key for flat in flats for key in flat))
+    if not keys:
+        return _note("No run has a readable config.json.")
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in ["setting", *names])
+    rows = []
+    for key in keys:
+        values = [flat.get(key, "") for flat in flats]
+        cells = [value if isinstance(value, str) else json.dumps(value) for value in values]
+        marked = " class='differs'" if len(set(cells)) > 1 else ""
+        tds = "".join(f"<td>{html.escape(cell)}</td>" for cell in [key, *cells])
+        rows.append(f"<tr{marked}>{tds}</tr>")
+    legend = "<p class='help'>Highlighted rows differ between runs.</p>" if len(names) > 1 else ""
+    return f"{legend}<table class='config'><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 20px; color: #222; background: #fafafa; }}
+h1 {{ font-size: 22px; margin: 0 0 6px; word-break: break-all; }} .facts {{ font-size: 15px; }}
+h2 {{ font-size: 18px; margin: 26px 0 8px; border-bottom: 1px solid #ddd; }}
+.help {{ color: #666; font-size: 13px; }} tr.differs td {{ background: #fff4c2; }}
+.grid {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 12px; }}
+.panel {{ background: #fff; border: 1px solid #ddd; border-radius: 6px; min-width: 0;
+          overflow: hidden; }} .note {{ padding: 16px; color: #555; background: #f3f3f3; }}
+.panel h3 {{ font-size: 15px; margin: 10px 12px 0; }} th {{ background: #eee; }}
+table {{ border-collapse: collapse; font-size: 13px; background: #fff; }}
+td, th {{ border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }}
+td {{ word-break: break-word; max-width: 520px; }}
+#report-errors {{ background: #fde8e8; border: 2px solid #c62828; color: #8e0000; padding: 10px;
+                 white-space: pre-wrap; margin-bottom: 12px; }}
+#report-errors:empty, #report-errors[hidden] {{ display: none; }}
+</style></head>
+<body>
+<div id="report-errors" hidden></div>
+<script>
+(function () {{
+  var box = document.getElementById("report-errors");
+  function show(text) {{
+    box.hidden = false;
+    box.textContent += (box.textContent ? "\\n" : "JavaScript error: ") + text;
+  }}
+  window.addEventListener("error", function (e) {{
+    show((e.message || "error") + (e.filename ? " (" + e.filename + ":" + e.lineno + ")" : ""));
+  }});
+  window.addEventListener("unhandledrejection", function (e) {{
+    show("unhandled rejection: " + ((e.reason && e.reason.message) || e.reason)); }});
+  window.addEventListener("load", function () {{
+    if (typeof Plotly === "undefined") {{ show("Plotly did not load"); return; }}
+    var blank = document.querySelectorAll(".plotly-graph-div:not(.js-plotly-plot)").length;
+    if (blank) show(blank + " figure(s) were not drawn");
+  }});
+}})();
+</script>
+<script type="text/javascript">{plotly}</script>
+{body}
+</body></html>
+"""

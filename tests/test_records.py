@@ -196,6 +196,10 @@ def test_record_file_keeps_rows_up_to_the_resume_point(tmp_path: Path) -> None:
     RecordFile(path, "n", ["n", "x"]).append([{"n": n, "x": n / 3} for n in range(5)])
     RecordFile(path, "n", ["n", "x"], resume_after=2).append([{"n": 7, "x": float("inf")}])
     assert path.read_text().splitlines() == ["n,x", "0,0", "1,0.333333", "2,0.666667", "7,"]
+    with open(path, "a") as file:  # a row cut short by a kill, then one without its end
+        file.write("8,1\n1\n")
+    RecordFile(path, "n", resume_after=8).append([{"n": 9, "x": 1}])
+    assert path.read_text().splitlines()[-2:] == ["8,1", "9,1"]
     lazy = RecordFile(tmp_path / "lazy.csv", "n")
     assert not lazy.path.exists()
     lazy.append([{"n": 1, "y": None}])

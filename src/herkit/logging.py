@@ -152,7 +152,8 @@ class RecordFile:
 
 
 def _keep_rows(path: Path, key: str, limit: float) -> list[str] | None:
-    """Rewrite ``path`` keeping the rows whose ``key`` is at most ``limit``; its header."""
+    """Rewrite ``path`` keeping the rows whose ``key`` is at most ``limit`` (and no row cut
+    short by a kill); returns its header."""
     tmp = path.with_suffix(".csv.tmp")
     with open(path, newline="") as source, open(tmp, "w", newline="") as target:
         reader = csv.reader(source)
@@ -161,9 +162,18 @@ def _keep_rows(path: Path, key: str, limit: float) -> list[str] | None:
         if header is not None:
             writer.writerow(header)
             index = header.index(key)
-            writer.writerows(row for row in reader if row and float(row[index]) <= limit)
+            for row in reader:
+                if len(row) == len(header) and _number(row[index]) <= limit:
+                    writer.writerow(row)
     tmp.replace(path)
     return header
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.inf
 
 
 def _cell(value: Any) -> str:

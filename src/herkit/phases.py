@@ -306,9 +306,9 @@ class TrainingRun:
         state.wall_s = time.perf_counter() - self.started
         if not self.agent.parameters_agree():
             raise DistributedError("the ranks' parameters have diverged")
+        self.records.write()  # first: rows cut short by a kill here go with this checkpoint
         agent_state = {"agent": self.agent.state_dict(), "torch_rng": torch.get_rng_state()}
         save_checkpoint(self.run_dir, agent_state, self.buffer, asdict(state), self.context)
-        self.records.write()
         if self.context.is_main:
             self._write_config()
 

@@ -107,11 +107,12 @@ def test_update_smoke(algo: str) -> None:
     batch = random_batch(algo)
     metrics = agent.update(batch)
     assert all(isinstance(v, float) and math.isfinite(v) for v in metrics.values())
-    assert {"critic_loss", "q_mean", "target_q_mean"} <= metrics.keys()
+    assert {"critic_loss", "q_mean", "q_min", "q_max", "target_q_mean"} <= metrics.keys()
+    assert metrics["q_min"] <= metrics["q_mean"] <= metrics["q_max"]
     if algo != "dqn":
         assert "actor_loss" in metrics
     if algo == "sac":
-        assert metrics["alpha"] > 0 and "alpha_loss" in metrics
+        assert metrics["alpha"] > 0 and "alpha_loss" in metrics and "entropy" in metrics
     after = parameters(agent)
     for name in before:
         if "center" not in name and "half_range" not in name:  # action-bound buffers

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import os
 import signal
@@ -217,6 +218,14 @@ def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
     assert resumed.stdout.count('"world_size"') == 1  # one summary, printed by rank 0
     steps = [int(row["env_steps"]) for row in read_progress(run)]
     assert steps == sorted(set(steps)) and steps[-1] == 2400
+    # One episodes.csv holds both ranks' episodes, each once, in order of env steps.
+    with open(run / "episodes.csv", newline="") as file:
+        episodes = list(csv.DictReader(file))
+    assert {row["rank"] for row in episodes} == {"0", "1"}
+    ended = [int(row["env_steps"]) for row in episodes]
+    assert ended == sorted(ended) and ended[-1] <= 2400
+    assert len({(row["env_steps"], row["rank"], row["env"]) for row in episodes}) == len(ended)
+    assert len(ended) == int(read_progress(run)[-1]["episodes"])
 
     # Its policy loads in one process and acts as rank 1's copy does (the ranks agree).
     policy = herkit.load_policy(run)

@@ -133,7 +133,7 @@ def report(
 
 RESUME_MAY_CHANGE = (
     "steps", "eval_every", "eval_episodes", "checkpoint_every", "video_every", "target_success",
-    "device",
+    "log_updates_every", "device",
     "torch_threads", "env_workers", "dist_timeout_s", "tensorboard", "progress",
 )  # fmt: skip
 """Settings that ``herkit train --resume RUN`` accepts as flags (e.g. a larger ``--steps``

@@ -122,6 +122,8 @@ class TrainConfig:
     video_every: int = 0
     """Env steps between videos of one evaluation episode, written to RUN/videos/ (and
     TensorBoard); 0: none. The env must render rgb_array frames."""
+    log_updates_every: int = 50
+    """Gradient updates per row of RUN/updates.csv (their mean losses and Q values)."""
     resume: str | None = None
     """Continue the run in this directory from its checkpoint (its config.json is used)."""
     terminal_on_success: bool | None = None
@@ -182,7 +184,7 @@ class TrainConfig:
         for name, minimum in (
             ("k", 0), ("steps", 1), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
             ("random_steps", 0), ("eval_every", 1), ("eval_episodes", 1), ("n_eval_envs", 1),
-            ("checkpoint_every", 1), ("video_every", 0), ("n_step", 1),
+            ("checkpoint_every", 1), ("video_every", 0), ("log_updates_every", 1), ("n_step", 1),
         ):  # fmt: skip
             check_int(name, getattr(self, name), minimum)
         if self.torch_threads is not None:

@@ -7,7 +7,8 @@ everything that steers the loop:
   samples on each of N ranks equals one update of N*B samples in one process;
 - normaliser statistics (sum, sum of squares, count) are summed over ranks;
 - evaluation success is averaged over ranks;
-- rank 0 alone writes logs, curves and checkpoint metadata.
+- rank 0 alone writes logs, curves and checkpoint metadata (every rank's finished
+  episodes are gathered to it for ``episodes.csv``).
 
 ``torchrun --nproc-per-node N -m herkit train ...`` sets ``RANK``, ``WORLD_SIZE``,
 ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT``; without them (or with
@@ -23,6 +24,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import torch
@@ -111,6 +113,15 @@ class Context:
         sums[self.rank] = local
         sums = self.all_sum(sums)
         return bool(np.all(sums == sums[0]))
+
+    def gather_objects(self, value: Any) -> list[Any]:
+        """Every rank's ``value`` (picklable), in rank order, on every rank; ``[value]``
+        in a single process."""
+        if not self.active:
+            return [value]
+        gathered: list[Any] = [None] * self.world_size
+        _collective("all_gather_object", dist.all_gather_object, gathered, value)
+        return gathered
 
     def barrier(self) -> None:
         """Wait for every rank."""

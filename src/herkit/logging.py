@@ -1,4 +1,6 @@
-"""Run logs: ``progress.csv`` (one row per evaluation) and TensorBoard scalars.
+"""Run logs: ``progress.csv`` (one row per evaluation) and TensorBoard scalars, and the
+record files that :mod:`herkit.records` fills (:class:`RecordFile`: ``episodes.csv``,
+``updates.csv``).
 
 CSV columns use plain names (``env_steps``, ``updates``, ``wall_s``, ``success_rate``,
 losses...); TensorBoard gets the same values under namespaced tags (``eval/success_rate``,
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +107,81 @@ class RunLogger:
             writer.writeheader()
             writer.writerows(self.rows)
         tmp.replace(self.path)
+
+
+class RecordFile:
+    """A CSV file that rows are appended to in batches, ordered by its ``key`` column.
+
+    A new run starts the file (its header as soon as the columns are known: ``columns``,
+    else the keys of the first row). ``resume_after`` (a resumed run) keeps the rows whose
+    ``key`` is at most that value and drops the later ones (written by a run killed after
+    its last checkpoint), so the resumed run appends without gaps or duplicates; the
+    file's header stays.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        key: str,
+        columns: Sequence[str] | None = None,
+        resume_after: float | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.columns = list(columns) if columns is not None else None
+        if resume_after is not None and self.path.exists():
+            self.columns = _keep_rows(self.path, key, resume_after) or self.columns
+        elif self.columns is not None:
+            self._start()
+
+    def append(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Append ``rows`` (dicts by column; a value missing, None or not finite is left
+        empty, a column that the file lacks is left out)."""
+        if not rows:
+            return
+        if self.columns is None:
+            self.columns = list(rows[0])
+            self._start()
+        with open(self.path, "a", newline="") as file:
+            writer = csv.writer(file)
+            writer.writerows([[_cell(row.get(name)) for name in self.columns] for row in rows])
+
+    def _start(self) -> None:
+        assert self.columns is not None
+        with open(self.path, "w", newline="") as file:
+            csv.writer(file).writerow(self.columns)
+
+
+def _keep_rows(path: Path, key: str, limit: float) -> list[str] | None:
+    """Rewrite ``path`` keeping the rows whose ``key`` is at most ``limit`` (and no row cut
+    short by a kill); returns its header."""
+    tmp = path.with_suffix(".csv.tmp")
+    with open(path, newline="") as source, open(tmp, "w", newline="") as target:
+        reader = csv.reader(source)
+        header = next(reader, None)
+        writer = csv.writer(target)
+        if header is not None:
+            writer.writerow(header)
+            index = header.index(key)
+            for row in reader:
+                if len(row) == len(header) and _number(row[index]) <= limit:
+                    writer.writerow(row)
+    tmp.replace(path)
+    return header
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.inf
+
+
+def _cell(value: Any) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
+    return _format(value)
 
 
 def read_progress(path: str | Path) -> list[dict[str, str]]:

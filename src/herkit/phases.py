@@ -2,7 +2,8 @@
 
 :mod:`herkit.train` calls them in order (act, step, store, reset the ended envs, owe
 updates and learn, evaluate and log, record a video, checkpoint); :class:`LoopState`
-holds the counters that every checkpoint saves.
+holds the counters that every checkpoint saves; :class:`herkit.records.RunRecords` the
+per-episode and per-update records.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from herkit.envs.workers import WorkerVectorEnv
 from herkit.evaluation import evaluate
 from herkit.logging import RunLogger
 from herkit.plots import plot_runs
+from herkit.records import RunRecords
 from herkit.run import write_run_config
 from herkit.video import write_video
 
@@ -98,6 +100,7 @@ class TrainingRun:
     overlap: bool
     success_of: SuccessSignal = field(init=False)
     logger: RunLogger | None = field(init=False)
+    records: RunRecords = field(init=False)
     progress: Progress = field(init=False)
     metrics: Metrics = field(default_factory=Metrics)
     terminal_unknown: bool = field(init=False)
@@ -123,6 +126,11 @@ class TrainingRun:
             if main
             else None
         )
+        self.records = RunRecords(
+            self.run_dir, config.n_envs, config.log_updates_every, self.context,
+            bounds=lambda: self.agent.return_bounds,
+            resumed_at=(state.env_steps, state.updates) if resumed else None,
+        )  # fmt: skip
         self.started = time.perf_counter() - state.wall_s
         label = f"[bold]{config.env_id}[/] {config.algo}"
         self.progress = Progress(label, config.steps, state.env_steps, config.progress and main)
@@ -168,6 +176,8 @@ class TrainingRun:
         self._report_rewards()
         done: np.ndarray = terminated | truncated
         self.state.episodes += int(done.sum())
+        env_steps = self.state.env_steps + self.steps_per_iteration  # once this step counts
+        self.records.episodes.step(env_steps, reward, done, success, next_obs)
         if success is not None:
             self.metrics.episode_successes.extend(success[done].tolist())
             if self.terminal_unknown and success.any():  # the env shows what it does
@@ -232,10 +242,12 @@ class TrainingRun:
             batch = self.buffer.sample(batch_size)
             if self.config.normalize_relabelled_goals:
                 self.agent.update_goal_normalizer(batch.goal)
-            self.metrics.add(self.agent.update(batch))
+            metrics = self.agent.update(batch)
+            self.metrics.add(metrics)
             if self.config.prioritized:
                 self.buffer.update_priorities(batch.indices, self.agent.priorities)
             state.updates += 1
+            self.records.updated(metrics, state.updates, state.env_steps)
             state.owed_updates -= 1
 
     def stop_requested(self, stop: StopOnSignal) -> bool:
@@ -247,7 +259,8 @@ class TrainingRun:
         return False
 
     def evaluate_and_log(self) -> bool:
-        """Evaluate the deterministic policy, log a row; True once the target is reached."""
+        """Evaluate the deterministic policy, log a row (and the episode and update
+        records); True once the target is reached."""
         state, config, context = self.state, self.config, self.context
         state.next_eval += config.eval_every
         eval_seed = config.seed + 10_000 + self.offset + state.env_steps
@@ -261,6 +274,7 @@ class TrainingRun:
         metrics = self.metrics.take()
         if self.logger is not None:
             self.logger.log(_row(state, metrics, episodes))
+        self.records.write()
         target = config.target_success
         if target is None or state.success_rate < target:
             return False
@@ -284,13 +298,15 @@ class TrainingRun:
             self.logger.video("eval/video", frames, state.env_steps, fps)
 
     def checkpoint(self, interrupted: bool) -> None:
-        """Save agent, buffer and counters (every rank: its own buffer) and config.json."""
+        """Save agent, buffer and counters (every rank: its own buffer) and config.json;
+        append the episode and update records."""
         state = self.state
         if not interrupted:
             state.next_checkpoint += self.config.checkpoint_every
         state.wall_s = time.perf_counter() - self.started
         if not self.agent.parameters_agree():
             raise DistributedError("the ranks' parameters have diverged")
+        self.records.write()  # first: rows cut short by a kill here go with this checkpoint
         agent_state = {"agent": self.agent.state_dict(), "torch_rng": torch.get_rng_state()}
         save_checkpoint(self.run_dir, agent_state, self.buffer, asdict(state), self.context)
         if self.context.is_main:

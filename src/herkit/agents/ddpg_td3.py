@@ -106,6 +106,8 @@ class DDPGAgent(GoalAgent):
         metrics = {
             "critic_loss": critic_loss,
             "q_mean": q[0].mean(),
+            "q_min": q[0].min(),
+            "q_max": q[0].max(),
             "target_q_mean": target.mean(),
         }
         if self.updates % config.policy_delay == 0:

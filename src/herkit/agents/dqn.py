@@ -81,5 +81,11 @@ class DQNAgent(GoalAgent):
         loss = weighted_mean(loss_fn(q, target, reduction="none"), batch.weights)
         self._step(self.optimizer, loss)
         self._update_targets()
-        metrics = {"critic_loss": loss, "q_mean": q.mean(), "target_q_mean": target.mean()}
+        metrics = {
+            "critic_loss": loss,
+            "q_mean": q.mean(),
+            "q_min": q.min(),
+            "q_max": q.max(),
+            "target_q_mean": target.mean(),
+        }
         return metrics, (target - q).abs()

@@ -44,6 +44,11 @@ class Agent(Protocol):
         """One gradient step on ``batch`` and the target-network update; returns metrics."""
         ...
 
+    @property
+    def return_bounds(self) -> tuple[float, float]:
+        """The range TD targets are clipped to (infinite where they are not)."""
+        ...
+
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume, loadable with ``torch.load(weights_only=True)``."""
         ...

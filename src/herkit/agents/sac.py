@@ -120,6 +120,8 @@ class SACAgent(GoalAgent):
             "critic_loss": critic_loss,
             "actor_loss": actor_loss,
             "q_mean": q[0].mean(),
+            "q_min": q[0].min(),
+            "q_max": q[0].max(),
             "target_q_mean": target.mean(),
             "entropy": -log_prob.mean(),
         }

@@ -1,0 +1,212 @@
+"""The run's records: episodes.csv (every training episode) and updates.csv (update metrics
+per interval), checked against what the envs and the agent produced, and across resume."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from pathlib import Path
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from herkit.cli import RESUME_MAY_CHANGE
+from herkit.config import BOOKKEEPING, TrainConfig
+from herkit.envs.bitflip import BitFlipEnv
+from herkit.logging import RecordFile, read_progress
+from herkit.records import EPISODE_COLUMNS, EpisodeTracker, final_distances
+from herkit.train import train
+from runs import quiet
+
+
+class RecordedBitFlip(BitFlipEnv):
+    """Bit flipping that keeps its own record of each episode it ends."""
+
+    made: ClassVar[list[RecordedBitFlip]] = []  # every instance, in the order they were made
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.first_seed: int | None = None
+        self.episodes: list[dict[str, Any]] = []
+        self._return, self._length = 0.0, 0
+        RecordedBitFlip.made.append(self)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        if self.first_seed is None:
+            self.first_seed = seed
+        self._return, self._length = 0.0, 0
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        obs, reward, terminated, truncated, info = super().step(action)
+        self._return += float(reward)
+        self._length += 1
+        if terminated or truncated:
+            distance = np.linalg.norm(obs["achieved_goal"] - obs["desired_goal"])
+            success = int(info["is_success"])
+            self.episodes.append({"return": self._return, "length": self._length,
+                                  "success": success, "distance": distance})  # fmt: skip
+        return obs, reward, terminated, truncated, info
+
+
+if "test/RecordedBitFlip-v0" not in gym.registry:
+    gym.register("test/RecordedBitFlip-v0", entry_point=RecordedBitFlip)
+
+
+def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    with open(path, newline="") as file:
+        reader = csv.DictReader(file)
+        return list(reader.fieldnames or []), list(reader)
+
+
+def small(out: Path, **changes: Any) -> TrainConfig:
+    """Bit flipping with 4 bits (episodes of up to 8 steps, many successes), 2 envs."""
+    values: dict[str, Any] = dict(
+        env_id="herkit/BitFlip-v0", env_kwargs=("n_bits=4", "max_steps=8"), steps=600,
+        warmup_steps=64, eval_every=200, eval_episodes=2, checkpoint_every=300, n_envs=2,
+        env_workers=0, log_updates_every=20, out=str(out), dqn={"hidden": (32,), "batch_size": 16},
+    )  # fmt: skip
+    return quiet(**(values | changes))
+
+
+def test_episode_rows_are_the_episodes_the_envs_played(tmp_path: Path) -> None:
+    RecordedBitFlip.made.clear()
+    config = small(tmp_path / "run", env_id="test/RecordedBitFlip-v0", seed=3)
+    train(config)
+    columns, rows = read_csv(tmp_path / "run" / "episodes.csv")
+    assert columns == list(EPISODE_COLUMNS)
+    assert [row["env_steps"] for row in rows] == sorted((row["env_steps"] for row in rows), key=int)
+    for env in range(config.n_envs):  # the last env made with this env's seed (not the probe)
+        played = [e for e in RecordedBitFlip.made if e.first_seed == config.seed + env][-1]
+        logged = [row for row in rows if row["env"] == str(env)]
+        assert len(logged) == len(played.episodes) > 10
+        assert {row["rank"] for row in logged} == {"0"}
+        assert [float(row["return"]) for row in logged] == [e["return"] for e in played.episodes]
+        lengths = [int(row["length"]) for row in logged]
+        assert lengths == [e["length"] for e in played.episodes]
+        assert [int(row["success"]) for row in logged] == [e["success"] for e in played.episodes]
+        assert 0 < sum(e["success"] for e in played.episodes) < len(played.episodes)
+        distances = [float(row["final_distance"]) for row in logged]
+        np.testing.assert_allclose(distances, [e["distance"] for e in played.episodes], rtol=1e-5)
+        # every env steps once per iteration: an episode ends after its env's steps so far
+        steps = [int(row["env_steps"]) for row in logged]
+        assert steps == (config.n_envs * np.cumsum(lengths)).tolist()
+    assert len(rows) == int(read_progress(tmp_path / "run")[-1]["episodes"])
+
+
+def test_final_distance_of_the_last_observation_and_empty_cells() -> None:
+    obs = {
+        "achieved_goal": np.array([[0.0, 0.0], [1.0, 1.0], [3.0, 4.0]]),
+        "desired_goal": np.zeros((3, 2)),
+    }
+    np.testing.assert_allclose(final_distances(obs, np.array([1, 2])), [2**0.5, 5.0])
+    images = {"achieved_goal": np.zeros((2, 2, 2)), "desired_goal": np.ones((2, 2, 2))}
+    np.testing.assert_allclose(final_distances(images, np.array([0, 1])), [2.0, 2.0])
+    words = {"achieved_goal": np.array(["a", "b", "c"]), "desired_goal": np.array(["b"] * 3)}
+    assert final_distances(words, np.array([0])) is None
+    tracker = EpisodeTracker(n_envs=3, rank=1)
+    done = np.array([False, True, True])
+    tracker.step(10, np.array([-1.0, -1.0, 0.0]), np.zeros(3, bool), None, obs)
+    tracker.step(13, np.array([-1.0, -1.0, -1.0]), done, None, words)
+    rows = tracker.take()
+    assert [(r["env"], r["return"], r["length"], r["rank"]) for r in rows] == [
+        (1, -2.0, 2, 1), (2, -1.0, 2, 1),
+    ]  # fmt: skip
+    assert all(r["success"] is None and r["final_distance"] is None for r in rows)
+    assert tracker.take() == [] and tracker.lengths.tolist() == [2, 0, 0]
+
+
+METRICS = {
+    "dqn": ["critic_loss", "q_mean", "target_q_mean", "td_abs_mean"],
+    "ddpg": ["critic_loss", "q_mean", "target_q_mean", "actor_loss", "td_abs_mean"],
+    "sac": ["critic_loss", "actor_loss", "q_mean", "target_q_mean", "entropy", "alpha_loss",
+            "alpha", "td_abs_mean"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("algo", ["dqn", "ddpg", "sac"])
+def test_update_rows_every_interval_with_the_algorithms_metrics(tmp_path: Path, algo: str) -> None:
+    env = "herkit/BitFlip-v0" if algo == "dqn" else "herkit/PointReach-v0"
+    nets = {"hidden": (32, 32), "batch_size": 16}
+    config = small(tmp_path / "run", env_id=env, algo=algo, steps=300, env_kwargs=(),
+                   updates_per_step=1.0, log_updates_every=25, **{algo: nets})  # fmt: skip
+    summary = train(config)
+    columns, rows = read_csv(tmp_path / "run" / "updates.csv")
+    extremes = ["q_min", "q_max", "q_low", "q_high"]
+    assert columns == ["updates", "env_steps", *METRICS[algo], *extremes]
+    assert [int(row["updates"]) for row in rows] == list(range(25, summary["updates"] + 1, 25))
+    assert len(rows) == summary["updates"] // 25 > 4
+    steps = [int(row["env_steps"]) for row in rows]
+    assert steps == sorted(steps) and steps[-1] <= 300
+    for row in rows:
+        assert all(row[name] != "" for name in columns[:-2]), row
+        assert float(row["q_min"]) <= float(row["q_mean"]) <= float(row["q_max"])
+        low, high = float(row["q_low"]), float(row["q_high"])  # sparse -1/0: clipped
+        assert np.isfinite([low, high]).all() and low < high
+    if algo == "sac":
+        assert all(float(row["alpha"]) > 0 for row in rows)
+
+
+def test_resume_appends_without_gaps_or_duplicates(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    config = small(run, steps=300, checkpoint_every=200)
+    first = train(config)
+    before = (run / "episodes.csv").read_text()
+    train(dataclasses.replace(config, steps=600, log_updates_every=30), resume=True)
+    assert (run / "episodes.csv").read_text().startswith(before)
+    _, episodes = read_csv(run / "episodes.csv")
+    steps = [int(row["env_steps"]) for row in episodes]
+    assert steps == sorted(steps) and steps[-1] <= 600 and steps[0] > 0
+    keys = [(row["env_steps"], row["rank"], row["env"]) for row in episodes]
+    assert len(set(keys)) == len(keys)
+    assert len(episodes) == int(read_progress(run)[-1]["episodes"]) > 50
+    _, updates = read_csv(run / "updates.csv")
+    counts = [int(row["updates"]) for row in updates]
+    assert counts == sorted(set(counts))
+    assert all(n % (20 if n <= first["updates"] else 30) == 0 for n in counts)
+    assert counts[0] == 20 and counts[-1] > first["updates"]
+
+
+def test_rows_after_the_checkpoint_of_a_killed_run_are_dropped(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    config = small(run, steps=300, checkpoint_every=300)
+    summary = train(config)
+    saved = {name: (run / name).read_text() for name in ("episodes.csv", "updates.csv")}
+    columns = saved["updates.csv"].splitlines()[0].count(",")
+    fake = {  # the rows of a run killed after its checkpoint
+        "episodes.csv": ["302,0,0,-3,3,1,0", "310,0,1,-8,8,0,1"],
+        "updates.csv": [f"{summary['updates'] + 20}" + ",9" * columns],
+    }
+    for name, lines in fake.items():
+        with open(run / name, "a") as file:
+            file.write("".join(line + "\n" for line in lines))
+    train(dataclasses.replace(config, steps=400), resume=True)
+    for name, text in saved.items():
+        now = (run / name).read_text()
+        assert now.startswith(text) and not set(fake[name]) & set(now.splitlines()), name
+        assert len(now.splitlines()) > len(text.splitlines()), name  # the resumed run's rows
+    _, episodes = read_csv(run / "episodes.csv")
+    assert len(episodes) == int(read_progress(run)[-1]["episodes"])
+
+
+def test_record_file_keeps_rows_up_to_the_resume_point(tmp_path: Path) -> None:
+    path = tmp_path / "log.csv"
+    RecordFile(path, "n", ["n", "x"]).append([{"n": n, "x": n / 3} for n in range(5)])
+    RecordFile(path, "n", ["n", "x"], resume_after=2).append([{"n": 7, "x": float("inf")}])
+    assert path.read_text().splitlines() == ["n,x", "0,0", "1,0.333333", "2,0.666667", "7,"]
+    with open(path, "a") as file:  # a row cut short by a kill, then one without its end
+        file.write("8,1\n1\n")
+    RecordFile(path, "n", resume_after=8).append([{"n": 9, "x": 1}])
+    assert path.read_text().splitlines()[-2:] == ["8,1", "9,1"]
+    lazy = RecordFile(tmp_path / "lazy.csv", "n")
+    assert not lazy.path.exists()
+    lazy.append([{"n": 1, "y": None}])
+    assert lazy.path.read_text().splitlines() == ["n,y", "1,"]
+
+
+def test_the_update_log_interval_is_bookkeeping() -> None:
+    assert "log_updates_every" in BOOKKEEPING and "log_updates_every" in RESUME_MAY_CHANGE
+    with pytest.raises(ValueError, match="log_updates_every"):
+        quiet(log_updates_every=0)

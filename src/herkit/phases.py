@@ -32,6 +32,7 @@ from herkit.evaluation import evaluate
 from herkit.logging import RunLogger
 from herkit.plots import plot_runs
 from herkit.records import RunRecords
+from herkit.report import write_report
 from herkit.run import write_run_config
 from herkit.video import write_video
 
@@ -311,6 +312,7 @@ class TrainingRun:
         save_checkpoint(self.run_dir, agent_state, self.buffer, asdict(state), self.context)
         if self.context.is_main:
             self._write_config()
+            write_report([self.run_dir], self.run_dir / "report.html")
 
     def _write_config(self) -> None:
         write_run_config(self.run_dir, self.config, self.conventions, self.buffer, self.machine)
@@ -325,7 +327,7 @@ class TrainingRun:
                 envs.close()
 
     def finish(self, interrupted: bool) -> dict[str, Any]:
-        """Write ``summary.json`` and ``curve.png``; returns the summary."""
+        """Write ``summary.json``, ``curve.png`` and ``report.html``; returns the summary."""
         summary = _summary(self.config, self.state, self.context.world_size)
         summary["run_dir"] = str(self.run_dir)
         if interrupted:
@@ -334,6 +336,7 @@ class TrainingRun:
             (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
             title = f"{self.config.env_id} {self.config.algo}+HER"
             plot_runs([self.run_dir], self.run_dir / "curve.png", title=title)
+            write_report([self.run_dir], self.run_dir / "report.html")
         return summary
 
 

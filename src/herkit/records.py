@@ -18,10 +18,11 @@ each metric the agent's ``update()`` returns (``critic_loss``, ``actor_loss``, `
 clipped to (empty where unbounded). Rank 0's updates, as in ``progress.csv``.
 
 Rows are kept in memory and appended at each evaluation and checkpoint (the last one ends
-the run), where every rank is at the same iteration: rank 0 writes every rank's episodes. A resumed run drops the
-rows after its checkpoint (see :class:`herkit.logging.RecordFile`): the episodes in
-progress at a checkpoint are never recorded, as the envs restart on resume, and the
-updates of an interval cut by a checkpoint go into the next row.
+the run), where every rank is at the same iteration: rank 0 writes every rank's episodes.
+A resumed run drops the rows after its checkpoint (see
+:class:`herkit.logging.RecordFile`): the episodes in progress at a checkpoint are never
+recorded, as the envs restart on resume, and the updates of an interval cut by a
+checkpoint go into the next row.
 """
 
 from __future__ import annotations

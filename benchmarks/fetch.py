@@ -7,6 +7,8 @@
     python benchmarks/fetch.py --tasks FetchPickAndPlace-v4 FetchSlide-v4 --steps 2000000
     python benchmarks/fetch.py --seeds 1 2                      # more seeds of FetchPush-v4
     python benchmarks/fetch.py --herkit-args --updates-per-step 0.5   # other training flags
+    python benchmarks/fetch.py --minutes 30 --label half --herkit-args --n-envs 16 \
+        --updates-per-step 0.0625 --eval-every 20000 --eval-episodes 20  # 30 min at most
 
 Each task and seed is one ``torchrun --nproc-per-node RANKS -m herkit train TASK --seed SEED
 --steps STEPS`` job (the Fetch preset: DDPG+HER future k=4, 3x256 networks, 8 envs, batch
@@ -49,8 +51,10 @@ def torchrun_train(
     steps: int,
     out: Path,
     herkit_args: list[str],
+    minutes: float | None = None,
 ) -> dict[str, Any]:
-    """One ``torchrun ... herkit train`` job (reused when finished); its record."""
+    """One ``torchrun ... herkit train`` job (reused when finished); its record. With
+    ``minutes`` the job gets SIGTERM after that wall time: it checkpoints and stops."""
     args = ["train", env_id, "--seed", str(seed), "--steps", str(steps), *herkit_args]
     command = [
         sys.executable, "-m", "torch.distributed.run", "--standalone",
@@ -62,7 +66,16 @@ def torchrun_train(
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
         started = time.perf_counter()
-        subprocess.run([*command, *own], check=True, stdout=subprocess.DEVNULL)
+        job = subprocess.Popen([*command, *own], stdout=subprocess.DEVNULL)
+        stopped = False
+        try:
+            job.wait(timeout=None if minutes is None else minutes * 60)
+        except subprocess.TimeoutExpired:
+            job.terminate()  # torchrun passes it on; herkit checkpoints and writes its summary
+            job.wait()
+            stopped = True
+        if (job.returncode != 0 and not stopped) or not (out / "summary.json").exists():
+            raise SystemExit(f"{' '.join(command)} failed with exit code {job.returncode}")
         wall_file.write_text(f"{time.perf_counter() - started:.1f}\n")
     summary = json.loads((out / "summary.json").read_text())
     curve = [
@@ -141,6 +154,9 @@ def main() -> None:
     parser.add_argument("--runs-dir", default="runs/fetch", help="where the runs go")
     parser.add_argument("--label", default="", help="names these settings in the records")
     parser.add_argument(
+        "--minutes", type=float, help="stop each run after this wall time (SIGTERM)"
+    )
+    parser.add_argument(
         "--herkit-args", nargs=argparse.REMAINDER, default=HERKIT_ARGS,
         help="flags for herkit train (the rest of the command line)",
     )  # fmt: skip
@@ -153,7 +169,7 @@ def main() -> None:
             print(f"== {key}", flush=True)
             out = Path(options.runs_dir) / task / f"{label}seed{seed}"
             record = torchrun_train(
-                task, seed, options.ranks, options.steps, out, options.herkit_args
+                task, seed, options.ranks, options.steps, out, options.herkit_args, options.minutes
             )
             record.update(machine=machine(), code=code_version(), label=options.label)
             records[key] = record

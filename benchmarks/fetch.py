@@ -7,12 +7,14 @@
     python benchmarks/fetch.py --tasks FetchPickAndPlace-v4 FetchSlide-v4 --steps 2000000
     python benchmarks/fetch.py --seeds 1 2                      # more seeds of FetchPush-v4
     python benchmarks/fetch.py --herkit-args --updates-per-step 0.5   # other training flags
-    python benchmarks/fetch.py --minutes 30 --label half --herkit-args --n-envs 16 \
-        --updates-per-step 0.0625 --eval-every 20000 --eval-episodes 20  # 30 min at most
+    python benchmarks/fetch.py --minutes 30 --label preset --seeds 0 1 2 \
+        --herkit-args --target-success 0.9      # at most 30 min each, stop at 0.9
+    python benchmarks/fetch.py --label 64-per-step --herkit-args --n-envs 8 \
+        --updates-per-step 0.125                # the earlier one-process preset
 
 Each task and seed is one ``torchrun --nproc-per-node RANKS -m herkit train TASK --seed SEED
---steps STEPS`` job (the Fetch preset: DDPG+HER future k=4, 3x256 networks, 8 envs, batch
-512 at 0.125 updates per env step) with ``--herkit-args`` appended (default: an
+--steps STEPS`` job (the Fetch preset: DDPG+HER future k=4, 3x256 networks, 16 envs, batch
+512 at 0.0625 updates per env step) with ``--herkit-args`` appended (default: an
 evaluation of 20 episodes every 20,000 env steps).
 Env steps are counted over all ranks. A run whose directory (RUNS_DIR/TASK/seedSEED) holds
 a summary.json is not run again. ``--label L`` keeps the records of other settings apart
@@ -20,13 +22,18 @@ a summary.json is not run again. ``--label L`` keeps the records of other settin
 
 Writes, per task and seed, a record ``<task>/seed<seed>`` into docs/fetch.json (command,
 machine, code version, wall time, env steps per second, the first evaluation at or above
-0.9 and the curve) and docs/figures/fetch_<task>.png with one line per recorded seed.
+0.9, the curve, and ``others_cores``: the cores' worth of CPU time that other processes
+used during the run, 0 on an otherwise idle machine), and docs/figures/fetch_<task>.png:
+success against env steps and against wall time, one thin line per record and, for
+settings run on 2 seeds or more, their median in a thick line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -42,6 +49,18 @@ from herkit.logging import read_progress
 RESULTS = DOCS / "fetch.json"
 HERKIT_ARGS = ["--eval-every", "20000", "--eval-episodes", "20"]
 SOLVED = 0.9
+
+
+def busy_cpu_s() -> float:
+    """CPU seconds the whole machine has spent busy since boot (``/proc/stat``)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_s() -> float:
+    """CPU seconds of this script's finished child processes (and theirs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def torchrun_train(
@@ -65,7 +84,7 @@ def torchrun_train(
     if not (out / "summary.json").exists():
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
-        started = time.perf_counter()
+        started, busy, ours = time.perf_counter(), busy_cpu_s(), children_cpu_s()
         job = subprocess.Popen([*command, *own], stdout=subprocess.DEVNULL)
         stopped = False
         try:
@@ -76,7 +95,11 @@ def torchrun_train(
             stopped = True
         if (job.returncode != 0 and not stopped) or not (out / "summary.json").exists():
             raise SystemExit(f"{' '.join(command)} failed with exit code {job.returncode}")
-        wall_file.write_text(f"{time.perf_counter() - started:.1f}\n")
+        wall_s = time.perf_counter() - started
+        others = (busy_cpu_s() - busy) - (children_cpu_s() - ours)
+        wall_file.write_text(f"{wall_s:.1f}\n")
+        (out / "others_cores.txt").write_text(f"{max(0.0, others) / wall_s:.3f}\n")
+    others_file = out / "others_cores.txt"
     summary = json.loads((out / "summary.json").read_text())
     curve = [
         {key: float(row[key]) for key in ("env_steps", "wall_s", "success_rate", "updates")}
@@ -90,17 +113,13 @@ def torchrun_train(
         "seed": seed,
         "summary": summary,
         "process_wall_s": float(wall_file.read_text()) if wall_file.exists() else None,
+        "others_cores": float(others_file.read_text()) if others_file.exists() else None,
         "env_steps_per_s": round(summary["env_steps"] / summary["wall_s"], 1),
         "best_success": max((point["success_rate"] for point in curve), default=None),
         f"first_at_{SOLVED}": solved,
         "curve": curve,
         "run_dir": shown(out),
     }
-
-
-def _prefix(record: dict[str, Any]) -> str:
-    """``"LABEL, "`` for a labelled record, else ``""``."""
-    return f"{record['label']}, " if record.get("label") else ""
 
 
 def median_curve(curves: list[list[dict[str, float]]]) -> tuple[np.ndarray, ...]:
@@ -112,35 +131,51 @@ def median_curve(curves: list[list[dict[str, float]]]) -> tuple[np.ndarray, ...]
     return np.array(common), wall_s, success
 
 
-def plot_curves(results: dict[str, dict[str, Any]], path: Path, title: str) -> None:
-    """Success against env steps and against wall time, one line per result."""
+def plot_curves(groups: dict[str, list[dict[str, Any]]], path: Path, title: str) -> None:
+    """Success against env steps and against wall time: one thin line per record, and per
+    group of 2 or more seeds their median (where every seed was evaluated) in a thick one."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (by_steps, by_time) = plt.subplots(1, 2, figsize=(11, 4))
-    style = {"marker": ".", "alpha": 0.5 if len(results) >= 3 else 1.0}
-    for name, result in results.items():
-        curve = result["curve"]
-        success = [point["success_rate"] for point in curve]
-        by_steps.plot([p["env_steps"] for p in curve], success, label=name, **style)
-        by_time.plot([p["wall_s"] / 60 for p in curve], success, label=name, **style)
-    if len(results) >= 3:
-        steps, wall_s, success = median_curve([result["curve"] for result in results.values()])
-        by_steps.plot(steps, success, color="black", linewidth=2, label="median")
-        by_time.plot(wall_s / 60, success, color="black", linewidth=2, label="median")
+    fig, (by_steps, by_time) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for index, (name, records) in enumerate(groups.items()):
+        color = f"C{index % 10}"
+        seeds = ", ".join(str(record["seed"]) for record in records)
+        label = (
+            f"{name} (seed {seeds})" if len(records) == 1 else f"{name}, median of seeds {seeds}"
+        )
+        for record in records:
+            curve = record["curve"]
+            success = [point["success_rate"] for point in curve]
+            thin = {"color": color, "alpha": 0.35 if len(records) > 1 else 1.0, "marker": "."}
+            one = {"label": label} if len(records) == 1 else {}
+            by_steps.plot([p["env_steps"] for p in curve], success, **thin, **one)
+            by_time.plot([p["wall_s"] / 60 for p in curve], success, **thin, **one)
+        if len(records) > 1:
+            steps, wall_s, success = median_curve([record["curve"] for record in records])
+            by_steps.plot(steps, success, color=color, linewidth=2.5, label=label)
+            by_time.plot(wall_s / 60, success, color=color, linewidth=2.5, label=label)
     by_steps.set(xlabel="env steps (all ranks)", ylabel="success rate", ylim=(-0.02, 1.02))
     by_time.set(xlabel="wall time (min)", ylabel="success rate", ylim=(-0.02, 1.02))
     for axis in (by_steps, by_time):
         axis.axhline(SOLVED, color="grey", linestyle="--", linewidth=1)
         axis.grid(alpha=0.3)
-        axis.legend()
+    handles, labels = by_steps.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=1, fontsize=8, frameon=False)
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.01 + 0.035 * len(groups), 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def setting(record: dict[str, Any]) -> str:
+    """What a record's settings are called in the figure: its label (without one: the
+    earlier settings) and its ranks where there are several."""
+    name = record.get("label") or "earlier settings"
+    return name if record["ranks"] == 1 else f"{name}, {record['ranks']} ranks"
 
 
 def main() -> None:
@@ -160,10 +195,13 @@ def main() -> None:
         "--herkit-args", nargs=argparse.REMAINDER, default=HERKIT_ARGS,
         help="flags for herkit train (the rest of the command line)",
     )  # fmt: skip
+    parser.add_argument(
+        "--plot-only", action="store_true", help="redraw the figures from docs/fetch.json"
+    )
     options = parser.parse_args()
     records = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     for task in options.tasks:
-        for seed in options.seeds:
+        for seed in [] if options.plot_only else options.seeds:
             label = f"{options.label}/" if options.label else ""
             key = f"{task}/{label}seed{seed}"
             print(f"== {key}", flush=True)
@@ -175,13 +213,12 @@ def main() -> None:
             records[key] = record
             print(json.dumps({k: v for k, v in record.items() if k != "curve"}), flush=True)
             RESULTS.write_text(json.dumps(records, indent=1) + "\n")
-        seeds = {
-            f"{_prefix(record)}seed {record['seed']}, {record['ranks']} rank(s)": record
-            for key, record in sorted(records.items())
-            if key.startswith(f"{task}/")
-        }
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for key, record in sorted(records.items()):
+            if key.startswith(f"{task}/"):
+                groups.setdefault(setting(record), []).append(record)
         figure = FIGURES / f"fetch_{task.split('-')[0].lower()}.png"
-        plot_curves(seeds, figure, f"{task}, DDPG+HER on {machine()['cpus']} CPU cores")
+        plot_curves(groups, figure, f"{task}, DDPG+HER on {machine()['cpus']} CPU cores")
 
 
 if __name__ == "__main__":

@@ -46,12 +46,15 @@ from herkit.train import train
 
 RECORD = DOCS / "throughput.json"
 RECIPES: dict[str, list[str]] = {
-    # the Fetch preset as a user launches it: 8 envs, batch 512 x 0.125 updates per env step
-    # (64 samples per env step), one update per loop iteration
+    # the Fetch preset as a user launches it: 16 envs, batch 512 x 0.0625 updates per env
+    # step (32 samples per env step), one update per loop iteration
     "preset": [],
     "preset-no-overlap": ["--no-overlap"],
+    # the earlier preset: 8 envs, batch 512 x 0.125 (64 samples per env step)
+    "push64-8": ["--n-envs", "8", "--updates-per-step", "0.125"],
+    "push64-8-no-overlap": ["--n-envs", "8", "--updates-per-step", "0.125", "--no-overlap"],
     # the same update with 4 envs: an update every other iteration
-    "push64": ["--n-envs", "4"],
+    "push64": ["--n-envs", "4", "--updates-per-step", "0.125"],
     # the paper's per-worker update, the earlier preset: batch 256, half an update per env
     # step (128 samples per env step), 2 envs
     "paper-batch": ["--n-envs", "2", "--ddpg.batch-size", "256", "--updates-per-step", "0.5"],

@@ -551,6 +551,23 @@ def test_check_precision() -> None:
         check_precision("half", cpu)
 
 
+def test_bf16_is_native_only_where_the_cpu_has_its_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    import herkit.precision
+    from herkit.bench import environment_info
+
+    cpu = torch.device("cpu")
+    zen4 = frozenset({"avx2", "avx512f", "avx512_bf16", "sse2"})
+    zen3 = frozenset({"avx2", "sse2"})
+    for flags, native, units in (
+        (zen4, True, ["avx2", "avx512f", "avx512_bf16"]),
+        (zen3, False, ["avx2"]),
+    ):
+        monkeypatch.setattr(herkit.precision, "cpu_flags", lambda flags=flags: flags)
+        monkeypatch.setattr("herkit.bench.report.cpu_flags", lambda flags=flags: flags)
+        assert herkit.precision.fast_bf16(cpu) is native
+        assert environment_info()["vector_units"] == units
+
+
 def test_measure_precision_times_both_and_leaves_the_agent_as_it_was() -> None:
     from herkit.precision import AUTO_BF16_SPEEDUP, measure_precision
 

@@ -8,10 +8,28 @@ cores than the process has: oversubscribed, each waits on the other's time slice
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["CorePlan", "available_cores", "plan_cores"]
+__all__ = ["VECTOR_UNITS", "CorePlan", "available_cores", "cpu_flags", "plan_cores"]
+
+VECTOR_UNITS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
+"""The CPU flags that decide how fast a CPU multiplies float32 and bfloat16 matrices."""
+
+
+@functools.cache
+def cpu_flags() -> frozenset[str]:
+    """The instruction-set flags of this machine's CPU (``/proc/cpuinfo``; empty elsewhere)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return frozenset(line.split(":", 1)[1].split())
+    return frozenset()
 
 
 def available_cores(local_ranks: int = 1) -> int:

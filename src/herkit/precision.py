@@ -11,9 +11,7 @@ without those instructions a bfloat16 matrix product runs about 10x slower than 
 
 from __future__ import annotations
 
-import functools
 import time
-from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
@@ -21,6 +19,7 @@ import numpy as np
 import torch
 
 from herkit.buffer.batch import Batch
+from herkit.cores import cpu_flags
 
 __all__ = ["AUTO_BF16_SPEEDUP", "Precision", "check_precision", "fast_bf16", "measure_precision"]
 
@@ -30,24 +29,12 @@ AUTO_BF16_SPEEDUP = 1.1
 """``auto`` picks bf16 when the run's update is at least this much faster in it."""
 
 
-@functools.cache
-def _cpu_flags() -> frozenset[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return frozenset()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return frozenset(line.split(":", 1)[1].split())
-    return frozenset()
-
-
 def fast_bf16(device: torch.device) -> bool:
     """Whether ``device`` multiplies bfloat16 natively (AVX512-BF16 or AMX on a CPU)."""
     if device.type == "cuda":
         return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
     if device.type == "cpu":
-        return bool({"avx512_bf16", "amx_bf16"} & _cpu_flags())
+        return bool({"avx512_bf16", "amx_bf16"} & cpu_flags())
     return False
 
 

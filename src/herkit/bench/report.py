@@ -20,6 +20,7 @@ from typing import Any
 from herkit.bench.config import BufferBenchConfig
 from herkit.bench.data import MANY_ENVS
 from herkit.bench.timing import check_targets, run_buffer_bench
+from herkit.cores import VECTOR_UNITS, cpu_flags
 
 
 def environment_info(extra_packages: Sequence[str] = ()) -> dict[str, Any]:
@@ -35,6 +36,7 @@ def environment_info(extra_packages: Sequence[str] = ()) -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "processor": _cpu_model(),
+        "vector_units": [flag for flag in VECTOR_UNITS if flag in cpu_flags()],
         "cpus": os.cpu_count(),
         "versions": versions,
     }

@@ -21,6 +21,13 @@ def machine() -> dict[str, Any]:
     return environment_info(("mujoco", "gymnasium-robotics"))
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """The machine's CPU time since boot in clock ticks, all cores: (idle, total)
+    (``/proc/stat``; idle includes iowait)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return fields[3] + fields[4], sum(fields)
+
+
 def code_version() -> dict[str, Any]:
     """The git commit the runs used and whether ``src/`` differed from it."""
     git = ["git", "-C", str(ROOT)]

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import DOCS, FIGURES, code_version, machine, shown
+from common import DOCS, FIGURES, code_version, cpu_ticks, machine, shown
 
 from herkit.logging import read_progress
 
@@ -53,8 +53,8 @@ SOLVED = 0.9
 
 def busy_cpu_s() -> float:
     """CPU seconds the whole machine has spent busy since boot (``/proc/stat``)."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+    idle, total = cpu_ticks()
+    return (total - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def children_cpu_s() -> float:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import cpu_ticks
 
 ROOT = Path(__file__).resolve().parent.parent
 """The repository; run directories and the commands shown are relative to it."""
@@ -32,13 +33,9 @@ BATCH = 256
 def busy_fraction(seconds: float = 5.0) -> float:
     """Share of the machine's CPU time (all cores) spent busy during ``seconds``."""
 
-    def read() -> tuple[int, int]:
-        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-        return fields[3] + fields[4], sum(fields)  # idle + iowait, total
-
-    idle0, total0 = read()
+    idle0, total0 = cpu_ticks()
     time.sleep(seconds)
-    idle1, total1 = read()
+    idle1, total1 = cpu_ticks()
     return 1.0 - (idle1 - idle0) / max(total1 - total0, 1)
 
 

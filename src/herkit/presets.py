@@ -30,7 +30,7 @@ _BITFLIP = dict(
     updates_per_step=0.25,
     dqn=DQNConfig(batch_size=256, epsilon=0.5, polyak=0.99),
 )
-# Fetch on a CPU is a race in wall time. One env worker steps about 460-480 FetchPush env
+# Fetch on a CPU is a race in wall time. One env worker steps about 440-460 FetchPush env
 # steps/s on one core (most of it MuJoCo's physics); the networks train on the other core.
 # 32 sampled transitions per env step (batch 512 at 0.0625 updates per env step) is as much
 # learning as keeps pace with the envs there; 16 envs make every loop iteration owe one

@@ -49,6 +49,9 @@ from herkit.logging import read_progress
 RESULTS = DOCS / "fetch.json"
 HERKIT_ARGS = ["--eval-every", "20000", "--eval-episodes", "20"]
 SOLVED = 0.9
+# The success each task is held to in docs/results.md (the dashed line of its figure):
+# FetchSlide's published runs plateau below 0.9.
+TARGETS = {"FetchSlide-v4": 0.8}
 
 
 def busy_cpu_s() -> float:
@@ -131,9 +134,12 @@ def median_curve(curves: list[list[dict[str, float]]]) -> tuple[np.ndarray, ...]
     return np.array(common), wall_s, success
 
 
-def plot_curves(groups: dict[str, list[dict[str, Any]]], path: Path, title: str) -> None:
-    """Success against env steps and against wall time: one thin line per record, and per
-    group of 2 or more seeds their median (where every seed was evaluated) in a thick one."""
+def plot_curves(
+    groups: dict[str, list[dict[str, Any]]], path: Path, title: str, target: float = SOLVED
+) -> None:
+    """Success against env steps and against wall time: one thin line per record, per
+    group of 2 or more seeds their median (where every seed was evaluated) in a thick one,
+    and the target success as a dashed line."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -160,7 +166,7 @@ def plot_curves(groups: dict[str, list[dict[str, Any]]], path: Path, title: str)
     by_steps.set(xlabel="env steps (all ranks)", ylabel="success rate", ylim=(-0.02, 1.02))
     by_time.set(xlabel="wall time (min)", ylabel="success rate", ylim=(-0.02, 1.02))
     for axis in (by_steps, by_time):
-        axis.axhline(SOLVED, color="grey", linestyle="--", linewidth=1)
+        axis.axhline(target, color="grey", linestyle="--", linewidth=1)
         axis.grid(alpha=0.3)
     handles, labels = by_steps.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=1, fontsize=8, frameon=False)
@@ -218,7 +224,8 @@ def main() -> None:
             if key.startswith(f"{task}/"):
                 groups.setdefault(setting(record), []).append(record)
         figure = FIGURES / f"fetch_{task.split('-')[0].lower()}.png"
-        plot_curves(groups, figure, f"{task}, DDPG+HER on {machine()['cpus']} CPU cores")
+        title = f"{task}, DDPG+HER on {machine()['cpus']} CPU cores"
+        plot_curves(groups, figure, title, TARGETS.get(task, SOLVED))
 
 
 if __name__ == "__main__":

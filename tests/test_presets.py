@@ -1,0 +1,50 @@
+"""Per-env presets: which preset an env id gets, and that each one is a valid config."""
+
+from __future__ import annotations
+
+import pytest
+
+from herkit.config import TrainConfig, preset_config
+from herkit.presets import PRESETS, preset_values
+
+
+@pytest.mark.parametrize(
+    ("env_id", "key"),
+    [
+        ("FetchPush-v4", "FetchPush-v4"),
+        ("gymnasium_robotics:FetchPush-v4", "FetchPush-v4"),
+        ("FetchPickAndPlace-v4", "Fetch"),
+        ("FetchSlide-v4", "Fetch"),
+        ("FetchReach-v4", "FetchReach-v4"),
+        ("PointMaze_UMaze-v3", "PointMaze"),
+        ("herkit/BitFlip-v0", "herkit/BitFlip-v0"),
+    ],
+)
+def test_an_env_id_gets_its_longest_matching_preset(env_id: str, key: str) -> None:
+    assert preset_values(env_id) == PRESETS[key]
+
+
+def test_an_env_without_a_preset_gets_the_generic_defaults() -> None:
+    assert preset_values("CartPole-v1") == {}
+    assert preset_config("CartPole-v1") == TrainConfig(env_id="CartPole-v1")
+
+
+def test_preset_values_are_a_copy_the_caller_may_change() -> None:
+    values = preset_values("FetchPush-v4")
+    values["n_envs"] = 1
+    assert PRESETS["FetchPush-v4"]["n_envs"] != 1
+
+
+@pytest.mark.parametrize("key", sorted(PRESETS))
+def test_every_preset_is_a_valid_config(key: str) -> None:
+    config = preset_config(key)
+    assert config.to_dict()["env_id"] == key
+
+
+@pytest.mark.parametrize("key", sorted(k for k, v in PRESETS.items() if v.get("n_envs", 1) > 1))
+def test_presets_with_several_envs_owe_a_whole_update_per_loop_iteration(key: str) -> None:
+    # the envs step while the networks update only where each iteration owes an update
+    config = preset_config(key)
+    owed = config.n_envs * config.updates_per_step
+    assert owed >= 1.0, f"{key}: {config.n_envs} envs x {config.updates_per_step} = {owed}"
+    assert owed == round(owed), f"{key}: {owed} updates per iteration is not a whole number"

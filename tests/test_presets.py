@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from herkit.config import TrainConfig, preset_config
+from herkit.config import TrainConfig, config_from_dict, preset_config
 from herkit.presets import PRESETS, preset_values
 
 
@@ -36,9 +38,9 @@ def test_preset_values_are_a_copy_the_caller_may_change() -> None:
 
 
 @pytest.mark.parametrize("key", sorted(PRESETS))
-def test_every_preset_is_a_valid_config(key: str) -> None:
-    config = preset_config(key)
-    assert config.to_dict()["env_id"] == key
+def test_every_preset_is_a_valid_config_that_survives_config_json(key: str) -> None:
+    config = preset_config(key)  # validated on construction
+    assert config_from_dict(json.loads(json.dumps(config.to_dict()))) == config
 
 
 @pytest.mark.parametrize("key", sorted(k for k, v in PRESETS.items() if v.get("n_envs", 1) > 1))

@@ -10,7 +10,7 @@ import pytest
 
 from herkit.cores import plan_cores
 from herkit.envs import make_goal_env
-from herkit.envs.workers import EnvWorkerError, WorkerVectorEnv
+from herkit.envs.workers import EnvFailure, WorkerVectorEnv
 
 
 def fns(env_id: str, n: int) -> list[Any]:
@@ -32,7 +32,12 @@ def assert_same(left: Any, right: Any) -> None:
 
 @pytest.mark.parametrize(
     ("env_id", "n", "workers"),
-    [("herkit/BitFlip-v0", 3, 2), ("herkit/PointReach-v0", 4, 3), ("ledger:Ledger-v0", 5, 2)],
+    [
+        ("herkit/BitFlip-v0", 3, 2),
+        ("herkit/PointReach-v0", 4, 3),
+        ("ledger:Ledger-v0", 5, 2),
+        ("ledger:Ledger-v0", 4, 0),  # in this process
+    ],
 )
 def test_same_transitions_as_sync_vector_env(env_id: str, n: int, workers: int) -> None:
     sync = gym.vector.SyncVectorEnv(
@@ -82,23 +87,29 @@ class Flat(Faulty):
     observation_space = gym.spaces.Box(-1, 1, (2,))  # type: ignore[assignment]
 
 
-def test_an_env_error_names_the_worker_and_carries_its_traceback() -> None:
+def test_an_env_error_names_the_env_and_worker_and_carries_its_traceback() -> None:
     envs = WorkerVectorEnv([Faulty] * 2, 2)
     envs.reset(seed=0)
     envs.step(np.array([0, 0]))
-    with pytest.raises(EnvWorkerError, match="the simulator blew up"):
+    with pytest.raises(EnvFailure, match="the simulator blew up") as caught:
         envs.step(np.array([0, 1]))
-    assert envs.closed
+    assert str(caught.value) == (
+        "env 1 (worker 1) raised RuntimeError('the simulator blew up') in step"
+    )
+    assert caught.value.envs == (1,)
+    assert 'raise RuntimeError("the simulator blew up")' in caught.value.details
+    envs.close()
+    assert not envs._processes[0].is_alive() and not envs._processes[1].is_alive()
 
 
 def test_bad_arguments_are_named() -> None:
-    with pytest.raises(ValueError, match=r"workers must be an int in 1\.\.2"):
+    with pytest.raises(ValueError, match=r"workers must be an int in 0\.\.2"):
         WorkerVectorEnv([Faulty] * 2, 3)
     with pytest.raises(ValueError, match="Dict observations"):
         WorkerVectorEnv([Flat] * 2, 1)
     envs = WorkerVectorEnv([Faulty] * 2, 1)
     try:
-        with pytest.raises(ValueError, match="needs a first reset"):
+        with pytest.raises(ValueError, match="needs a full reset first"):
             envs.reset(options={"reset_mask": np.array([True, False])})
         envs.reset(seed=0)
         with pytest.raises(ValueError, match="actions must have 2 rows"):

@@ -27,6 +27,8 @@ import torch
 
 from herkit.buffer.her import HerReplayBuffer, RewardFn
 from herkit.distributed import Context
+from herkit.failures import Diverged, nonfinite_tensors
+from herkit.files import naming
 
 CHECKPOINT = "checkpoint"
 
@@ -48,30 +50,67 @@ def save_checkpoint(
     loop_state: dict[str, Any],
     context: Context | None = None,
 ) -> None:
-    """Write this rank's part of ``RUN/checkpoint``; rank 0 swaps the folder in."""
+    """Write this rank's part of ``RUN/checkpoint``; rank 0 swaps the folder in.
+
+    Raises:
+        Diverged: ``agent_state`` holds a NaN or an infinity (nothing is written).
+        OSError: a file could not be written (named as its ``filename``); the folder being
+            built is removed and the previous checkpoint stays as it was.
+    """
     context = context or Context()
+    bad = nonfinite_tensors(agent_state)
+    if bad:
+        raise Diverged(
+            f"training diverged: {', '.join(bad[:3])}{' ...' * (len(bad) > 3)} not finite "
+            f"at update {loop_state.get('updates', 0):,} (no checkpoint written with them)"
+        )
     run_dir = Path(run_dir)
     tmp = run_dir / f".checkpoint-{loop_state['env_steps']}"
+    try:
+        _build(tmp, agent_state, buffer, loop_state, context)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if context.is_main:
+        _swap_in(run_dir, tmp)
+    context.barrier()
+
+
+def _build(
+    tmp: Path,
+    agent_state: dict[str, Any],
+    buffer: HerReplayBuffer,
+    loop_state: dict[str, Any],
+    context: Context,
+) -> None:
+    """Write every rank's files and rank 0's state.json into the folder ``tmp``."""
     if context.is_main:
         shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
+        with naming(tmp):
+            tmp.mkdir()
     context.barrier()
     agent_file, buffer_file = rank_files(context.rank)
-    torch.save({**agent_state, "loop": loop_state}, tmp / agent_file)
-    buffer.save(tmp / buffer_file)
+    with naming(tmp / agent_file):
+        torch.save({**agent_state, "loop": loop_state}, tmp / agent_file)
+    with naming(tmp / buffer_file):
+        buffer.save(tmp / buffer_file)
     context.barrier()
     if context.is_main:
         names = [name for rank in range(context.world_size) for name in rank_files(rank)]
         files = {name: _describe(tmp / name) for name in names}
         meta = {"state": loop_state, "world_size": context.world_size, "files": files}
-        _write_json(tmp / "state.json", meta)
-        final, old = run_dir / CHECKPOINT, run_dir / (CHECKPOINT + ".old")
-        if final.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            final.rename(old)
-        tmp.rename(final)
+        with naming(tmp / "state.json"):
+            _write_json(tmp / "state.json", meta)
+
+
+def _swap_in(run_dir: Path, tmp: Path) -> None:
+    """Make the complete folder ``tmp`` the checkpoint (renames only: no space needed)."""
+    final, old = run_dir / CHECKPOINT, run_dir / (CHECKPOINT + ".old")
+    if final.exists():
         shutil.rmtree(old, ignore_errors=True)
-    context.barrier()
+        final.rename(old)
+    tmp.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def find_checkpoint(run_dir: str | Path) -> Path:

@@ -21,6 +21,7 @@ from herkit import __version__
 from herkit.bench import BufferBenchConfig, bench_buffer
 from herkit.cli_args import auto_flags, moved, parse, unwrap_help, with_suggestions
 from herkit.distributed import DistributedError
+from herkit.failures import EXIT_CODES, RunFailed
 
 
 def bench(
@@ -134,7 +135,8 @@ def report(
 RESUME_MAY_CHANGE = (
     "steps", "eval_every", "eval_episodes", "checkpoint_every", "video_every", "target_success",
     "log_updates_every", "device",
-    "torch_threads", "env_workers", "dist_timeout_s", "tensorboard", "progress",
+    "torch_threads", "env_workers", "dist_timeout_s", "env_restarts", "env_timeout_s",
+    "tensorboard", "progress",
 )  # fmt: skip
 """Settings that ``herkit train --resume RUN`` accepts as flags (e.g. a larger ``--steps``
 to extend a finished run); the rest would not fit the checkpointed agent or buffer."""
@@ -242,7 +244,7 @@ def _train_main_safe(args: list[str]) -> int:
                 f"continue with: {launch} train --resume {stop.run_dir}",
                 file=sys.stderr,
             )
-        return 130
+        return EXIT_CODES["interrupted"]
     return 0
 
 
@@ -274,6 +276,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
         return 2
+    except RunFailed as error:
+        print(f"herkit: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except OSError as error:  # e.g. herkit plot -o on a full disk: the file and the cause
+        print(f"herkit: error: {error.filename or 'a file'}: {error.strerror or error}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_CODES["write failed"]
     except DistributedError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
         if "RANK" in os.environ:  # a launched rank: skip the interpreter's teardown, where

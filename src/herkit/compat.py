@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from herkit.buffer.inputs import check_finite
 from herkit.buffer.priority import SumTree
 from herkit.buffer.strategies import GOAL_STEPS, Strategy
 
@@ -158,6 +159,8 @@ class HindsightReplayBuffer:
         if extra:
             raise ValueError(f"add() got key(s) {extra} that are not in env_dict")
         rows = {k: self._as_rows(k, v) for k, v in kwargs.items()}
+        for key, values in rows.items():
+            check_finite(repr(key), values, row="transition", call="add")
         counts = {k: len(v) for k, v in rows.items()}
         if len(set(counts.values())) != 1:
             raise ValueError(f"add() got different numbers of transitions per key: {counts}")
@@ -195,21 +198,34 @@ class HindsightReplayBuffer:
             raise ValueError(
                 f"goal of shape {np.shape(goal)} does not broadcast to goal_shape {self.goal_shape}"
             ) from None
-        self._write({**episode, "goal": goals, "rew": self._rewards(episode, goals)})
-
+        check_finite("goal", np.asarray(goals, dtype=np.float64), row="step", call="episode")
+        written = [{**episode, "goal": goals, "rew": self._rewards(episode, goals)}]
         k = self.additional_goals
         if k > 0:
-            if self.strategy is Strategy.RANDOM:
-                picks = self.rng.integers(0, self._stored, size=k * length)
-                sources = self._ring[self.next_state][picks]
+            if self.strategy is Strategy.RANDOM:  # any row stored once this episode is
+                sources = self._stored_after_write(episode[self.next_state], k * length)
             else:
                 steps = np.broadcast_to(np.arange(length, dtype=np.int64), (k, length))
                 picked = GOAL_STEPS[self.strategy](steps, np.asarray(length), self.rng)
                 sources = episode[self.next_state][picked.ravel()]
             copies = {key: v[np.tile(np.arange(length), k)] for key, v in episode.items()}
             new_goals = self._goals(sources)
-            self._write({**copies, "goal": new_goals, "rew": self._rewards(copies, new_goals)})
+            written.append({**copies, "goal": new_goals, "rew": self._rewards(copies, new_goals)})
+        for rows in written:  # everything computed and checked before anything is stored
+            self._write(rows)
         self._episode_len = 0
+
+    def _stored_after_write(self, states: np.ndarray, count: int) -> np.ndarray:
+        """``count`` rows of ``next_state`` drawn uniformly from the ring as it will be once
+        the episode whose ``states`` these are is written (so it can be drawn too)."""
+        n = len(states)
+        kept = min(n, self.size)
+        picks = self.rng.integers(0, min(self._stored + n, self.size), size=count)
+        sources = self._ring[self.next_state][picks]
+        offset = (picks - (self._next + n - kept)) % self.size  # position in the new rows
+        new = offset < kept
+        sources[new] = states[n - kept + offset[new]]
+        return sources
 
     def _goals(self, states: np.ndarray) -> np.ndarray:
         goals = np.asarray(self.goal_func(states))
@@ -226,7 +242,9 @@ class HindsightReplayBuffer:
         rew = np.asarray(self.reward_func(rows[self.next_state], rows[self.action], goals))
         if rew.size != n:
             raise ValueError(f"reward_func returned {rew.size} values for {n} transitions")
-        return rew.reshape(n, 1)
+        rew = rew.reshape(n, 1)
+        check_finite("reward_func's reward", rew.astype(np.float64), row="step", call="episode")
+        return rew
 
     def _write(self, rows: dict[str, np.ndarray]) -> None:
         n = len(rows["rew"])

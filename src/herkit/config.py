@@ -147,6 +147,14 @@ class TrainConfig:
     dist_timeout_s: float = 300.0
     """torch.distributed (torchrun) runs: seconds a collective waits for the other ranks
     before failing."""
+    env_restarts: int = 0
+    """How many times per run a failed env (it raised, returned NaN or inf, or its worker
+    process died or hung) is rebuilt: the episodes in progress end there as truncated,
+    nothing of the failed step is stored, and training goes on. Past this many, the run
+    stops with a checkpoint at its last whole step."""
+    env_timeout_s: float = 300.0
+    """Seconds an env worker process may take to answer one step or reset before it counts
+    as hung (stopped, and a failed env as above)."""
     torch_threads: int | None = None
     """Threads of torch's CPU kernels; None: chosen with --env-workers so that threads
     plus env workers fit this process's CPU cores (printed at start, recorded in
@@ -199,6 +207,8 @@ class TrainConfig:
         check_bool("overlap", self.overlap)
         check_float("updates_per_step", self.updates_per_step, 0.0, open_low=True)
         check_float("dist_timeout_s", self.dist_timeout_s, 0.0, open_low=True)
+        check_int("env_restarts", self.env_restarts, 0)
+        check_float("env_timeout_s", self.env_timeout_s, 0.0, open_low=True)
         if self.target_success is not None:
             check_float("target_success", self.target_success, 0.0, 1.0, open_low=True)
         if self.reward_range is not None:

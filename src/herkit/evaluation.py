@@ -140,7 +140,9 @@ def evaluate_run(
     config, conventions = resolve_conventions(policy.config)
     n_envs = 1 if video is not None else min(episodes, config.n_eval_envs)
     render_mode = "rgb_array" if video is not None else None
-    envs = make_vector_env(config, n_envs, seed_offset=seed, render_mode=render_mode)
+    envs = make_vector_env(
+        config, n_envs, seed_offset=seed, render_mode=render_mode, label="evaluation env"
+    )
     frames: list[np.ndarray] | None = [] if video is not None else None
     try:
         success_of = SuccessSignal(

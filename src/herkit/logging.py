@@ -10,12 +10,15 @@ losses...); TensorBoard gets the same values under namespaced tags (``eval/succe
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from herkit.files import append_text, write_text
 
 PROGRESS_FILE = "progress.csv"
 BASE_COLUMNS = ("env_steps", "updates", "episodes", "wall_s", "sps", "success_rate")
@@ -65,8 +68,7 @@ class RunLogger:
             self.columns = columns
             self._rewrite()
         else:
-            with open(self.path, "a", newline="") as file:
-                csv.DictWriter(file, self.columns).writerow(text)
+            append_text(self.path, _csv_text([[text.get(name, "") for name in self.columns]]))
         if self._writer is not None:
             step = int(row["env_steps"])
             for key, value in row.items():
@@ -101,12 +103,8 @@ class RunLogger:
             self._writer.close()
 
     def _rewrite(self) -> None:
-        tmp = self.path.with_suffix(".csv.tmp")
-        with open(tmp, "w", newline="") as file:
-            writer = csv.DictWriter(file, self.columns)
-            writer.writeheader()
-            writer.writerows(self.rows)
-        tmp.replace(self.path)
+        rows = [[row.get(name, "") for name in self.columns] for row in self.rows]
+        write_text(self.path, _csv_text([self.columns, *rows]))
 
 
 class RecordFile:
@@ -141,32 +139,34 @@ class RecordFile:
         if self.columns is None:
             self.columns = list(rows[0])
             self._start()
-        with open(self.path, "a", newline="") as file:
-            writer = csv.writer(file)
-            writer.writerows([[_cell(row.get(name)) for name in self.columns] for row in rows])
+        cells = [[_cell(row.get(name)) for name in self.columns] for row in rows]
+        append_text(self.path, _csv_text(cells))
 
     def _start(self) -> None:
         assert self.columns is not None
-        with open(self.path, "w", newline="") as file:
-            csv.writer(file).writerow(self.columns)
+        write_text(self.path, _csv_text([self.columns]))
 
 
 def _keep_rows(path: Path, key: str, limit: float) -> list[str] | None:
     """Rewrite ``path`` keeping the rows whose ``key`` is at most ``limit`` (and no row cut
     short by a kill); returns its header."""
-    tmp = path.with_suffix(".csv.tmp")
-    with open(path, newline="") as source, open(tmp, "w", newline="") as target:
+    with open(path, newline="") as source:
         reader = csv.reader(source)
         header = next(reader, None)
-        writer = csv.writer(target)
+        kept: list[list[str]] = []
         if header is not None:
-            writer.writerow(header)
             index = header.index(key)
-            for row in reader:
-                if len(row) == len(header) and _number(row[index]) <= limit:
-                    writer.writerow(row)
-    tmp.replace(path)
+            kept = [header] + [
+                row for row in reader if len(row) == len(header) and _number(row[index]) <= limit
+            ]
+    write_text(path, _csv_text(kept))
     return header
+
+
+def _csv_text(rows: Sequence[Sequence[str]]) -> str:
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)
+    return out.getvalue()
 
 
 def _number(text: str) -> float:

@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import torch
 
@@ -29,10 +28,13 @@ from herkit.distributed import Context, DistributedError
 from herkit.envs.conventions import GoalConventions, SuccessSignal
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.evaluation import evaluate
+from herkit.failures import check_finite_action, check_finite_metrics
+from herkit.files import naming, write_text
 from herkit.logging import RunLogger
 from herkit.plots import plot_runs
 from herkit.records import RunRecords
 from herkit.report import write_report
+from herkit.restarts import with_restarts
 from herkit.run import write_run_config
 from herkit.video import write_video
 
@@ -56,6 +58,7 @@ class LoopState:
     solved_at_env_steps: int | None = None
     solved_at_wall_s: float | None = None
     resets: int = 0
+    env_restarts: int = 0
 
 
 @dataclass
@@ -90,9 +93,9 @@ class TrainingRun:
     conventions: GoalConventions
     context: Context
     run_dir: Path
-    envs: gym.vector.VectorEnv
-    eval_envs: gym.vector.VectorEnv
-    video_envs: gym.vector.VectorEnv | None
+    envs: WorkerVectorEnv
+    eval_envs: WorkerVectorEnv
+    video_envs: WorkerVectorEnv | None
     agent: Agent
     buffer: HerReplayBuffer
     machine: dict[str, Any]
@@ -109,6 +112,9 @@ class TrainingRun:
     range_reported: bool = False
     can_update: bool = False
     started: float = field(init=False)
+    closed: bool = False
+    last_checkpoint: int | None = field(init=False)
+    """Env steps of the checkpoint on disk (None: none yet)."""
 
     def __post_init__(self) -> None:
         config, state, main = self.config, self.state, self.context.is_main
@@ -122,6 +128,7 @@ class TrainingRun:
         # the env's reward terms beyond compute_reward, said once (by the probe or here)
         self.terms_reported = self.conventions.step_reward_extra is not None
         resumed = state.resets > 0
+        self.last_checkpoint = state.env_steps if resumed else None
         self.logger = (
             RunLogger(self.run_dir, config.tensorboard, state.env_steps if resumed else None)
             if main
@@ -137,6 +144,18 @@ class TrainingRun:
         self.progress = Progress(label, config.steps, state.env_steps, config.progress and main)
 
     @property
+    def error_log(self) -> Path:
+        """This rank's ``error.log`` (``error.rank{r}.log`` for rank r > 0): the tracebacks
+        of env restarts and of the failure that stopped the run."""
+        rank = self.context.rank
+        return self.run_dir / ("error.log" if rank == 0 else f"error.rank{rank}.log")
+
+    def reset_seed(self) -> int:
+        """The seed of a full reset of the training envs: new after a resume or a restart."""
+        state = self.state
+        return self.config.seed + self.offset + 7919 * state.resets + 104_729 * state.env_restarts
+
+    @property
     def steps_per_iteration(self) -> int:
         """Env steps of one iteration, over all ranks."""
         return self.config.n_envs * self.context.world_size
@@ -145,7 +164,9 @@ class TrainingRun:
         """Random actions for the first ``random_steps``, then the exploring policy's."""
         if self.state.env_steps < self.config.random_steps:
             return self.envs.action_space.sample()
-        return self.agent.act(obs["observation"], obs["desired_goal"], deterministic=False)
+        action = self.agent.act(obs["observation"], obs["desired_goal"], deterministic=False)
+        check_finite_action(action, self.state.updates)
+        return action
 
     def step(self, action: np.ndarray) -> tuple[Any, ...]:
         """Step the envs; overlapped, the updates owed so far run while the workers step."""
@@ -244,6 +265,7 @@ class TrainingRun:
             if self.config.normalize_relabelled_goals:
                 self.agent.update_goal_normalizer(batch.goal)
             metrics = self.agent.update(batch)
+            check_finite_metrics(metrics, state.updates + 1)
             self.metrics.add(metrics)
             if self.config.prioritized:
                 self.buffer.update_priorities(batch.indices, self.agent.priorities)
@@ -263,11 +285,12 @@ class TrainingRun:
         """Evaluate the deterministic policy, log a row (and the episode and update
         records); True once the target is reached."""
         state, config, context = self.state, self.config, self.context
-        state.next_eval += config.eval_every
         eval_seed = config.seed + 10_000 + self.offset + state.env_steps
         eval_started = time.perf_counter()
-        result = evaluate(self.agent, self.eval_envs, config.eval_episodes, eval_seed,
-                          self.success_of)  # fmt: skip
+        result = with_restarts(self, self.eval_envs, lambda: evaluate(
+            self.agent, self.eval_envs, config.eval_episodes, eval_seed, self.success_of
+        ))  # fmt: skip
+        state.next_eval += config.eval_every  # once done: a failure above keeps it due
         state.eval_s += time.perf_counter() - eval_started
         state.success_rate = context.mean(result.success_rate)
         state.wall_s = time.perf_counter() - self.started
@@ -287,38 +310,53 @@ class TrainingRun:
     def record_video(self) -> None:
         """One deterministic evaluation episode as ``RUN/videos/step-N.mp4`` and in
         TensorBoard."""
-        assert self.video_envs is not None
+        video_envs = self.video_envs
+        assert video_envs is not None
         state = self.state
-        state.next_video = state.env_steps + self.config.video_every
         seed = self.config.seed + 20_000 + state.env_steps
         frames: list[np.ndarray] = []
-        evaluate(self.agent, self.video_envs, 1, seed, self.success_of, frames=frames)
-        fps = float(self.video_envs.metadata.get("render_fps") or 30)
-        write_video(self.run_dir / "videos" / f"step-{state.env_steps:09d}.mp4", frames, fps)
+
+        def play() -> None:
+            frames.clear()
+            evaluate(self.agent, video_envs, 1, seed, self.success_of, frames=frames)
+
+        with_restarts(self, video_envs, play)
+        fps = float(video_envs.metadata.get("render_fps") or 30)
+        path = self.run_dir / "videos" / f"step-{state.env_steps:09d}.mp4"
+        with naming(path):
+            write_video(path, frames, fps)
+        state.next_video = state.env_steps + self.config.video_every
         if self.logger is not None:
             self.logger.video("eval/video", frames, state.env_steps, fps)
 
-    def checkpoint(self, interrupted: bool) -> None:
+    def checkpoint(self, interrupted: bool, with_report: bool = True) -> None:
         """Save agent, buffer and counters (every rank: its own buffer) and config.json;
-        append the episode and update records."""
+        append the episode and update records; then (``with_report``) the report."""
         state = self.state
-        if not interrupted:
-            state.next_checkpoint += self.config.checkpoint_every
         state.wall_s = time.perf_counter() - self.started
         if not self.agent.parameters_agree():
             raise DistributedError("the ranks' parameters have diverged")
         self.records.write()  # first: rows cut short by a kill here go with this checkpoint
         agent_state = {"agent": self.agent.state_dict(), "torch_rng": torch.get_rng_state()}
-        save_checkpoint(self.run_dir, agent_state, self.buffer, asdict(state), self.context)
+        loop_state = asdict(state)
+        if not interrupted:  # the checkpoint's own counters: the next one is due after it
+            loop_state["next_checkpoint"] += self.config.checkpoint_every
+        save_checkpoint(self.run_dir, agent_state, self.buffer, loop_state, self.context)
+        state.next_checkpoint = loop_state["next_checkpoint"]
+        self.last_checkpoint = state.env_steps
         if self.context.is_main:
             self._write_config()
-            write_report([self.run_dir], self.run_dir / "report.html")
+            if with_report:
+                write_report([self.run_dir], self.run_dir / "report.html")
 
     def _write_config(self) -> None:
         write_run_config(self.run_dir, self.config, self.conventions, self.buffer, self.machine)
 
     def close(self) -> None:
-        """Stop the progress bar, close the logs and every env."""
+        """Stop the progress bar, close the logs and every env (once; again does nothing)."""
+        if self.closed:
+            return
+        self.closed = True
         self.progress.close()
         if self.logger is not None:
             self.logger.close()
@@ -328,15 +366,20 @@ class TrainingRun:
 
     def finish(self, interrupted: bool) -> dict[str, Any]:
         """Write ``summary.json``, ``curve.png`` and ``report.html``; returns the summary."""
-        summary = _summary(self.config, self.state, self.context.world_size)
-        summary["run_dir"] = str(self.run_dir)
-        if interrupted:
-            summary["interrupted"] = True
+        summary = self.write_summary(interrupted=True) if interrupted else self.write_summary()
         if self.context.is_main:
-            (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
             title = f"{self.config.env_id} {self.config.algo}+HER"
             plot_runs([self.run_dir], self.run_dir / "curve.png", title=title)
             write_report([self.run_dir], self.run_dir / "report.html")
+        return summary
+
+    def write_summary(self, **extra: Any) -> dict[str, Any]:
+        """``summary.json`` (rank 0) with ``extra`` entries; returns the summary."""
+        summary = _summary(self.config, self.state, self.context.world_size)
+        summary["run_dir"] = str(self.run_dir)
+        summary |= extra
+        if self.context.is_main:
+            write_text(self.run_dir / "summary.json", json.dumps(summary, indent=1))
         return summary
 
 
@@ -378,6 +421,7 @@ def _summary(config: TrainConfig, state: LoopState, world_size: int) -> dict[str
         "updates": state.updates,
         "wall_s": round(state.wall_s, 3),
         "world_size": world_size,
+        "env_restarts": state.env_restarts,
     }
     if state.solved_at_env_steps is not None:
         summary["solved_at_env_steps"] = state.solved_at_env_steps

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from herkit.files import naming, write_with
 from herkit.run_groups import (
     AGENT_SETTINGS,
     IGNORED_SETTINGS,
@@ -70,10 +71,9 @@ def draw_groups(
     out = _check_output("output", out)
     fig = figure(groups, title, band)
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=110)
-    except OSError as error:
-        raise ValueError(f"output {str(out)!r} cannot be written: {error.strerror}") from None
+        with naming(out.parent):
+            out.parent.mkdir(parents=True, exist_ok=True)
+        write_with(out, lambda tmp: fig.savefig(tmp, dpi=110, format=out.suffix[1:] or "png"))
     finally:
         import matplotlib.pyplot as plt
 

@@ -86,6 +86,11 @@ class EpisodeTracker:
         self.returns[ended] = 0.0
         self.lengths[ended] = 0
 
+    def abandon(self) -> None:
+        """Forget the episodes in progress (cut short by an env restart: not recorded)."""
+        self.returns[:] = 0.0
+        self.lengths[:] = 0
+
     def take(self) -> list[dict[str, Any]]:
         """The rows since the last call."""
         rows, self.rows = self.rows, []

@@ -33,6 +33,7 @@ from plotly.colors import hex_to_rgb, qualitative
 from plotly.io import to_html
 from plotly.offline import get_plotlyjs
 
+from herkit.files import naming, write_text
 from herkit.logging import PROGRESS_FILE
 from herkit.plots import _check_output, _wants_log
 from herkit.run_groups import SUCCESS, Group, _flatten, _read_config, aggregate_runs, moving_average
@@ -66,7 +67,8 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
 
     Raises a one-line ValueError naming the argument for no runs, a run directory that is
     missing or has no ``progress.csv``, or an ``output`` that is a directory or lies under
-    a file. Missing folders of ``output`` are created.
+    a file. Missing folders of ``output`` are created. A failed write (a full disk) raises
+    the OSError, naming the file, and leaves no part of it.
     """
     if not run_dirs:
         raise ValueError("run_dirs: give at least one run directory")
@@ -92,11 +94,9 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
     body.append("<h2>Settings</h2>" + _config_table(names, configs))
     title = html.escape("herkit report: " + ", ".join(names))
     page = PAGE.format(title=title, plotly=get_plotlyjs(), body="\n".join(body))
-    try:
+    with naming(out.parent):
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(page, encoding="utf-8")
-    except OSError as error:
-        raise ValueError(f"output {str(out)!r} cannot be written: {error.strerror}") from None
+    write_text(out, page)  # whole or not at all; an OSError names the file
     return out
 
 

@@ -33,6 +33,7 @@ from herkit.envs import make_goal_env
 from herkit.envs.conventions import GoalConventions, probe_conventions
 from herkit.envs.torch_rewards import torch_reward_of
 from herkit.envs.workers import WorkerVectorEnv
+from herkit.files import write_text
 from herkit.precision import check_precision
 
 __all__ = [
@@ -86,10 +87,7 @@ def write_run_config(
         "conventions": conventions.to_dict() | {"env_terms": env_terms},
         "machine": machine,
     }
-    path = run_dir / "config.json"
-    tmp = path.with_name("config.json.tmp")
-    tmp.write_text(json.dumps(values, indent=1))
-    os.replace(tmp, path)
+    write_text(run_dir / "config.json", json.dumps(values, indent=1))
 
 
 def saved_machine(run_dir: Path) -> dict[str, Any]:
@@ -151,15 +149,17 @@ def make_vector_env(
     seed_offset: int,
     render_mode: str | None = None,
     workers: int | None = None,
-) -> gym.vector.VectorEnv:
+    label: str = "env",
+) -> WorkerVectorEnv:
     """``n_envs`` copies of the config's env, autoreset disabled (``render_mode``: for
-    frames, e.g. ``"rgb_array"``).
+    frames, e.g. ``"rgb_array"``); ``label`` names them in errors (``"evaluation env"``).
 
     ``workers`` processes step them, several envs each (:class:`WorkerVectorEnv`); with 0
     they step in this process, where they cost no pipes and no process switches (always
     with a ``render_mode``: frames are read from the env object). None:
     as :func:`plan_run_cores` chooses for ``n_envs`` envs. The env is first made here, so
-    that a bad id or a non-goal env is reported as a ValueError, not from a worker.
+    that a bad id or a non-goal env is reported as a ValueError, not from a worker. A
+    failing env raises :class:`~herkit.envs.failures.EnvFailure`.
     """
     kwargs = config.env_kwargs_dict()
     if render_mode is not None:
@@ -174,12 +174,9 @@ def make_vector_env(
     def make() -> gym.Env:
         return make_goal_env(config.env_id, **kwargs)
 
-    fns = [make] * n_envs
-    envs: gym.vector.VectorEnv
-    if workers > 0:
-        envs = WorkerVectorEnv(fns, min(workers, n_envs))
-    else:
-        envs = gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
+    envs = WorkerVectorEnv(
+        [make] * n_envs, min(workers, n_envs), label=label, timeout_s=config.env_timeout_s
+    )
     envs.action_space.seed(config.seed + seed_offset)
     return envs
 

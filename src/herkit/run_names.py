@@ -24,7 +24,8 @@ __all__ = ["AGENT_BLOCKS", "BOOKKEEPING", "default_run_name", "learning_differen
 BOOKKEEPING = (
     "out", "resume", "overwrite", "steps", "target_success", "eval_every", "eval_episodes",
     "n_eval_envs", "checkpoint_every", "video_every", "log_updates_every", "device",
-    "torch_threads", "env_workers", "dist_timeout_s", "tensorboard", "progress",
+    "torch_threads", "env_workers", "dist_timeout_s", "env_restarts", "env_timeout_s",
+    "tensorboard", "progress",
 )  # fmt: skip
 """TrainConfig fields that do not change what a run learns: where and how it is written and
 shown, its budget and stopping rule (a longer run continues the same learning), the

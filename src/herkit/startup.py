@@ -66,8 +66,9 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         opened.callback(envs.close)
         n_eval = min(config.eval_episodes, config.n_eval_envs)
         eval_envs = make_vector_env(
-            config, n_eval, seed_offset=10_000 + offset, workers=min(plan.env_workers, n_eval)
-        )
+            config, n_eval, seed_offset=10_000 + offset, workers=min(plan.env_workers, n_eval),
+            label="evaluation env",
+        )  # fmt: skip
         opened.callback(eval_envs.close)
         video_envs = None
         if config.video_every and main:
@@ -78,7 +79,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
         if config.precision == "auto":
             config = _choose_precision(config, agent, envs, context, device, machine)
-        overlap = config.overlap and isinstance(envs, WorkerVectorEnv)
+        overlap = config.overlap and envs.workers > 0
         if main:  # only now: a bad env id or algorithm leaves no run directory behind
             if replace:
                 if not config.overwrite:
@@ -182,9 +183,11 @@ def _announce(
         say(f"warning: {warning}")
 
 
-def _video_envs(config: TrainConfig, seed_offset: int) -> gym.vector.VectorEnv:
+def _video_envs(config: TrainConfig, seed_offset: int) -> WorkerVectorEnv:
     """One env that renders rgb_array frames, checked to draw one now (not after hours)."""
-    envs = make_vector_env(config, 1, seed_offset=seed_offset, render_mode="rgb_array")
+    envs = make_vector_env(
+        config, 1, seed_offset=seed_offset, render_mode="rgb_array", label="video env"
+    )
     try:
         envs.reset(seed=config.seed + seed_offset)
         render_frame(envs)

@@ -11,6 +11,7 @@ last observation of an episode.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,10 @@ from herkit import distributed
 from herkit.config import TrainConfig
 from herkit.console import StopOnSignal
 from herkit.distributed import Context, DistributedError
-from herkit.phases import LoopState
+from herkit.envs.failures import EnvFailure
+from herkit.failures import EXIT_CODES, RunFailed, stop_run
+from herkit.phases import LoopState, TrainingRun
+from herkit.restarts import restart_training_envs
 from herkit.run import (  # re-exported: herkit.train is where users and tests find them
     buffer_placement,
     build,
@@ -62,6 +66,9 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
         ValueError: bad settings, an env that cannot be made, an existing run directory
             (unless ``config.overwrite``), one in use by another process (see
             :mod:`herkit.run_dir`), or a resume with nothing left to train.
+        RunFailed: the run stopped on a failure (an env, a diverging learner, a write,
+            an unforeseen error; see :mod:`herkit.failures`): its text is one line, the
+            traceback is in ``RUN/error.log``, the last good checkpoint kept.
     """
     context = distributed.init(config.resolved_device(), config.dist_timeout_s)
     try:
@@ -82,20 +89,27 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
 def _train(
     config: TrainConfig, resume: bool, context: Context, stop: StopOnSignal
 ) -> dict[str, Any]:
-    run = start_run(config, resume, context)
+    run = _start(config, resume, context)
     state = run.state
-    obs, _ = run.envs.reset(seed=run.config.seed + run.offset + 7919 * state.resets)
     interrupted = False
     try:
+        try:
+            obs, _ = run.envs.reset(seed=run.reset_seed())
+        except EnvFailure as failure:
+            obs = restart_training_envs(run, failure)  # or stop: no restart left
         while state.env_steps < run.config.steps:
-            action = run.act(obs)
-            # collect (overlapped: the workers step while the updates owed so far run)
-            next_obs, reward, terminated, truncated, info = run.step(action)
-            # store (the env's reward and success kept: relabelling adds only the goal's part)
-            done = run.store(obs, action, next_obs, reward, terminated, truncated, info)
-            obs = run.reset_ended(next_obs, done)
-            state.env_steps += run.steps_per_iteration
-            run.owe_updates()  # and, unless overlapped, run them now
+            try:
+                action = run.act(obs)
+                # collect (overlapped: the workers step while the updates owed so far run)
+                next_obs, reward, terminated, truncated, info = run.step(action)
+                # store (the env's reward and success kept: relabelling adds only the goal's part)
+                done = run.store(obs, action, next_obs, reward, terminated, truncated, info)
+                state.env_steps += run.steps_per_iteration
+                run.owe_updates()  # and, unless overlapped, run them now
+                obs = run.reset_ended(next_obs, done)
+            except EnvFailure as failure:  # nothing of this step is stored
+                obs = restart_training_envs(run, failure)  # or stop: no restart left
+                continue
             interrupted = run.stop_requested(stop)
             finished = state.env_steps >= run.config.steps or interrupted
             due = state.env_steps >= min(state.next_eval, state.next_checkpoint) or finished
@@ -111,9 +125,29 @@ def _train(
                 run.checkpoint(interrupted)
             if finished:
                 break
+        run.close()
+        summary = run.finish(interrupted)
+    except (KeyboardInterrupt, DistributedError):
+        raise
+    except Exception as error:  # an env, the learner, the disk or a bug: said in one line
+        run.close()
+        raise stop_run(run, error) from error
     finally:
         run.close()
-    summary = run.finish(interrupted)
     if interrupted:
         raise Interrupted(run.run_dir, state.env_steps)
     return summary
+
+
+def _start(config: TrainConfig, resume: bool, context: Context) -> TrainingRun:
+    """:func:`~herkit.startup.start_run`, with an env that fails while the envs are made
+    said in one line (:class:`RunFailed`)."""
+    try:
+        return start_run(config, resume, context)
+    except EnvFailure as failure:
+        sys.stderr.write(failure.details + "\n")
+        then = f"continue with: herkit train --resume {config.out_dir()}" if resume else (
+            "nothing was trained: fix the cause and start again"
+        )  # fmt: skip
+        message = f"{failure} as the run started; traceback above; {then}"
+        raise RunFailed(message, EXIT_CODES["env failed"]) from failure

@@ -80,6 +80,7 @@ from herkit.buffer.inputs import (
     as_column,
     as_flags,
     as_rewards,
+    check_finite,
     check_settings,
     get_key,
     require_int,
@@ -276,7 +277,9 @@ class HerReplayBuffer:
         i.e. an env whose reward is its ``compute_reward``); ``success`` whether the step
         reached its own goal by the env's account (``info["is_success"]``; None: by the
         rule of ``success_threshold``). Everything is checked before anything is written
-        (:mod:`herkit.buffer.inputs`): a ValueError leaves the buffer as it was.
+        (:mod:`herkit.buffer.inputs`): a wrong shape or dtype, or a NaN or infinity in an
+        observation, goal, action or reward (named with its env and how many values) is
+        a ValueError that leaves the buffer as it was.
         """
         n_envs, specs = self.n_envs, self._specs
         sources = {"obs": obs, "next_obs": next_obs}
@@ -285,6 +288,9 @@ class HerReplayBuffer:
             for field, (source, key, label) in OBS_FIELDS.items()
         }
         values["action"] = as_column("action", action, specs["action"], n_envs)
+        for field, (_, _, label) in OBS_FIELDS.items():
+            check_finite(label, values[field])
+        check_finite("action", values["action"])
         values["terminated"] = as_flags("terminated", terminated, n_envs)
         done = values["terminated"] | as_flags("truncated", truncated, n_envs)
         for key in self.info_keys:

@@ -26,8 +26,10 @@ __all__ = [
     "as_column",
     "as_flags",
     "as_rewards",
+    "check_finite",
     "check_settings",
     "get_key",
+    "nonfinite_rows",
     "require_int",
     "transition_fields",
 ]
@@ -128,8 +130,7 @@ name that errors use."""
 def as_rewards(value: Any, n_envs: int) -> np.ndarray:
     """The env's step rewards as a finite float64 ``(n_envs,)`` array."""
     if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (n_envs,):
-        if not math.isfinite(value.sum()):  # a NaN or an infinity makes the sum one
-            raise ValueError(f"reward must be finite, got {value}")
+        check_finite("reward", value)
         return value
     array = np.asarray(value)
     if array.shape != (n_envs,) and not (n_envs == 1 and array.shape in ((), (1, 1))):
@@ -137,9 +138,36 @@ def as_rewards(value: Any, n_envs: int) -> np.ndarray:
     if not (array.dtype == bool or np.issubdtype(array.dtype, np.number)):
         raise ValueError(f"reward must be numeric, got {array.dtype}")
     array = array.astype(np.float64).reshape(n_envs)
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"reward must be finite, got {array}")
+    check_finite("reward", array)
     return array
+
+
+def nonfinite_rows(values: np.ndarray) -> np.ndarray | None:
+    """How many NaN or infinite values each row (along the leading axis) of ``values``
+    holds, or None when all are finite (always for integer and bool arrays)."""
+    if values.dtype.kind != "f" or values.size == 0:
+        return None
+    if math.isfinite(values.sum()):  # a NaN or an infinity makes the sum one
+        return None
+    counts = (~np.isfinite(values)).reshape(len(values), -1).sum(axis=1)
+    return counts if counts.any() else None  # the sum overflowed, every value finite
+
+
+def check_finite(name: str, values: np.ndarray, row: str = "env", call: str = "step") -> None:
+    """Refuse ``values`` (one ``row`` per entry of the leading axis: an env) if any is NaN
+    or infinite: a ValueError naming ``name``, the first such row and how many values it
+    has, and that nothing of this ``call`` was stored."""
+    counts = nonfinite_rows(values)
+    if counts is None:
+        return
+    first = int(np.flatnonzero(counts)[0])
+    count = int(counts[first])
+    others = int(np.count_nonzero(counts)) - 1
+    also = f" (and in {others} other {row}{'s' * (others > 1)})" if others else ""
+    raise ValueError(
+        f"{name} holds {count} non-finite value{'s' * (count > 1)} (NaN or inf) in {row} "
+        f"{first}{also}: nothing of this {call} was stored"
+    )
 
 
 def as_flags(name: str, value: Any, n_envs: int) -> np.ndarray:

@@ -65,7 +65,7 @@ _BufferT = TypeVar("_BufferT", bound=Persisted)
 
 def save_buffer(buffer: Persisted, path: str | os.PathLike[str]) -> None:
     """Write ``buffer`` to the ``.npz`` file ``path``, atomically (a temporary file beside
-    it, then a rename)."""
+    it, then a rename; removed if the write fails)."""
     buffer.flush()
     arrays, counters = buffer.storage.state()
     if buffer.tree is not None:
@@ -81,9 +81,13 @@ def save_buffer(buffer: Persisted, path: str | os.PathLike[str]) -> None:
     arrays["meta"] = np.array(json.dumps(meta))
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as file:
-        np.savez(file, **arrays)  # type: ignore[arg-type]
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as file:
+            np.savez(file, **arrays)  # type: ignore[arg-type]
+        os.replace(tmp, path)
+    except BaseException:  # a full disk: no half-written file stays
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def load_buffer(path: str | os.PathLike[str], build: Callable[..., _BufferT]) -> _BufferT:

@@ -1,25 +1,34 @@
-"""A vector env whose envs step in worker processes, several envs per worker.
+"""A vector env whose envs step in worker processes, several envs per worker, or in this
+process; either way a failing env is named, never waited on forever.
 
 Gymnasium's ``AsyncVectorEnv`` gives every env a process of its own: 16 envs on a 2-core
 machine are 16 processes fighting for 2 cores, and every step costs one round trip per
 env. :class:`WorkerVectorEnv` spreads ``n`` envs over ``workers`` processes (workers <=
 the cores left over by the learner); a worker steps its envs one after another and sends
 their results back in one message. ``step_async`` / ``step_wait`` let the trainer update
-its networks while the workers step.
+its networks while the workers step. With ``workers=0`` the envs step in this process, by
+the same code, with no pipes.
 
 Semantics are those of ``gym.vector.SyncVectorEnv`` with autoreset disabled: ``reset(seed=s)``
 seeds env ``i`` with ``s + i``; ``reset(options={"reset_mask": m})`` resets only the envs
 of ``m`` and returns every env's current observation; infos are merged per env
 (``info[key]`` and ``info["_key"]``). The same seeds give the same transitions, in
 workers or in one process.
+
+Failures (:mod:`herkit.envs.failures`): an env that raises, or returns a NaN or an
+infinity in an observation or reward, a worker that dies (``kill -9``, the out-of-memory
+killer) or answers nothing for ``timeout_s`` seconds: the call raises
+:class:`~herkit.envs.failures.EnvFailure` naming the env and its worker, with the env's
+traceback. Every wait on a worker also watches the process, so a death is seen at once.
+Afterwards :meth:`WorkerVectorEnv.restart` rebuilds the failed envs (a new process for a
+lost worker) and a full ``reset`` starts them again, or :meth:`~WorkerVectorEnv.close`
+ends them. Workers end with the trainer, however it ends: they watch their parent.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import pickle
-import signal
-import traceback
+import multiprocessing.connection
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,77 +36,28 @@ import cloudpickle
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["EnvWorkerError", "WorkerVectorEnv"]
+from herkit.envs.failures import EnvFailure, Failed, exit_reason, first_nonfinite
+from herkit.envs.worker_loop import remake, reset_some, step_all, work
 
+__all__ = ["EnvFailure", "WorkerVectorEnv"]
 
-class EnvWorkerError(RuntimeError):
-    """An env raised in a worker process (the worker's traceback is the message), or a
-    worker died."""
-
-
-def _stack(observations: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    return {key: np.stack([obs[key] for obs in observations]) for key in observations[0]}
-
-
-def _work(pipe: Any, parent_pipe: Any, pickled_fns: bytes) -> None:
-    """A worker's loop: make its envs, then answer step / reset / close commands."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle
-    parent_pipe.close()
-    envs: list[gym.Env] = []
-    try:
-        envs = [fn() for fn in pickle.loads(pickled_fns)]
-        pipe.send(("ok", None))
-        while True:
-            command, payload = pipe.recv()
-            if command == "close":
-                break
-            try:
-                if command == "step":
-                    results = [env.step(action) for env, action in zip(envs, payload, strict=True)]
-                    obs, rewards, terminated, truncated, infos = zip(*results, strict=True)
-                    pipe.send(
-                        (
-                            "ok",
-                            (
-                                _stack(list(obs)),
-                                np.asarray(rewards, np.float64),
-                                np.asarray(terminated, np.bool_),
-                                np.asarray(truncated, np.bool_),
-                                list(infos),
-                            ),
-                        )
-                    )
-                elif command == "reset":
-                    seeds, options = payload
-                    reset = {
-                        i: envs[i].reset(seed=seed, options=options) for i, seed in seeds.items()
-                    }
-                    pipe.send(("ok", reset))
-                else:
-                    raise ValueError(f"unknown command {command!r}")
-            except Exception:
-                pipe.send(("error", traceback.format_exc()))
-    except (EOFError, KeyboardInterrupt, BrokenPipeError):
-        pass
-    except Exception:
-        pipe.send(("error", traceback.format_exc()))
-    finally:
-        for env in envs:
-            env.close()
-        pipe.close()
+DEFAULT_TIMEOUT_S = 300.0
+"""How long a worker may take to answer one command before it counts as hung."""
 
 
 class WorkerVectorEnv(gym.vector.VectorEnv):
-    """``len(env_fns)`` envs stepped in ``workers`` processes, autoreset disabled.
+    """``len(env_fns)`` envs stepped in ``workers`` processes (0: in this process),
+    autoreset disabled.
 
     Env ``i`` lives in worker ``i * workers // n`` (contiguous shares, as even as they
     come). Call :meth:`step_async` then :meth:`step_wait` to do other work while the
-    workers step, or :meth:`step` for both.
+    workers step, or :meth:`step` for both. ``label`` names the envs in errors (``"env"``,
+    ``"evaluation env"``).
 
     Raises:
-        ValueError: ``workers`` is not in ``1..len(env_fns)``, or the observations are not
+        ValueError: ``workers`` is not in ``0..len(env_fns)``, or the observations are not
             a Dict (as a goal env's are).
-        EnvWorkerError: an env failed in its worker (the worker's traceback included).
+        EnvFailure: an env failed (see the module docstring).
     """
 
     def __init__(
@@ -105,18 +65,25 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
         env_fns: Sequence[Callable[[], gym.Env]],
         workers: int,
         context: str | None = None,
+        label: str = "env",
+        timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self.closed = True  # until the workers run
         self._pipes: list[Any] = []
         self._processes: list[Any] = []
         n = len(env_fns)
-        if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= n:
+        if isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= n:
             raise ValueError(
-                f"workers must be an int in 1..{n} (one env at least each), got {workers!r}"
+                f"workers must be an int in 0..{n} (0: in this process; one env at least "
+                f"each), got {workers!r}"
             )
+        if not timeout_s > 0:
+            raise ValueError(f"timeout_s must be > 0 seconds, got {timeout_s!r}")
         self.env_fns = list(env_fns)
         self.num_envs = n
         self.workers = workers
+        self.label = label
+        self.timeout_s = float(timeout_s)
         probe = self.env_fns[0]()
         if not isinstance(probe.observation_space, gym.spaces.Dict):
             probe.close()
@@ -129,38 +96,51 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
         self.metadata = dict(probe.metadata) | {"autoreset_mode": gym.vector.AutoresetMode.DISABLED}
         self.render_mode = probe.render_mode
         self.spec = probe.spec
-        probe.close()
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, n)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, n)
-        owner = np.arange(n) * workers // n
-        self._shares = [np.flatnonzero(owner == w) for w in range(workers)]
+        owner = np.arange(n) * max(workers, 1) // n
+        self._shares = [np.flatnonzero(owner == w) for w in range(max(workers, 1))]
         self._observations: dict[str, np.ndarray] | None = None
         self._waiting = False
+        self._lost: set[int] = set()  # workers that died or hung, until restarted
+        self._context: Any = multiprocessing.get_context(context)
+        if workers == 0:
+            self.envs = [probe]
+            try:
+                self.envs += [fn() for fn in self.env_fns[1:]]
+            except Exception:
+                for env in self.envs:
+                    env.close()
+                raise
+            self.closed = False
+            return
+        probe.close()
         self.closed = False
-        ctx: Any = multiprocessing.get_context(context)
-        for share in self._shares:
-            parent, child = ctx.Pipe()
-            fns = cloudpickle.dumps([self.env_fns[i] for i in share])
-            process = ctx.Process(target=_work, args=(child, parent, fns), daemon=True)
-            process.start()
-            child.close()
-            self._pipes.append(parent)
-            self._processes.append(process)
-        for w in range(workers):
-            self._receive(w)
+        self._pipes = [None] * workers
+        self._processes = [None] * workers
+        try:
+            for w in range(workers):
+                self._start_worker(w)
+            self._raise_failures({w: self._receive(w, "start") for w in range(workers)})
+        except BaseException:
+            self.close(terminate=True)
+            raise
 
     # --- stepping ------------------------------------------------------------------------
     def step_async(self, actions: Any) -> None:
         """Send ``actions`` (one per env) to the workers; they step while this returns."""
         if self._waiting:
             raise RuntimeError("step_async called twice without step_wait")
+        self._check_usable()
         actions = np.asarray(actions)
         if len(actions) != self.num_envs:
             raise ValueError(
                 f"actions must have {self.num_envs} rows (one per env), got {len(actions)}"
             )
-        for pipe, share in zip(self._pipes, self._shares, strict=True):
-            pipe.send(("step", actions[share]))
+        self._actions = actions
+        if self.workers:
+            for w, share in enumerate(self._shares):
+                self._send(w, ("step", actions[share]))
         self._waiting = True
 
     def step_wait(
@@ -171,11 +151,17 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
         if not self._waiting:
             raise RuntimeError("step_wait called without step_async")
         self._waiting = False
-        parts = [self._receive(w) for w in range(self.workers)]
+        if self.workers:
+            answers = {w: self._receive(w, "step") for w in range(self.workers)}
+        else:
+            answers = {0: step_all(self.envs, self._actions)}
+        self._raise_failures(answers)
+        parts = [answers[w][1] for w in range(len(self._shares))]
         obs = {key: np.concatenate([part[0][key] for part in parts]) for key in parts[0][0]}
         rewards = np.concatenate([part[1] for part in parts])
         terminated = np.concatenate([part[2] for part in parts])
         truncated = np.concatenate([part[3] for part in parts])
+        self._check_finite(obs, rewards, np.arange(self.num_envs), "step")
         infos: dict[str, Any] = {}
         i = 0
         for part in parts:
@@ -200,6 +186,7 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
         of the envs reset."""
         if self._waiting:
             raise RuntimeError("reset called between step_async and step_wait")
+        self._check_usable()
         seeds: list[int | None]
         if isinstance(seed, int):
             seeds = [seed + i for i in range(self.num_envs)]
@@ -222,65 +209,204 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
                 f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)"
             )
         elif self._observations is None:
-            raise ValueError("options['reset_mask'] needs a first reset of every env")
-        asked = []
-        for w, (pipe, share) in enumerate(zip(self._pipes, self._shares, strict=True)):
+            raise ValueError(
+                "options['reset_mask'] needs a full reset first (after the first one, and "
+                "after a failure)"
+            )
+        asked: dict[int, dict[int, int | None]] = {}
+        for w, share in enumerate(self._shares):
             chosen = {j: seeds[i] for j, i in enumerate(share) if mask[i]}
             if chosen:
-                pipe.send(("reset", (chosen, options or None)))
-                asked.append(w)
-        results = {w: self._receive(w) for w in asked}
-        infos: dict[str, Any] = {}
+                asked[w] = chosen
+                if self.workers:
+                    self._send(w, ("reset", (chosen, options or None)))
+        if self.workers:
+            answers = {w: self._receive(w, "reset") for w in asked}
+        else:
+            answers = {0: reset_some(self.envs, asked[0], options or None)} if asked else {}
+        self._raise_failures(answers)
         fresh: dict[int, tuple[dict[str, np.ndarray], dict[str, Any]]] = {}
-        for w, reset in results.items():
+        for w, (_, reset) in answers.items():
             for j, pair in reset.items():
                 fresh[int(self._shares[w][j])] = pair
+        rows = np.array(sorted(fresh), dtype=np.int64)
+        stacked: dict[str, np.ndarray] = {}
+        if len(rows):
+            stacked = {key: np.stack([fresh[i][0][key] for i in rows]) for key in fresh[rows[0]][0]}
+            self._check_finite(stacked, None, rows, "reset")
         if self._observations is None:
-            observations = _stack([fresh[i][0] for i in range(self.num_envs)])
+            observations = stacked
         else:
             observations = {key: value.copy() for key, value in self._observations.items()}
-            for i, (obs, _) in fresh.items():
-                for key in observations:
-                    observations[key][i] = obs[key]
-        for i in sorted(fresh):
-            infos = self._add_info(infos, fresh[i][1], i)
+            for key, value in stacked.items():
+                observations[key][rows] = value
+        infos: dict[str, Any] = {}
+        for i in rows:
+            infos = self._add_info(infos, fresh[int(i)][1], int(i))
         self._observations = observations
         return _copy(observations), infos
 
+    def render(self) -> tuple[Any, ...] | None:
+        """Each env's frame (envs in this process only: a worker's envs cannot draw here)."""
+        if self.workers:
+            raise RuntimeError("render needs workers=0: the envs live in worker processes")
+        return tuple(env.render() for env in self.envs)
+
+    # --- failures ------------------------------------------------------------------------
+    def restart(self, envs: Sequence[int]) -> None:
+        """Rebuild the envs of ``envs`` (indices; a lost worker is started anew with all its
+        envs); a full :meth:`reset` must follow. Raises :class:`EnvFailure` if an env fails
+        while being made."""
+        if self.closed:
+            raise RuntimeError("restart of a closed vector env")
+        self._waiting = False
+        self._observations = None
+        if not self.workers:
+            self._raise_failures({0: remake(self.envs, self.env_fns, list(envs))})
+            return
+        answers: dict[int, Any] = {}
+        failed = {int(i) for i in envs}
+        for w, share in enumerate(self._shares):
+            inside = [j for j, i in enumerate(share) if i in failed]
+            if w in self._lost:
+                self._stop_worker(w)
+                self._start_worker(w)
+                answers[w] = self._receive(w, "start")
+            elif inside:
+                self._send(w, ("restart", inside))
+                answers[w] = self._receive(w, "start")
+        self._raise_failures(answers)
+
+    def _check_usable(self) -> None:
+        if self.closed:
+            raise RuntimeError("the vector env is closed")
+        if self._lost:
+            raise RuntimeError(
+                f"worker(s) {sorted(self._lost)} are lost: restart() or close() the vector env"
+            )
+
+    def _check_finite(
+        self, obs: dict[str, np.ndarray], rewards: np.ndarray | None, rows: np.ndarray, during: str
+    ) -> None:
+        found = first_nonfinite(obs, rewards, rows)
+        if found is None:
+            return
+        env, name, count = found
+        self._observations = None
+        what = f"returned {count} non-finite value{'s' * (count > 1)} (NaN or inf) in {name}"
+        raise EnvFailure(self.label, [Failed((env,), what, during, worker=self._worker_of(env))])
+
+    def _raise_failures(self, answers: dict[int, Any]) -> None:
+        """Raise :class:`EnvFailure` for the answers that report one (in env order)."""
+        failed = [payload for status, payload in answers.values() if status == "failed"]
+        if not failed:
+            return
+        self._observations = None
+        failures = []
+        for w, (status, payload) in sorted(answers.items()):
+            if status != "failed":
+                continue
+            if isinstance(payload, Failed):  # a lost worker, already in these terms
+                failures.append(payload)
+                continue
+            j, what, during, details = payload
+            worker = w if self.workers else None
+            failures.append(Failed((int(self._shares[w][j]),), what, during, details, worker))
+        raise EnvFailure(self.label, sorted(failures, key=lambda failure: failure.envs))
+
+    def _worker_of(self, env: int) -> int | None:
+        return int(env * self.workers // self.num_envs) if self.workers else None
+
     # --- lifetime ------------------------------------------------------------------------
-    def _receive(self, worker: int) -> Any:
+    def _start_worker(self, w: int) -> None:
+        parent, child = self._context.Pipe()
+        fns = cloudpickle.dumps([self.env_fns[i] for i in self._shares[w]])
+        process = self._context.Process(target=work, args=(child, parent, fns), daemon=True)
+        process.start()
+        child.close()
+        self._pipes[w], self._processes[w] = parent, process
+        self._lost.discard(w)
+
+    def _stop_worker(self, w: int) -> None:
+        process = self._processes[w]
+        if process is not None and process.is_alive():
+            process.kill()
+        if process is not None:
+            process.join(timeout=5.0)
+        if self._pipes[w] is not None:
+            self._pipes[w].close()
+
+    def _send(self, w: int, message: Any) -> None:
         try:
-            status, payload = self._pipes[worker].recv()
-        except (EOFError, ConnectionResetError, BrokenPipeError):
-            self.close(terminate=True)
-            raise EnvWorkerError(
-                f"env worker {worker} died (exit code {self._processes[worker].exitcode})"
-            ) from None
-        if status == "error":
-            self.close(terminate=True)
-            raise EnvWorkerError(f"an env failed in worker process {worker}:\n{payload}")
-        return payload
+            self._pipes[w].send(message)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass  # the worker is gone: its _receive says so
+
+    def _receive(self, w: int, during: str) -> tuple[str, Any]:
+        """Worker ``w``'s answer, ``("ok", payload)`` or ``("failed", ...)``; a worker that
+        dies or answers nothing for ``timeout_s`` seconds is a failure of all its envs."""
+        pipe, process = self._pipes[w], self._processes[w]
+        share = tuple(int(i) for i in self._shares[w])
+        ready = multiprocessing.connection.wait([pipe, process.sentinel], self.timeout_s)
+        if pipe in ready or pipe.poll():  # an answer sent just before dying still counts
+            try:
+                answer: tuple[str, Any] = pipe.recv()
+                return answer
+            except (EOFError, ConnectionResetError, BrokenPipeError, OSError):
+                pass
+        self._lost.add(w)
+        if not ready:
+            process.kill()
+            process.join(timeout=5.0)
+            what = f"answered nothing for {self.timeout_s:g} s (hung): stopped it"
+            details = (
+                f"worker {w} (pid {process.pid}) gave no answer to '{during}' within "
+                f"{self.timeout_s:g} s; it was killed"
+            )
+        else:
+            process.join(timeout=5.0)
+            what = exit_reason(process.exitcode)
+            details = f"worker {w} (pid {process.pid}) {what} during '{during}'"
+        return "failed", Failed(share, what, during, details, worker=w, process_lost=True)
 
     def close(self, terminate: bool = False, **kwargs: Any) -> None:
-        """Stop the workers (and close their envs); safe to call twice."""
+        """Stop the workers (and close their envs); safe to call twice, never hangs: a
+        worker that does not stop within seconds is killed."""
         if self.closed:
             return
         self.closed = True
-        for pipe, process in zip(self._pipes, self._processes, strict=True):
-            if not terminate and process.is_alive():
+        if not self.workers:
+            for env in getattr(self, "envs", []):
                 try:
-                    if self._waiting:
-                        pipe.recv()
-                    pipe.send(("close", None))
-                except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
+                    env.close()
+                except Exception:  # a failed env may not close cleanly; it is dropped
                     pass
+            return
+        for w, (pipe, process) in enumerate(zip(self._pipes, self._processes, strict=True)):
+            if process is None or terminate or w in self._lost or not process.is_alive():
+                continue
+            if self._waiting:
+                ready = multiprocessing.connection.wait([pipe, process.sentinel], 10.0)
+                if pipe not in ready:
+                    continue
+                try:
+                    pipe.recv()
+                except (EOFError, ConnectionResetError, BrokenPipeError, OSError):
+                    continue
+            self._send(w, ("close", None))
         for process in self._processes:
+            if process is None:
+                continue
             process.join(timeout=1.0 if terminate else 10.0)
             if process.is_alive():
                 process.terminate()
+                process.join(timeout=2.0)
+            if process.is_alive():
+                process.kill()
                 process.join()
         for pipe in self._pipes:
-            pipe.close()
+            if pipe is not None:
+                pipe.close()
         self._waiting = False
 
     def __del__(self) -> None:

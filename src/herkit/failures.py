@@ -123,7 +123,7 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
             where = "traceback above (the run directory cannot be written)"
     if run.context.is_main and run.last_checkpoint is not None:
         try:
-            run.write_summary(failed={"error": what, "exit_code": EXIT_CODES[kind]})
+            run.write_summary(error=what, exit_code=EXIT_CODES[kind])
         except OSError:
             pass  # the closing line and error.log say it
     resume = f"continue with: herkit train --resume {run_dir}"

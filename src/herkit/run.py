@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from herkit.cores import CorePlan, plan_cores
 from herkit.distributed import Context
 from herkit.envs import make_goal_env
 from herkit.envs.conventions import GoalConventions, probe_conventions
+from herkit.envs.failures import EnvFailure, Failed, raised
 from herkit.envs.torch_rewards import torch_reward_of
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.files import write_text
@@ -110,6 +112,13 @@ def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventio
         probed = probe_conventions(
             env, compute_reward_of(env), info_keys=config.info_keys, seed=config.seed
         )
+    except ValueError:
+        raise
+    except Exception as error:  # the env's own failure, in the probe's random steps
+        what = raised(error)
+        failed = Failed((0,), what, "the random steps of the conventions probe",
+                        traceback.format_exc())  # fmt: skip
+        raise EnvFailure("env", [failed]) from error
     finally:
         env.close()
     given = "given (flag or config.json)"

@@ -1,0 +1,393 @@
+"""What `herkit train` does when something goes wrong in a run, each fault injected as a
+user would meet it: the closing line, the exit code, the checkpoint kept, error.log,
+nothing half-written, no process left behind, and --resume afterwards."""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from herkit import cli
+from herkit.failures import EXIT_CODES
+
+HERE = Path(__file__).resolve().parent
+QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "2"]
+ENV = "faulty:FaultyBitFlip-v0"
+
+
+def herkit_args(run: Path, *args: str, kwargs: str = "", steps: int = 600) -> list[str]:
+    return [
+        "train", ENV, "--steps", str(steps), "--eval-every", "200", "--checkpoint-every",
+        "200", "--warmup-steps", "64", "--out", str(run), *QUICK, *args,
+        "--env-kwargs", "n_bits=4", *kwargs.split(),
+    ]  # fmt: skip
+
+
+def herkit(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
+    return subprocess.run(
+        [sys.executable, "-m", "herkit", *args],
+        capture_output=True, text=True, timeout=timeout, env=env, cwd=HERE,
+    )  # fmt: skip
+
+
+def closing_line(stderr: str) -> str:
+    return stderr.strip().splitlines()[-1]
+
+
+def checkpoint_steps(run: Path) -> int:
+    return int(json.loads((run / "checkpoint" / "state.json").read_text())["state"]["env_steps"])
+
+
+def processes_of(run: Path) -> list[int]:
+    """Processes whose command line names ``run`` (a herkit train and its workers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            state = (entry / "stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            continue
+        if str(run) in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def assert_left_clean(run: Path) -> None:
+    """No half-written checkpoint or temporary file, and no process of the run."""
+    leftovers = [p.name for p in run.rglob("*") if p.name.startswith(".checkpoint-")
+                 or p.name.endswith(".tmp")]  # fmt: skip
+    assert not leftovers, leftovers
+    deadline = time.monotonic() + 10
+    while processes_of(run) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not processes_of(run)
+
+
+def assert_resumes(run: Path, steps: int = 600) -> None:
+    resumed = herkit("train", "--resume", str(run))
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["env_steps"] == steps and "error" not in summary
+
+
+@pytest.mark.parametrize(
+    ("placement", "fault", "label"),
+    [
+        (["--n-envs", "4", "--env-workers", "1"], "during=step at=230", "env 0 (worker 0)"),
+        (["--n-envs", "1"], "during=reset at=201", "env 0"),
+    ],
+    ids=["step-in-a-worker", "reset-in-process"],
+)
+def test_an_env_that_raises_stops_the_run_with_a_checkpoint_at_its_last_step(
+    tmp_path: Path, placement: list[str], fault: str, label: str
+) -> None:
+    run, token = tmp_path / "run", tmp_path / "token"
+    token.touch()
+    kwargs = f"fault=raise token={token} {fault}"  # at > 200: not in the conventions probe
+    done = herkit(*herkit_args(run, *placement, kwargs=kwargs, steps=1200))
+    assert done.returncode == EXIT_CODES["env failed"] == 3, done.stderr
+    method, call = re.search(r"during=(\w+) at=(\d+)", fault).groups()  # type: ignore[union-attr]
+    at = checkpoint_steps(run)
+    assert at % 200 != 0  # the last whole step, not a periodic checkpoint
+    if method == "step":
+        assert at == (int(call) - 1) * 4
+    assert closing_line(done.stderr) == (
+        f"herkit: error: {label} raised RuntimeError('the simulator blew up at {method} "
+        f"{call}') in {method} at env step {at:,}; checkpoint at env step {at:,} kept; "
+        f"traceback in {run / 'error.log'}; continue with: herkit train --resume {run}"
+    )
+    log = (run / "error.log").read_text()
+    assert "The env's traceback:" in log and "_maybe_fail" in log and "Traceback" in log
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["exit_code"] == 3 and summary["env_steps"] == at
+    assert_left_clean(run)
+    assert_resumes(run, steps=1200)  # the token is used up: the resumed envs do not fail
+
+
+def test_an_env_that_raises_as_the_run_starts_leaves_nothing(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    done = herkit(*herkit_args(run, kwargs="fault=raise at=5"))
+    assert done.returncode == 3, done.stderr
+    assert closing_line(done.stderr) == (
+        "herkit: error: env 0 raised RuntimeError('the simulator blew up at step 5') in the "
+        "random steps of the conventions probe as the run started; traceback above; nothing "
+        "was trained: fix the cause and start again"
+    )
+    assert "_maybe_fail" in done.stderr and not run.exists()
+
+
+def test_an_evaluation_env_that_raises_stops_the_run(tmp_path: Path) -> None:
+    run, token = tmp_path / "run", tmp_path / "token"
+    token.touch()
+    kwargs = f"fault=raise during=step at=2 armed_from_seed=10000 token={token}"
+    done = herkit(*herkit_args(run, "--n-envs", "2", "--env-workers", "1", kwargs=kwargs))
+    assert done.returncode == 3, done.stderr
+    line = closing_line(done.stderr)
+    assert line.startswith("herkit: error: evaluation env 0 (worker 0) raised RuntimeError(")
+    assert "at env step 200; checkpoint at env step 200 kept" in line
+    assert_left_clean(run)
+    assert_resumes(run)
+    steps = [row.split(",")[0] for row in (run / "progress.csv").read_text().splitlines()[1:]]
+    assert steps == ["202", "400", "600"]  # the failed evaluation, at the resume's first step
+
+
+@pytest.mark.parametrize("fault", ["nan", "inf"])
+def test_non_finite_observations_stop_the_run_naming_the_env(tmp_path: Path, fault: str) -> None:
+    run = tmp_path / "run"
+    args = herkit_args(run, "--n-envs", "2", "--env-workers", "0", kwargs=f"fault={fault} at=230")
+    done = herkit(*args)
+    assert done.returncode == 3, done.stderr
+    at = checkpoint_steps(run)
+    assert at == 229 * 2
+    assert closing_line(done.stderr).startswith(
+        "herkit: error: env 0 returned 2 non-finite values (NaN or inf) in obs['observation'] "
+        f"in step at env step {at:,}; checkpoint at env step {at:,} kept"
+    )
+    assert_left_clean(run)
+
+
+def test_env_restarts_rebuild_a_failed_env_then_stop_past_the_limit(tmp_path: Path) -> None:
+    run, token = tmp_path / "run", tmp_path / "token"
+    token.touch()
+    once = f"fault=raise at=250 token={token}"
+    done = herkit(*herkit_args(run, "--n-envs", "2", "--env-restarts", "2", kwargs=once))
+    assert done.returncode == 0, done.stderr
+    restarted = [line for line in done.stderr.splitlines() if "rebuilt it" in line]
+    assert len(restarted) == 1 and "(env restart 1 of 2; traceback in" in restarted[0]
+    assert json.loads((run / "summary.json").read_text())["env_restarts"] == 1
+    assert "the simulator blew up" in (run / "error.log").read_text()
+
+    again = tmp_path / "again"  # every env fails at its 250th step
+    args = herkit_args(again, "--n-envs", "2", "--env-restarts", "1", kwargs="at=250", steps=1200)
+    done = herkit(*args)
+    assert done.returncode == 3, done.stderr
+    assert len([line for line in done.stderr.splitlines() if "rebuilt it" in line]) == 1
+    # env 0 failed first (its worker steps env 1 after it) and was rebuilt; env 1 then failed
+    assert "env 1 (worker 0) raised RuntimeError('the simulator blew up at step 250')" in (
+        closing_line(done.stderr)
+    )
+    assert json.loads((again / "summary.json").read_text())["env_restarts"] == 1
+    assert_left_clean(again)
+
+
+@pytest.mark.parametrize("restarts", [0, 1])
+def test_a_killed_worker_stops_the_run_at_once_or_is_restarted(
+    tmp_path: Path, restarts: int
+) -> None:
+    run = tmp_path / "run"
+    args = herkit_args(run, "--n-envs", "4", "--env-workers", "1", "--env-restarts",
+                       str(restarts), steps=3000, kwargs="fault=none")  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "herkit", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=HERE,
+    )  # fmt: skip
+    state = run / "checkpoint" / "state.json"
+    deadline = time.monotonic() + 120
+    while not state.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = [pid for pid in processes_of(run) if pid != process.pid]
+    assert workers, "no worker process found"
+    os.kill(min(workers), signal.SIGKILL)  # the training envs' worker started first
+    killed = time.monotonic()
+    _, stderr = process.communicate(timeout=120)
+    if restarts:
+        assert process.returncode == 0, stderr
+        assert "died (exit code -9: killed by SIGKILL" in stderr and "rebuilt it" in stderr
+        assert json.loads((run / "summary.json").read_text())["env_restarts"] == 1
+    else:
+        assert process.returncode == 3, stderr
+        assert time.monotonic() - killed < 30
+        line = closing_line(stderr)
+        assert re.match(
+            r"herkit: error: env worker 0 \(envs 0-3\) died \(exit code -9: killed by SIGKILL, "
+            r"as the out-of-memory killer does\) at env step [\d,]+; checkpoint at env step "
+            r"[\d,]+ kept; traceback in .*error.log; continue with: herkit train --resume ",
+            line,
+        ), line
+        assert_left_clean(run)
+        assert_resumes(run, steps=3000)
+
+
+def run_in_process(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    sys.path.insert(0, str(HERE))
+    try:
+        code = cli.main(args)
+    finally:
+        sys.path.remove(str(HERE))
+    return code, capsys.readouterr().err
+
+
+def test_a_full_disk_while_writing_a_checkpoint_keeps_the_previous_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from herkit.buffer import persistence
+
+    calls = {"n": 0}
+    savez = np.savez
+
+    def disk_full_on_second(file: Any, **arrays: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            file.write(b"half of a buffer")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        savez(file, **arrays)
+
+    monkeypatch.setattr(persistence.np, "savez", disk_full_on_second)
+    run = tmp_path / "run"
+    code, stderr = run_in_process(herkit_args(run, kwargs="fault=none"), capsys)
+    assert code == EXIT_CODES["write failed"] == 5, stderr
+    assert closing_line(stderr) == (
+        f"herkit: error: cannot write {run / '.checkpoint-400' / 'buffer.npz'}: No space left "
+        f"on device at env step 400; checkpoint at env step 200 kept; traceback in "
+        f"{run / 'error.log'}; free space or fix the path, then continue with: herkit train "
+        f"--resume {run}"
+    )
+    assert checkpoint_steps(run) == 200
+    assert "OSError: [Errno 28]" in (run / "error.log").read_text()
+    assert_left_clean(run)
+    monkeypatch.undo()
+    assert_resumes(run)
+
+
+def test_a_full_disk_while_appending_a_log_row_leaves_no_part_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import herkit.files
+
+    real_write = os.write
+
+    class Os:  # os, but a write to episodes.csv after the first checkpoint fills the disk
+        def __getattr__(self, name: str) -> Any:
+            return getattr(os, name)
+
+        @staticmethod
+        def write(fd: int, data: Any) -> int:
+            path = os.readlink(f"/proc/self/fd/{fd}")
+            if path.endswith("episodes.csv") and (run / "checkpoint").exists():
+                real_write(fd, bytes(data)[:7])
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return real_write(fd, data)
+
+    run = tmp_path / "run"
+    monkeypatch.setattr(herkit.files, "os", Os())
+    code, stderr = run_in_process(herkit_args(run, kwargs="fault=none"), capsys)
+    assert code == 5, stderr
+    assert closing_line(stderr).startswith(
+        f"herkit: error: cannot write {run / 'episodes.csv'}: No space left on device at env "
+        "step 400; checkpoint at env step 200 kept"
+    )
+    rows = (run / "episodes.csv").read_text().splitlines()
+    assert all(len(row.split(",")) == 7 for row in rows)  # no row cut short
+    assert_left_clean(run)
+    monkeypatch.undo()
+    assert_resumes(run)
+
+
+def test_a_real_full_disk_stops_the_run_and_resume_continues_once_freed(tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(disk)],
+                             capture_output=True, text=True)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"mounting a small tmpfs needs root here: {mounted.stderr.strip()}")
+    try:
+        run = disk / "run"
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
+        args = herkit_args(run, "--n-envs", "2", steps=20000, kwargs="fault=none")
+        process = subprocess.Popen([sys.executable, "-m", "herkit", *args], env=env, cwd=HERE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        state = run / "checkpoint" / "state.json"
+        deadline = time.monotonic() + 120
+        while not state.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        filler = disk / "filler"
+        with open(filler, "wb") as file, pytest.raises(OSError, match="No space left"):
+            while True:
+                file.write(b"\0" * (1 << 20))
+                file.flush()
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 5, stderr
+        line = closing_line(stderr)
+        assert f"herkit: error: cannot write {run}" in line and "No space left on device" in line
+        assert "free space or fix the path, then continue with: herkit train --resume" in line
+        assert_left_clean(run)
+        filler.unlink()
+        kept = checkpoint_steps(run)
+        resumed = herkit("train", "--resume", str(run), "--steps", str(kept + 400))
+        assert resumed.returncode == 0, resumed.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_diverging_learner_stops_without_a_checkpoint_of_its_weights(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from herkit.agents.base import GoalAgent
+
+    update = GoalAgent.update
+
+    def diverge_at_300(self: Any, batch: Any) -> dict[str, float]:
+        metrics = update(self, batch)
+        self.updates_seen = getattr(self, "updates_seen", 0) + 1
+        if self.updates_seen >= 300:
+            metrics[next(iter(metrics))] = math.nan
+        return metrics
+
+    monkeypatch.setattr(GoalAgent, "update", diverge_at_300)
+    run = tmp_path / "run"
+    code, stderr = run_in_process(herkit_args(run, kwargs="fault=none"), capsys)
+    assert code == EXIT_CODES["diverged"] == 4, stderr
+    line = closing_line(stderr)
+    assert re.match(r"herkit: error: training diverged: \w+ of update 300 is nan at env step "
+                    r"[\d,]+; checkpoint at env step 200 kept; traceback in ", line), line  # fmt: skip
+    assert checkpoint_steps(run) == 200
+    assert_left_clean(run)
+
+
+def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path: Path) -> None:
+    import torch
+
+    from herkit.checkpoint import save_checkpoint
+    from herkit.failures import Diverged
+
+    state = {"agent": {"critic": {"0.weight": torch.tensor([1.0, math.inf])}}}
+    with pytest.raises(Diverged, match=r"agent\.critic\.0\.weight not finite at update 7"):
+        save_checkpoint(tmp_path, state, None, {"env_steps": 10, "updates": 7})  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unforeseen_error_is_one_line_with_the_traceback_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from herkit.phases import TrainingRun
+
+    evaluate = TrainingRun.evaluate_and_log
+
+    def broken(self: TrainingRun) -> bool:
+        if self.state.env_steps >= 400:
+            raise KeyError("success_rate")
+        return evaluate(self)
+
+    monkeypatch.setattr(TrainingRun, "evaluate_and_log", broken)
+    run = tmp_path / "run"
+    code, stderr = run_in_process(herkit_args(run, kwargs="fault=none"), capsys)
+    assert code == EXIT_CODES["error"] == 1, stderr
+    assert closing_line(stderr).startswith(
+        "herkit: error: the run raised KeyError('success_rate') at env step 400; checkpoint at "
+        "env step 200 kept; traceback in"
+    )
+    assert "in broken" in (run / "error.log").read_text()

@@ -308,8 +308,10 @@ def test_a_real_full_disk_stops_the_run_and_resume_continues_once_freed(tmp_path
         run = disk / "run"
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
         args = herkit_args(run, "--n-envs", "2", steps=20000, kwargs="fault=none")
-        process = subprocess.Popen([sys.executable, "-m", "herkit", *args], env=env, cwd=HERE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, "-m", "herkit", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=HERE,
+        )  # fmt: skip
         state = run / "checkpoint" / "state.json"
         deadline = time.monotonic() + 120
         while not state.exists() and process.poll() is None and time.monotonic() < deadline:
@@ -352,8 +354,11 @@ def test_a_diverging_learner_stops_without_a_checkpoint_of_its_weights(
     code, stderr = run_in_process(herkit_args(run, kwargs="fault=none"), capsys)
     assert code == EXIT_CODES["diverged"] == 4, stderr
     line = closing_line(stderr)
-    assert re.match(r"herkit: error: training diverged: \w+ of update 300 is nan at env step "
-                    r"[\d,]+; checkpoint at env step 200 kept; traceback in ", line), line  # fmt: skip
+    expected = (
+        r"herkit: error: training diverged: \w+ of update 300 is nan at env step [\d,]+; "
+        r"checkpoint at env step 200 kept; traceback in "
+    )
+    assert re.match(expected, line), line
     assert checkpoint_steps(run) == 200
     assert_left_clean(run)
 

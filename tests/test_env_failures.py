@@ -90,9 +90,8 @@ def test_a_killed_worker_is_seen_at_once_and_restarted() -> None:
     envs = WorkerVectorEnv(fns(fault="none"), 2)
     try:
         envs.reset(seed=0)
-        victim = envs._processes[1]
-        os.kill(victim.pid, signal.SIGKILL)
-        victim.join(5)
+        victim = envs.worker_pids[1]
+        os.kill(victim, signal.SIGKILL)
         started = time.monotonic()
         with pytest.raises(EnvFailure) as caught:
             envs.step(ACTIONS)
@@ -104,7 +103,7 @@ def test_a_killed_worker_is_seen_at_once_and_restarted() -> None:
         with pytest.raises(RuntimeError, match=r"worker\(s\) \[1\] are lost"):
             envs.step(ACTIONS)
         envs.restart(caught.value.envs)
-        assert envs._processes[1].pid != victim.pid
+        assert envs.worker_pids[1] != victim
         envs.reset(seed=0)
         envs.step(ACTIONS)
     finally:
@@ -147,7 +146,7 @@ def test_workers_end_when_the_trainer_is_killed(tmp_path: Path) -> None:
         from faulty import FaultyBitFlipEnv
         from herkit.envs.workers import WorkerVectorEnv
         envs = WorkerVectorEnv([lambda: FaultyBitFlipEnv(fault="none")] * 2, 2)
-        print(*[p.pid for p in envs._processes], flush=True)
+        print(*envs.worker_pids, flush=True)
         time.sleep(600)
         """
     )

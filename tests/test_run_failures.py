@@ -396,3 +396,41 @@ def test_an_unforeseen_error_is_one_line_with_the_traceback_kept(
         "env step 200 kept; traceback in"
     )
     assert "in broken" in (run / "error.log").read_text()
+
+
+def test_a_policy_that_gives_nan_actions_stops_before_the_env_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from herkit.agents.base import GoalAgent
+    from herkit.envs.workers import WorkerVectorEnv
+
+    act = GoalAgent.act
+
+    def nan_from_the_300th(self: Any, observation: Any, goal: Any, deterministic: bool) -> Any:
+        action = act(self, observation, goal, deterministic)
+        self.acted = getattr(self, "acted", 0) + 1
+        return action * np.nan if self.acted >= 300 and not deterministic else action
+
+    monkeypatch.setattr(GoalAgent, "act", nan_from_the_300th)
+    stepped: list[np.ndarray] = []
+    step = WorkerVectorEnv.step
+
+    def recorded(self: WorkerVectorEnv, action: np.ndarray) -> Any:
+        stepped.append(action)
+        return step(self, action)
+
+    monkeypatch.setattr(WorkerVectorEnv, "step", recorded)
+    run = tmp_path / "run"
+    args = herkit_args(run, "--algo", "ddpg", kwargs="fault=none continuous=True")
+    code, stderr = run_in_process(args, capsys)
+    assert code == 4, stderr
+    assert "training diverged: the policy gave non-finite actions after update" in stderr
+    assert all(np.isfinite(action).all() for action in stepped)
+
+
+def test_the_docs_table_of_exit_codes_and_tests_is_this_code() -> None:
+    page = (HERE.parent / "docs" / "failures.md").read_text()
+    codes = re.findall(r"^\| (\d+) \| ", page.split("## Exit codes")[1].split("##")[0], re.M)
+    assert sorted(map(int, codes)) == sorted(EXIT_CODES.values())
+    for module, name in re.findall(r"`(test_\w+)\.py::(test_\w+)", page):
+        assert f"def {name}(" in (HERE / f"{module}.py").read_text(), (module, name)

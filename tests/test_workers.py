@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import gymnasium as gym
@@ -98,8 +99,9 @@ def test_an_env_error_names_the_env_and_worker_and_carries_its_traceback() -> No
     )
     assert caught.value.envs == (1,)
     assert 'raise RuntimeError("the simulator blew up")' in caught.value.details
+    pids = envs.worker_pids
     envs.close()
-    assert not envs._processes[0].is_alive() and not envs._processes[1].is_alive()
+    assert not [pid for pid in pids if os.path.exists(f"/proc/{pid}")]
 
 
 def test_bad_arguments_are_named() -> None:

@@ -1,9 +1,9 @@
 """The phases of one iteration of the training loop, as methods of :class:`TrainingRun`.
 
 :mod:`herkit.train` calls them in order (act, step, store, reset the ended envs, owe
-updates and learn, evaluate and log, record a video, checkpoint); :class:`LoopState`
-holds the counters that every checkpoint saves; :class:`herkit.records.RunRecords` the
-per-episode and per-update records.
+updates and learn, evaluate and log, record a video, checkpoint);
+:class:`herkit.loop_state.LoopState` holds the counters that every checkpoint saves,
+:class:`herkit.records.RunRecords` the per-episode and per-update records.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from herkit.evaluation import evaluate
 from herkit.failures import check_finite_action, check_finite_metrics
 from herkit.files import naming, write_text
 from herkit.logging import RunLogger
+from herkit.loop_state import LoopState, Metrics, progress_row, summary_of
 from herkit.plots import plot_runs
 from herkit.records import RunRecords
 from herkit.report import write_report
@@ -38,49 +39,7 @@ from herkit.restarts import with_restarts
 from herkit.run import write_run_config
 from herkit.video import write_video
 
-__all__ = ["LoopState", "Metrics", "TrainingRun"]
-
-
-@dataclass
-class LoopState:
-    """Counters of a run; saved in every checkpoint."""
-
-    env_steps: int = 0
-    updates: int = 0
-    episodes: int = 0
-    wall_s: float = 0.0
-    eval_s: float = 0.0
-    owed_updates: float = 0.0
-    next_eval: int = 0
-    next_checkpoint: int = 0
-    next_video: int = 0
-    success_rate: float = float("nan")
-    solved_at_env_steps: int | None = None
-    solved_at_wall_s: float | None = None
-    resets: int = 0
-    env_restarts: int = 0
-
-
-@dataclass
-class Metrics:
-    """Training losses and episode successes since the last row of progress.csv."""
-
-    sums: dict[str, float] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-    episode_successes: list[float] = field(default_factory=list)
-
-    def add(self, values: dict[str, float]) -> None:
-        for key, value in values.items():
-            self.sums[key] = self.sums.get(key, 0.0) + value
-            self.counts[key] = self.counts.get(key, 0) + 1
-
-    def take(self) -> dict[str, float]:
-        """The means so far (and the training success rate); starts a new interval."""
-        means = {key: self.sums[key] / self.counts[key] for key in self.sums}
-        if self.episode_successes:
-            means["train_success_rate"] = float(np.mean(self.episode_successes))
-        self.sums, self.counts, self.episode_successes = {}, {}, []
-        return means
+__all__ = ["TrainingRun"]
 
 
 @dataclass
@@ -297,7 +256,7 @@ class TrainingRun:
         episodes = int(context.all_sum(np.array([state.episodes]))[0])  # every rank
         metrics = self.metrics.take()
         if self.logger is not None:
-            self.logger.log(_row(state, metrics, episodes))
+            self.logger.log(progress_row(state, metrics, episodes))
         self.records.write()
         target = config.target_success
         if target is None or state.success_rate < target:
@@ -375,7 +334,7 @@ class TrainingRun:
 
     def write_summary(self, **extra: Any) -> dict[str, Any]:
         """``summary.json`` (rank 0) with ``extra`` entries; returns the summary."""
-        summary = _summary(self.config, self.state, self.context.world_size)
+        summary = summary_of(self.config, self.state, self.context.world_size)
         summary["run_dir"] = str(self.run_dir)
         summary |= extra
         if self.context.is_main:
@@ -395,35 +354,3 @@ def _outside(audit: RewardAudit, reward_range: tuple[float, float] | None) -> st
         f"outside the range [{low:g}, {high:g}] that Q targets are clipped to: pass "
         "--reward-range LOW HIGH covering every reward the env can give"
     )
-
-
-def _row(state: LoopState, metrics: dict[str, float], episodes: int) -> dict[str, float]:
-    return {
-        "env_steps": state.env_steps,
-        "updates": state.updates,
-        "episodes": episodes,
-        "wall_s": state.wall_s,
-        "eval_s": state.eval_s,
-        "sps": state.env_steps / max(state.wall_s, 1e-9),
-        "success_rate": state.success_rate,
-        **metrics,
-    }
-
-
-def _summary(config: TrainConfig, state: LoopState, world_size: int) -> dict[str, Any]:
-    summary: dict[str, Any] = {
-        "env_id": config.env_id,
-        "algo": config.algo,
-        "strategy": config.strategy,
-        "seed": config.seed,
-        "success_rate": state.success_rate,
-        "env_steps": state.env_steps,
-        "updates": state.updates,
-        "wall_s": round(state.wall_s, 3),
-        "world_size": world_size,
-        "env_restarts": state.env_restarts,
-    }
-    if state.solved_at_env_steps is not None:
-        summary["solved_at_env_steps"] = state.solved_at_env_steps
-        summary["solved_at_wall_s"] = round(state.solved_at_wall_s or 0.0, 3)
-    return summary

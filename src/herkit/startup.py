@@ -22,7 +22,8 @@ from herkit.console import say
 from herkit.distributed import Context
 from herkit.envs.conventions import GoalConventions
 from herkit.envs.workers import WorkerVectorEnv
-from herkit.phases import LoopState, TrainingRun
+from herkit.loop_state import LoopState
+from herkit.phases import TrainingRun
 from herkit.precision import check_precision, fast_bf16, measure_precision
 from herkit.run import (
     build,

@@ -21,7 +21,8 @@ from herkit.console import StopOnSignal
 from herkit.distributed import Context, DistributedError
 from herkit.envs.failures import EnvFailure
 from herkit.failures import EXIT_CODES, RunFailed, stop_run
-from herkit.phases import LoopState, TrainingRun
+from herkit.loop_state import LoopState
+from herkit.phases import TrainingRun
 from herkit.restarts import restart_training_envs
 from herkit.run import (  # re-exported: herkit.train is where users and tests find them
     buffer_placement,

@@ -28,16 +28,14 @@ ends them. Workers end with the trainer, however it ends: they watch their paren
 from __future__ import annotations
 
 import multiprocessing
-import multiprocessing.connection
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import cloudpickle
 import gymnasium as gym
 import numpy as np
 
-from herkit.envs.failures import EnvFailure, Failed, exit_reason, first_nonfinite
-from herkit.envs.worker_loop import remake, reset_some, step_all, work
+from herkit.envs.failures import EnvFailure, Failed, first_nonfinite
+from herkit.envs.worker import Worker, remake, reset_some, step_all
 
 __all__ = ["EnvFailure", "WorkerVectorEnv"]
 
@@ -69,8 +67,7 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self.closed = True  # until the workers run
-        self._pipes: list[Any] = []
-        self._processes: list[Any] = []
+        self._workers: list[Worker] = []
         n = len(env_fns)
         if isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= n:
             raise ValueError(
@@ -102,8 +99,6 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
         self._shares = [np.flatnonzero(owner == w) for w in range(max(workers, 1))]
         self._observations: dict[str, np.ndarray] | None = None
         self._waiting = False
-        self._lost: set[int] = set()  # workers that died or hung, until restarted
-        self._context: Any = multiprocessing.get_context(context)
         if workers == 0:
             self.envs = [probe]
             try:
@@ -116,12 +111,12 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
             return
         probe.close()
         self.closed = False
-        self._pipes = [None] * workers
-        self._processes = [None] * workers
+        ctx = multiprocessing.get_context(context)
         try:
-            for w in range(workers):
-                self._start_worker(w)
-            self._raise_failures({w: self._receive(w, "start") for w in range(workers)})
+            for w, share in enumerate(self._shares):
+                fns = [self.env_fns[i] for i in share]
+                self._workers.append(Worker(ctx, w, share.tolist(), fns, self.timeout_s))
+            self._raise_failures({w.index: w.receive("start") for w in self._workers})
         except BaseException:
             self.close(terminate=True)
             raise
@@ -138,9 +133,8 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
                 f"actions must have {self.num_envs} rows (one per env), got {len(actions)}"
             )
         self._actions = actions
-        if self.workers:
-            for w, share in enumerate(self._shares):
-                self._send(w, ("step", actions[share]))
+        for worker in self._workers:
+            worker.send(("step", actions[list(worker.share)]))
         self._waiting = True
 
     def step_wait(
@@ -152,7 +146,7 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
             raise RuntimeError("step_wait called without step_async")
         self._waiting = False
         if self.workers:
-            answers = {w: self._receive(w, "step") for w in range(self.workers)}
+            answers = {w.index: w.receive("step") for w in self._workers}
         else:
             answers = {0: step_all(self.envs, self._actions)}
         self._raise_failures(answers)
@@ -219,9 +213,9 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
             if chosen:
                 asked[w] = chosen
                 if self.workers:
-                    self._send(w, ("reset", (chosen, options or None)))
+                    self._workers[w].send(("reset", (chosen, options or None)))
         if self.workers:
-            answers = {w: self._receive(w, "reset") for w in asked}
+            answers = {w: self._workers[w].receive("reset") for w in asked}
         else:
             answers = {0: reset_some(self.envs, asked[0], options or None)} if asked else {}
         self._raise_failures(answers)
@@ -266,24 +260,24 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
             return
         answers: dict[int, Any] = {}
         failed = {int(i) for i in envs}
-        for w, share in enumerate(self._shares):
-            inside = [j for j, i in enumerate(share) if i in failed]
-            if w in self._lost:
-                self._stop_worker(w)
-                self._start_worker(w)
-                answers[w] = self._receive(w, "start")
+        for worker in self._workers:
+            inside = [j for j, i in enumerate(worker.share) if i in failed]
+            if worker.lost:
+                worker.stop(ask=False, owes_answer=False)
+                worker.start()
             elif inside:
-                self._send(w, ("restart", inside))
-                answers[w] = self._receive(w, "start")
+                worker.send(("restart", inside))
+            else:
+                continue
+            answers[worker.index] = worker.receive("start")
         self._raise_failures(answers)
 
     def _check_usable(self) -> None:
         if self.closed:
             raise RuntimeError("the vector env is closed")
-        if self._lost:
-            raise RuntimeError(
-                f"worker(s) {sorted(self._lost)} are lost: restart() or close() the vector env"
-            )
+        lost = [worker.index for worker in self._workers if worker.lost]
+        if lost:
+            raise RuntimeError(f"worker(s) {lost} are lost: restart() or close() the vector env")
 
     def _check_finite(
         self, obs: dict[str, np.ndarray], rewards: np.ndarray | None, rows: np.ndarray, during: str
@@ -318,56 +312,10 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
         return int(env * self.workers // self.num_envs) if self.workers else None
 
     # --- lifetime ------------------------------------------------------------------------
-    def _start_worker(self, w: int) -> None:
-        parent, child = self._context.Pipe()
-        fns = cloudpickle.dumps([self.env_fns[i] for i in self._shares[w]])
-        process = self._context.Process(target=work, args=(child, parent, fns), daemon=True)
-        process.start()
-        child.close()
-        self._pipes[w], self._processes[w] = parent, process
-        self._lost.discard(w)
-
-    def _stop_worker(self, w: int) -> None:
-        process = self._processes[w]
-        if process is not None and process.is_alive():
-            process.kill()
-        if process is not None:
-            process.join(timeout=5.0)
-        if self._pipes[w] is not None:
-            self._pipes[w].close()
-
-    def _send(self, w: int, message: Any) -> None:
-        try:
-            self._pipes[w].send(message)
-        except (BrokenPipeError, ConnectionResetError, OSError):
-            pass  # the worker is gone: its _receive says so
-
-    def _receive(self, w: int, during: str) -> tuple[str, Any]:
-        """Worker ``w``'s answer, ``("ok", payload)`` or ``("failed", ...)``; a worker that
-        dies or answers nothing for ``timeout_s`` seconds is a failure of all its envs."""
-        pipe, process = self._pipes[w], self._processes[w]
-        share = tuple(int(i) for i in self._shares[w])
-        ready = multiprocessing.connection.wait([pipe, process.sentinel], self.timeout_s)
-        if pipe in ready or pipe.poll():  # an answer sent just before dying still counts
-            try:
-                answer: tuple[str, Any] = pipe.recv()
-                return answer
-            except (EOFError, ConnectionResetError, BrokenPipeError, OSError):
-                pass
-        self._lost.add(w)
-        if not ready:
-            process.kill()
-            process.join(timeout=5.0)
-            what = f"answered nothing for {self.timeout_s:g} s (hung): stopped it"
-            details = (
-                f"worker {w} (pid {process.pid}) gave no answer to '{during}' within "
-                f"{self.timeout_s:g} s; it was killed"
-            )
-        else:
-            process.join(timeout=5.0)
-            what = exit_reason(process.exitcode)
-            details = f"worker {w} (pid {process.pid}) {what} during '{during}'"
-        return "failed", Failed(share, what, during, details, worker=w, process_lost=True)
+    @property
+    def worker_pids(self) -> list[int]:
+        """The process ids of the workers (empty with ``workers=0``)."""
+        return [int(worker.process.pid) for worker in self._workers]
 
     def close(self, terminate: bool = False, **kwargs: Any) -> None:
         """Stop the workers (and close their envs); safe to call twice, never hangs: a
@@ -382,31 +330,8 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
                 except Exception:  # a failed env may not close cleanly; it is dropped
                     pass
             return
-        for w, (pipe, process) in enumerate(zip(self._pipes, self._processes, strict=True)):
-            if process is None or terminate or w in self._lost or not process.is_alive():
-                continue
-            if self._waiting:
-                ready = multiprocessing.connection.wait([pipe, process.sentinel], 10.0)
-                if pipe not in ready:
-                    continue
-                try:
-                    pipe.recv()
-                except (EOFError, ConnectionResetError, BrokenPipeError, OSError):
-                    continue
-            self._send(w, ("close", None))
-        for process in self._processes:
-            if process is None:
-                continue
-            process.join(timeout=1.0 if terminate else 10.0)
-            if process.is_alive():
-                process.terminate()
-                process.join(timeout=2.0)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        for pipe in self._pipes:
-            if pipe is not None:
-                pipe.close()
+        for worker in self._workers:
+            worker.stop(ask=not terminate, owes_answer=self._waiting)
         self._waiting = False
 
     def __del__(self) -> None:

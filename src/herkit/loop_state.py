@@ -1,0 +1,91 @@
+"""The counters of a training run (:class:`LoopState`, saved in every checkpoint), the
+learner's metrics between two rows of ``progress.csv`` (:class:`Metrics`), and what the
+run's ``progress.csv`` rows and ``summary.json`` say of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from herkit.config import TrainConfig
+
+__all__ = ["LoopState", "Metrics", "progress_row", "summary_of"]
+
+
+@dataclass
+class LoopState:
+    """Counters of a run; saved in every checkpoint."""
+
+    env_steps: int = 0
+    updates: int = 0
+    episodes: int = 0
+    wall_s: float = 0.0
+    eval_s: float = 0.0
+    owed_updates: float = 0.0
+    next_eval: int = 0
+    next_checkpoint: int = 0
+    next_video: int = 0
+    success_rate: float = float("nan")
+    solved_at_env_steps: int | None = None
+    solved_at_wall_s: float | None = None
+    resets: int = 0
+    env_restarts: int = 0
+
+
+@dataclass
+class Metrics:
+    """Training losses and episode successes since the last row of progress.csv."""
+
+    sums: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    episode_successes: list[float] = field(default_factory=list)
+
+    def add(self, values: dict[str, float]) -> None:
+        """Add one update's metrics."""
+        for key, value in values.items():
+            self.sums[key] = self.sums.get(key, 0.0) + value
+            self.counts[key] = self.counts.get(key, 0) + 1
+
+    def take(self) -> dict[str, float]:
+        """The means so far (and the training success rate); starts a new interval."""
+        means = {key: self.sums[key] / self.counts[key] for key in self.sums}
+        if self.episode_successes:
+            means["train_success_rate"] = float(np.mean(self.episode_successes))
+        self.sums, self.counts, self.episode_successes = {}, {}, []
+        return means
+
+
+def progress_row(state: LoopState, metrics: dict[str, float], episodes: int) -> dict[str, float]:
+    """The row of ``progress.csv`` for an evaluation at ``state``."""
+    return {
+        "env_steps": state.env_steps,
+        "updates": state.updates,
+        "episodes": episodes,
+        "wall_s": state.wall_s,
+        "eval_s": state.eval_s,
+        "sps": state.env_steps / max(state.wall_s, 1e-9),
+        "success_rate": state.success_rate,
+        **metrics,
+    }
+
+
+def summary_of(config: TrainConfig, state: LoopState, world_size: int) -> dict[str, Any]:
+    """What ``summary.json`` says of a run at ``state``."""
+    summary: dict[str, Any] = {
+        "env_id": config.env_id,
+        "algo": config.algo,
+        "strategy": config.strategy,
+        "seed": config.seed,
+        "success_rate": state.success_rate,
+        "env_steps": state.env_steps,
+        "updates": state.updates,
+        "wall_s": round(state.wall_s, 3),
+        "world_size": world_size,
+        "env_restarts": state.env_restarts,
+    }
+    if state.solved_at_env_steps is not None:
+        summary["solved_at_env_steps"] = state.solved_at_env_steps
+        summary["solved_at_wall_s"] = round(state.solved_at_wall_s or 0.0, 3)
+    return summary

@@ -142,6 +142,32 @@ def test_add_validation_names_the_key() -> None:
     assert rb.get_stored_size() == 0
 
 
+def test_non_finite_values_are_refused_and_nothing_of_the_call_is_stored() -> None:
+    rb = make(strategy="random")
+    run_episode(rb, 0, 3)
+    stored = rb.get_all_transitions()
+    data = episode(1, 3)
+    data["next_obs"][1, 0] = np.nan
+    with pytest.raises(ValueError, match=r"'next_obs' holds 1 non-finite value \(NaN or inf\) in "
+                       r"transition 1: nothing of this add was stored"):  # fmt: skip
+        rb.add(**data)
+    rb.add(**episode(1, 3))
+    with pytest.raises(ValueError, match="goal holds 2 non-finite values"):
+        rb.on_episode_end([np.inf, -np.inf])
+
+    def poisoned(next_obs: np.ndarray, act: np.ndarray, goal: np.ndarray) -> np.ndarray:
+        rewards = reward(next_obs, act, goal)
+        return np.where(goal[:, 0] >= 0, np.nan, rewards)  # relabelled goals only
+
+    rb.reward_func = poisoned
+    with pytest.raises(ValueError, match="reward_func's reward holds"):
+        rb.on_episode_end(original_goal(1))
+    after = rb.get_all_transitions()
+    assert rb.get_stored_size() == 3 * 5
+    for key, values in stored.items():
+        np.testing.assert_array_equal(after[key], values)
+
+
 # ------------------------------------------------------------------- sampling
 @pytest.mark.parametrize("prioritized", [False, True])
 def test_sample_keys_shapes_and_dtypes(prioritized: bool) -> None:

@@ -193,6 +193,22 @@ def test_a_reset_outside_the_buffer_ends_the_episode() -> None:
     check_batch(run, "future", "sample")  # type: ignore[arg-type]
 
 
+def test_non_finite_values_are_refused_naming_the_field_and_env() -> None:
+    adapter, _ = tagged_adapter(2, 40, seed=0)
+    obs = {key: np.zeros((2, 3), np.float32) for key in TAG_SPACE.spaces}
+    bad = {key: value.copy() for key, value in obs.items()}
+    bad["achieved_goal"][1, :2] = np.inf
+    infos = [{"TimeLimit.truncated": False}] * 2
+    with pytest.raises(ValueError, match=r"next_obs\['achieved_goal'\] holds 2 non-finite "
+                       r"values \(NaN or inf\) in env 1"):  # fmt: skip
+        adapter.add(obs, bad, np.zeros((2, 1)), np.zeros(2), np.zeros(2, bool), infos)
+    with pytest.raises(ValueError, match="reward holds 1 non-finite value"):
+        adapter.add(obs, obs, np.zeros((2, 1)), np.array([0.0, np.nan]), np.zeros(2, bool), infos)
+    assert len(adapter.buffer) == 0
+    adapter.add(obs, obs, np.zeros((2, 1)), np.zeros(2), np.zeros(2, bool), infos)
+    assert len(adapter.buffer) == 2
+
+
 def test_constructor_refuses_what_it_cannot_do() -> None:
     action = gym.spaces.Box(-1, 1, (1,))
     env = TagRewardEnv()

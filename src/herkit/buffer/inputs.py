@@ -13,7 +13,6 @@ casts to the stored one.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -145,12 +144,12 @@ def as_rewards(value: Any, n_envs: int) -> np.ndarray:
 def nonfinite_rows(values: np.ndarray) -> np.ndarray | None:
     """How many NaN or infinite values each row (along the leading axis) of ``values``
     holds, or None when all are finite (always for integer and bool arrays)."""
-    if values.dtype.kind != "f" or values.size == 0:
+    if values.dtype.kind != "f":
         return None
-    if math.isfinite(values.sum()):  # a NaN or an infinity makes the sum one
+    finite = np.isfinite(values)
+    if finite.all():
         return None
-    counts = (~np.isfinite(values)).reshape(len(values), -1).sum(axis=1)
-    return counts if counts.any() else None  # the sum overflowed, every value finite
+    return np.asarray((~finite).reshape(len(values), -1).sum(axis=1))
 
 
 def check_finite(name: str, values: np.ndarray, row: str = "env", call: str = "step") -> None:

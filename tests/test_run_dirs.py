@@ -110,13 +110,13 @@ from herkit.envs.bitflip import BitFlipEnv
 
 
 class Boom(BitFlipEnv):
-    """Bit flipping that fails after 400 steps (200 of them probe the env)."""
+    """Bit flipping that fails after LIMIT steps of its process (200 of them probe the env)."""
 
     steps = 0
 
     def step(self, action):
         Boom.steps += 1
-        if Boom.steps > 400:
+        if Boom.steps > LIMIT:
             raise RuntimeError("boom")
         return super().step(action)
 
@@ -128,10 +128,15 @@ gym.register("Boom-v0", entry_point=Boom, max_episode_steps=10)
 def test_a_run_that_fails_before_its_first_checkpoint_leaves_nothing_and_can_be_retried(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "boom.py").write_text(BOOM)
+    (tmp_path / "boom.py").write_text("LIMIT = 100\n" + BOOM)  # fails in the probe
     failed = herkit("train", "boom:Boom-v0", "--steps", "1000", *QUICK, cwd=tmp_path)
-    assert failed.returncode != 0 and "boom" in failed.stderr
+    assert failed.returncode == 3 and "RuntimeError('boom')" in failed.stderr
     assert not (tmp_path / "runs").exists()
+    # One that fails after its first steps keeps them: a checkpoint at its last whole step.
+    (tmp_path / "boom.py").write_text("LIMIT = 400\n" + BOOM)
+    failed = herkit("train", "boom:Boom-v0", "--steps", "1000", *QUICK, cwd=tmp_path)
+    assert failed.returncode == 3 and "checkpoint at env step 200 kept" in failed.stderr
+    assert [path.name for path in (tmp_path / "runs").iterdir()] == ["Boom-v0-dqn-future-s0"]
     # A directory left by a run killed before its first checkpoint (config.json, no
     # checkpoint) is not a run: --resume says so, and the same command replaces it.
     out = tmp_path / "killed"

@@ -434,3 +434,17 @@ def test_the_docs_table_of_exit_codes_and_tests_is_this_code() -> None:
     assert sorted(map(int, codes)) == sorted(EXIT_CODES.values())
     for module, name in re.findall(r"`(test_\w+)\.py::(test_\w+)", page):
         assert f"def {name}(" in (HERE / f"{module}.py").read_text(), (module, name)
+
+
+def test_herkit_eval_of_a_failing_env_is_one_line_after_its_traceback(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    kwargs = "fault=raise at=1 armed_from_seed=100000"  # only envs seeded past 100,000 fail
+    trained = herkit(*herkit_args(run, kwargs=kwargs, steps=200))
+    assert trained.returncode == 0, trained.stderr
+    done = herkit("eval", str(run), "--episodes", "2", "--seed", "200000")
+    assert done.returncode == 3, done.stderr
+    assert closing_line(done.stderr) == (
+        "herkit: error: evaluation env 0 raised RuntimeError('the simulator blew up at step 1') "
+        "in step"
+    )
+    assert "_maybe_fail" in done.stderr

@@ -21,6 +21,7 @@ from herkit import __version__
 from herkit.bench import BufferBenchConfig, bench_buffer
 from herkit.cli_args import auto_flags, moved, parse, unwrap_help, with_suggestions
 from herkit.distributed import DistributedError
+from herkit.envs.failures import EnvFailure
 from herkit.failures import EXIT_CODES, RunFailed
 
 
@@ -279,6 +280,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RunFailed as error:
         print(f"herkit: error: {error}", file=sys.stderr)
         return error.exit_code
+    except EnvFailure as error:  # herkit eval's envs: the env's traceback, then one line
+        print(f"{error.details}\nherkit: error: {error}", file=sys.stderr)
+        return EXIT_CODES["env failed"]
     except OSError as error:  # e.g. herkit plot -o on a full disk: the file and the cause
         print(f"herkit: error: {error.filename or 'a file'}: {error.strerror or error}",
               file=sys.stderr)  # fmt: skip

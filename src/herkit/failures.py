@@ -102,7 +102,12 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
     what, kind = _what_happened(error)
     notes: list[str] = []
     single = run.context.world_size == 1
-    if isinstance(error, EnvFailure) and single and run.last_checkpoint != state.env_steps:
+    if (
+        isinstance(error, EnvFailure)
+        and single
+        and state.env_steps > 0
+        and run.last_checkpoint != state.env_steps
+    ):
         try:  # nothing of the failed step was stored: the last whole step is safe to keep
             run.checkpoint(interrupted=True, with_report=False)
         except BaseException as also:
@@ -130,7 +135,7 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
     if kind == "write failed":
         resume = "free space or fix the path, then " + resume
     elif kind == "diverged":
-        resume = f"{resume} (from that checkpoint), or change the learning settings"
+        resume = f"{resume} (from that checkpoint), or train anew with other learning settings"
     if run.last_checkpoint is None:
         resume = "nothing to resume: fix the cause and start again"
     step = f"at env step {state.env_steps:,}"

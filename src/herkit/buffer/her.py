@@ -77,6 +77,7 @@ from herkit.buffer.env_terms import (
 from herkit.buffer.goal_env import RewardFn, TorchRewardFn, compute_reward_of, settings_of
 from herkit.buffer.inputs import (
     OBS_FIELDS,
+    all_finite,
     as_column,
     as_flags,
     as_rewards,
@@ -288,9 +289,10 @@ class HerReplayBuffer:
             for field, (source, key, label) in OBS_FIELDS.items()
         }
         values["action"] = as_column("action", action, specs["action"], n_envs)
-        for field, (_, _, label) in OBS_FIELDS.items():
-            check_finite(label, values[field])
-        check_finite("action", values["action"])
+        if not all_finite(list(values.values())):  # then name the field, env and count
+            for field, (_, _, label) in OBS_FIELDS.items():
+                check_finite(label, values[field])
+            check_finite("action", values["action"])
         values["terminated"] = as_flags("terminated", terminated, n_envs)
         done = values["terminated"] | as_flags("truncated", truncated, n_envs)
         for key in self.info_keys:

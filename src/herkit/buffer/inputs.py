@@ -13,6 +13,7 @@ casts to the stored one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from herkit.buffer.storage import FieldSpec
 
 __all__ = [
     "OBS_FIELDS",
+    "all_finite",
     "as_column",
     "as_flags",
     "as_rewards",
@@ -129,7 +131,8 @@ name that errors use."""
 def as_rewards(value: Any, n_envs: int) -> np.ndarray:
     """The env's step rewards as a finite float64 ``(n_envs,)`` array."""
     if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (n_envs,):
-        check_finite("reward", value)
+        if not all_finite((value,)):
+            check_finite("reward", value)
         return value
     array = np.asarray(value)
     if array.shape != (n_envs,) and not (n_envs == 1 and array.shape in ((), (1, 1))):
@@ -139,6 +142,13 @@ def as_rewards(value: Any, n_envs: int) -> np.ndarray:
     array = array.astype(np.float64).reshape(n_envs)
     check_finite("reward", array)
     return array
+
+
+def all_finite(arrays: Sequence[np.ndarray]) -> bool:
+    """Whether ``arrays`` hold no NaN and no infinity, in one cheap pass each (their sums
+    of squares; False also where such a sum overflows, so a False is to be checked value
+    by value with :func:`check_finite`)."""
+    return math.isfinite(math.fsum(map(np.vdot, arrays, arrays)))
 
 
 def nonfinite_rows(values: np.ndarray) -> np.ndarray | None:

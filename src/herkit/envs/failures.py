@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from herkit.buffer.inputs import nonfinite_rows
+from herkit.buffer.inputs import all_finite, nonfinite_rows
 
 __all__ = ["EnvFailure", "Failed", "exit_reason", "first_nonfinite", "raised"]
 
@@ -108,6 +108,8 @@ def first_nonfinite(
     columns: list[tuple[str, np.ndarray]] = [(f"obs[{key!r}]", obs[key]) for key in obs]
     if rewards is not None:
         columns.append(("reward", rewards))
+    if all_finite([values for _, values in columns]):
+        return None
     found: list[tuple[int, str, int]] = []
     for name, values in columns:
         counts = nonfinite_rows(values)

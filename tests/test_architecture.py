@@ -9,6 +9,8 @@ imports for type checkers, under ``if TYPE_CHECKING:``, never run and are left o
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,21 +97,53 @@ def test_the_cycle_finder_finds_cycles() -> None:
     assert find_cycle({"a": {"a"}}) == ["a", "a"]
 
 
-def test_evaluation_and_policy_do_not_import_the_loop() -> None:
+def reachable(start: str) -> set[str]:
+    """The package's modules that ``start`` imports, directly or through others."""
     graph = {name: imported_modules(name, path) for name, path in MODULES.items()}
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in graph[todo.pop()] - seen:
+            seen.add(nxt)
+            todo.append(nxt)
+    return seen
 
-    def reachable(start: str) -> set[str]:
-        seen, todo = set(), [start]
-        while todo:
-            for nxt in graph[todo.pop()] - seen:
-                seen.add(nxt)
-                todo.append(nxt)
-        return seen
 
-    loop = {"herkit.train", "herkit.phases", "herkit.startup", "herkit.cli"}
-    assert not reachable("herkit.evaluation") & loop
-    assert not reachable("herkit.policy") & loop
-    assert not reachable("herkit.run") & (loop | {"herkit.evaluation", "herkit.policy"})
+LOOP = {"herkit.train", "herkit.phases", "herkit.startup", "herkit.cli"}
+PRESENTATION = {"herkit.plots", "herkit.report"}
+
+
+def test_evaluation_and_policy_do_not_import_the_loop() -> None:
+    assert not reachable("herkit.evaluation") & LOOP
+    assert not reachable("herkit.policy") & LOOP
+    assert not reachable("herkit.run") & (LOOP | {"herkit.evaluation", "herkit.policy"})
+
+
+def test_the_loop_does_not_import_presentation() -> None:
+    assert "herkit.presenter" in reachable("herkit.train")  # it starts herkit.figures
+    assert not reachable("herkit.train") & (PRESENTATION | {"herkit.figures"})
+    assert PRESENTATION <= reachable("herkit.figures")
+
+
+@pytest.mark.slow("a training run in a subprocess")
+def test_a_training_process_imports_neither_plotly_nor_matplotlib(tmp_path: Path) -> None:
+    """A whole short run, then the modules the process holds (the figures were drawn by
+    another process: they are there)."""
+    run = tmp_path / "run"
+    script = (
+        "import sys\n"
+        "from herkit.config import TrainConfig\n"
+        "from herkit.train import train\n"
+        f"train(TrainConfig(env_id='herkit/BitFlip-v0', steps=400, out={str(run)!r}, "
+        "progress=False, tensorboard=False, eval_episodes=2))\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'plotly', 'matplotlib'}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert (run / "curve.png").stat().st_size > 0
+    assert (run / "report.html").stat().st_size > 0
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

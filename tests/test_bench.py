@@ -32,6 +32,7 @@ def positive(value: Any) -> bool:
     return isinstance(value, float) and math.isfinite(value) and value > 0
 
 
+@pytest.mark.slow("times the buffer")
 def test_tiny_run_gives_positive_finite_numbers_for_every_herkit_variant() -> None:
     config = BufferBenchConfig(capacity=4_000, stored=(2_000,), seconds=0.05)
     lines: list[str] = []
@@ -53,6 +54,7 @@ def test_tiny_run_gives_positive_finite_numbers_for_every_herkit_variant() -> No
     assert lines  # progress was reported
 
 
+@pytest.mark.slow("times the buffer")
 def test_targets_and_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "bench.json"
     config = BufferBenchConfig(

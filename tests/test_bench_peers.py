@@ -65,6 +65,7 @@ def test_peers_without_the_bench_extra_is_a_value_error_naming_peers(
         script.PeerBenchConfig(peers=True)
 
 
+@pytest.mark.slow("times the buffer")
 def test_without_peers_the_rows_are_herkit_bench_buffers() -> None:
     rows = script.run_with_peers(script.PeerBenchConfig(peers=False, **TINY))
     assert [row["buffer"] for row in rows] == ["herkit"] * 3

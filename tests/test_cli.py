@@ -49,6 +49,7 @@ def start_until(args: list[str], ready: Callable[[], bool]) -> subprocess.Popen[
     return process
 
 
+@pytest.mark.slow("herkit train, eval and plot in subprocesses")
 def test_train_eval_plot(tmp_path: Path) -> None:
     run = tmp_path / "run"
     done = herkit("train", "--steps", "400", "--eval-every", "200", "--out", str(run), *QUICK)
@@ -69,6 +70,7 @@ def test_train_eval_plot(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow("a herkit train run in a subprocess")
 def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
     done = herkit(
         "train", "--env-kwargs", "n_bits=6", "max_steps=6", "--steps", "120", "--out",
@@ -82,6 +84,7 @@ def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
     assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
 
 
+@pytest.mark.slow("a herkit subprocess per bad input")
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -120,6 +123,7 @@ def test_cuda_without_cuda_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.count("\n") == 1 and not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow("herkit train runs in subprocesses")
 def test_bad_files_are_one_line_naming_the_file(tmp_path: Path) -> None:
     afile = tmp_path / "afile"
     afile.write_text("keep")
@@ -161,6 +165,7 @@ def files_of(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow("herkit train runs in subprocesses")
 def test_a_used_run_directory_is_never_clobbered(tmp_path: Path) -> None:
     args = ["--steps", "200", "--eval-every", "200", *QUICK]
     first = herkit("train", *args, cwd=tmp_path)
@@ -189,6 +194,7 @@ def test_a_used_run_directory_is_never_clobbered(tmp_path: Path) -> None:
     assert json.loads((run / "config.json").read_text())["eval_every"] == 400
 
 
+@pytest.mark.slow("herkit train in subprocesses, signalled and resumed")
 @pytest.mark.parametrize(
     ("signum", "envs"),
     [
@@ -242,6 +248,7 @@ def test_a_second_signal_stops_at_once() -> None:
     assert signal.getsignal(signal.SIGINT) is before
 
 
+@pytest.mark.slow("a PointMaze training run in a subprocess")
 def test_pointmaze_by_id_alone(tmp_path: Path) -> None:
     pytest.importorskip("gymnasium_robotics", reason="needs herkit[robotics]")
     run = tmp_path / "run"
@@ -260,6 +267,7 @@ def test_pointmaze_by_id_alone(tmp_path: Path) -> None:
     assert "PointMazeEnv.continuing_task" in done.stderr
 
 
+@pytest.mark.slow("herkit train in subprocesses, killed and resumed")
 def test_resume_after_a_kill_continues_and_keeps_progress_monotone(tmp_path: Path) -> None:
     run = tmp_path / "run"
     args = ["train", "--steps", "3000", "--eval-every", "250", "--checkpoint-every", "500"]
@@ -281,6 +289,7 @@ def test_resume_after_a_kill_continues_and_keeps_progress_monotone(tmp_path: Pat
     assert any(step <= killed_at for step in steps) and any(step > killed_at for step in steps)
 
 
+@pytest.mark.slow("herkit train runs in subprocesses")
 def test_resume_extends_a_finished_run_and_refuses_other_changes(tmp_path: Path) -> None:
     run = tmp_path / "run"
     args = ["--eval-every", "200", "--checkpoint-every", "400", *QUICK]

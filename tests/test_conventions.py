@@ -247,6 +247,7 @@ def zero_one_config(tmp_path: Path, name: str, **changes: Any) -> TrainConfig:
     return TrainConfig(**(values | changes))
 
 
+@pytest.mark.slow("learning runs: 0/1 rewards, and with Fetch's clipping")
 def test_zero_one_rewards_learn_by_default_and_fail_with_fetch_clipping(tmp_path: Path) -> None:
     """0/1 rewards, success in info["success"], episodes that end on success: herkit's
     defaults find the range [0, 1] and DDPG+HER solves the reach; forcing Fetch's (-1, 0)
@@ -270,6 +271,7 @@ def test_zero_one_rewards_learn_by_default_and_fail_with_fetch_clipping(tmp_path
     assert clipped["success_rate"] <= 0.1, clipped
 
 
+@pytest.mark.slow("learning runs: 0/1 against -1/0 rewards")
 def test_zero_one_bit_flipping_learns_as_minus_one_zero_does(tmp_path: Path) -> None:
     """DQN on 0/1 bit flipping: the reward scale (ValueScale) makes it learn like -1/0."""
     learned = train(zero_one_config(tmp_path, "flip"))

@@ -115,6 +115,7 @@ def test_buffer_placement_choices() -> None:
     assert placed["device"] == "cpu" and callable(placed["torch_reward_fn"])
 
 
+@pytest.mark.slow("learning run, resumed")
 def test_training_with_the_buffer_on_a_device_learns_and_resumes(tmp_path: Path) -> None:
     """15-bit flipping with the buffer in torch tensors: it learns as the numpy run does
     (test_train's budget), and its checkpoint resumes and loads onto either placement."""

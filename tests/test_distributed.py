@@ -104,6 +104,7 @@ def _worker(rank: int, port: int, out: str, algo: str) -> None:
     distributed.shutdown()
 
 
+@pytest.mark.slow("torchrun: several processes")
 @pytest.mark.parametrize("algo", ["dqn", "ddpg"])
 def test_two_ranks_stay_identical_and_equal_one_process_with_twice_the_batch(
     tmp_path: Path, algo: str
@@ -194,6 +195,7 @@ def start_job(args: list[str], ready: Callable[[], bool]) -> subprocess.Popen[st
     return process
 
 
+@pytest.mark.slow("torchrun: several processes, killed and resumed")
 def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
     run = tmp_path / "run"
     args = ["train", "--steps", "2400", "--eval-every", "400", "--checkpoint-every", "400"]
@@ -245,6 +247,7 @@ def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
     assert single.returncode == 2 and "written by 2 rank(s)" in single.stderr
 
 
+@pytest.mark.slow("torchrun: several processes")
 def test_a_rank_that_dies_makes_the_other_exit_with_a_clear_error(tmp_path: Path) -> None:
     port = free_port()
     args = ["train", "--steps", "100000", "--out", str(tmp_path), "--dist-timeout-s", "30", *QUICK]
@@ -272,6 +275,7 @@ def test_a_rank_that_dies_makes_the_other_exit_with_a_clear_error(tmp_path: Path
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.slow("torchrun: several processes")
 def test_ctrl_c_to_torchrun_checkpoints_every_rank_at_one_step(tmp_path: Path) -> None:
     """torchrun passes SIGINT on to its ranks; they agree on a step, write the checkpoint
     there together, and rank 0 says how to resume; resuming continues from that step."""

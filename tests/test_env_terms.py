@@ -298,6 +298,7 @@ if "test/CrashReach-v0" not in gym.registry:
     gym.register("test/CrashReach-v0", entry_point=CrashReachEnv, max_episode_steps=50)
 
 
+@pytest.mark.slow("training runs")
 @pytest.mark.parametrize("probe_steps", [200, 1])
 def test_training_reports_the_envs_extra_terms_once_and_records_them(
     tmp_path: Path,

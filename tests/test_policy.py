@@ -26,9 +26,9 @@ def train_and_keep_agent(
     kept: dict[str, Any] = {}
     checkpoint = TrainingRun.checkpoint
 
-    def keep(run: TrainingRun, interrupted: bool) -> None:
+    def keep(run: TrainingRun) -> None:
         kept["agent"] = run.agent
-        checkpoint(run, interrupted)
+        checkpoint(run)
 
     monkeypatch.setattr(TrainingRun, "checkpoint", keep)
     run = tmp_path / "run"
@@ -49,6 +49,7 @@ def observations(env: gym.Env, n: int, seed: int) -> dict[str, np.ndarray]:
     return {key: np.stack([o[key] for o in seen]) for key in seen[0]}
 
 
+@pytest.mark.slow("trains an agent per algorithm")
 @pytest.mark.parametrize(
     ("env_id", "algo"),
     [

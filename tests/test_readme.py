@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_cli import QUICK, herkit
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -22,6 +23,7 @@ def own_env_example() -> str:
     return blocks[0]
 
 
+@pytest.mark.slow("a training run in a subprocess")
 def test_your_own_env_trains_from_its_folder_with_an_algorithm_for_its_actions(
     tmp_path: Path,
 ) -> None:

@@ -21,7 +21,8 @@ import pytest
 
 from herkit.cli import main
 from herkit.logging import RunLogger
-from herkit.report import EPISODES_FILE, UPDATES_FILE, episode_window, read_table, write_report
+from herkit.report import episode_window, read_table, write_report
+from herkit.run_paths import RunPaths
 from herkit.train import train
 from runs import quiet
 
@@ -41,8 +42,9 @@ def copy_run(source: Path, target: Path, **config: Any) -> Path:
     """A copy of ``source`` without per-episode or per-update records (an older run), with
     ``config`` changed in its config.json."""
     shutil.copytree(source, target)
-    for name in (EPISODES_FILE, UPDATES_FILE):
-        (target / name).unlink(missing_ok=True)
+    paths = RunPaths(target)
+    paths.episodes.unlink(missing_ok=True)
+    paths.updates.unlink(missing_ok=True)
     values = json.loads((target / "config.json").read_text()) | config
     (target / "config.json").write_text(json.dumps(values))
     return target
@@ -50,7 +52,7 @@ def copy_run(source: Path, target: Path, **config: Any) -> Path:
 
 def write_episodes(run: Path, n: int, distance: bool = True) -> None:
     """``n`` synthetic training episodes in the format of episodes.csv, learning as they go."""
-    with open(run / EPISODES_FILE, "w", newline="") as file:
+    with open(RunPaths(run).episodes, "w", newline="") as file:
         writer = csv.writer(file)
         writer.writerow(EPISODE_COLUMNS)
         steps = 0
@@ -68,7 +70,7 @@ def write_updates(run: Path, rows: int, sac: bool) -> None:
     columns = ["updates", "env_steps", "critic_loss", *(["actor_loss"] if sac else []),
                "q_mean", "target_q_mean", "td_abs_mean", *(["alpha", "entropy"] if sac else []),
                "q_min", "q_max", "q_low", "q_high"]  # fmt: skip
-    with open(run / UPDATES_FILE, "w", newline="") as file:
+    with open(RunPaths(run).updates, "w", newline="") as file:
         writer = csv.DictWriter(file, columns)
         writer.writeheader()
         for i in range(1, rows + 1):
@@ -131,6 +133,7 @@ def traces_per_figure(dom: str) -> list[int]:
     return [len(re.findall(r'<g class="trace scatter', chunk)) for chunk in chunks]
 
 
+@pytest.mark.slow("renders the report in headless Chromium")
 def test_report_is_self_contained_and_renders_in_a_browser(
     runs: list[Path], tmp_path: Path
 ) -> None:
@@ -163,6 +166,7 @@ def test_report_is_self_contained_and_renders_in_a_browser(
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
 
 
+@pytest.mark.slow("renders the report in headless Chromium")
 def test_the_error_banner_shows_script_errors(trained: Path, tmp_path: Path) -> None:
     out = write_report([trained], tmp_path / "report.html")
     broken = tmp_path / "broken.html"
@@ -190,7 +194,7 @@ def test_long_runs_are_thinned_and_short_runs_averaged_over_fewer_episodes(
     assert [episode_window(n) for n in (0, 4, 40, 500, 10_000)] == [1, 1, 8, 100, 100]
     run = copy_run(trained, tmp_path / "long")
     write_episodes(run, 10_000)
-    table = read_table(run / EPISODES_FILE)
+    table = read_table(RunPaths(run).episodes)
     assert list(table) == EPISODE_COLUMNS and table["return"].size == 10_000
     text = write_report([run], tmp_path / "report.html").read_text()
     assert "each episode (4000 of 10000)" in text

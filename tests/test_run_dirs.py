@@ -17,6 +17,7 @@ from herkit.config import DQNConfig, preset_config
 from herkit.run_dir import LOCK_NAME, RunDirInUse, RunDirLock
 
 
+@pytest.mark.slow("herkit train runs in subprocesses")
 def test_a_second_run_into_a_held_directory_is_refused_and_told_who_holds_it(
     tmp_path: Path,
 ) -> None:
@@ -42,6 +43,7 @@ def test_a_second_run_into_a_held_directory_is_refused_and_told_who_holds_it(
     assert config["steps"] == 1_000_000  # the first run's files, not the second's
 
 
+@pytest.mark.slow("herkit train runs in subprocesses")
 def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     out = tmp_path / "run"
     done = herkit("train", "--out", str(out), "--steps", "200", "--eval-every", "200", *QUICK)
@@ -67,6 +69,7 @@ def test_a_lock_of_another_host_is_reported_with_the_file_to_delete(tmp_path: Pa
     assert not (tmp_path / "fresh" / LOCK_NAME).exists()
 
 
+@pytest.mark.slow("herkit train runs in subprocesses")
 def test_default_names_keep_tasks_and_learning_settings_apart(tmp_path: Path) -> None:
     base = preset_config("herkit/BitFlip-v0")
     names = {
@@ -91,6 +94,7 @@ def test_default_names_keep_tasks_and_learning_settings_apart(tmp_path: Path) ->
     assert len(list((tmp_path / "runs").iterdir())) == 3
 
 
+@pytest.mark.slow("herkit train runs in subprocesses")
 def test_hints_for_a_used_directory_work(tmp_path: Path) -> None:
     out = tmp_path / "run"
     args = ["--out", str(out), "--eval-every", "200", *QUICK]
@@ -125,6 +129,7 @@ gym.register("Boom-v0", entry_point=Boom, max_episode_steps=10)
 '''
 
 
+@pytest.mark.slow("herkit train runs in subprocesses")
 def test_a_run_that_fails_before_its_first_checkpoint_leaves_nothing_and_can_be_retried(
     tmp_path: Path,
 ) -> None:

@@ -83,6 +83,7 @@ def assert_resumes(run: Path, steps: int = 600) -> None:
     assert summary["env_steps"] == steps and "error" not in summary
 
 
+@pytest.mark.slow("faults injected into training runs, then resumed")
 @pytest.mark.parametrize(
     ("placement", "fault", "label"),
     [
@@ -129,6 +130,7 @@ def test_an_env_that_raises_as_the_run_starts_leaves_nothing(tmp_path: Path) -> 
     assert "_maybe_fail" in done.stderr and not run.exists()
 
 
+@pytest.mark.slow("faults injected into training runs")
 def test_an_evaluation_env_that_raises_stops_the_run(tmp_path: Path) -> None:
     run, token = tmp_path / "run", tmp_path / "token"
     token.touch()
@@ -144,6 +146,7 @@ def test_an_evaluation_env_that_raises_stops_the_run(tmp_path: Path) -> None:
     assert steps == ["202", "400", "600"]  # the failed evaluation, at the resume's first step
 
 
+@pytest.mark.slow("faults injected into training runs")
 @pytest.mark.parametrize("fault", ["nan", "inf"])
 def test_non_finite_observations_stop_the_run_naming_the_env(tmp_path: Path, fault: str) -> None:
     run = tmp_path / "run"
@@ -159,6 +162,7 @@ def test_non_finite_observations_stop_the_run_naming_the_env(tmp_path: Path, fau
     assert_left_clean(run)
 
 
+@pytest.mark.slow("faults injected into training runs")
 def test_env_restarts_rebuild_a_failed_env_then_stop_past_the_limit(tmp_path: Path) -> None:
     run, token = tmp_path / "run", tmp_path / "token"
     token.touch()
@@ -183,6 +187,7 @@ def test_env_restarts_rebuild_a_failed_env_then_stop_past_the_limit(tmp_path: Pa
     assert_left_clean(again)
 
 
+@pytest.mark.slow("faults injected into training runs in subprocesses")
 @pytest.mark.parametrize("restarts", [0, 1])
 def test_a_killed_worker_stops_the_run_at_once_or_is_restarted(
     tmp_path: Path, restarts: int
@@ -231,6 +236,7 @@ def run_in_process(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple
     return code, capsys.readouterr().err
 
 
+@pytest.mark.slow("a training run, failed and resumed")
 def test_a_full_disk_while_writing_a_checkpoint_keeps_the_previous_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -263,6 +269,7 @@ def test_a_full_disk_while_writing_a_checkpoint_keeps_the_previous_one(
     assert_resumes(run)
 
 
+@pytest.mark.slow("a training run, failed and resumed")
 def test_a_full_disk_while_appending_a_log_row_leaves_no_part_of_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -297,6 +304,7 @@ def test_a_full_disk_while_appending_a_log_row_leaves_no_part_of_it(
     assert_resumes(run)
 
 
+@pytest.mark.slow("training runs on a small tmpfs, resumed")
 def test_a_real_full_disk_stops_the_run_and_resume_continues_once_freed(tmp_path: Path) -> None:
     disk = tmp_path / "disk"
     disk.mkdir()
@@ -436,6 +444,7 @@ def test_the_docs_table_of_exit_codes_and_tests_is_this_code() -> None:
         assert f"def {name}(" in (HERE / f"{module}.py").read_text(), (module, name)
 
 
+@pytest.mark.slow("training, then herkit eval in subprocesses")
 def test_herkit_eval_of_a_failing_env_is_one_line_after_its_traceback(tmp_path: Path) -> None:
     run = tmp_path / "run"
     kwargs = "fault=raise at=1 armed_from_seed=100000"  # only envs seeded past 100,000 fail

@@ -264,6 +264,7 @@ def success_rate(model: Any, env_id: str, episodes: int, **kwargs: Any) -> float
     return successes / episodes
 
 
+@pytest.mark.slow("learning run through SB3")
 def test_sb3_dqn_learns_bit_flipping_through_the_adapter() -> None:
     env = make_vec_env("herkit/BitFlip-v0", n_envs=1, env_kwargs={"n_bits": 8})
     model = DQN(
@@ -287,6 +288,7 @@ def sac(env: Any, **kwargs: Any) -> SAC:
     )  # fmt: skip
 
 
+@pytest.mark.slow("learning run through SB3")
 def test_sb3_sac_learns_point_reach_with_two_envs() -> None:
     model = sac(make_vec_env("herkit/PointReach-v0", n_envs=2, seed=0), gradient_steps=-1)
     model.learn(3_000)

@@ -53,6 +53,7 @@ def with_herkit_import(source: str) -> str:
     return source[: match.start()] + replacement + source[match.end() :]
 
 
+@pytest.mark.slow("SB3's own HER test suite")
 def test_sb3s_own_her_tests_pass_through_herkit(tmp_path: Path) -> None:
     version = importlib.metadata.version("stable-baselines3")
     with tarfile.open(sb3_sdist(version)) as archive:

@@ -18,6 +18,7 @@ from herkit.train import load_run_config, train
 from runs import quiet
 
 
+@pytest.mark.slow("learning runs: HER and plain DQN on 15 bits")
 def test_her_solves_15_bits_where_plain_dqn_fails(tmp_path: Path) -> None:
     """The paper's claim (Fig. 1): DQN fails on bit flipping above ~13 bits, DQN+HER solves it."""
     budget = dict(steps=6_000, eval_every=6_000, eval_episodes=50, seed=1)
@@ -27,6 +28,7 @@ def test_her_solves_15_bits_where_plain_dqn_fails(tmp_path: Path) -> None:
     assert plain["success_rate"] <= 0.1, plain
 
 
+@pytest.mark.slow("a training run per algorithm")
 @pytest.mark.parametrize(
     ("env_id", "algo"),
     [
@@ -90,6 +92,7 @@ def test_recipe_ingredients_run_the_loop(tmp_path: Path, algo: str) -> None:
     assert resumed["env_steps"] == 450
 
 
+@pytest.mark.slow("learning runs: HER and its control to a success target")
 def test_her_learns_one_fixed_goal_because_relabelled_goals_are_normalised(
     tmp_path: Path,
 ) -> None:

@@ -37,6 +37,7 @@ def herkit_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow("training, then videos encoded")
 @pytest.mark.parametrize("suffix", [".mp4", ".gif"])
 def test_eval_video_has_one_frame_per_step_played(
     bitflip_run: Path, tmp_path: Path, suffix: str
@@ -51,6 +52,7 @@ def test_eval_video_has_one_frame_per_step_played(
     assert frames.shape[0] == steps and frames.shape[1:3] == (112, 288)  # 8 bits
 
 
+@pytest.mark.slow("training, then herkit eval in subprocesses")
 def test_eval_reports_return_and_length(bitflip_run: Path) -> None:
     done = herkit_cli("eval", str(bitflip_run), "--episodes", "30", "--json")
     assert done.returncode == 0, done.stderr

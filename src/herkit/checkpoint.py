@@ -29,8 +29,7 @@ from herkit.buffer.her import HerReplayBuffer, RewardFn
 from herkit.distributed import Context
 from herkit.failures import Diverged, nonfinite_tensors
 from herkit.files import naming
-
-CHECKPOINT = "checkpoint"
+from herkit.run_paths import RunPaths
 
 
 class CheckpointError(ValueError):
@@ -65,7 +64,7 @@ def save_checkpoint(
             f"at update {loop_state.get('updates', 0):,} (no checkpoint written with them)"
         )
     run_dir = Path(run_dir)
-    tmp = run_dir / f".checkpoint-{loop_state['env_steps']}"
+    tmp = RunPaths(run_dir).partial_checkpoint(loop_state["env_steps"])
     try:
         _build(tmp, agent_state, buffer, loop_state, context)
     except BaseException:
@@ -105,7 +104,8 @@ def _build(
 
 def _swap_in(run_dir: Path, tmp: Path) -> None:
     """Make the complete folder ``tmp`` the checkpoint (renames only: no space needed)."""
-    final, old = run_dir / CHECKPOINT, run_dir / (CHECKPOINT + ".old")
+    paths = RunPaths(run_dir)
+    final, old = paths.checkpoint, paths.previous_checkpoint
     if final.exists():
         shutil.rmtree(old, ignore_errors=True)
         final.rename(old)
@@ -115,10 +115,10 @@ def _swap_in(run_dir: Path, tmp: Path) -> None:
 
 def find_checkpoint(run_dir: str | Path) -> Path:
     """The checkpoint folder of a run (the previous one if a swap was interrupted)."""
-    run_dir = Path(run_dir)
-    for name in (CHECKPOINT, CHECKPOINT + ".old"):
-        if (run_dir / name / "state.json").exists():
-            return run_dir / name
+    paths = RunPaths(run_dir)
+    for folder in (paths.checkpoint, paths.previous_checkpoint):
+        if (folder / "state.json").exists():
+            return folder
     raise CheckpointError(f"run directory {str(run_dir)!r} has no checkpoint to resume from")
 
 

@@ -109,7 +109,7 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
         and run.last_checkpoint != state.env_steps
     ):
         try:  # nothing of the failed step was stored: the last whole step is safe to keep
-            run.checkpoint(interrupted=True, with_report=False)
+            run.checkpoint()
         except BaseException as also:
             notes.append(f"writing a checkpoint at env step {state.env_steps:,} also failed:\n"
                          + "".join(traceback.format_exception(also)))  # fmt: skip

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from herkit.files import append_text, write_text
+from herkit.run_paths import RunPaths
 
-PROGRESS_FILE = "progress.csv"
 BASE_COLUMNS = ("env_steps", "updates", "episodes", "wall_s", "sps", "success_rate")
 _TAGS = {
     "success_rate": "eval/success_rate",
@@ -42,7 +42,7 @@ class RunLogger:
     def __init__(
         self, run_dir: str | Path, tensorboard: bool = True, resume_from_step: int | None = None
     ) -> None:
-        self.path = Path(run_dir) / PROGRESS_FILE
+        self.path = RunPaths(run_dir).progress
         self.columns: list[str] = list(BASE_COLUMNS)
         self.rows: list[dict[str, str]] = []
         if resume_from_step is not None and self.path.exists():
@@ -57,7 +57,9 @@ class RunLogger:
         if tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
-            self._writer = SummaryWriter(str(Path(run_dir) / "tb"), purge_step=resume_from_step)
+            self._writer = SummaryWriter(
+                str(RunPaths(run_dir).tensorboard), purge_step=resume_from_step
+            )
 
     def log(self, row: dict[str, float]) -> None:
         """Write one row; new metric names extend the header (the file is rewritten once)."""
@@ -188,7 +190,7 @@ def read_progress(path: str | Path) -> list[dict[str, str]]:
     """Rows of a ``progress.csv`` (or of ``DIR/progress.csv``) as dicts of strings."""
     path = Path(path)
     if path.is_dir():
-        path = path / PROGRESS_FILE
+        path = RunPaths(path).progress
     with open(path, newline="") as file:
         return [
             {k: v for k, v in row.items() if v not in ("", None)} for row in csv.DictReader(file)

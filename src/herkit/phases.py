@@ -32,11 +32,11 @@ from herkit.failures import check_finite_action, check_finite_metrics
 from herkit.files import naming, write_text
 from herkit.logging import RunLogger
 from herkit.loop_state import LoopState, Metrics, progress_row, summary_of
-from herkit.plots import plot_runs
+from herkit.presenter import Presenter
 from herkit.records import RunRecords
-from herkit.report import write_report
 from herkit.restarts import with_restarts
 from herkit.run import write_run_config
+from herkit.run_paths import RunPaths
 from herkit.video import write_video
 
 __all__ = ["TrainingRun"]
@@ -65,6 +65,7 @@ class TrainingRun:
     logger: RunLogger | None = field(init=False)
     records: RunRecords = field(init=False)
     progress: Progress = field(init=False)
+    presenter: Presenter = field(init=False)
     metrics: Metrics = field(default_factory=Metrics)
     terminal_unknown: bool = field(init=False)
     terms_reported: bool = field(init=False)
@@ -101,13 +102,13 @@ class TrainingRun:
         self.started = time.perf_counter() - state.wall_s
         label = f"[bold]{config.env_id}[/] {config.algo}"
         self.progress = Progress(label, config.steps, state.env_steps, config.progress and main)
+        self.presenter = Presenter(self.run_dir, f"{config.env_id} {config.algo}+HER")
 
     @property
     def error_log(self) -> Path:
         """This rank's ``error.log`` (``error.rank{r}.log`` for rank r > 0): the tracebacks
         of env restarts and of the failure that stopped the run."""
-        rank = self.context.rank
-        return self.run_dir / ("error.log" if rank == 0 else f"error.rank{rank}.log")
+        return RunPaths(self.run_dir).error_log(self.context.rank)
 
     def reset_seed(self) -> int:
         """The seed of a full reset of the training envs: new after a resume or a restart."""
@@ -126,15 +127,6 @@ class TrainingRun:
         action = self.agent.act(obs["observation"], obs["desired_goal"], deterministic=False)
         check_finite_action(action, self.state.updates)
         return action
-
-    def step(self, action: np.ndarray) -> tuple[Any, ...]:
-        """Step the envs; overlapped, the updates owed so far run while the workers step."""
-        if self.overlap:
-            assert isinstance(self.envs, WorkerVectorEnv)
-            self.envs.step_async(action)
-            self.learn()
-            return self.envs.step_wait()
-        return self.envs.step(action)
 
     def store(
         self,
@@ -204,17 +196,14 @@ class TrainingRun:
         return fresh
 
     def owe_updates(self) -> None:
-        """Owe ``updates_per_step`` updates per env step stored, once updates may start,
-        and run them unless they overlap the next step (every rank must agree to start:
-        store-time relabelling holds nothing until an episode has ended, and ranks end
-        episodes at different steps)."""
+        """Owe ``updates_per_step`` updates per env step stored, once updates may start
+        (every rank must agree to start: store-time relabelling holds nothing until an
+        episode has ended, and ranks end episodes at different steps)."""
         state, config = self.state, self.config
         if not self.can_update and state.env_steps >= config.warmup_steps:
             self.can_update = self.context.all_true(len(self.buffer) > 0)
         if self.can_update:
             state.owed_updates += config.n_envs * config.updates_per_step
-            if not self.overlap:
-                self.learn()
 
     def learn(self) -> None:
         """The gradient updates owed."""
@@ -249,7 +238,6 @@ class TrainingRun:
         result = with_restarts(self, self.eval_envs, lambda: evaluate(
             self.agent, self.eval_envs, config.eval_episodes, eval_seed, self.success_of
         ))  # fmt: skip
-        state.next_eval += config.eval_every  # once done: a failure above keeps it due
         state.eval_s += time.perf_counter() - eval_started
         state.success_rate = context.mean(result.success_rate)
         state.wall_s = time.perf_counter() - self.started
@@ -281,32 +269,26 @@ class TrainingRun:
 
         with_restarts(self, video_envs, play)
         fps = float(video_envs.metadata.get("render_fps") or 30)
-        path = self.run_dir / "videos" / f"step-{state.env_steps:09d}.mp4"
+        path = RunPaths(self.run_dir).video(state.env_steps)
         with naming(path):
             write_video(path, frames, fps)
-        state.next_video = state.env_steps + self.config.video_every
         if self.logger is not None:
             self.logger.video("eval/video", frames, state.env_steps, fps)
 
-    def checkpoint(self, interrupted: bool, with_report: bool = True) -> None:
+    def checkpoint(self) -> None:
         """Save agent, buffer and counters (every rank: its own buffer) and config.json;
-        append the episode and update records; then (``with_report``) the report."""
+        append the episode and update records; then start redrawing the figures."""
         state = self.state
         state.wall_s = time.perf_counter() - self.started
         if not self.agent.parameters_agree():
             raise DistributedError("the ranks' parameters have diverged")
         self.records.write()  # first: rows cut short by a kill here go with this checkpoint
         agent_state = {"agent": self.agent.state_dict(), "torch_rng": torch.get_rng_state()}
-        loop_state = asdict(state)
-        if not interrupted:  # the checkpoint's own counters: the next one is due after it
-            loop_state["next_checkpoint"] += self.config.checkpoint_every
-        save_checkpoint(self.run_dir, agent_state, self.buffer, loop_state, self.context)
-        state.next_checkpoint = loop_state["next_checkpoint"]
+        save_checkpoint(self.run_dir, agent_state, self.buffer, asdict(state), self.context)
         self.last_checkpoint = state.env_steps
         if self.context.is_main:
             self._write_config()
-            if with_report:
-                write_report([self.run_dir], self.run_dir / "report.html")
+            self.presenter.refresh()
 
     def _write_config(self) -> None:
         write_run_config(self.run_dir, self.config, self.conventions, self.buffer, self.machine)
@@ -324,12 +306,11 @@ class TrainingRun:
                 envs.close()
 
     def finish(self, interrupted: bool) -> dict[str, Any]:
-        """Write ``summary.json``, ``curve.png`` and ``report.html``; returns the summary."""
+        """Write ``summary.json``, then ``curve.png`` and ``report.html``
+        (:mod:`herkit.presenter`); returns the summary."""
         summary = self.write_summary(interrupted=True) if interrupted else self.write_summary()
         if self.context.is_main:
-            title = f"{self.config.env_id} {self.config.algo}+HER"
-            plot_runs([self.run_dir], self.run_dir / "curve.png", title=title)
-            write_report([self.run_dir], self.run_dir / "report.html")
+            self.presenter.final()
         return summary
 
     def write_summary(self, **extra: Any) -> dict[str, Any]:
@@ -338,7 +319,7 @@ class TrainingRun:
         summary["run_dir"] = str(self.run_dir)
         summary |= extra
         if self.context.is_main:
-            write_text(self.run_dir / "summary.json", json.dumps(summary, indent=1))
+            write_text(RunPaths(self.run_dir).summary, json.dumps(summary, indent=1))
         return summary
 
 

@@ -35,19 +35,16 @@ import numpy as np
 
 from herkit.distributed import Context
 from herkit.logging import RecordFile
+from herkit.run_paths import RunPaths
 
 __all__ = [
-    "EPISODES_FILE",
     "EPISODE_COLUMNS",
-    "UPDATES_FILE",
     "EpisodeTracker",
     "RunRecords",
     "UpdateTracker",
     "final_distances",
 ]
 
-EPISODES_FILE = "episodes.csv"
-UPDATES_FILE = "updates.csv"
 EPISODE_COLUMNS = ("env_steps", "rank", "env", "return", "length", "success", "final_distance")
 
 
@@ -175,8 +172,8 @@ class RunRecords:
         if context.is_main:
             steps, updates = resumed_at if resumed_at is not None else (None, None)
             self.files = (
-                RecordFile(run_dir / EPISODES_FILE, "env_steps", EPISODE_COLUMNS, steps),
-                RecordFile(run_dir / UPDATES_FILE, "updates", resume_after=updates),
+                RecordFile(RunPaths(run_dir).episodes, "env_steps", EPISODE_COLUMNS, steps),
+                RecordFile(RunPaths(run_dir).updates, "updates", resume_after=updates),
             )
 
     def updated(self, metrics: Mapping[str, float], updates: int, env_steps: int) -> None:

@@ -34,16 +34,12 @@ from plotly.io import to_html
 from plotly.offline import get_plotlyjs
 
 from herkit.files import naming, write_text
-from herkit.logging import PROGRESS_FILE
 from herkit.plots import _check_output, _wants_log
 from herkit.run_groups import SUCCESS, Group, _flatten, _read_config, aggregate_runs, moving_average
+from herkit.run_paths import RunPaths
 
-__all__ = ["EPISODES_FILE", "UPDATES_FILE", "episode_window", "read_table", "write_report"]
+__all__ = ["episode_window", "read_table", "write_report"]
 
-EPISODES_FILE = "episodes.csv"
-"""One row per training episode: env_steps, rank, env, return, length, success, final_distance."""
-UPDATES_FILE = "updates.csv"
-"""One row per 50 updates: updates, env_steps, then interval means and Q statistics."""
 MAX_POINTS = 4000
 """Most points drawn per curve; longer series are thinned evenly (the file stays small)."""
 COLOURS = qualitative.Plotly
@@ -157,7 +153,7 @@ def _runs_table(runs: Sequence[Path], names: list[str], configs: list[Config]) -
     for run, name, config in zip(runs, names, configs, strict=True):
         config = config or {}
         try:
-            summary = json.loads((run / "summary.json").read_text())
+            summary = json.loads(RunPaths(run).summary.read_text())
         except (OSError, ValueError):
             summary = {}
         summary = summary if isinstance(summary, dict) else {}
@@ -247,9 +243,9 @@ EPISODE_PANELS = (
 
 
 def _episode_panels(run: Path) -> list[str]:
-    path = run / EPISODES_FILE
+    path = RunPaths(run).episodes
     if not path.is_file():
-        return [_note(f"This run has no {EPISODES_FILE}: it was written before herkit "
+        return [_note(f"This run has no {path.name}: it was written before herkit "
                       "recorded each training episode, so there are no per-episode "
                       "returns, successes or distances to show.")]  # fmt: skip
     table = read_table(path)
@@ -262,7 +258,7 @@ def _episode_panels(run: Path) -> list[str]:
         keep = np.isfinite(x) & np.isfinite(values)
         x, values = x[keep], values[keep]
         if x.size == 0:
-            panels.append(_note(f"{title}: {EPISODES_FILE} has no {column} values "
+            panels.append(_note(f"{title}: {path.name} has no {column} values "
                                 "(the env does not report them)."))  # fmt: skip
             continue
         window = episode_window(x.size)
@@ -282,19 +278,21 @@ def _episode_panels(run: Path) -> list[str]:
 
 
 def _update_panels(run: Path) -> list[str]:
-    notes = []
-    if (run / UPDATES_FILE).is_file():
-        table = read_table(run / UPDATES_FILE)
+    notes, paths = [], RunPaths(run)
+    if paths.updates.is_file():
+        table = read_table(paths.updates)
         every = "every 50 updates"
     else:
-        progress = read_table(run / PROGRESS_FILE)
+        progress = read_table(paths.progress)
         table = {name: values for name, values in progress.items()
                  if name == "updates" or name in TITLES or name in Q_COLUMNS
                  or name.endswith("_loss")}  # fmt: skip
         every = "at each evaluation"
-        notes.append(_note(f"This run has no {UPDATES_FILE}: it was written before herkit "
-                           "recorded the learner every 50 updates. The panels here show the "
-                           f"losses that {PROGRESS_FILE} logged at each evaluation."))  # fmt: skip
+        notes.append(_note(
+            f"This run has no {paths.updates.name}: it was written before herkit recorded the "
+            "learner every 50 updates. The panels here show the losses that "
+            f"{paths.progress.name} logged at each evaluation."
+        ))  # fmt: skip
     updates = table.pop("updates", np.array([]))
     table = {n: v for n, v in table.items() if n != "env_steps" and np.isfinite(v).any()}
     if updates.size == 0 or not table:

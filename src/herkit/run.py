@@ -37,6 +37,7 @@ from herkit.envs.torch_rewards import torch_reward_of
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.files import write_text
 from herkit.precision import check_precision
+from herkit.run_paths import RunPaths
 
 __all__ = [
     "buffer_placement",
@@ -57,7 +58,7 @@ def load_run_config(run_dir: str | Path) -> TrainConfig:
 
     Raises ValueError naming the file when it is missing, not JSON, or not a config.
     """
-    path = Path(run_dir) / "config.json"
+    path = RunPaths(run_dir).config
     if not path.is_file():
         raise ValueError(f"run directory {str(run_dir)!r} has no config.json")
     try:
@@ -89,13 +90,13 @@ def write_run_config(
         "conventions": conventions.to_dict() | {"env_terms": env_terms},
         "machine": machine,
     }
-    write_text(run_dir / "config.json", json.dumps(values, indent=1))
+    write_text(RunPaths(run_dir).config, json.dumps(values, indent=1))
 
 
 def saved_machine(run_dir: Path) -> dict[str, Any]:
     """The ``machine`` record of a run's config.json (empty if it has none)."""
     try:
-        saved = json.loads((run_dir / "config.json").read_text()).get("machine")
+        saved = json.loads(RunPaths(run_dir).config.read_text()).get("machine")
     except (OSError, ValueError):
         return {}
     return saved if isinstance(saved, dict) else {}

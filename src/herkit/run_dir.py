@@ -26,8 +26,9 @@ from typing import Any
 from herkit.checkpoint import CheckpointError, find_checkpoint
 from herkit.config import TrainConfig
 from herkit.run_names import learning_differences
+from herkit.run_paths import RunPaths
 
-LOCK_NAME = ".herkit-lock"
+LOCK_NAME = RunPaths(".").lock.name
 """The lock file's name inside a run directory."""
 
 
@@ -45,7 +46,7 @@ class RunDirLock:
 
     def __init__(self, run_dir: str | os.PathLike[str]) -> None:
         self.run_dir = Path(run_dir)
-        self.path = self.run_dir / LOCK_NAME
+        self.path = RunPaths(self.run_dir).lock
         self.created: list[Path] = []
         self._held = False
 
@@ -146,7 +147,7 @@ def has_checkpoint(run_dir: Path) -> bool:
 def is_failed_run(run_dir: Path) -> bool:
     """A directory that a run wrote into (its ``config.json``) but that holds no checkpoint:
     the run failed before its first one, so there is nothing to resume or keep."""
-    return (run_dir / "config.json").exists() and not has_checkpoint(run_dir)
+    return RunPaths(run_dir).config.exists() and not has_checkpoint(run_dir)
 
 
 def clear_run_dir(run_dir: Path) -> None:
@@ -187,7 +188,7 @@ def differing_settings(run_dir: Path, config: TrainConfig) -> list[str]:
     """The learning settings in which ``config`` differs from the run saved in ``run_dir``
     (see :func:`~herkit.run_names.learning_differences`)."""
     try:
-        saved = json.loads((run_dir / "config.json").read_text())
+        saved = json.loads(RunPaths(run_dir).config.read_text())
     except (OSError, ValueError):
         return ["config.json unreadable"]
     return learning_differences(config.to_dict(), saved)

@@ -25,8 +25,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from herkit.logging import PROGRESS_FILE, read_progress
+from herkit.logging import read_progress
 from herkit.run_names import AGENT_BLOCKS, BOOKKEEPING
+from herkit.run_paths import RunPaths
 
 __all__ = [
     "AGENT_SETTINGS",
@@ -150,8 +151,8 @@ def aggregate_runs(
     seen: set[Path] = set()
     for run_dir in run_dirs:
         path = Path(run_dir)
-        if not (path / PROGRESS_FILE).is_file():
-            raise ValueError(f"run directory {str(run_dir)!r} has no {PROGRESS_FILE}")
+        if not RunPaths(path).progress.is_file():
+            raise ValueError(f"run directory {str(run_dir)!r} has no progress.csv")
         if path.resolve() not in seen:
             seen.add(path.resolve())
             runs.append(path)
@@ -212,7 +213,7 @@ def check_options(x: str, smooth: int) -> None:
 def _read_config(run_dir: Path) -> dict[str, Any] | None:
     """The run's config.json as a dict; None when missing or not a JSON object."""
     try:
-        config = json.loads((run_dir / "config.json").read_text())
+        config = json.loads(RunPaths(run_dir).config.read_text())
     except (OSError, ValueError):
         return None
     return config if isinstance(config, dict) else None
@@ -303,7 +304,7 @@ def _labels(
 def _read_metrics(run_dir: Path, x: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """``success_rate`` and each ``*_loss`` column of a run as (x, y) arrays, sorted by x,
     finite values only, the last of repeated x values kept."""
-    rows = read_progress(run_dir / PROGRESS_FILE)
+    rows = read_progress(RunPaths(run_dir).progress)
     columns = [SUCCESS, *sorted({k for row in rows for k in row if k.endswith("_loss")})]
     table = np.array(
         [[_number(row.get(name)) for name in (x, *columns)] for row in rows], dtype=np.float64

@@ -91,40 +91,52 @@ def _train(
     config: TrainConfig, resume: bool, context: Context, stop: StopOnSignal
 ) -> dict[str, Any]:
     run = _start(config, resume, context)
-    state = run.state
+    state, config = run.state, run.config
     interrupted = False
     try:
         try:
             obs, _ = run.envs.reset(seed=run.reset_seed())
         except EnvFailure as failure:
             obs = restart_training_envs(run, failure)  # or stop: no restart left
-        while state.env_steps < run.config.steps:
+        while state.env_steps < config.steps:
             try:
-                action = run.act(obs)
-                # collect (overlapped: the workers step while the updates owed so far run)
-                next_obs, reward, terminated, truncated, info = run.step(action)
+                # act and learn: the updates owed so far run before acting, or (overlapped)
+                # while the env workers step on actions of the parameters before them
+                if run.overlap:
+                    action = run.act(obs)
+                    run.envs.step_async(action)
+                run.learn()
+                if not run.overlap:
+                    action = run.act(obs)
+                    run.envs.step_async(action)
+                next_obs, reward, terminated, truncated, info = run.envs.step_wait()
                 # store (the env's reward and success kept: relabelling adds only the goal's part)
                 done = run.store(obs, action, next_obs, reward, terminated, truncated, info)
                 state.env_steps += run.steps_per_iteration
-                run.owe_updates()  # and, unless overlapped, run them now
+                run.owe_updates()
                 obs = run.reset_ended(next_obs, done)
             except EnvFailure as failure:  # nothing of this step is stored
                 obs = restart_training_envs(run, failure)  # or stop: no restart left
                 continue
             interrupted = run.stop_requested(stop)
-            finished = state.env_steps >= run.config.steps or interrupted
-            due = state.env_steps >= min(state.next_eval, state.next_checkpoint) or finished
-            if run.overlap and due and not interrupted:
+            last = interrupted or state.env_steps >= config.steps
+            eval_due = last or state.env_steps >= state.next_eval
+            checkpoint_due = last or state.env_steps >= state.next_checkpoint
+            if (eval_due or checkpoint_due) and not interrupted:
                 run.learn()  # evaluations and checkpoints see every update owed so far
-            if (state.env_steps >= state.next_eval or finished) and not interrupted:
-                finished = run.evaluate_and_log() or finished
-            due = state.env_steps >= state.next_video or finished
-            if run.video_envs is not None and due and not interrupted:
+            if eval_due and not interrupted:
+                last = run.evaluate_and_log() or last  # True: the target is reached
+                state.next_eval += config.eval_every
+            video_due = last or state.env_steps >= state.next_video
+            if run.video_envs is not None and video_due and not interrupted:
                 run.record_video()
-            run.progress.update(state, force=finished)
-            if state.env_steps >= state.next_checkpoint or finished:
-                run.checkpoint(interrupted)
-            if finished:
+                state.next_video = state.env_steps + config.video_every
+            run.progress.update(state, force=last)
+            if checkpoint_due or last:
+                if not interrupted:  # an interrupted run's next checkpoint stays where it was
+                    state.next_checkpoint += config.checkpoint_every
+                run.checkpoint()
+            if last:
                 break
         run.close()
         summary = run.finish(interrupted)
@@ -135,6 +147,7 @@ def _train(
         raise stop_run(run, error) from error
     finally:
         run.close()
+        run.presenter.close()  # a failed run's figures: not waited for
     if interrupted:
         raise Interrupted(run.run_dir, state.env_steps)
     return summary

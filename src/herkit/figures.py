@@ -1,0 +1,40 @@
+"""A run's figures from its files: ``curve.png`` (:mod:`herkit.plots`) and
+``report.html`` (:mod:`herkit.report`).
+
+``python -m herkit.figures RUN [TITLE]`` draws both; :class:`herkit.presenter.Presenter`
+runs it beside training, which never imports this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from herkit.plots import plot_runs
+from herkit.report import write_report
+from herkit.run_paths import RunPaths
+
+__all__ = ["present"]
+
+
+def present(run_dir: str | Path, title: str | None = None) -> None:
+    """Write ``RUN/curve.png`` and ``RUN/report.html`` from the files of ``run_dir``."""
+    paths = RunPaths(run_dir)
+    plot_runs([paths.root], paths.curve, title=title)
+    write_report([paths.root], paths.report)
+
+
+def _main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m herkit.figures", description=__doc__)
+    parser.add_argument("run_dir")
+    parser.add_argument("title", nargs="?")
+    args = parser.parse_args()
+    # stopped by a failing run: unwind, so that no temporary file stays
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    present(args.run_dir, args.title)
+
+
+if __name__ == "__main__":
+    _main()

@@ -1,0 +1,51 @@
+"""Two tiers: ``python -m pytest`` runs the fast one (unit, property and quick CLI tests);
+``python -m pytest --full`` runs every test, the slow ones too.
+
+A slow test says why with ``@pytest.mark.slow("reason")``: a learning run, whole training
+runs in subprocesses, torchrun, a browser, SB3's own test suite. A ``slow`` marker with no
+reason is an error, so that the reason stays next to the test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full",
+        action="store_true",
+        help="run the slow tier too (learning runs, training subprocesses, torchrun, browser)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow(reason): in the full tier only (python -m pytest --full); says why"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow = []
+    for item in items:
+        marker = item.get_closest_marker("slow")
+        if marker is None:
+            continue
+        if not (marker.args and isinstance(marker.args[0], str) and marker.args[0]):
+            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.slow needs a reason")
+        slow.append(item)
+    if config.getoption("--full") or not slow:
+        return
+    config.hook.pytest_deselected(items=slow)
+    items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    deselected = terminalreporter.stats.get("deselected", [])
+    slow = [item for item in deselected if item.get_closest_marker("slow") is not None]
+    if slow and not config.getoption("--full"):
+        terminalreporter.write_line(
+            f"fast tier: {len(slow)} slow tests left out; python -m pytest --full runs them"
+        )

@@ -48,6 +48,7 @@ def run(source: Path, args: list[str], out: Path) -> list[dict[str, str]]:
     command = [
         sys.executable, "-m", "herkit", "train", *args, "--seed", "0", "--out", str(out),
         "--no-progress", "--no-tensorboard", "--torch-threads", "1", "--eval-episodes", "10",
+        "--precision", "fp32",  # auto times updates on a CPU with bf16: it could choose either
     ]  # fmt: skip
     subprocess.run(command, check=True, env=env, cwd=source, stdout=subprocess.DEVNULL)
     with open(out / "progress.csv", newline="") as file:

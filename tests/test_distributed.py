@@ -177,6 +177,7 @@ def kill_job(launcher: int) -> None:
 
 
 QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "3", "--n-envs", "1"]
+QUICK += ["--precision", "fp32"]  # auto chooses by timing on a CPU with bf16: runs could differ
 
 
 def start_job(args: list[str], ready: Callable[[], bool]) -> subprocess.Popen[str]:

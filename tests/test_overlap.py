@@ -31,6 +31,7 @@ def ledger_config(tmp_path: Path, **changes: Any) -> TrainConfig:
         algo="ddpg",
         n_envs=N_ENVS,
         env_workers=2,
+        precision="fp32",  # auto chooses by timing on a CPU with bf16: runs could differ
         steps=150,
         warmup_steps=30,
         random_steps=15,

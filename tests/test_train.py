@@ -121,7 +121,10 @@ def test_target_success_stops_early_and_is_recorded(tmp_path: Path) -> None:
 
 
 def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
-    config = quiet(out=str(tmp_path), steps=64, warmup_steps=32, eval_every=64, eval_episodes=2)
+    config = quiet(
+        out=str(tmp_path), steps=64, warmup_steps=32, eval_every=64, eval_episodes=2,
+        precision="auto",
+    )  # fmt: skip
     train(config)
     # config.json holds what the run used: the env's conventions filled in, the precision,
     # threads and env workers that auto chose, and its directory

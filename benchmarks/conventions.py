@@ -16,7 +16,7 @@ import dataclasses
 from herkit.agents.base import ValueScale
 from herkit.config import preset_config
 from herkit.envs import HERKIT_IDS
-from herkit.train import resolve_conventions
+from herkit.run import resolve_conventions
 
 ENVS: list[tuple[str, tuple[str, ...]]] = [
     *[(env_id, ()) for env_id in HERKIT_IDS],

@@ -41,7 +41,7 @@ from herkit.agents import make_agent
 from herkit.bench import fetch_reward
 from herkit.config import DDPGConfig
 from herkit.envs.torch_rewards import GoalDistanceReward
-from herkit.logging import read_progress
+from herkit.run_logs import read_progress
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DOCS, code_version, machine

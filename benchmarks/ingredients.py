@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from herkit.config import preset_config
-from herkit.logging import read_progress
+from herkit.run_logs import read_progress
 from herkit.train import train
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -25,7 +25,7 @@ from typing import Any
 from common import DOCS, add_run, code_version, machine
 
 from herkit.config import preset_config
-from herkit.logging import read_progress
+from herkit.run_logs import read_progress
 from herkit.train import train
 
 RECORD = DOCS / "overlap.json"

@@ -28,7 +28,7 @@ import torch
 from herkit import Batch
 from herkit.agents import make_agent
 from herkit.config import DDPGConfig, preset_config
-from herkit.logging import read_progress
+from herkit.run_logs import read_progress
 from herkit.train import train
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

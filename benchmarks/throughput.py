@@ -39,9 +39,9 @@ from torch.nn import functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from herkit.config import TrainConfig, preset_config
-from herkit.logging import read_progress
 from herkit.precision import fast_bf16
 from herkit.run import build, make_vector_env, plan_run_cores, resolve_conventions
+from herkit.run_logs import read_progress
 from herkit.train import train
 
 RECORD = DOCS / "throughput.json"
@@ -142,7 +142,6 @@ def learner_alone(config: TrainConfig, transitions: list[Any], seconds: float) -
         agent, buffer = build(config, envs)
     finally:
         envs.close()
-    assert buffer is not None
     agent.set_precision(config.precision)
     for obs, action, next_obs, terminated, truncated, info, reward in transitions:
         buffer.add(obs, action, next_obs, terminated, truncated, info, reward=reward)

@@ -14,8 +14,8 @@ import torch
 import tyro
 
 from herkit import Batch
+from herkit.agent_configs import ALGOS
 from herkit.agents import (
-    ALGOS,
     Agent,
     DDPGAgent,
     DQNAgent,
@@ -563,7 +563,7 @@ def test_bf16_is_native_only_where_the_cpu_has_its_units(monkeypatch: pytest.Mon
         (zen3, False, ["avx2"]),
     ):
         monkeypatch.setattr(herkit.precision, "cpu_flags", lambda flags=flags: flags)
-        monkeypatch.setattr("herkit.bench.report.cpu_flags", lambda flags=flags: flags)
+        monkeypatch.setattr("herkit.bench.table.cpu_flags", lambda flags=flags: flags)
         assert herkit.precision.fast_bf16(cpu) is native
         assert environment_info()["vector_units"] == units
 

@@ -14,7 +14,8 @@ import herkit  # noqa: F401  (registers the envs)
 from herkit.agents import Normalizer
 from herkit.checkpoint import load_checkpoint
 from herkit.envs.torch_rewards import GoalDistanceReward, torch_reward_of
-from herkit.train import buffer_placement, train
+from herkit.run import buffer_placement
+from herkit.train import train
 from runs import quiet
 from tagged import DEVICES, host
 from test_agents import agent_for, parameters, random_batch

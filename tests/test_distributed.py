@@ -25,7 +25,7 @@ import herkit
 from herkit import Batch
 from herkit.agents import make_agent
 from herkit.config import DDPGConfig, DQNConfig
-from herkit.logging import read_progress
+from herkit.run_logs import read_progress
 
 WORLD = 2
 

@@ -232,10 +232,10 @@ def test_dropped_transitions_get_zero_priority_and_ignore_updates() -> None:
     run = TaggedRun(buffer)
     run.feed([[4, 4, 4]])
     old = buffer.sample(64)
-    run.feed([[5]])  # overwrites the first episode partly: it is dropped whole
+    run.feed([[5]])  # slots 0-4: overwrites episode 1 and slot 4 of episode 2, dropped whole
     leaves = buffer.tree.leaves  # type: ignore[union-attr]
-    dropped = ~buffer.storage.is_sampleable(np.arange(12), closed_only=False)
-    assert dropped.any() and np.all(leaves[dropped] == 0)
+    dropped = np.isin(np.arange(12), [5, 6, 7])  # what is left of episode 2
+    assert np.all(leaves[dropped] == 0) and np.all(leaves[~dropped] > 0)
     buffer.update_priorities(old.indices, np.full(64, 5.0))
     assert np.all(buffer.tree.leaves[dropped] == 0)  # type: ignore[union-attr]
 

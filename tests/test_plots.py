@@ -13,8 +13,8 @@ import pytest
 
 from herkit.cli import main
 from herkit.config import DDPGConfig, DQNConfig, TrainConfig
-from herkit.logging import RunLogger, read_progress
 from herkit.plots import aggregate_runs, figure, moving_average, plot_runs
+from herkit.run_logs import RunLogger, read_progress
 
 PNG = b"\x89PNG\r\n\x1a\n"
 DEFAULT = TrainConfig()

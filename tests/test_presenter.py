@@ -29,7 +29,7 @@ def test_final_draws_the_figures_of_a_run(trained: Path, tmp_path: Path) -> None
     for name in ("curve.png", "report.html"):
         (run / name).unlink(missing_ok=True)
     presenter = Presenter(run, "BitFlip dqn+HER")
-    presenter.refresh()  # a background drawing in progress is waited for
+    presenter.refresh()  # a background drawing in progress is stopped, then drawn over
     presenter.final()
     assert (run / "curve.png").stat().st_size > 0
     assert "BitFlip" in (run / "report.html").read_text()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from herkit.config import TrainConfig, config_from_dict, preset_config
+from herkit.config import TrainConfig, config_for, config_from_dict, preset_config
 from herkit.presets import PRESETS, preset_values
 
 
@@ -50,3 +50,23 @@ def test_presets_with_several_envs_owe_a_whole_update_per_loop_iteration(key: st
     owed = config.n_envs * config.updates_per_step
     assert owed >= 1.0, f"{key}: {config.n_envs} envs x {config.updates_per_step} = {owed}"
     assert owed == round(owed), f"{key}: {owed} updates per iteration is not a whole number"
+
+
+def test_config_for_merges_env_kwargs_into_the_presets_and_keeps_the_rest() -> None:
+    config = config_for("PointMaze_UMaze-v3", env_kwargs=("max_episode_steps=50",), steps=10)
+    assert config.env_kwargs == ("continuing_task=False", "max_episode_steps=50")
+    assert config.steps == 10 and config.algo == "sac"
+    assert config.eval_episodes == preset_config("PointMaze_UMaze-v3").eval_episodes
+
+
+def test_config_for_picks_an_algorithm_that_fits_the_action_space_unless_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert config_for("herkit/PointReach-v0").algo == "ddpg"  # its preset's, which fits
+    assert capsys.readouterr().err == ""
+    # no preset: the generic defaults train DQN, which Ledger's Box actions cannot take
+    assert config_for("ledger:Ledger-v0").algo == "sac"
+    said = capsys.readouterr().err
+    assert "ledger:Ledger-v0 has a continuous action space: training with --algo sac" in said
+    assert config_for("ledger:Ledger-v0", algo="td3").algo == "td3"  # given: kept
+    assert config_for("faulty:FaultyBitFlip-v0").algo == "dqn"  # discrete: DQN fits

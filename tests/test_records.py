@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from herkit.cli import RESUME_MAY_CHANGE
-from herkit.config import BOOKKEEPING, TrainConfig
+from herkit.config import TrainConfig
 from herkit.envs.bitflip import BitFlipEnv
-from herkit.logging import RecordFile, read_progress
+from herkit.learning_settings import BOOKKEEPING
 from herkit.records import EPISODE_COLUMNS, EpisodeTracker, final_distances
+from herkit.run_logs import RecordFile, read_progress
 from herkit.train import train
 from runs import quiet
 

@@ -13,8 +13,9 @@ import torch
 
 from herkit.checkpoint import CheckpointError, load_checkpoint
 from herkit.config import TrainConfig
-from herkit.logging import read_progress
-from herkit.train import load_run_config, train
+from herkit.run import load_run_config
+from herkit.run_logs import read_progress
+from herkit.train import train
 from runs import quiet
 
 

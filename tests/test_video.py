@@ -17,7 +17,8 @@ import pytest
 import herkit
 from herkit.envs.conventions import SuccessSignal
 from herkit.evaluation import evaluate
-from herkit.train import make_vector_env, train
+from herkit.run import make_vector_env
+from herkit.train import train
 from herkit.video import RenderError, label_frames, render_frame, write_video
 from runs import quiet
 

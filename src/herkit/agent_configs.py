@@ -15,11 +15,14 @@ is its ``--help`` text. All are also importable from :mod:`herkit.config`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from herkit.validation import check_bool, check_float, check_int, is_number
 
-__all__ = ["DDPGConfig", "DQNConfig", "OffPolicyConfig", "SACConfig"]
+__all__ = [
+    "ALGOS", "Algo", "DDPGConfig", "DQNConfig", "OffPolicyConfig", "SACConfig", "config_class",
+    "default_agent_config",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,10 @@ class DDPGConfig(OffPolicyConfig):
 
     @classmethod
     def td3(cls, **changes: Any) -> DDPGConfig:
-        """TD3 defaults (Fujimoto et al., 2018): twin critics, policy delay 2, smoothing 0.2.
+        """TD3's three changes to DDPG (Fujimoto et al., 2018): twin critics, policy delay 2,
+        target policy smoothing 0.2. The rest stays this class's DDPG defaults, which
+        follow OpenAI baselines' HER (action L2 penalty 1.0, 30 % random actions), not the
+        TD3 paper (no action penalty, Gaussian exploration noise only).
 
         ``changes`` override any field, e.g. ``DDPGConfig.td3(hidden=(64, 64))``.
         """
@@ -157,3 +163,26 @@ class SACConfig(OffPolicyConfig):
                 f"target_entropy must be a finite number or None, got {self.target_entropy!r}"
             )
         check_float("lr_alpha", self.lr_alpha, 0.0, open_low=True)
+
+
+Algo = Literal["dqn", "ddpg", "td3", "sac"]
+"""The algorithms herkit trains (``--algo``); each has its settings block in TrainConfig."""
+
+ALGOS: tuple[Algo, ...] = get_args(Algo)
+"""The names of :data:`Algo`, in order."""
+
+
+def config_class(algo: str) -> type[OffPolicyConfig]:
+    """The settings class of ``algo`` (TD3 shares DDPG's); ValueError for another name."""
+    classes: dict[str, type[OffPolicyConfig]] = {
+        "dqn": DQNConfig, "ddpg": DDPGConfig, "td3": DDPGConfig, "sac": SACConfig,
+    }  # fmt: skip
+    if algo not in classes:
+        raise ValueError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
+    return classes[algo]
+
+
+def default_agent_config(algo: str) -> OffPolicyConfig:
+    """The default settings of ``algo`` (:meth:`DDPGConfig.td3` for ``"td3"``)."""
+    cls = config_class(algo)
+    return DDPGConfig.td3() if algo == "td3" else cls()

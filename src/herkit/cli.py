@@ -19,10 +19,11 @@ import tyro
 
 from herkit import __version__
 from herkit.bench import BufferBenchConfig, bench_buffer
-from herkit.cli_args import auto_flags, moved, parse, unwrap_help, with_suggestions
+from herkit.cli_args import auto_flags, parse, unwrap_help, with_suggestions
 from herkit.distributed import DistributedError
 from herkit.envs.failures import EnvFailure
 from herkit.failures import EXIT_CODES, RunFailed
+from herkit.learning_settings import RESUME_MAY_CHANGE
 
 
 def bench(
@@ -133,18 +134,8 @@ def report(
     print(write_report(run_dirs, output))
 
 
-RESUME_MAY_CHANGE = (
-    "steps", "eval_every", "eval_episodes", "checkpoint_every", "video_every", "target_success",
-    "log_updates_every", "device",
-    "torch_threads", "env_workers", "dist_timeout_s", "env_restarts", "env_timeout_s",
-    "tensorboard", "progress",
-)  # fmt: skip
-"""Settings that ``herkit train --resume RUN`` accepts as flags (e.g. a larger ``--steps``
-to extend a finished run); the rest would not fit the checkpointed agent or buffer."""
-
-
 def _train_main(args: list[str]) -> None:
-    from herkit.config import TrainConfig, preset_config
+    from herkit.config import TrainConfig, config_for, preset_config
     from herkit.run import load_run_config
     from herkit.train import train
 
@@ -173,14 +164,15 @@ def _train_main(args: list[str]) -> None:
         summary = train(dataclasses.replace(config, resume=None), resume=True)
     else:
         preset = preset_config(first.env_id)
-        config = _parse_train(args, default=preset)
-        if not any(arg == "--algo" or arg.startswith("--algo=") for arg in args):
-            config = _algo_for_action_space(config)
-        if preset.env_kwargs and config.env_kwargs != preset.env_kwargs:
-            given = config.env_kwargs_dict()  # the preset's other env kwargs stay
-            kept = tuple(item for item in preset.env_kwargs if item.split("=")[0] not in given)
-            config = dataclasses.replace(config, env_kwargs=kept + config.env_kwargs)
-        summary = train(config)
+        parsed = _parse_train(args, default=preset)
+        changes = {
+            field.name: getattr(parsed, field.name)
+            for field in dataclasses.fields(TrainConfig)
+            if field.name != "env_id" and getattr(parsed, field.name) != getattr(preset, field.name)
+        }
+        if any(arg == "--algo" or arg.startswith("--algo=") for arg in args):
+            changes["algo"] = parsed.algo  # given, even as the preset's: kept as given
+        summary = train(config_for(parsed.env_id, **changes))
     if os.environ.get("RANK", "0") == "0":  # torchrun: one summary, from rank 0
         print(json.dumps(summary), flush=True)
         print(
@@ -188,28 +180,6 @@ def _train_main(args: list[str]) -> None:
             f"{summary['env_steps']:,} env steps; run directory {summary['run_dir']}",
             file=sys.stderr,
         )
-
-
-def _algo_for_action_space(config: Any) -> Any:
-    """``config`` with an algorithm that fits its env's action space when the preset's does
-    not (no ``--algo`` was given): DQN for a Discrete space, SAC for a Box; said on stderr."""
-    import gymnasium
-
-    from herkit.envs import make_goal_env
-
-    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
-    try:
-        space = env.action_space
-    finally:
-        env.close()
-    discrete = isinstance(space, gymnasium.spaces.Discrete)
-    if discrete == (config.algo == "dqn"):
-        return config
-    algo = "dqn" if discrete else "sac"
-    kind = "discrete" if discrete else "continuous"
-    print(f"herkit: {config.env_id} has a {kind} action space: training with --algo {algo} "
-          "(give --algo to choose another)", file=sys.stderr)  # fmt: skip
-    return dataclasses.replace(config, algo=algo)
 
 
 def _parse_train(args: list[str], **kwargs: Any) -> Any:
@@ -270,10 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _train_main_safe(args[1:])
         else:
             commands: dict[str, Callable[..., Any]] = {"train": _train_help, **COMMANDS}
-            try:
-                parse(tyro.extras.subcommand_cli_from_dict, commands, args=args, prog="herkit")
-            except ValueError as error:
-                raise ValueError(moved(str(error), args)) from None
+            parse(tyro.extras.subcommand_cli_from_dict, commands, args=args, prog="herkit")
     except ValueError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
         return 2

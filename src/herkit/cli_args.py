@@ -19,7 +19,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["MOVED_FLAGS", "SYNONYMS", "auto_flags", "field_help", "parse", "unwrap_help",
+__all__ = ["SYNONYMS", "auto_flags", "field_help", "parse", "unwrap_help",
            "with_suggestions"]  # fmt: skip
 
 
@@ -129,26 +129,6 @@ def _one_line(box: str) -> str:
         elif line:
             sections[-1].append(" ".join(line.split()))
     return "; ".join(" ".join(section) for section in sections if section) or box.strip()
-
-
-MOVED_FLAGS = {
-    ("bench", "--peers"): "herkit bench buffer times herkit alone; SB3's and cpprb's buffers on "
-    "the same data: python benchmarks/buffer.py in a herkit source checkout "
-    "(pip install -e '.[bench]')",
-}
-"""Flags a command no longer has, by (command, flag), and where what they did went."""
-
-
-def moved(message: str, args: list[str]) -> str:
-    """``message`` of an unrecognised flag, or where the flag went when it is in
-    :data:`MOVED_FLAGS`."""
-    if not message.startswith("Unrecognized options:"):
-        return message
-    for arg in args[1:]:
-        flag = arg.split("=")[0]
-        if (args[0], flag) in MOVED_FLAGS:
-            return f"{flag}: {MOVED_FLAGS[args[0], flag]}"
-    return message
 
 
 AUTO_FLAGS = ("terminal-on-success",)

@@ -7,44 +7,47 @@ The agents' settings (:class:`DQNConfig`, :class:`DDPGConfig`, :class:`SACConfig
 :mod:`herkit.agent_configs`; every config is frozen and checks its values in
 ``__post_init__``, raising ``ValueError`` naming the field.
 
-Also importable from here: the presets' data (:mod:`herkit.presets`) and the run naming
-(:mod:`herkit.run_names`). ``herkit train`` is generated from :class:`TrainConfig`: its
-flags from the fields, its help from the docstring under each field.
+A run's default directory name (:func:`default_run_name`) spells out its env, algorithm,
+strategy and seed and the learning settings that differ from its env's preset
+(:mod:`herkit.learning_settings`). ``herkit train`` is generated from :class:`TrainConfig`:
+its flags from the fields, its help from the docstring under each field.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import tyro
 
-from herkit.agent_configs import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
-from herkit.presets import PRESETS, preset_values
-from herkit.run_names import AGENT_BLOCKS, BOOKKEEPING, default_run_name, learning_differences
+from herkit.agent_configs import (
+    ALGOS,
+    Algo,
+    DDPGConfig,
+    DQNConfig,
+    OffPolicyConfig,
+    SACConfig,
+    config_class,
+)
+from herkit.learning_settings import learning_differences
+from herkit.presets import preset_values
 from herkit.validation import check_bool, check_float, check_int, is_number
 
 __all__ = [
-    "AGENT_BLOCKS",
-    "BOOKKEEPING",
-    "PRESETS",
     "DDPGConfig",
     "DQNConfig",
     "OffPolicyConfig",
     "SACConfig",
     "TrainConfig",
+    "config_for",
     "config_from_dict",
     "default_run_name",
-    "learning_differences",
     "preset_config",
 ]
-
-
-Algo = Literal["dqn", "ddpg", "td3", "sac"]
-"""The algorithms ``herkit train --algo`` offers."""
 
 
 @dataclass(frozen=True)
@@ -281,13 +284,12 @@ class TrainConfig:
 
 def config_from_dict(values: dict[str, Any]) -> TrainConfig:
     """Rebuild a TrainConfig from :meth:`TrainConfig.to_dict` output (e.g. config.json)."""
-    agents = {"dqn": DQNConfig, "ddpg": DDPGConfig, "td3": DDPGConfig, "sac": SACConfig}
     fields = dict(values)
-    for name, cls in agents.items():
-        agent = dict(fields.get(name, {}))
+    for algo in ALGOS:
+        agent = dict(fields.get(algo, {}))
         if "hidden" in agent:
             agent["hidden"] = tuple(agent["hidden"])
-        fields[name] = cls(**agent)
+        fields[algo] = config_class(algo)(**agent)
     for name in ("env_kwargs", "reward_range", "info_keys"):
         if fields.get(name) is not None:
             fields[name] = tuple(fields[name])
@@ -301,3 +303,90 @@ def preset_config(env_id: str) -> TrainConfig:
     """TrainConfig defaults for ``env_id``: its preset (:data:`PRESETS`), else the generic
     defaults."""
     return TrainConfig(env_id=env_id, **preset_values(env_id))
+
+
+def config_for(env_id: str, **changes: Any) -> TrainConfig:
+    """The settings of a new run on ``env_id``, as ``herkit train ENV_ID --flags`` makes
+    them: the env's preset with ``changes``, where env kwargs given are merged into the
+    preset's (the preset's others stay), and, unless ``algo`` is given, the preset's
+    algorithm if it fits the env's action space, else DQN for a discrete one and SAC for a
+    continuous one (said on stderr). ``train(config_for(ENV_ID, steps=...))`` from Python
+    is that command's run."""
+    preset = preset_config(env_id)
+    if changes.get("env_kwargs") is not None and preset.env_kwargs:
+        given = dataclasses.replace(preset, env_kwargs=tuple(changes["env_kwargs"]))
+        mine = given.env_kwargs_dict()
+        kept = tuple(item for item in preset.env_kwargs if item.split("=")[0] not in mine)
+        changes["env_kwargs"] = kept + given.env_kwargs
+    config = dataclasses.replace(preset, **changes)
+    if "algo" not in changes:
+        config = _algo_for_action_space(config)
+    return config
+
+
+def _algo_for_action_space(config: TrainConfig) -> TrainConfig:
+    """``config`` with an algorithm that fits its env's action space: DQN for a Discrete
+    space, SAC for a Box (said on stderr when that changes it)."""
+    import sys
+
+    import gymnasium
+
+    from herkit.envs import make_goal_env
+
+    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
+    try:
+        space = env.action_space
+    finally:
+        env.close()
+    discrete = isinstance(space, gymnasium.spaces.Discrete)
+    if discrete == (config.algo == "dqn"):
+        return config
+    algo: Algo = "dqn" if discrete else "sac"
+    kind = "discrete" if discrete else "continuous"
+    print(f"herkit: {config.env_id} has a {kind} action space: training with --algo {algo} "
+          "(give --algo to choose another)", file=sys.stderr)  # fmt: skip
+    return dataclasses.replace(config, algo=algo)
+
+
+_NAMED = ("env_id", "env_kwargs", "algo", "strategy", "goal_mix", "seed")
+"""The fields a default run name spells out in its fixed parts."""
+
+
+def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
+    """``ENV[-KWARGS]-ALGO-STRATEGY-sSEED[-CHANGES]``: the env kwargs and the learning
+    settings that differ from the env's preset are part of the name (spelled out when short,
+    else a hash of them), so that two runs that learn differently never share a default
+    directory; settings in :data:`BOOKKEEPING` are left out. ``preset`` is the config of
+    ``config``'s env with nothing changed (:func:`herkit.config.preset_config`)."""
+    preset_kwargs = preset.env_kwargs_dict()
+    kwargs = {
+        key: value
+        for key, value in config.env_kwargs_dict().items()
+        if key not in preset_kwargs or preset_kwargs[key] != value
+    }
+    mine = config.to_dict()
+
+    def value(name: str) -> Any:
+        block, _, key = name.rpartition(".")
+        return mine[block][key] if block else mine[name]
+
+    changes = [
+        f"{name}={value(name)}"
+        for name in learning_differences(mine, preset.to_dict())
+        if name not in _NAMED
+    ]
+    parts = [config.env_id.split(":")[-1].replace("/", "-")]
+    if kwargs:
+        parts.append(_short(",".join(f"{key}={value}" for key, value in sorted(kwargs.items()))))
+    parts += [config.algo, config.her_name().replace(":", "-"), f"s{config.seed}"]
+    if changes:
+        parts.append(_short(",".join(sorted(changes))))
+    return "-".join(parts)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """``text`` made safe for a file name, or a hash of it when longer than ``limit``."""
+    safe = "".join(c if c.isalnum() or c in "._=,+" else "_" for c in text.replace(" ", ""))
+    if len(safe) <= limit:
+        return safe
+    return "h" + hashlib.sha1(text.encode()).hexdigest()[:8]

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from herkit.config import TrainConfig
+from herkit.records import Means
 
 __all__ = ["LoopState", "Metrics", "progress_row", "summary_of"]
 
@@ -38,22 +39,19 @@ class LoopState:
 class Metrics:
     """Training losses and episode successes since the last row of progress.csv."""
 
-    sums: dict[str, float] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
+    losses: Means = field(default_factory=Means)
     episode_successes: list[float] = field(default_factory=list)
 
     def add(self, values: dict[str, float]) -> None:
         """Add one update's metrics."""
-        for key, value in values.items():
-            self.sums[key] = self.sums.get(key, 0.0) + value
-            self.counts[key] = self.counts.get(key, 0) + 1
+        self.losses.add(values)
 
     def take(self) -> dict[str, float]:
         """The means so far (and the training success rate); starts a new interval."""
-        means = {key: self.sums[key] / self.counts[key] for key in self.sums}
+        means = self.losses.take()
         if self.episode_successes:
             means["train_success_rate"] = float(np.mean(self.episode_successes))
-        self.sums, self.counts, self.episode_successes = {}, {}, []
+        self.episode_successes = []
         return means
 
 

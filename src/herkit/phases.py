@@ -1,9 +1,10 @@
-"""The phases of one iteration of the training loop, as methods of :class:`TrainingRun`.
+"""A run in progress, :class:`TrainingRun`: its collection and bookkeeping phases.
 
-:mod:`herkit.train` calls them in order (act, step, store, reset the ended envs, owe
-updates and learn, evaluate and log, record a video, checkpoint);
-:class:`herkit.loop_state.LoopState` holds the counters that every checkpoint saves,
-:class:`herkit.records.RunRecords` the per-episode and per-update records.
+:mod:`herkit.train` calls them in its loop: act, store, observe the env, reset the ended
+envs; evaluate and log, record a video, checkpoint. Learning is its :attr:`~TrainingRun.learner`
+(:class:`herkit.learning.Learner`); :class:`herkit.loop_state.LoopState` holds the counters
+that every checkpoint saves, :class:`herkit.records.RunRecords` the per-episode and
+per-update records.
 """
 
 from __future__ import annotations
@@ -28,21 +29,22 @@ from herkit.distributed import Context, DistributedError
 from herkit.envs.conventions import GoalConventions, SuccessSignal
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.evaluation import evaluate
-from herkit.failures import check_finite_action, check_finite_metrics
+from herkit.failures import check_finite_action
 from herkit.files import naming, write_text
-from herkit.logging import RunLogger
+from herkit.learning import Learner
 from herkit.loop_state import LoopState, Metrics, progress_row, summary_of
 from herkit.presenter import Presenter
 from herkit.records import RunRecords
 from herkit.restarts import with_restarts
 from herkit.run import write_run_config
+from herkit.run_logs import RunLogger
 from herkit.run_paths import RunPaths
 from herkit.video import write_video
 
 __all__ = ["TrainingRun"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TrainingRun:
     """A run in progress: its settings, envs, agent, buffer, counters and logs. Its methods
     are the phases of one iteration of the loop in :mod:`herkit.train`, in the loop's order;
@@ -70,7 +72,7 @@ class TrainingRun:
     terminal_unknown: bool = field(init=False)
     terms_reported: bool = field(init=False)
     range_reported: bool = False
-    can_update: bool = False
+    learner: Learner = field(init=False)
     started: float = field(init=False)
     closed: bool = False
     last_checkpoint: int | None = field(init=False)
@@ -103,6 +105,10 @@ class TrainingRun:
         label = f"[bold]{config.env_id}[/] {config.algo}"
         self.progress = Progress(label, config.steps, state.env_steps, config.progress and main)
         self.presenter = Presenter(self.run_dir, f"{config.env_id} {config.algo}+HER")
+        self.learner = Learner.of_run(
+            config, context=self.context, agent=self.agent, buffer=self.buffer, state=state,
+            metrics=self.metrics, records=self.records,
+        )  # fmt: skip
 
     @property
     def error_log(self) -> Path:
@@ -137,25 +143,30 @@ class TrainingRun:
         terminated: np.ndarray,
         truncated: np.ndarray,
         info: dict[str, Any],
-    ) -> np.ndarray:
-        """Store the step in the buffer and the normalisers, note its ended episodes and
-        what they show of the env; returns which envs ended an episode."""
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Store the step in the buffer and the normalisers and note its ended episodes;
+        returns which envs ended an episode and which reached their goal (None: unknown)."""
         success = self.success_of(info, next_obs)
         self.buffer.add(
             obs, action, next_obs, terminated, truncated, info, reward=reward,
             success=None if success is None else success > 0,
         )  # fmt: skip
         self.agent.update_normalizer(obs["observation"], obs["desired_goal"])
-        self._report_rewards()
         done: np.ndarray = terminated | truncated
         self.state.episodes += int(done.sum())
         env_steps = self.state.env_steps + self.steps_per_iteration  # once this step counts
         self.records.episodes.step(env_steps, reward, done, success, next_obs)
         if success is not None:
             self.metrics.episode_successes.extend(success[done].tolist())
-            if self.terminal_unknown and success.any():  # the env shows what it does
-                self._learn_terminal_on_success(bool(terminated[success > 0].all()))
-        return done
+        return done, success
+
+    def observe_env(self, terminated: np.ndarray, success: np.ndarray | None) -> None:
+        """What the stored steps show of the env: step rewards beyond ``compute_reward`` or
+        outside the Q-target range (a warning, once each), and, at its first success,
+        whether its episodes end on success (told to the config, buffer and agent)."""
+        self._report_rewards()
+        if self.terminal_unknown and success is not None and success.any():
+            self._learn_terminal_on_success(bool(terminated[success > 0].all()))
 
     def _report_rewards(self) -> None:
         """Warn once where the env's step rewards differ from compute_reward, and once
@@ -194,32 +205,6 @@ class TrainingRun:
             return next_obs
         fresh, _ = self.envs.reset(options={"reset_mask": done})
         return fresh
-
-    def owe_updates(self) -> None:
-        """Owe ``updates_per_step`` updates per env step stored, once updates may start
-        (every rank must agree to start: store-time relabelling holds nothing until an
-        episode has ended, and ranks end episodes at different steps)."""
-        state, config = self.state, self.config
-        if not self.can_update and state.env_steps >= config.warmup_steps:
-            self.can_update = self.context.all_true(len(self.buffer) > 0)
-        if self.can_update:
-            state.owed_updates += config.n_envs * config.updates_per_step
-
-    def learn(self) -> None:
-        """The gradient updates owed."""
-        state, batch_size = self.state, self.config.agent_config().batch_size
-        while state.owed_updates >= 1:
-            batch = self.buffer.sample(batch_size)
-            if self.config.normalize_relabelled_goals:
-                self.agent.update_goal_normalizer(batch.goal)
-            metrics = self.agent.update(batch)
-            check_finite_metrics(metrics, state.updates + 1)
-            self.metrics.add(metrics)
-            if self.config.prioritized:
-                self.buffer.update_priorities(batch.indices, self.agent.priorities)
-            state.updates += 1
-            self.records.updated(metrics, state.updates, state.env_steps)
-            state.owed_updates -= 1
 
     def stop_requested(self, stop: StopOnSignal) -> bool:
         """Whether a signal asks to stop; every rank stops at the same step (asked every

@@ -21,7 +21,6 @@ import numpy as np
 
 from herkit.files import naming, write_with
 from herkit.run_groups import (
-    AGENT_SETTINGS,
     IGNORED_SETTINGS,
     SUCCESS,
     X_AXES,
@@ -35,7 +34,6 @@ from herkit.run_groups import (
 )
 
 __all__ = [
-    "AGENT_SETTINGS",
     "BANDS",
     "IGNORED_SETTINGS",
     "SUCCESS",

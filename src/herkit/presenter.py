@@ -4,8 +4,9 @@ The training loop writes data (CSVs, TensorBoard events, checkpoints); the figur
 drawn from those files by ``python -m herkit.figures RUN`` (:mod:`herkit.figures`), so
 that a training process never imports Plotly or matplotlib and a failing figure cannot
 stop training. :class:`Presenter` starts that process: in the background at checkpoints
-(skipped while the previous one still runs), and once more at the end, waited for. A
-failure there is one warning line naming the command that makes the figures again.
+(skipped while the previous one still runs), and once more at the end, waited for (one
+still drawing then is stopped). A failure there is one warning line naming the command
+that makes the figures again.
 """
 
 from __future__ import annotations
@@ -39,11 +40,22 @@ class Presenter:
         self._child = self._start(stderr=subprocess.DEVNULL)
 
     def final(self) -> None:
-        """Draw the figures of the finished run and wait for them (warn on failure)."""
-        self._wait(self._child)
-        self._child = self._start(stderr=subprocess.PIPE)
-        self._wait(self._child, warn=True)
-        self._child = None
+        """Draw the figures of the finished run and wait for them (warn on failure); a
+        drawing still in progress is stopped first, as it would be drawn over."""
+        self.close()
+        child = self._start(stderr=subprocess.PIPE)
+        try:
+            _, stderr = child.communicate(timeout=FINAL_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            stderr = f"no figures within {FINAL_TIMEOUT_S:.0f} s".encode()
+        if child.returncode != 0:
+            lines = (stderr or b"").decode(errors="replace").strip().splitlines() or ["no message"]
+            say(
+                f"warning: the figures of {self.run_dir} were not made ({lines[-1]}); "
+                f"make them with: herkit report {self.run_dir} -o {RunPaths(self.run_dir).report}"
+            )
 
     def close(self) -> None:
         """Stop a child still drawing (the run ends on a failure); it leaves no temporary file."""
@@ -65,19 +77,3 @@ class Presenter:
             command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=stderr,
         )  # fmt: skip
-
-    def _wait(self, child: subprocess.Popen[bytes] | None, warn: bool = False) -> None:
-        if child is None:
-            return
-        try:
-            _, stderr = child.communicate(timeout=FINAL_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.communicate()
-            stderr = f"no figures within {FINAL_TIMEOUT_S:.0f} s".encode()
-        if warn and child.returncode != 0:
-            lines = (stderr or b"").decode(errors="replace").strip().splitlines() or ["no message"]
-            say(
-                f"warning: the figures of {self.run_dir} were not made ({lines[-1]}); "
-                f"make them with: herkit report {self.run_dir} -o {RunPaths(self.run_dir).report}"
-            )

@@ -20,7 +20,7 @@ clipped to (empty where unbounded). Rank 0's updates, as in ``progress.csv``.
 Rows are kept in memory and appended at each evaluation and checkpoint (the last one ends
 the run), where every rank is at the same iteration: rank 0 writes every rank's episodes.
 A resumed run drops the rows after its checkpoint (see
-:class:`herkit.logging.RecordFile`): the episodes in progress at a checkpoint are never
+:class:`herkit.run_logs.RecordFile`): the episodes in progress at a checkpoint are never
 recorded, as the envs restart on resume, and the updates of an interval cut by a
 checkpoint go into the next row.
 """
@@ -34,12 +34,13 @@ from typing import Any
 import numpy as np
 
 from herkit.distributed import Context
-from herkit.logging import RecordFile
+from herkit.run_logs import RecordFile
 from herkit.run_paths import RunPaths
 
 __all__ = [
     "EPISODE_COLUMNS",
     "EpisodeTracker",
+    "Means",
     "RunRecords",
     "UpdateTracker",
     "final_distances",
@@ -109,6 +110,31 @@ def final_distances(obs: Mapping[str, Any], envs: np.ndarray) -> np.ndarray | No
     return np.asarray(np.linalg.norm(difference.reshape(len(envs), -1), axis=1))
 
 
+class Means:
+    """Running means of named values (one update's metrics after another), interval by
+    interval: :meth:`add` each, :meth:`take` the means and start again."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, float] = {}
+        self.counts: dict[str, int] = {}
+
+    def add(self, values: Mapping[str, float]) -> None:
+        """Add one set of values."""
+        sums, counts = self.sums, self.counts
+        for key, value in values.items():
+            if key in sums:
+                sums[key] += value
+                counts[key] += 1
+            else:
+                sums[key], counts[key] = value, 1
+
+    def take(self) -> dict[str, float]:
+        """The mean of each name since the last call."""
+        means = {key: self.sums[key] / self.counts[key] for key in self.sums}
+        self.sums, self.counts = {}, {}
+        return means
+
+
 class UpdateTracker:
     """Means of the update metrics over intervals of ``every`` updates, one row each."""
 
@@ -119,26 +145,20 @@ class UpdateTracker:
         self._start()
 
     def _start(self) -> None:
-        self.sums: dict[str, float] = {}
-        self.counts: dict[str, int] = {}
+        self.means = Means()
         self.q_min, self.q_max = np.inf, -np.inf
 
     def add(self, metrics: Mapping[str, float], updates: int, env_steps: int) -> None:
         """One update's metrics; ``updates`` counts it. A row at every ``every``-th."""
-        sums, counts = self.sums, self.counts
-        for key, value in metrics.items():
-            if key in sums:
-                sums[key] += value
-                counts[key] += 1
-            else:
-                sums[key], counts[key] = value, 1
+        self.means.add(metrics)
         if "q_min" in metrics:
             self.q_min = min(self.q_min, metrics["q_min"])
             self.q_max = max(self.q_max, metrics["q_max"])
         if updates % self.every == 0:
             low, high = self.bounds()
             row: dict[str, Any] = {"updates": updates, "env_steps": env_steps}
-            row |= {key: sums[key] / counts[key] for key in sums if key not in ("q_min", "q_max")}
+            means = self.means.take()
+            row |= {key: means[key] for key in means if key not in ("q_min", "q_max")}
             row |= {"q_min": self.q_min, "q_max": self.q_max, "q_low": low, "q_high": high}
             self.rows.append(row)
             self._start()

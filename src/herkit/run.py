@@ -243,10 +243,9 @@ def make_run_agent(
 def build(
     config: TrainConfig,
     envs: gym.vector.VectorEnv,
-    with_buffer: bool = True,
     context: Context | None = None,
-) -> tuple[Agent, HerReplayBuffer | None]:
-    """The agent and (unless ``with_buffer`` is false) the buffer that fit ``envs``.
+) -> tuple[Agent, HerReplayBuffer]:
+    """The agent and the buffer that fit ``envs``.
 
     ``config`` is resolved (:func:`resolve_conventions`): its ``reward_range`` bounds the
     agent's Q targets (None: not clipped) and ``terminal_on_success`` (None: not known yet)
@@ -259,8 +258,6 @@ def build(
     agent = make_run_agent(config, envs.single_observation_space, envs.single_action_space, device)
     if context.active:
         agent.join(context, exploration_seed=rank_seed(config, context))
-    if not with_buffer:
-        return agent, None
     buffer = HerReplayBuffer.from_env(
         envs,
         capacity=config.buffer_size,

@@ -25,7 +25,7 @@ from typing import Any
 
 from herkit.checkpoint import CheckpointError, find_checkpoint
 from herkit.config import TrainConfig
-from herkit.run_names import learning_differences
+from herkit.learning_settings import learning_differences
 from herkit.run_paths import RunPaths
 
 LOCK_NAME = RunPaths(".").lock.name
@@ -186,7 +186,7 @@ def check_new_run_dir(run_dir: Path, config: TrainConfig) -> bool:
 
 def differing_settings(run_dir: Path, config: TrainConfig) -> list[str]:
     """The learning settings in which ``config`` differs from the run saved in ``run_dir``
-    (see :func:`~herkit.run_names.learning_differences`)."""
+    (see :func:`~herkit.learning_settings.learning_differences`)."""
     try:
         saved = json.loads(RunPaths(run_dir).config.read_text())
     except (OSError, ValueError):

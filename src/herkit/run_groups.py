@@ -25,12 +25,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from herkit.logging import read_progress
-from herkit.run_names import AGENT_BLOCKS, BOOKKEEPING
+from herkit.agent_configs import ALGOS
+from herkit.learning_settings import BOOKKEEPING
+from herkit.run_logs import read_progress
 from herkit.run_paths import RunPaths
 
 __all__ = [
-    "AGENT_SETTINGS",
     "IGNORED_SETTINGS",
     "SUCCESS",
     "X_AXES",
@@ -56,8 +56,6 @@ learning), the evaluation and checkpoint cadence (evaluation uses its own envs),
 and threads, the ``conventions`` block (probed from the env, so fixed by the other
 settings) and the ``machine`` block (how the cores were used). The settings of the agents
 other than the run's ``algo`` are also ignored."""
-AGENT_SETTINGS = AGENT_BLOCKS
-"""``config.json`` blocks of per-algorithm settings; only the run's own ``algo`` counts."""
 
 
 @dataclass(frozen=True)
@@ -224,7 +222,7 @@ def _grouping_settings(config: dict[str, Any]) -> dict[str, Any]:
     return {
         key: value
         for key, value in config.items()
-        if key not in IGNORED_SETTINGS and (key not in AGENT_SETTINGS or key == algo)
+        if key not in IGNORED_SETTINGS and (key not in ALGOS or key == algo)
     }
 
 

@@ -76,7 +76,6 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             video_envs = _video_envs(config, seed_offset=20_000)
             opened.callback(video_envs.close)
         agent, buffer = build(config, envs, context=context)
-        assert buffer is not None
         machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
         if config.precision == "auto":
             config = _choose_precision(config, agent, envs, context, device, machine)
@@ -107,8 +106,11 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             machine = saved_machine(run_dir) | machine
         if main:  # also on resume, where --steps may have grown
             write_run_config(run_dir, config, conventions, buffer, machine)
-        run = TrainingRun(config, conventions, context, run_dir, envs, eval_envs, video_envs,
-                          agent, buffer, machine, state, offset, overlap)  # fmt: skip
+        run = TrainingRun(
+            config=config, conventions=conventions, context=context, run_dir=run_dir,
+            envs=envs, eval_envs=eval_envs, video_envs=video_envs, agent=agent, buffer=buffer,
+            machine=machine, state=state, offset=offset, overlap=overlap,
+        )  # fmt: skip
         opened.pop_all()  # the run closes its envs from now on
     return run
 

@@ -21,29 +21,12 @@ from herkit.console import StopOnSignal
 from herkit.distributed import Context, DistributedError
 from herkit.envs.failures import EnvFailure
 from herkit.failures import EXIT_CODES, RunFailed, stop_run
-from herkit.loop_state import LoopState
 from herkit.phases import TrainingRun
 from herkit.restarts import restart_training_envs
-from herkit.run import (  # re-exported: herkit.train is where users and tests find them
-    buffer_placement,
-    build,
-    load_run_config,
-    make_vector_env,
-    resolve_conventions,
-)
 from herkit.run_dir import owned_run_dir
 from herkit.startup import start_run
 
-__all__ = [
-    "Interrupted",
-    "LoopState",
-    "buffer_placement",
-    "build",
-    "load_run_config",
-    "make_vector_env",
-    "resolve_conventions",
-    "train",
-]
+__all__ = ["Interrupted", "train"]
 
 
 class Interrupted(Exception):
@@ -105,15 +88,18 @@ def _train(
                 if run.overlap:
                     action = run.act(obs)
                     run.envs.step_async(action)
-                run.learn()
+                run.learner.learn()
                 if not run.overlap:
                     action = run.act(obs)
                     run.envs.step_async(action)
                 next_obs, reward, terminated, truncated, info = run.envs.step_wait()
                 # store (the env's reward and success kept: relabelling adds only the goal's part)
-                done = run.store(obs, action, next_obs, reward, terminated, truncated, info)
+                done, success = run.store(
+                    obs, action, next_obs, reward, terminated, truncated, info
+                )
+                run.observe_env(terminated, success)  # its reward terms, ending on success
                 state.env_steps += run.steps_per_iteration
-                run.owe_updates()
+                run.learner.owe_updates()
                 obs = run.reset_ended(next_obs, done)
             except EnvFailure as failure:  # nothing of this step is stored
                 obs = restart_training_envs(run, failure)  # or stop: no restart left
@@ -123,7 +109,7 @@ def _train(
             eval_due = last or state.env_steps >= state.next_eval
             checkpoint_due = last or state.env_steps >= state.next_checkpoint
             if (eval_due or checkpoint_due) and not interrupted:
-                run.learn()  # evaluations and checkpoints see every update owed so far
+                run.learner.learn()  # evaluations and checkpoints see every update owed so far
             if eval_due and not interrupted:
                 last = run.evaluate_and_log() or last  # True: the target is reached
                 state.next_eval += config.eval_every

@@ -16,7 +16,14 @@ import gymnasium
 import numpy as np
 import torch
 
-from herkit.agent_configs import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
+from herkit.agent_configs import (
+    DDPGConfig,
+    DQNConfig,
+    OffPolicyConfig,
+    SACConfig,
+    config_class,
+    default_agent_config,
+)
 from herkit.agents.base import Agent, GoalAgent
 from herkit.agents.ddpg_td3 import DDPGAgent
 from herkit.agents.dqn import DQNAgent
@@ -24,33 +31,14 @@ from herkit.agents.normalizer import Normalizer
 from herkit.agents.sac import SACAgent
 
 __all__ = [
-    "ALGOS",
     "Agent",
     "DDPGAgent",
     "DQNAgent",
     "GoalAgent",
     "Normalizer",
     "SACAgent",
-    "default_config",
     "make_agent",
 ]
-
-ALGOS: tuple[str, ...] = ("dqn", "ddpg", "td3", "sac")
-"""Algorithm names accepted by :func:`make_agent`."""
-
-_CONFIGS: dict[str, type[OffPolicyConfig]] = {
-    "dqn": DQNConfig,
-    "ddpg": DDPGConfig,
-    "td3": DDPGConfig,
-    "sac": SACConfig,
-}
-
-
-def default_config(algo: str) -> OffPolicyConfig:
-    """The default config of ``algo`` (``DDPGConfig.td3()`` for ``"td3"``)."""
-    if algo not in _CONFIGS:
-        raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
-    return DDPGConfig.td3() if algo == "td3" else _CONFIGS[algo]()
 
 
 def make_agent(
@@ -68,7 +56,8 @@ def make_agent(
     """Build the ``algo`` agent ("dqn", "ddpg", "td3" or "sac") for these sizes.
 
     ``config`` must be the algorithm's config class (``DDPGConfig`` for ddpg and td3, with
-    ``twin_q=True`` for td3, e.g. ``DDPGConfig.td3()``); None takes :func:`default_config`.
+    ``twin_q=True`` for td3, e.g. ``DDPGConfig.td3()``); None takes its defaults
+    (:func:`~herkit.agent_configs.default_agent_config`).
     ``reward_range`` bounds the per-step reward, for clipping Q targets to the return range
     (None: not clipped, for rewards without known bounds); with ``terminal_on_success``
     (whether the env ends episodes on success) it sets the reward scale
@@ -77,11 +66,9 @@ def make_agent(
     "dqn" needs a ``Discrete`` action space, the others a 1-D ``Box`` with finite bounds;
     anything else raises ``ValueError``.
     """
+    expected = config_class(algo)
     if config is None:
-        config = default_config(algo)
-    elif algo not in _CONFIGS:
-        raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
-    expected = _CONFIGS[algo]
+        config = default_agent_config(algo)
     if not isinstance(config, expected):
         raise ValueError(f"algo={algo!r} needs a {expected.__name__}, got {type(config).__name__}")
     for name, dim in (("observation_dim", observation_dim), ("goal_dim", goal_dim)):

@@ -13,10 +13,10 @@ The modules, in the order they build on each other:
 
 - :mod:`herkit.bench.data`: FetchPush's shapes, :func:`fetch_reward` and
   :class:`Episodes`, the random data every buffer is filled with.
-- :mod:`herkit.bench.config`: :class:`BufferBenchConfig`, the command's settings.
+- :mod:`herkit.bench.settings`: :class:`BufferBenchConfig`, the command's settings.
 - :mod:`herkit.bench.timing`: :func:`fill`, :func:`measure`, :func:`run_buffer_bench`
   (herkit's rows), :data:`TARGETS` and :func:`check_targets`.
-- :mod:`herkit.bench.report`: :func:`environment_info`, :func:`print_buffer_table` and
+- :mod:`herkit.bench.table`: :func:`environment_info`, :func:`print_buffer_table` and
   :func:`bench_buffer`, the command itself.
 
 The same data against stable-baselines3's and cpprb's HER buffers is
@@ -24,7 +24,6 @@ The same data against stable-baselines3's and cpprb's HER buffers is
 :func:`fill` and :func:`measure` here and prints its rows with :func:`print_buffer_table`.
 """
 
-from herkit.bench.config import BufferBenchConfig
 from herkit.bench.data import (
     ACTION_DIM,
     DISTANCE_THRESHOLD,
@@ -35,7 +34,8 @@ from herkit.bench.data import (
     Episodes,
     fetch_reward,
 )
-from herkit.bench.report import bench_buffer, environment_info, print_buffer_table
+from herkit.bench.settings import BufferBenchConfig
+from herkit.bench.table import bench_buffer, environment_info, print_buffer_table
 from herkit.bench.timing import TARGETS, check_targets, fill, measure, run_buffer_bench
 
 __all__ = [

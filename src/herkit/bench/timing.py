@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from herkit.bench.config import BufferBenchConfig
 from herkit.bench.data import (
     ACTION_DIM,
     GOAL_DIM,
@@ -37,6 +36,7 @@ from herkit.bench.data import (
     Episodes,
     fetch_reward,
 )
+from herkit.bench.settings import BufferBenchConfig
 from herkit.buffer import HerReplayBuffer
 
 _ADD_REPEATS = 3

@@ -38,7 +38,7 @@ sampling reads).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -52,7 +52,9 @@ __all__ = [
     "PendingStep",
     "RewardAudit",
     "backend_rewards",
+    "check_reward_shape",
     "host_rewards",
+    "reached",
     "reached_on_host",
     "reached_threshold",
     "score_steps",
@@ -187,11 +189,7 @@ def host_rewards(
 ) -> np.ndarray:
     """``reward_fn`` of host rows as float64, its shape checked (one reward per row)."""
     reward = np.asarray(reward_fn(achieved, desired, info), dtype=np.float64)
-    if reward.shape != (len(achieved),):
-        raise ValueError(
-            f"reward_fn must return one reward per transition, shape ({len(achieved)},), "
-            f"got shape {reward.shape}"
-        )
+    check_reward_shape("reward_fn", reward.shape, len(achieved))
     return reward
 
 
@@ -213,12 +211,26 @@ def backend_rewards(
         host = {key: ops.to_host(value) for key, value in info.items()}
         reward = reward_fn(ops.to_host(achieved), ops.to_host(desired), host)
         reward = ops.from_host(np.asarray(reward, dtype=np.float32))
-    if tuple(reward.shape) != (len(achieved),):
-        raise ValueError(
-            f"{name} must return one reward per transition, shape ({len(achieved)},), "
-            f"got shape {tuple(reward.shape)}"
-        )
+    check_reward_shape(name, tuple(reward.shape), len(achieved))
     return reward
+
+
+def check_reward_shape(name: str, shape: tuple[int, ...], n: int) -> None:
+    """ValueError naming the reward function ``name`` unless it gave one reward for each of
+    the ``n`` transitions (shape ``(n,)``)."""
+    if shape != (n,):
+        raise ValueError(
+            f"{name} must return one reward per transition, shape ({n},), got shape {shape}"
+        )
+
+
+def reached(threshold: float | None, goal_reward: Any, own_reward: Callable[[], Any]) -> Any:
+    """The reached rule: whether each goal is reached, given ``goal_reward =
+    reward_fn(achieved, goal)``: at or above ``threshold``, else (None) equal to
+    ``own_reward()``, the reward of the goal paired with itself."""
+    if threshold is not None:
+        return goal_reward >= threshold
+    return goal_reward == own_reward()
 
 
 def reached_threshold(declared: float | None, audit: RewardAudit) -> float | None:
@@ -239,10 +251,9 @@ def reached_on_host(
     """Whether each of a few host rows reached ``goal``, given ``goal_reward =
     reward_fn(achieved, goal)``: at or above ``threshold``, else (None) equal to the reward
     of the goal paired with itself."""
-    if threshold is not None:
-        return goal_reward >= threshold
-    own = np.asarray(reward_fn(goal, goal, info), dtype=np.float32)
-    return goal_reward == own
+    return reached(
+        threshold, goal_reward, lambda: np.asarray(reward_fn(goal, goal, info), dtype=np.float32)
+    )
 
 
 def success_rule(declared: float | None, audit: RewardAudit) -> str:

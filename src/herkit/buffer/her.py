@@ -70,6 +70,7 @@ from herkit.buffer.env_terms import (
     RewardAudit,
     backend_rewards,
     host_rewards,
+    reached,
     reached_threshold,
     score_steps,
     success_rule,
@@ -515,10 +516,9 @@ class HerReplayBuffer:
         """Whether each sample's goal is reached, given ``goal_reward = reward_fn(achieved,
         goal)``: at or above :meth:`reached_threshold`, else equal to the reward of the
         goal paired with itself."""
-        threshold = self.reached_threshold()
-        if threshold is not None:
-            return goal_reward >= threshold
-        return goal_reward == self._reward(goal, goal, info)
+        return reached(
+            self.reached_threshold(), goal_reward, lambda: self._reward(goal, goal, info)
+        )
 
     def _reward(self, achieved: Any, desired: Any, info: Mapping[str, Any]) -> Any:
         """Rewards for a batch, in the backend (see :func:`.env_terms.backend_rewards`)."""

@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from herkit.buffer.env_terms import RewardAudit, reached_on_host
+from herkit.buffer.env_terms import RewardAudit, host_rewards, reached_on_host
 from herkit.buffer.goal_env import RewardFn
 from herkit.buffer.priority import SumTree
 from herkit.buffer.storage import EpisodeStorage
@@ -122,8 +122,7 @@ def env_terms_of_format_1(
     sampling computed them."""
     info = {key: arrays[f"data.info.{key}"] for key in buffer.info_keys}
     achieved, desired = arrays["data.next_achieved_goal"], arrays["data.desired_goal"]
-    reward = np.asarray(buffer.reward_fn(achieved, desired, info), dtype=np.float32)
-    reward = reward.reshape(len(achieved))
+    reward = host_rewards(buffer.reward_fn, achieved, desired, info).astype(np.float32)
     threshold = buffer.reached_threshold()
     success = reached_on_host(threshold, buffer.reward_fn, reward, desired, info)
     return {

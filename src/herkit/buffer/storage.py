@@ -191,14 +191,6 @@ class EpisodeStorage:
         """Whether each slot's episode has ended (its length is final)."""
         return self.episode_length.take(self.episode_of.take(slots)) > 0
 
-    def is_sampleable(self, slots: np.ndarray, closed_only: bool) -> np.ndarray:
-        """Whether each slot currently holds a sampleable transition."""
-        envs = slots % self.n_envs
-        row = slots // self.n_envs
-        newest = self.rows_written - 1
-        abs_rows = newest - (newest - row) % self.rows
-        return (abs_rows >= self.valid_from[envs]) & (abs_rows < self.valid_end(closed_only)[envs])
-
     # -- persistence -----------------------------------------------------------------
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, int]]:

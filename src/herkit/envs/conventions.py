@@ -28,14 +28,15 @@ A trainer that assumes one family's convention silently learns nothing on anothe
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from herkit.buffer.env_terms import RewardAudit
+from herkit.buffer.env_terms import RewardAudit, check_reward_shape
+from herkit.buffer.goal_env import RewardFn
 
 __all__ = ["SUCCESS_KEYS", "GoalConventions", "SuccessSignal", "info_columns", "probe_conventions"]
 
@@ -47,8 +48,6 @@ MAX_SPARSE_VALUES = 8
 
 _FAR = (1.0, 10.0, 100.0, 1000.0)
 """Distances, in goal standard deviations, at which goals are moved away in the probe."""
-
-RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
 
 
 @dataclass(frozen=True)
@@ -179,11 +178,9 @@ def probe_conventions(
                 f"{error}); it must accept goals batched on the leading axis, and if the "
                 "reward needs info fields, name them with info_keys (--info-keys KEY ...)"
             ) from error
-        if value.shape != (len(a),):
-            raise ValueError(
-                "compute_reward must return one reward per goal pair (goals batched on the "
-                f"leading axis), shape ({len(a)},), got {value.shape}"
-            )
+        check_reward_shape(
+            "compute_reward (goals batched on the leading axis)", value.shape, len(a)
+        )
         return value
 
     sources: dict[str, str] = {}

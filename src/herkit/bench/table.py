@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from herkit.bench.config import BufferBenchConfig
 from herkit.bench.data import MANY_ENVS
+from herkit.bench.settings import BufferBenchConfig
 from herkit.bench.timing import check_targets, run_buffer_bench
 from herkit.cores import VECTOR_UNITS, cpu_flags
 

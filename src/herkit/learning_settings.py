@@ -1,0 +1,53 @@
+"""Which settings change what a run learns, and which a resume may change.
+
+:func:`learning_differences` says which settings differ between two config dicts,
+leaving out :data:`BOOKKEEPING` and the other algorithms' blocks. The same rule serves
+default run names (:meth:`herkit.config.TrainConfig.out_dir`), the hint for a used run
+directory (:mod:`herkit.run_dir`) and the grouping of runs in plots
+(:mod:`herkit.run_groups`); :data:`RESUME_MAY_CHANGE` is what ``herkit train --resume``
+accepts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from herkit.agent_configs import ALGOS
+
+__all__ = ["BOOKKEEPING", "RESUME_MAY_CHANGE", "learning_differences"]
+
+RESUME_MAY_CHANGE = (
+    "steps", "eval_every", "eval_episodes", "checkpoint_every", "video_every", "target_success",
+    "log_updates_every", "device", "torch_threads", "env_workers", "dist_timeout_s",
+    "env_restarts", "env_timeout_s", "tensorboard", "progress",
+)  # fmt: skip
+"""Settings that ``herkit train --resume RUN`` accepts as flags (e.g. a larger ``--steps``
+to extend a finished run); the rest would not fit the checkpointed agent or buffer."""
+
+BOOKKEEPING = ("out", "resume", "overwrite", "n_eval_envs", *RESUME_MAY_CHANGE)
+"""TrainConfig fields that do not change what a run learns: where and how it is written and
+shown, its budget and stopping rule (a longer run continues the same learning), the
+evaluation, checkpoint, video and update-log cadence (evaluation uses its own envs), device
+and threads."""
+
+
+def learning_differences(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str]:
+    """The learning settings of the config dict ``mine`` (:meth:`TrainConfig.to_dict`) that
+    differ from those of ``theirs`` (another such dict, or a run's config.json), as names
+    (``k``, ``dqn.lr`` for the settings of ``mine``'s algorithm). Left out: the settings in
+    :data:`BOOKKEEPING`, the other algorithms' blocks, and settings ``mine`` leaves to the
+    env or the machine (None, ``auto``)."""
+    mine, theirs = json.loads(json.dumps(mine)), json.loads(json.dumps(theirs))  # tuples: lists
+    algo = mine["algo"]
+    differ = [
+        name
+        for name, value in mine.items()
+        if name not in (*BOOKKEEPING, *ALGOS)
+        and value not in (None, "auto")
+        and theirs.get(name) != value
+    ]
+    block = theirs.get(algo) or {}
+    differ += [f"{algo}.{key}" for key, value in mine[algo].items() if block.get(key) != value]
+    return differ

@@ -35,6 +35,20 @@ def herkit_args(run: Path, *args: str, kwargs: str = "", steps: int = 600) -> li
     ]  # fmt: skip
 
 
+def start_until_checkpoint(run: Path, args: list[str]) -> subprocess.Popen[str]:
+    """``herkit ARGS`` started, once ``run`` has its first checkpoint (or it ended)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "herkit", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=HERE,
+    )  # fmt: skip
+    state = run / "checkpoint" / "state.json"
+    deadline = time.monotonic() + 120
+    while not state.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return process
+
+
 def herkit(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
     return subprocess.run(
@@ -195,15 +209,7 @@ def test_a_killed_worker_stops_the_run_at_once_or_is_restarted(
     run = tmp_path / "run"
     args = herkit_args(run, "--n-envs", "4", "--env-workers", "1", "--env-restarts",
                        str(restarts), steps=3000, kwargs="fault=none")  # fmt: skip
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "herkit", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=HERE,
-    )  # fmt: skip
-    state = run / "checkpoint" / "state.json"
-    deadline = time.monotonic() + 120
-    while not state.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    process = start_until_checkpoint(run, args)
     workers = [pid for pid in processes_of(run) if pid != process.pid]
     assert workers, "no worker process found"
     os.kill(min(workers), signal.SIGKILL)  # the training envs' worker started first
@@ -314,16 +320,8 @@ def test_a_real_full_disk_stops_the_run_and_resume_continues_once_freed(tmp_path
         pytest.skip(f"mounting a small tmpfs needs root here: {mounted.stderr.strip()}")
     try:
         run = disk / "run"
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
         args = herkit_args(run, "--n-envs", "2", steps=20000, kwargs="fault=none")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "herkit", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=HERE,
-        )  # fmt: skip
-        state = run / "checkpoint" / "state.json"
-        deadline = time.monotonic() + 120
-        while not state.exists() and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
+        process = start_until_checkpoint(run, args)
         filler = disk / "filler"
         with open(filler, "wb") as file, pytest.raises(OSError, match="No space left"):
             while True:
@@ -371,6 +369,30 @@ def test_a_diverging_learner_stops_without_a_checkpoint_of_its_weights(
     assert re.match(expected, line), line
     assert checkpoint_steps(run) == 200
     assert_left_clean(run)
+
+
+def test_a_full_disk_under_the_agents_file_is_an_oserror_naming_it(tmp_path: Path) -> None:
+    """torch.save's own writer reports a full disk as a RuntimeError; herkit's checkpoint
+    writes the bytes itself, so the run stops as a write failure (exit 5), naming the file."""
+    import torch
+
+    from herkit.checkpoint import save_checkpoint
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                             capture_output=True, text=True)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"mounting a small tmpfs needs root here: {mounted.stderr.strip()}")
+    try:
+        state = {"agent": {"critic": {"0.weight": torch.zeros(1 << 18)}}}  # 1 MiB
+        with pytest.raises(OSError) as raised:
+            save_checkpoint(disk, state, None, {"env_steps": 10, "updates": 7})  # type: ignore[arg-type]
+        assert raised.value.errno == errno.ENOSPC
+        assert raised.value.filename == str(disk / ".checkpoint-10" / "agent.pt")
+        assert list(disk.iterdir()) == []  # nothing half-written stays
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ ranks, the run directory must be on a filesystem every rank sees.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -89,8 +90,12 @@ def _build(
             tmp.mkdir()
     context.barrier()
     agent_file, buffer_file = rank_files(context.rank)
-    with naming(tmp / agent_file):
-        torch.save({**agent_state, "loop": loop_state}, tmp / agent_file)
+    # serialised in memory, then written: torch.save's own writer reports a full disk as a
+    # RuntimeError ("iostream error"), a plain write as the OSError it is
+    data = io.BytesIO()
+    torch.save({**agent_state, "loop": loop_state}, data)
+    with naming(tmp / agent_file), open(tmp / agent_file, "wb") as file:
+        file.write(data.getbuffer())
     with naming(tmp / buffer_file):
         buffer.save(tmp / buffer_file)
     context.barrier()

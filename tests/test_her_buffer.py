@@ -379,3 +379,49 @@ def test_load_rejects_a_file_that_is_not_a_buffer(tmp_path: Path) -> None:
     path.write_bytes(b"not an npz at all")
     with pytest.raises(ValueError, match="is not a herkit buffer file"):
         HerReplayBuffer.load(path, reward_fn=tag_reward)
+
+
+# -- from_env: what the env declares ---------------------------------------------------------
+
+
+def test_from_env_takes_ending_on_success_as_the_env_declares_it() -> None:
+    """Bit flipping ends on success: relabelled goals that are reached are terminal, as in
+    herkit train (a buffer that left this False bootstrapped past every reached goal)."""
+    env = gym.make("herkit/BitFlip-v0", n_bits=4)
+    buffer = HerReplayBuffer.from_env(env, 2_000, seed=0)
+    assert buffer.terminal_on_success is True
+    assert buffer.sources["terminal_on_success"] == ("declared by BitFlipEnv.terminates_on_success")
+    assert "terminal_on_success=True (declared by BitFlipEnv" in repr(buffer)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        action = rng.integers(4)
+        next_obs, _, terminated, truncated, _ = env.step(action)
+        buffer.add(obs, np.array(action), next_obs, terminated, truncated)
+        obs = env.reset()[0] if terminated or truncated else next_obs
+    batch = buffer.sample(2_048)
+    reached = np.all(batch.next_achieved_goal == batch.goal, axis=1)
+    assert reached.any() and np.all(batch.terminated[reached])
+
+
+def test_from_env_says_when_the_env_declares_nothing_and_keeps_what_is_given() -> None:
+    env = gym.make("herkit/PointReach-v0")
+
+    class Silent(gym.Wrapper):  # an env of another library: no declaration
+        @property
+        def unwrapped(self) -> gym.Env:
+            return self
+
+        def compute_reward(self, achieved: Any, desired: Any, info: Any) -> Any:
+            return self.env.unwrapped.compute_reward(achieved, desired, info)  # type: ignore[attr-defined]
+
+    silent = HerReplayBuffer.from_env(Silent(gym.make("herkit/BitFlip-v0", n_bits=4)), 100)
+    assert silent.terminal_on_success is False
+    assert silent.sources["terminal_on_success"].startswith("not declared by the env; pass ")
+    given = HerReplayBuffer.from_env(env, 100, terminal_on_success=True)
+    assert given.terminal_on_success is True and given.sources["terminal_on_success"] == "given"
+    built = HerReplayBuffer(
+        100, observation_shape=2, goal_shape=2, action_shape=2,
+        reward_fn=lambda achieved, desired, info: -np.ones(len(achieved)),
+    )  # fmt: skip
+    assert built.sources == {}

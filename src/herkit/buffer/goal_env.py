@@ -1,9 +1,11 @@
-"""What a buffer reads from a GoalEnv: the reward function's signature, shapes and dtypes.
+"""What a buffer reads from a GoalEnv: the reward function's signature, shapes and dtypes,
+and whether the env says that its episodes end on success.
 
 The buffer never holds an env (DESIGN principle 2): :meth:`HerReplayBuffer.from_env
 <herkit.buffer.her.HerReplayBuffer.from_env>` takes from it, once, the constructor
-arguments of :func:`settings_of` and the env's ``compute_reward`` (:func:`compute_reward_of`),
-and forgets the env.
+arguments of :func:`settings_of`, the env's ``compute_reward`` (:func:`compute_reward_of`)
+and its declared ending on success (:func:`declared_terminal`, which ``herkit train``'s
+conventions probe reads too), and forgets the env.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RewardFn", "TorchRewardFn", "compute_reward_of", "settings_of"]
+__all__ = [
+    "RewardFn", "TorchRewardFn", "compute_reward_of", "declared_terminal", "first_env",
+    "settings_of",
+]  # fmt: skip
 
 RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
 """``reward_fn(achieved_goal, desired_goal, info) -> rewards``, batched on axis 0."""
@@ -45,12 +50,34 @@ def settings_of(env: Any) -> dict[str, Any]:
     }
 
 
+def first_env(env: Any) -> Any:
+    """``env``, or the first env of a vector env (made anew from its ``env_fns`` where the
+    vector env keeps its envs in other processes)."""
+    if hasattr(env, "envs"):
+        return env.envs[0]
+    if hasattr(env, "env_fns"):
+        return env.env_fns[0]()
+    return env
+
+
+def declared_terminal(env: Any) -> tuple[bool | None, str]:
+    """Whether a GoalEnv (or the first env of a vector env) says that it ends its episodes
+    on success, and where it says so: its ``terminates_on_success`` (herkit's envs), or
+    ``continuing_task`` (gymnasium-robotics' mazes: False ends on success); (None, "")
+    where it says nothing."""
+    unwrapped = first_env(env).unwrapped
+    declared = getattr(unwrapped, "terminates_on_success", None)
+    if isinstance(declared, bool):
+        return declared, f"declared by {type(unwrapped).__name__}.terminates_on_success"
+    continuing = getattr(unwrapped, "continuing_task", None)
+    if isinstance(continuing, bool):
+        return not continuing, f"declared by {type(unwrapped).__name__}.continuing_task"
+    return None, ""
+
+
 def compute_reward_of(env: Any) -> RewardFn:
     """The ``compute_reward`` of a GoalEnv, or of the first env of a vector env."""
-    if hasattr(env, "envs"):
-        env = env.envs[0]
-    elif hasattr(env, "env_fns"):
-        env = env.env_fns[0]()
+    env = first_env(env)
     compute_reward = getattr(env.unwrapped, "compute_reward", None)
     if compute_reward is None:
         raise ValueError("env must be a GoalEnv with a compute_reward method, or pass reward_fn")

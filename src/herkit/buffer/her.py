@@ -75,7 +75,13 @@ from herkit.buffer.env_terms import (
     score_steps,
     success_rule,
 )
-from herkit.buffer.goal_env import RewardFn, TorchRewardFn, compute_reward_of, settings_of
+from herkit.buffer.goal_env import (
+    RewardFn,
+    TorchRewardFn,
+    compute_reward_of,
+    declared_terminal,
+    settings_of,
+)
 from herkit.buffer.inputs import (
     OBS_FIELDS,
     all_finite,
@@ -190,6 +196,8 @@ class HerReplayBuffer:
         self.alpha, self.beta, self.eps = float(alpha), float(beta), float(eps)
         self.info_keys = tuple(info_keys)
         self.terminal_on_success = bool(terminal_on_success)
+        self.sources: dict[str, str] = {}
+        """Where :meth:`from_env` took settings from, by name (empty when built directly)."""
         self.success_threshold = None if success_threshold is None else float(success_threshold)
         self.audit = RewardAudit()
         """The env's rewards against ``reward_fn``, as of the last sample, save or
@@ -239,15 +247,42 @@ class HerReplayBuffer:
 
         Shapes and dtypes come from the observation and action spaces, ``reward_fn``
         from the env's ``compute_reward`` unless given, ``n_envs`` from a vector env's
-        ``num_envs`` unless given (:mod:`herkit.buffer.goal_env`). Other keyword arguments
-        go to the constructor.
+        ``num_envs`` unless given, and ``terminal_on_success`` from what the env declares
+        (``terminates_on_success``, or ``continuing_task``; False where it declares
+        nothing) unless given (:mod:`herkit.buffer.goal_env`, the same reading as
+        ``herkit train``'s). :attr:`sources` says where each came from. Other keyword
+        arguments go to the constructor.
         """
         settings = settings_of(env)
+        sources = {"reward_fn": "given" if reward_fn is not None else "the env's compute_reward"}
         if n_envs is not None:
             settings["n_envs"] = n_envs
         if reward_fn is None:
             reward_fn = compute_reward_of(env)
-        return cls(capacity, reward_fn=reward_fn, **settings, **kwargs)
+        if "terminal_on_success" in kwargs:
+            sources["terminal_on_success"] = "given"
+        else:
+            declared, how = declared_terminal(env)
+            kwargs["terminal_on_success"] = bool(declared)
+            sources["terminal_on_success"] = how or (
+                "not declared by the env; pass terminal_on_success=True if its episodes end "
+                "when the goal is reached"
+            )
+        buffer = cls(capacity, reward_fn=reward_fn, **settings, **kwargs)
+        buffer.sources = sources
+        return buffer
+
+    def __repr__(self) -> str:
+        """The settings that decide what a batch holds, and where ``from_env`` took them."""
+        terminal = f"terminal_on_success={self.terminal_on_success}"
+        if "terminal_on_success" in self.sources:
+            terminal += f" ({self.sources['terminal_on_success']})"
+        return (
+            f"HerReplayBuffer(capacity={self.capacity:,}, n_envs={self.n_envs}, "
+            f"strategy={self.strategy.value!r}, k={self.k}, relabel={self.relabel!r}, "
+            f"prioritized={self.prioritized}, n_step={self.n_step}, {terminal}, "
+            f"stored={len(self):,})"
+        )
 
     # -- adding ----------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ import gymnasium as gym
 import numpy as np
 
 from herkit.buffer.env_terms import RewardAudit, check_reward_shape
-from herkit.buffer.goal_env import RewardFn
+from herkit.buffer.goal_env import RewardFn, declared_terminal
 
 __all__ = ["SUCCESS_KEYS", "GoalConventions", "SuccessSignal", "info_columns", "probe_conventions"]
 
@@ -243,7 +243,7 @@ def probe_conventions(
             "reward is not sparse, so success rates cannot be measured (NaN)"
         )
 
-    terminal, how = _declared_terminal(env)
+    terminal, how = declared_terminal(env)
     if terminal is None:
         if success_key in SUCCESS_KEYS:
             success = np.array([bool(i.get(success_key, False)) for i in record.infos])
@@ -265,18 +265,6 @@ def probe_conventions(
         sources=sources,
         warnings=tuple(warnings),
     )
-
-
-def _declared_terminal(env: gym.Env) -> tuple[bool | None, str]:
-    """Whether the env says that it ends episodes on success, and where it says so."""
-    unwrapped = env.unwrapped
-    declared = getattr(unwrapped, "terminates_on_success", None)
-    if isinstance(declared, bool):
-        return declared, f"declared by {type(unwrapped).__name__}.terminates_on_success"
-    continuing = getattr(unwrapped, "continuing_task", None)
-    if isinstance(continuing, bool):
-        return not continuing, f"declared by {type(unwrapped).__name__}.continuing_task"
-    return None, ""
 
 
 @dataclass

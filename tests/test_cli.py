@@ -331,3 +331,23 @@ def test_help_wraps_each_description_only_where_the_terminal_ends() -> None:
     for lines in wrapped:
         for line, after in itertools.pairwise(lines):
             assert len(line) + 1 + len(after.split()[0]) > width, "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["train", "--help"], ["train", "--steps", "-5"], ["train", "NoSuchEnv-v9"],
+     ["eval", "--help"], ["plot"]],
+)  # fmt: skip
+def test_help_and_bad_input_answer_without_importing_torch(args: list[str]) -> None:
+    code = (
+        "import sys\n"
+        "from herkit.cli import main\n"
+        "try:\n"
+        f"    code = main({args!r})\n"
+        "except SystemExit as stop:\n"
+        "    code = stop.code\n"
+        "print(code, 'torch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    exit_code, torch_imported = done.stdout.split()[-2:]
+    assert exit_code in ("0", "2") and torch_imported == "False", done.stderr

@@ -25,7 +25,8 @@ from herkit.envs import HERKIT_IDS, make_goal_env
 from herkit.envs import conventions as conventions_module
 from herkit.envs.conventions import GoalConventions, SuccessSignal, probe_conventions
 from herkit.envs.point_reach import PointReachEnv
-from herkit.run import load_run_config, resolve_conventions
+from herkit.run import resolve_conventions
+from herkit.run_config import load_run_config
 from herkit.train import train
 
 

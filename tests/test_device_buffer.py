@@ -3,6 +3,7 @@ training loop end to end. Runs on CPU tensors here and on CUDA where there is a 
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import gymnasium as gym
@@ -13,6 +14,7 @@ import torch
 import herkit  # noqa: F401  (registers the envs)
 from herkit.agents import Normalizer
 from herkit.checkpoint import load_checkpoint
+from herkit.envs import make_goal_env
 from herkit.envs.torch_rewards import GoalDistanceReward, torch_reward_of
 from herkit.run import buffer_placement
 from herkit.train import train
@@ -46,16 +48,14 @@ def goal_pairs(env: gym.Env, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]
 
 
 def robotics_ids() -> list[str]:
-    try:
-        import gymnasium_robotics  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("gymnasium_robotics") is None:
         return []
     return ["FetchReach-v4", "FetchPush-v4"]
 
 
 @pytest.mark.parametrize("env_id", HERKIT_ENVS + robotics_ids())
 def test_torch_rewards_equal_the_envs_numpy_rewards(env_id: str) -> None:
-    env = gym.make(env_id)
+    env = make_goal_env(env_id)
     torch_reward = torch_reward_of(env)
     assert torch_reward is not None
     achieved, desired = goal_pairs(env, 2_000, seed=0)

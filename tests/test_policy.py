@@ -118,13 +118,17 @@ def test_load_policy_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
         herkit.load_policy(run)
 
 
-def test_import_herkit_registers_its_envs_and_the_robotics_ones() -> None:
+def test_import_herkit_registers_its_envs_cheaply_and_the_robotics_ones_on_first_use() -> None:
     code = (
-        "import gymnasium as gym, herkit\n"
+        "import sys, gymnasium as gym, herkit\n"
         "gym.make('herkit/BitFlip-v0').reset(seed=0)\n"
+        "heavy = {'torch', 'mujoco', 'gymnasium_robotics', 'matplotlib', 'plotly'}\n"
+        "assert not heavy & set(sys.modules), heavy & set(sys.modules)\n"
         "import importlib.util\n"
         "if importlib.util.find_spec('gymnasium_robotics'):\n"
-        "    assert gym.make('FetchReach-v4').spec.max_episode_steps == 50\n"
+        "    from herkit.envs import make_goal_env, register_robotics_envs\n"
+        "    assert make_goal_env('FetchReach-v4').spec.max_episode_steps == 50\n"
+        "    assert register_robotics_envs()\n"
         "    gym.make('PointMaze_UMaze-v3').close()\n"
         "print('ok')\n"
     )

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from herkit.config import TrainConfig, config_for, config_from_dict, preset_config
+from herkit.config import TrainConfig, config_from_dict, preset_config
 from herkit.presets import PRESETS, preset_values
+from herkit.run_config import config_for
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import torch
 
 from herkit.checkpoint import CheckpointError, load_checkpoint
 from herkit.config import TrainConfig
-from herkit.run import load_run_config
+from herkit.run_config import load_run_config
 from herkit.run_logs import read_progress
 from herkit.train import train
 from runs import quiet

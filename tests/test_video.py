@@ -117,6 +117,9 @@ def test_labels_show_the_outcome() -> None:
 
 @pytest.mark.skipif(not HAS_ROBOTICS, reason="needs the robotics extra (gymnasium-robotics)")
 def test_fetch_renders_offscreen() -> None:
+    from herkit.envs import register_robotics_envs
+
+    assert register_robotics_envs()  # MUJOCO_GL chosen, then Fetch registered
     env = gym.make("FetchReach-v4", render_mode="rgb_array")
     env.reset(seed=0)
     frame = render_frame(env)

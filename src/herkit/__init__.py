@@ -1,15 +1,17 @@
 """herkit: Hindsight Experience Replay for goal-conditioned reinforcement learning.
 
 Importing herkit registers its goal envs with gymnasium (``gym.make("herkit/BitFlip-v0")``)
-and, where gymnasium-robotics is installed, the Fetch and PointMaze ids too.
-:func:`load_policy` loads a trained run's policy; it imports torch on first use.
+and imports neither torch nor MuJoCo. gymnasium-robotics' ids (Fetch, PointMaze) are
+registered when herkit first makes one (``herkit train FetchReach-v4``,
+:func:`herkit.envs.make_goal_env`), or by :func:`herkit.envs.register_robotics_envs`
+(or ``import gymnasium_robotics``) before ``gym.make``. :func:`load_policy` loads a
+trained run's policy; it imports torch on first use.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from herkit.buffer import Batch, HerReplayBuffer, Strategy
-from herkit.envs import register_envs, register_robotics_envs
-from herkit.envs.offscreen import choose_mujoco_gl
+from herkit.envs import register_envs
 
 if TYPE_CHECKING:
     from herkit.policy import Policy, load_policy
@@ -17,9 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["Batch", "HerReplayBuffer", "Policy", "Strategy", "load_policy"]
 __version__ = "0.1.0"
 
-choose_mujoco_gl()  # before MuJoCo is imported: it reads MUJOCO_GL once
 register_envs()
-register_robotics_envs()
 
 
 def __getattr__(name: str) -> Any:

@@ -20,9 +20,8 @@ import tyro
 from herkit import __version__
 from herkit.bench import BufferBenchConfig, bench_buffer
 from herkit.cli_args import auto_flags, parse, unwrap_help, with_suggestions
-from herkit.distributed import DistributedError
 from herkit.envs.failures import EnvFailure
-from herkit.failures import EXIT_CODES, RunFailed
+from herkit.failures import EXIT_CODES, DistributedError, RunFailed
 from herkit.learning_settings import RESUME_MAY_CHANGE
 
 
@@ -135,9 +134,8 @@ def report(
 
 
 def _train_main(args: list[str]) -> None:
-    from herkit.config import TrainConfig, config_for, preset_config
-    from herkit.run import load_run_config
-    from herkit.train import train
+    from herkit.config import TrainConfig, preset_config
+    from herkit.run_config import config_for, load_run_config
 
     args = auto_flags(args)
     # First pass for the env id (and --resume), so that --help shows that env's preset.
@@ -161,7 +159,7 @@ def _train_main(args: list[str]) -> None:
                 f"--resume continues a run with its saved settings; {', '.join(changed)} "
                 f"cannot change (only {', '.join(RESUME_MAY_CHANGE)} can)"
             )
-        summary = train(dataclasses.replace(config, resume=None), resume=True)
+        config, resume = dataclasses.replace(config, resume=None), True
     else:
         preset = preset_config(first.env_id)
         parsed = _parse_train(args, default=preset)
@@ -172,7 +170,10 @@ def _train_main(args: list[str]) -> None:
         }
         if any(arg == "--algo" or arg.startswith("--algo=") for arg in args):
             changes["algo"] = parsed.algo  # given, even as the preset's: kept as given
-        summary = train(config_for(parsed.env_id, **changes))
+        config, resume = config_for(parsed.env_id, **changes), False
+    from herkit.train import train  # torch: only once the flags are read and checked
+
+    summary = train(config, resume=resume)
     if os.environ.get("RANK", "0") == "0":  # torchrun: one summary, from rank 0
         print(json.dumps(summary), flush=True)
         print(
@@ -202,7 +203,7 @@ def _guess_env_id(args: list[str]) -> str:
 
 def _train_main_safe(args: list[str]) -> int:
     """``herkit train``: exit code 130 with the resume command after a Ctrl-C."""
-    from herkit.train import Interrupted
+    from herkit.failures import Interrupted
 
     try:
         _train_main(args)

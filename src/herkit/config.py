@@ -43,7 +43,6 @@ __all__ = [
     "OffPolicyConfig",
     "SACConfig",
     "TrainConfig",
-    "config_for",
     "config_from_dict",
     "default_run_name",
     "preset_config",
@@ -303,49 +302,6 @@ def preset_config(env_id: str) -> TrainConfig:
     """TrainConfig defaults for ``env_id``: its preset (:data:`PRESETS`), else the generic
     defaults."""
     return TrainConfig(env_id=env_id, **preset_values(env_id))
-
-
-def config_for(env_id: str, **changes: Any) -> TrainConfig:
-    """The settings of a new run on ``env_id``, as ``herkit train ENV_ID --flags`` makes
-    them: the env's preset with ``changes``, where env kwargs given are merged into the
-    preset's (the preset's others stay), and, unless ``algo`` is given, the preset's
-    algorithm if it fits the env's action space, else DQN for a discrete one and SAC for a
-    continuous one (said on stderr). ``train(config_for(ENV_ID, steps=...))`` from Python
-    is that command's run."""
-    preset = preset_config(env_id)
-    if changes.get("env_kwargs") is not None and preset.env_kwargs:
-        given = dataclasses.replace(preset, env_kwargs=tuple(changes["env_kwargs"]))
-        mine = given.env_kwargs_dict()
-        kept = tuple(item for item in preset.env_kwargs if item.split("=")[0] not in mine)
-        changes["env_kwargs"] = kept + given.env_kwargs
-    config = dataclasses.replace(preset, **changes)
-    if "algo" not in changes:
-        config = _algo_for_action_space(config)
-    return config
-
-
-def _algo_for_action_space(config: TrainConfig) -> TrainConfig:
-    """``config`` with an algorithm that fits its env's action space: DQN for a Discrete
-    space, SAC for a Box (said on stderr when that changes it)."""
-    import sys
-
-    import gymnasium
-
-    from herkit.envs import make_goal_env
-
-    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
-    try:
-        space = env.action_space
-    finally:
-        env.close()
-    discrete = isinstance(space, gymnasium.spaces.Discrete)
-    if discrete == (config.algo == "dqn"):
-        return config
-    algo: Algo = "dqn" if discrete else "sac"
-    kind = "discrete" if discrete else "continuous"
-    print(f"herkit: {config.env_id} has a {kind} action space: training with --algo {algo} "
-          "(give --algo to choose another)", file=sys.stderr)  # fmt: skip
-    return dataclasses.replace(config, algo=algo)
 
 
 _NAMED = ("env_id", "env_kwargs", "algo", "strategy", "goal_mix", "seed")

@@ -30,9 +30,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-
-class DistributedError(RuntimeError):
-    """A collective operation failed: another rank died or the connection broke."""
+from herkit.failures import DistributedError
 
 
 @dataclass(frozen=True)

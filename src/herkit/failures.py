@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import sys
 import traceback
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,7 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_CODES",
+    "DistributedError",
     "Diverged",
+    "Interrupted",
     "RunFailed",
     "check_finite_action",
     "check_finite_metrics",
@@ -44,6 +47,19 @@ EXIT_CODES = {
     "interrupted": 130,  # Ctrl-C or SIGTERM: checkpoint written, --resume continues
 }
 """The exit codes of ``herkit train``, by what ended the run."""
+
+
+class Interrupted(Exception):
+    """Training was stopped by SIGINT or SIGTERM after a checkpoint at ``env_steps``."""
+
+    def __init__(self, run_dir: Path, env_steps: int) -> None:
+        super().__init__(f"interrupted at {env_steps} env steps")
+        self.run_dir = run_dir
+        self.env_steps = env_steps
+
+
+class DistributedError(RuntimeError):
+    """A collective operation failed: another rank died or the connection broke."""
 
 
 class Diverged(RuntimeError):

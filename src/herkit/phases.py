@@ -25,11 +25,11 @@ from herkit.buffer.her import HerReplayBuffer
 from herkit.checkpoint import save_checkpoint
 from herkit.config import TrainConfig
 from herkit.console import Progress, StopOnSignal, say
-from herkit.distributed import Context, DistributedError
+from herkit.distributed import Context
 from herkit.envs.conventions import GoalConventions, SuccessSignal
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.evaluation import evaluate
-from herkit.failures import check_finite_action
+from herkit.failures import DistributedError, check_finite_action
 from herkit.files import naming, write_text
 from herkit.learning import Learner
 from herkit.loop_state import LoopState, Metrics, progress_row, summary_of

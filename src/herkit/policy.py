@@ -29,7 +29,8 @@ from herkit.agents import GoalAgent
 from herkit.checkpoint import load_agent_state
 from herkit.config import TrainConfig
 from herkit.envs import make_goal_env
-from herkit.run import load_run_config, make_run_agent
+from herkit.run import make_run_agent
+from herkit.run_config import load_run_config
 
 __all__ = ["Policy", "load_policy", "make_run_agent"]
 

@@ -4,7 +4,8 @@ Training (:mod:`herkit.train`), evaluation (:mod:`herkit.evaluation`) and loadin
 policy (:mod:`herkit.policy`) all rebuild a run from the same pieces, so they live here,
 below all three: this module imports none of them.
 
-- :func:`load_run_config` and :func:`write_run_config` read and write ``RUN/config.json``.
+- :func:`write_run_config` writes ``RUN/config.json`` (read by
+  :func:`herkit.run_config.load_run_config`).
 - :func:`resolve_conventions` asks the env how it scores and fills the config's open
   settings from that (:mod:`herkit.envs.conventions`).
 - :func:`make_vector_env` makes a run's envs (in worker processes or in this one, as
@@ -27,7 +28,7 @@ import torch
 
 from herkit.agents import Agent, GoalAgent, make_agent
 from herkit.buffer.her import HerReplayBuffer, compute_reward_of
-from herkit.config import TrainConfig, config_from_dict
+from herkit.config import TrainConfig
 from herkit.cores import CorePlan, plan_cores
 from herkit.distributed import Context
 from herkit.envs import make_goal_env
@@ -42,7 +43,6 @@ from herkit.run_paths import RunPaths
 __all__ = [
     "buffer_placement",
     "build",
-    "load_run_config",
     "make_run_agent",
     "make_vector_env",
     "plan_run_cores",
@@ -51,25 +51,6 @@ __all__ = [
     "saved_machine",
     "write_run_config",
 ]
-
-
-def load_run_config(run_dir: str | Path) -> TrainConfig:
-    """The TrainConfig a run was started with (from ``RUN/config.json``).
-
-    Raises ValueError naming the file when it is missing, not JSON, or not a config.
-    """
-    path = RunPaths(run_dir).config
-    if not path.is_file():
-        raise ValueError(f"run directory {str(run_dir)!r} has no config.json")
-    try:
-        values = json.loads(path.read_text())
-        if not isinstance(values, dict):
-            raise ValueError(f"expected a JSON object, got {type(values).__name__}")
-        values.pop("conventions", None)
-        values.pop("machine", None)
-        return config_from_dict(values)
-    except (ValueError, TypeError) as error:
-        raise ValueError(f"{path} is not a valid herkit config ({error})") from None
 
 
 def write_run_config(

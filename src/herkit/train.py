@@ -18,24 +18,15 @@ from typing import Any
 from herkit import distributed
 from herkit.config import TrainConfig
 from herkit.console import StopOnSignal
-from herkit.distributed import Context, DistributedError
+from herkit.distributed import Context
 from herkit.envs.failures import EnvFailure
-from herkit.failures import EXIT_CODES, RunFailed, stop_run
+from herkit.failures import EXIT_CODES, DistributedError, Interrupted, RunFailed, stop_run
 from herkit.phases import TrainingRun
 from herkit.restarts import restart_training_envs
 from herkit.run_dir import owned_run_dir
 from herkit.startup import start_run
 
 __all__ = ["Interrupted", "train"]
-
-
-class Interrupted(Exception):
-    """Training was stopped by SIGINT or SIGTERM after a checkpoint at ``env_steps``."""
-
-    def __init__(self, run_dir: Path, env_steps: int) -> None:
-        super().__init__(f"interrupted at {env_steps} env steps")
-        self.run_dir = run_dir
-        self.env_steps = env_steps
 
 
 def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:

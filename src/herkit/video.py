@@ -2,7 +2,8 @@
 MP4 (imageio's ffmpeg plugin) or GIF (Pillow).
 
 MuJoCo envs (Fetch, PointMaze) render offscreen through EGL or OSMesa, as
-:func:`herkit.envs.offscreen.choose_mujoco_gl` set up at ``import herkit``.
+:func:`herkit.envs.offscreen.choose_mujoco_gl` sets up before gymnasium-robotics is
+imported.
 """
 
 from __future__ import annotations

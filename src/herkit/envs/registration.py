@@ -17,7 +17,7 @@ import gymnasium as gym
 from gymnasium.envs.registration import find_highest_version, load_env_creator, parse_env_id
 
 from herkit.envs.core import GOAL_KEYS
-from herkit.envs.offscreen import GL_INSTALL_HINT
+from herkit.envs.offscreen import GL_INSTALL_HINT, choose_mujoco_gl
 
 __all__ = [
     "FETCH_IDS",
@@ -174,6 +174,7 @@ def _register_robotics(env_id: str, required: bool) -> None:
     ``required``, say how to install it."""
     if sys.modules.get("gymnasium_robotics") is not None:
         return  # imported: it registered its envs then
+    choose_mujoco_gl()  # before MuJoCo is imported: it reads MUJOCO_GL once
     try:
         # Its import warns on stderr about Adroit envs' rewards, which Fetch does not use.
         with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():

@@ -1,0 +1,76 @@
+"""A run's settings made for an env as ``herkit train`` makes them (:func:`config_for`), and
+read back from a run directory (:func:`load_run_config`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from herkit.agent_configs import Algo
+from herkit.config import TrainConfig, config_from_dict, preset_config
+from herkit.run_paths import RunPaths
+
+__all__ = ["config_for", "load_run_config"]
+
+
+def load_run_config(run_dir: str | Path) -> TrainConfig:
+    """The TrainConfig a run was started with (from ``RUN/config.json``).
+
+    Raises ValueError naming the file when it is missing, not JSON, or not a config.
+    """
+    path = RunPaths(run_dir).config
+    if not path.is_file():
+        raise ValueError(f"run directory {str(run_dir)!r} has no config.json")
+    try:
+        values = json.loads(path.read_text())
+        if not isinstance(values, dict):
+            raise ValueError(f"expected a JSON object, got {type(values).__name__}")
+        values.pop("conventions", None)
+        values.pop("machine", None)
+        return config_from_dict(values)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"{path} is not a valid herkit config ({error})") from None
+
+
+def config_for(env_id: str, **changes: Any) -> TrainConfig:
+    """The settings of a new run on ``env_id``, as ``herkit train ENV_ID --flags`` makes
+    them: the env's preset with ``changes``, where env kwargs given are merged into the
+    preset's (the preset's others stay), and, unless ``algo`` is given, the preset's
+    algorithm if it fits the env's action space, else DQN for a discrete one and SAC for a
+    continuous one (said on stderr). ``train(config_for(ENV_ID, steps=...))`` from Python
+    is that command's run."""
+    preset = preset_config(env_id)
+    if changes.get("env_kwargs") is not None and preset.env_kwargs:
+        given = dataclasses.replace(preset, env_kwargs=tuple(changes["env_kwargs"]))
+        mine = given.env_kwargs_dict()
+        kept = tuple(item for item in preset.env_kwargs if item.split("=")[0] not in mine)
+        changes["env_kwargs"] = kept + given.env_kwargs
+    config = dataclasses.replace(preset, **changes)
+    if "algo" not in changes:
+        config = _algo_for_action_space(config)
+    return config
+
+
+def _algo_for_action_space(config: TrainConfig) -> TrainConfig:
+    """``config`` with an algorithm that fits its env's action space: DQN for a Discrete
+    space, SAC for a Box (said on stderr when that changes it)."""
+    import gymnasium
+
+    from herkit.envs import make_goal_env
+
+    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
+    try:
+        space = env.action_space
+    finally:
+        env.close()
+    discrete = isinstance(space, gymnasium.spaces.Discrete)
+    if discrete == (config.algo == "dqn"):
+        return config
+    algo: Algo = "dqn" if discrete else "sac"
+    kind = "discrete" if discrete else "continuous"
+    print(f"herkit: {config.env_id} has a {kind} action space: training with --algo {algo} "
+          "(give --algo to choose another)", file=sys.stderr)  # fmt: skip
+    return dataclasses.replace(config, algo=algo)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install herkit (editable) with the extras given as arguments, e.g. `bash install.sh dev`.
+# Install herkit (editable) for training, reports and videos (its train, report and video
+# extras), with the further extras given as arguments, e.g. `bash install.sh dev`.
 # PyTorch is left alone when it is already importable, so a torch you brought (a CUDA
 # build, a nightly) is kept. Otherwise torch 2.13.0 is installed first: where a local
 # CPU wheel of it is on pip's find-links (as on the project's machines) pip takes that
@@ -10,5 +11,5 @@ python=${PYTHON:-python3}
 if ! "$python" -c "import torch" >/dev/null 2>&1; then
     "$python" -m pip install "torch==2.13.0"
 fi
-extras=$(IFS=,; echo "$*")
-"$python" -m pip install -e ".${extras:+[$extras]}"
+extras=$(IFS=,; echo "train,report,video${*:+,$*}")
+"$python" -m pip install -e ".[$extras]"

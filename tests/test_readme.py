@@ -1,26 +1,34 @@
-"""The README's "Your own environment" example, run as a newcomer would run it."""
+"""The README's Python examples, run as a newcomer would run them."""
 
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from readme_blocks import python_block
 from test_cli import QUICK, herkit
-
-README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def own_env_example() -> str:
     """The Python block of the README's "Your own environment" section."""
-    section = README.read_text().split("## Your own environment", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert len(blocks) == 1, "the section should hold one Python example"
-    return blocks[0]
+    return python_block("Your own environment")
+
+
+def test_the_buffer_example_runs_and_ends_episodes_as_the_env_declares() -> None:
+    """The README's buffer example, as written, in a fresh interpreter without torch."""
+    code = (
+        "import sys\nsys.modules['torch'] = None  # the core install has no torch\n"
+        + python_block("The buffer")
+        + "assert buf.terminal_on_success and len(buf) == 1_000\n"
+        + "print(repr(buf))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "terminal_on_success=True (declared by BitFlipEnv" in done.stdout
 
 
 @pytest.mark.slow("a training run in a subprocess")

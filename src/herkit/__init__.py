@@ -24,7 +24,13 @@ register_envs()
 
 def __getattr__(name: str) -> Any:
     if name in ("Policy", "load_policy"):
-        from herkit import policy
+        try:
+            from herkit import policy
+        except ModuleNotFoundError as error:  # torch: herkit's train extra
+            from herkit.extras import needs_extra
 
+            raise ModuleNotFoundError(
+                needs_extra(error, f"herkit.{name}"), name=error.name
+            ) from None
         return getattr(policy, name)
     raise AttributeError(f"module 'herkit' has no attribute {name!r}")

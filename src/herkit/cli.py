@@ -21,6 +21,7 @@ from herkit import __version__
 from herkit.bench import BufferBenchConfig, bench_buffer
 from herkit.cli_args import auto_flags, parse, unwrap_help, with_suggestions
 from herkit.envs.failures import EnvFailure
+from herkit.extras import needs_extra
 from herkit.failures import EXIT_CODES, DistributedError, RunFailed
 from herkit.learning_settings import RESUME_MAY_CHANGE
 
@@ -262,6 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.flush()
             os._exit(1)
         return 1
+    except ModuleNotFoundError as error:  # an extra not installed: what to install
+        print(f"herkit: error: {needs_extra(error, f'herkit {args[0]}')}", file=sys.stderr)
+        return EXIT_CODES["bad input"]
     except KeyboardInterrupt:
         print("herkit: interrupted", file=sys.stderr)
         return 130

@@ -40,7 +40,7 @@ __all__ = [
 EXIT_CODES = {
     "done": 0,
     "error": 1,  # an error herkit did not foresee (in herkit or the env's code), a dead rank
-    "bad input": 2,  # a setting, file or env id refused before training starts
+    "bad input": 2,  # a setting, file or env id refused before training starts; a missing extra
     "env failed": 3,  # an env raised, returned NaN/inf, or its worker died or hung
     "diverged": 4,  # a loss, parameter or action became NaN or infinite
     "write failed": 5,  # disk full, permission denied, a path that vanished

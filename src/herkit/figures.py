@@ -12,8 +12,7 @@ import signal
 import sys
 from pathlib import Path
 
-from herkit.plots import plot_runs
-from herkit.report import write_report
+from herkit.extras import needs_extra
 from herkit.run_paths import RunPaths
 
 __all__ = ["present"]
@@ -21,6 +20,9 @@ __all__ = ["present"]
 
 def present(run_dir: str | Path, title: str | None = None) -> None:
     """Write ``RUN/curve.png`` and ``RUN/report.html`` from the files of ``run_dir``."""
+    from herkit.plots import plot_runs  # matplotlib and plotly: herkit's report extra
+    from herkit.report import write_report
+
     paths = RunPaths(run_dir)
     plot_runs([paths.root], paths.curve, title=title)
     write_report([paths.root], paths.report)
@@ -33,7 +35,10 @@ def _main() -> None:
     args = parser.parse_args()
     # stopped by a failing run: unwind, so that no temporary file stays
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    present(args.run_dir, args.title)
+    try:
+        present(args.run_dir, args.title)
+    except ModuleNotFoundError as error:
+        sys.exit(needs_extra(error, "drawing curve.png and report.html"))
 
 
 if __name__ == "__main__":

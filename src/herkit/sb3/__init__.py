@@ -91,6 +91,11 @@ except ImportError as error:  # pragma: no cover - depends on the installed extr
         "(or `pip install 'herkit[sb3]'`)"
     ) from error
 
-from herkit.sb3.buffer import GOAL_KEYS, HerReplayBuffer, InfoFieldsChosen
+from herkit.extras import needs_extra
+
+try:
+    from herkit.sb3.buffer import GOAL_KEYS, HerReplayBuffer, InfoFieldsChosen
+except ModuleNotFoundError as error:  # Stable-Baselines3 (or torch) not installed
+    raise ModuleNotFoundError(needs_extra(error, "herkit.sb3"), name=error.name) from None
 
 __all__ = ["GOAL_KEYS", "HerReplayBuffer", "InfoFieldsChosen"]

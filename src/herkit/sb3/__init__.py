@@ -83,14 +83,6 @@ a hook for a subclass of the algorithm. After each :meth:`HerReplayBuffer.sample
 the new priorities (e.g. ``|TD error|``) from the subclass's ``train``.
 """
 
-try:
-    import stable_baselines3  # noqa: F401
-except ImportError as error:  # pragma: no cover - depends on the installed extras
-    raise ImportError(
-        "herkit.sb3 needs stable-baselines3: install it with `bash install.sh sb3` "
-        "(or `pip install 'herkit[sb3]'`)"
-    ) from error
-
 from herkit.extras import needs_extra
 
 try:

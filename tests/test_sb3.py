@@ -232,7 +232,9 @@ def test_constructor_refuses_what_it_cannot_do() -> None:
 def test_import_without_stable_baselines3_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "stable_baselines3", None)
     monkeypatch.delitem(sys.modules, "herkit.sb3")
-    with pytest.raises(ImportError, match=r"install\.sh sb3"):
+    with pytest.raises(
+        ImportError, match=r"herkit\.sb3 needs stable_baselines3, .*'herkit\[sb3\]'"
+    ):
         importlib.import_module("herkit.sb3")
 
 

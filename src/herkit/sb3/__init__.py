@@ -86,6 +86,8 @@ the new priorities (e.g. ``|TD error|``) from the subclass's ``train``.
 from herkit.extras import needs_extra
 
 try:
+    import stable_baselines3  # noqa: F401  (first: herkit.sb3.buffer may be imported already)
+
     from herkit.sb3.buffer import GOAL_KEYS, HerReplayBuffer, InfoFieldsChosen
 except ModuleNotFoundError as error:  # Stable-Baselines3 (or torch) not installed
     raise ModuleNotFoundError(needs_extra(error, "herkit.sb3"), name=error.name) from None

@@ -46,7 +46,10 @@ class InfoFieldsChosen(UserWarning):
 class HerReplayBuffer(_SB3HerReplayBuffer):
     """Stable-Baselines3's ``replay_buffer_class`` backed by :class:`herkit.HerReplayBuffer`.
 
-    Args (SB3's, in SB3's order; the algorithm passes the first six):
+    The arguments are SB3's, in SB3's order (the algorithm passes the first six), then
+    herkit's, keyword only (from ``relabel`` on).
+
+    Args:
         buffer_size: transitions held, all envs together; the oldest whole episodes go first
             (the attribute ``buffer_size`` is then, as in SB3, the rows: this // ``n_envs``).
         observation_space: the env's Dict space with exactly :data:`GOAL_KEYS`.
@@ -62,8 +65,6 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             addition) or an SB3 ``GoalSelectionStrategy``.
         copy_info_dict: pass ``compute_reward`` the info dicts of the samples, as SB3 does
             (see :mod:`herkit.sb3.infos`); with ``info_keys``, one dict of those columns.
-
-    Args (herkit's, keyword only):
         relabel: ``"sample"`` (default, relabel a copy at sample time) or ``"store"``.
         goal_mix: ``(real, future, desired)`` weights in place of the strategy (sample mode).
         terminal_on_success: a relabelled sample is terminal when its goal is reached, or

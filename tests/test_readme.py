@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from readme_blocks import python_block
+from readme_blocks import ROOT, python_block
 from test_cli import QUICK, herkit
 
 
 def own_env_example() -> str:
-    """The Python block of the README's "Your own environment" section."""
-    return python_block("Your own environment")
+    """The Python block of the "Your own environment" guide."""
+    return python_block("Your own environment", ROOT / "docs" / "guide-own-env.md")
 
 
 def test_the_buffer_example_runs_and_ends_episodes_as_the_env_declares() -> None:

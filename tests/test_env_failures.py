@@ -173,3 +173,17 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def test_only_float_fields_are_searched_for_non_finite_values() -> None:
+    from herkit.envs.failures import first_nonfinite
+
+    obs = {
+        "observation": np.array([[0.0, 1.0], [np.nan, 2.0]]),
+        "name": np.array(["a", "b"]),  # an extra key of text: it cannot be NaN
+        "count": np.array([[1], [2]]),
+    }
+    assert first_nonfinite(obs, np.zeros(2), np.array([4, 5])) == (5, "obs['observation']", 1)
+    obs["observation"][1, 0] = 0.0
+    assert first_nonfinite(obs, np.array([0.0, np.inf]), np.array([4, 5])) == (5, "reward", 1)
+    assert first_nonfinite(obs, None, np.array([4, 5])) is None

@@ -37,14 +37,13 @@ def restart_training_envs(run: TrainingRun, failure: EnvFailure) -> dict[str, np
     _count(run, failure)
     run.buffer.end_episodes()
     run.records.episodes.abandon()
-    while True:
-        try:
-            run.envs.restart(failure.envs)
-            obs, _ = run.envs.reset(seed=run.reset_seed())
-            return obs
-        except EnvFailure as again:
-            failure = again
-            _count(run, failure)
+
+    def rebuild(failed: EnvFailure) -> dict[str, np.ndarray]:
+        run.envs.restart(failed.envs)
+        obs, _ = run.envs.reset(seed=run.reset_seed())
+        return obs
+
+    return _retry(run, failure, rebuild)
 
 
 def with_restarts(run: TrainingRun, envs: WorkerVectorEnv, play: Callable[[], _T]) -> _T:
@@ -55,13 +54,18 @@ def with_restarts(run: TrainingRun, envs: WorkerVectorEnv, play: Callable[[], _T
             return play()
         except EnvFailure as failure:
             _count(run, failure)
-            while True:
-                try:
-                    envs.restart(failure.envs)
-                    break
-                except EnvFailure as again:
-                    failure = again
-                    _count(run, failure)
+            _retry(run, failure, lambda failed: envs.restart(failed.envs))
+
+
+def _retry(run: TrainingRun, failure: EnvFailure, rebuild: Callable[[EnvFailure], _T]) -> _T:
+    """``rebuild(failure)``: the envs of ``failure`` rebuilt, again (for the new failure)
+    each time that fails, while restarts are left."""
+    while True:
+        try:
+            return rebuild(failure)
+        except EnvFailure as again:
+            failure = again
+            _count(run, failure)
 
 
 def _count(run: TrainingRun, failure: EnvFailure) -> None:

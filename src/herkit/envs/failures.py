@@ -104,8 +104,9 @@ def first_nonfinite(
     obs: Mapping[str, np.ndarray], rewards: np.ndarray | None, rows: np.ndarray
 ) -> tuple[int, str, int] | None:
     """The first env of ``rows`` (the envs whose values these are, in order) that returned a
-    NaN or an infinity, as ``(env, field, how many values)``; None when all are finite."""
-    columns: list[tuple[str, np.ndarray]] = [(f"obs[{key!r}]", obs[key]) for key in obs]
+    NaN or an infinity, as ``(env, field, how many values)``; None when all are finite.
+    Only float fields are looked at (an extra key of integers or text cannot be NaN)."""
+    columns = [(f"obs[{key!r}]", obs[key]) for key in obs if obs[key].dtype.kind == "f"]
     if rewards is not None:
         columns.append(("reward", rewards))
     if all_finite([values for _, values in columns]):

@@ -95,8 +95,9 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
         self.spec = probe.spec
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, n)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, n)
-        owner = np.arange(n) * max(workers, 1) // n
-        self._shares = [np.flatnonzero(owner == w) for w in range(max(workers, 1))]
+        self._owner = np.arange(n) * max(workers, 1) // n
+        """The share (worker) of each env; one share in this process with ``workers=0``."""
+        self._shares = [np.flatnonzero(self._owner == w) for w in range(max(workers, 1))]
         self._observations: dict[str, np.ndarray] | None = None
         self._waiting = False
         if workers == 0:
@@ -292,10 +293,6 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
 
     def _raise_failures(self, answers: dict[int, Any]) -> None:
         """Raise :class:`EnvFailure` for the answers that report one (in env order)."""
-        failed = [payload for status, payload in answers.values() if status == "failed"]
-        if not failed:
-            return
-        self._observations = None
         failures = []
         for w, (status, payload) in sorted(answers.items()):
             if status != "failed":
@@ -304,12 +301,14 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
                 failures.append(payload)
                 continue
             j, what, during, details = payload
-            worker = w if self.workers else None
-            failures.append(Failed((int(self._shares[w][j]),), what, during, details, worker))
-        raise EnvFailure(self.label, sorted(failures, key=lambda failure: failure.envs))
+            env = int(self._shares[w][j])
+            failures.append(Failed((env,), what, during, details, self._worker_of(env)))
+        if failures:
+            self._observations = None
+            raise EnvFailure(self.label, sorted(failures, key=lambda failure: failure.envs))
 
     def _worker_of(self, env: int) -> int | None:
-        return int(env * self.workers // self.num_envs) if self.workers else None
+        return int(self._owner[env]) if self.workers else None
 
     # --- lifetime ------------------------------------------------------------------------
     @property

@@ -404,24 +404,78 @@ def test_from_env_takes_ending_on_success_as_the_env_declares_it() -> None:
     assert reached.any() and np.all(batch.terminated[reached])
 
 
-def test_from_env_says_when_the_env_declares_nothing_and_keeps_what_is_given() -> None:
+class Silent(gym.Wrapper):  # type: ignore[type-arg]
+    """An env of another library: BitFlip (which ends on success) declaring nothing."""
+
+    @property
+    def unwrapped(self) -> gym.Env:  # type: ignore[type-arg]
+        return self
+
+    def compute_reward(self, achieved: Any, desired: Any, info: Any) -> Any:
+        return self.env.unwrapped.compute_reward(achieved, desired, info)  # type: ignore[attr-defined]
+
+
+def test_from_env_finds_what_an_env_does_not_declare_as_herkit_train_does() -> None:
+    """The probe's random steps show the silent env's successes ending their episodes, and
+    find its reward range and success key; the sources say so; the buffer agrees with the
+    conventions ``herkit train`` would use."""
+    from herkit.envs.conventions import probe_conventions
+
+    env = Silent(gym.make("herkit/BitFlip-v0", n_bits=4))
+    buffer = HerReplayBuffer.from_env(env, 100)
+    assert buffer.terminal_on_success is True
+    assert buffer.sources["terminal_on_success"] == (
+        "probe: a success in the random steps ended its episode"
+    )
+    assert buffer.conventions is not None
+    assert buffer.conventions.reward_range == (-1.0, 0.0)
+    assert buffer.conventions.success_key == "is_success"
+    assert buffer.conventions == probe_conventions(env, env.compute_reward)
+    shown = repr(buffer)
+    assert "reward_range=(-1.0, 0.0) (probe: compute_reward takes the values -1, 0)" in shown
+    assert "success_key='is_success' (the env's info has 'is_success')" in shown
+
+
+def test_from_env_probes_a_copy_and_leaves_the_users_env_as_it_was() -> None:
+    env, twin = gym.make("herkit/PointReach-v0"), gym.make("herkit/PointReach-v0")
+    env.reset(seed=3)
+    twin.reset(seed=3)
+    HerReplayBuffer.from_env(env, 100)
+    action = np.full(2, 0.5, dtype=np.float32)
+    ours, theirs = env.step(action)[0], twin.step(action)[0]
+    for key in ours:
+        np.testing.assert_array_equal(ours[key], theirs[key])
+
+
+def test_an_ending_left_unknown_is_decided_by_the_first_success_added(tmp_path: Path) -> None:
+    env = Silent(gym.make("herkit/BitFlip-v0", n_bits=4))
+    buffer = HerReplayBuffer.from_env(env, 1_000, probe=False, seed=0)
+    assert buffer.terminal_on_success is None
+    assert buffer.conventions is not None and buffer.conventions.reward_range is None
+    assert "reward_range=None (not probed)" in repr(buffer)
+    buffer.save(tmp_path / "unknown.npz")
+    loaded = HerReplayBuffer.load(tmp_path / "unknown.npz", env.compute_reward)
+    assert loaded.terminal_on_success is None
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    while buffer.terminal_on_success is None:
+        action = rng.integers(4)
+        next_obs, _, terminated, truncated, info = env.step(action)
+        buffer.add(obs, np.array(action), next_obs, terminated, truncated, info,
+                   success=info["is_success"])  # fmt: skip
+        assert buffer.terminal_on_success is (True if info["is_success"] else None)
+        obs = env.reset()[0] if terminated or truncated else next_obs
+    assert buffer.sources["terminal_on_success"] == (
+        "observed at the first success added: it ended its episode"
+    )
+
+
+def test_from_env_keeps_what_is_given() -> None:
     env = gym.make("herkit/PointReach-v0")
-
-    class Silent(gym.Wrapper):  # an env of another library: no declaration
-        @property
-        def unwrapped(self) -> gym.Env:
-            return self
-
-        def compute_reward(self, achieved: Any, desired: Any, info: Any) -> Any:
-            return self.env.unwrapped.compute_reward(achieved, desired, info)  # type: ignore[attr-defined]
-
-    silent = HerReplayBuffer.from_env(Silent(gym.make("herkit/BitFlip-v0", n_bits=4)), 100)
-    assert silent.terminal_on_success is False
-    assert silent.sources["terminal_on_success"].startswith("not declared by the env; pass ")
     given = HerReplayBuffer.from_env(env, 100, terminal_on_success=True)
     assert given.terminal_on_success is True and given.sources["terminal_on_success"] == "given"
     built = HerReplayBuffer(
         100, observation_shape=2, goal_shape=2, action_shape=2,
         reward_fn=lambda achieved, desired, info: -np.ones(len(achieved)),
     )  # fmt: skip
-    assert built.sources == {}
+    assert built.sources == {} and built.conventions is None

@@ -225,11 +225,13 @@ def build(
     config: TrainConfig,
     envs: gym.vector.VectorEnv,
     context: Context | None = None,
+    conventions: GoalConventions | None = None,
 ) -> tuple[Agent, HerReplayBuffer]:
     """The agent and the buffer that fit ``envs``.
 
-    ``config`` is resolved (:func:`resolve_conventions`): its ``reward_range`` bounds the
-    agent's Q targets (None: not clipped) and ``terminal_on_success`` (None: not known yet)
+    ``config`` is resolved (:func:`resolve_conventions`, which found ``conventions``): its
+    ``reward_range`` bounds the agent's Q targets (None: not clipped) and
+    ``terminal_on_success`` (None: not known yet, False until the run's first success)
     goes to the buffer. In a distributed run the agent joins ``context`` (rank 0's
     parameters, averaged gradients) and each rank's buffer and exploration get a seed of
     their own.
@@ -242,6 +244,8 @@ def build(
     buffer = HerReplayBuffer.from_env(
         envs,
         capacity=config.buffer_size,
+        conventions=conventions,
+        probe=False,
         strategy=config.strategy,
         k=config.k,
         relabel=config.relabel,

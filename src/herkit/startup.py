@@ -75,7 +75,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         if config.video_every and main:
             video_envs = _video_envs(config, seed_offset=20_000)
             opened.callback(video_envs.close)
-        agent, buffer = build(config, envs, context=context)
+        agent, buffer = build(config, envs, context=context, conventions=conventions)
         machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
         if config.precision == "auto":
             config = _choose_precision(config, agent, envs, context, device, machine)

@@ -17,7 +17,7 @@ import numpy as np
 
 __all__ = [
     "RewardFn", "TorchRewardFn", "compute_reward_of", "declared_terminal", "first_env",
-    "settings_of",
+    "fresh_copy", "settings_of",
 ]  # fmt: skip
 
 RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
@@ -58,6 +58,23 @@ def first_env(env: Any) -> Any:
     if hasattr(env, "env_fns"):
         return env.env_fns[0]()
     return env
+
+
+def fresh_copy(env: Any) -> tuple[Any, bool]:
+    """An env like ``env`` to try random steps on, and whether it is a new one (to close):
+    a vector env's first env made anew from its ``env_fns``, else ``gym.make`` of the env's
+    spec (wrappers included, where gymnasium can make them again), else the env itself."""
+    if hasattr(env, "env_fns"):
+        return env.env_fns[0](), True
+    spec = getattr(env, "spec", None)
+    if spec is not None:
+        import gymnasium as gym
+
+        try:
+            return gym.make(spec), True
+        except Exception:  # a wrapper or entry point that its spec cannot make again
+            pass
+    return env, False
 
 
 def declared_terminal(env: Any) -> tuple[bool | None, str]:

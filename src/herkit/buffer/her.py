@@ -59,7 +59,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -79,7 +79,7 @@ from herkit.buffer.goal_env import (
     RewardFn,
     TorchRewardFn,
     compute_reward_of,
-    declared_terminal,
+    fresh_copy,
     settings_of,
 )
 from herkit.buffer.inputs import (
@@ -99,6 +99,9 @@ from herkit.buffer.priority import SumTree, checked_priorities, importance_weigh
 from herkit.buffer.returns import n_step_sums, step_window
 from herkit.buffer.storage import EpisodeStorage, FieldSpec
 from herkit.buffer.strategies import GOAL_STEPS, Strategy, goal_sources, parse_goal_mix
+
+if TYPE_CHECKING:
+    from herkit.envs.conventions import GoalConventions
 
 # RewardFn, TorchRewardFn and compute_reward_of live in herkit.buffer.goal_env; they are
 # re-exported here, where they have always been imported from.
@@ -129,6 +132,8 @@ class HerReplayBuffer:
         terminal_on_success: the env ends episodes on success (bit flipping, parking): a
             relabelled sample is terminal when its goal is reached, or when the env ended
             its step for another reason (a crash). Otherwise the env's flag is kept.
+            None: not known yet; the first :meth:`add` with a ``success`` decides it
+            (whether that step ended its episode).
         success_threshold: a goal counts as reached when ``reward_fn`` gives at least this
             (for dense rewards, e.g. parking's ``-0.12``). None: learned from the
             ``success`` flags given to :meth:`add`, else ``reward_fn(goal, goal, info)``
@@ -168,7 +173,7 @@ class HerReplayBuffer:
         beta: float = 0.4,
         eps: float = 1e-6,
         info_keys: Sequence[str] = (),
-        terminal_on_success: bool = False,
+        terminal_on_success: bool | None = False,
         success_threshold: float | None = None,
         goal_mix: Sequence[float] | None = None,
         n_step: int = 1,
@@ -195,9 +200,13 @@ class HerReplayBuffer:
         self.prioritized = bool(prioritized)
         self.alpha, self.beta, self.eps = float(alpha), float(beta), float(eps)
         self.info_keys = tuple(info_keys)
-        self.terminal_on_success = bool(terminal_on_success)
+        self.terminal_on_success: bool | None = (
+            None if terminal_on_success is None else bool(terminal_on_success)
+        )
         self.sources: dict[str, str] = {}
         """Where :meth:`from_env` took settings from, by name (empty when built directly)."""
+        self.conventions: GoalConventions | None = None
+        """The env's conventions that :meth:`from_env` found (None when built directly)."""
         self.success_threshold = None if success_threshold is None else float(success_threshold)
         self.audit = RewardAudit()
         """The env's rewards against ``reward_fn``, as of the last sample, save or
@@ -241,46 +250,75 @@ class HerReplayBuffer:
         *,
         n_envs: int | None = None,
         reward_fn: RewardFn | None = None,
+        conventions: GoalConventions | None = None,
+        probe: bool = True,
         **kwargs: Any,
     ) -> HerReplayBuffer:
         """Build a buffer from a GoalEnv (or a gymnasium vector env of them).
 
         Shapes and dtypes come from the observation and action spaces, ``reward_fn``
         from the env's ``compute_reward`` unless given, ``n_envs`` from a vector env's
-        ``num_envs`` unless given, and ``terminal_on_success`` from what the env declares
-        (``terminates_on_success``, or ``continuing_task``; False where it declares
-        nothing) unless given (:mod:`herkit.buffer.goal_env`, the same reading as
-        ``herkit train``'s). :attr:`sources` says where each came from. Other keyword
-        arguments go to the constructor.
+        ``num_envs`` unless given. The env's conventions are found as ``herkit train``
+        finds them (:func:`~herkit.envs.conventions.probe_conventions`, one function for
+        both): what it declares (``terminates_on_success``, ``continuing_task``) and what
+        200 random steps of a fresh copy show (``gym.make`` of the env's spec; the env
+        itself, which then needs a reset, where it has no spec): the reward range, the
+        success key and whether episodes end on success. ``conventions`` passes ones
+        already found instead; ``probe=False`` reads the declarations alone.
+
+        ``terminal_on_success`` comes from the conventions unless given; where they leave
+        it unknown it is None, and the first ``add`` with a success decides it (as in
+        ``herkit train``). :attr:`conventions` holds what was found (the reward range,
+        for clipping Q targets, is the agent's to use), :attr:`sources` where each setting
+        came from, and the repr both. Other keyword arguments go to the constructor.
         """
+        from herkit.envs.conventions import declared_conventions, probe_conventions
+
         settings = settings_of(env)
         sources = {"reward_fn": "given" if reward_fn is not None else "the env's compute_reward"}
         if n_envs is not None:
             settings["n_envs"] = n_envs
         if reward_fn is None:
             reward_fn = compute_reward_of(env)
+        if conventions is None and probe:
+            copy, own = fresh_copy(env)
+            try:
+                conventions = probe_conventions(
+                    copy, reward_fn, info_keys=kwargs.get("info_keys", ())
+                )
+            finally:
+                if own:
+                    copy.close()
+        elif conventions is None:
+            conventions = declared_conventions(env)
+        sources.update(conventions.sources)
         if "terminal_on_success" in kwargs:
             sources["terminal_on_success"] = "given"
         else:
-            declared, how = declared_terminal(env)
-            kwargs["terminal_on_success"] = bool(declared)
-            sources["terminal_on_success"] = how or (
-                "not declared by the env; pass terminal_on_success=True if its episodes end "
-                "when the goal is reached"
-            )
+            kwargs["terminal_on_success"] = conventions.terminal_on_success
         buffer = cls(capacity, reward_fn=reward_fn, **settings, **kwargs)
         buffer.sources = sources
+        buffer.conventions = conventions
         return buffer
 
     def __repr__(self) -> str:
         """The settings that decide what a batch holds, and where ``from_env`` took them."""
-        terminal = f"terminal_on_success={self.terminal_on_success}"
-        if "terminal_on_success" in self.sources:
-            terminal += f" ({self.sources['terminal_on_success']})"
+        found = [f"terminal_on_success={self.terminal_on_success}"]
+        if self.conventions is not None:
+            low_high = self.conventions.reward_range
+            found += [
+                f"reward_range={None if low_high is None else tuple(low_high)}",
+                f"success_key={self.conventions.success_key!r}",
+            ]
+        names = ("terminal_on_success", "reward_range", "success_key")
+        said = [
+            f"{text} ({self.sources[name]})" if name in self.sources else text
+            for name, text in zip(names, found, strict=False)
+        ]
         return (
             f"HerReplayBuffer(capacity={self.capacity:,}, n_envs={self.n_envs}, "
             f"strategy={self.strategy.value!r}, k={self.k}, relabel={self.relabel!r}, "
-            f"prioritized={self.prioritized}, n_step={self.n_step}, {terminal}, "
+            f"prioritized={self.prioritized}, n_step={self.n_step}, {', '.join(said)}, "
             f"stored={len(self):,})"
         )
 
@@ -342,6 +380,8 @@ class HerReplayBuffer:
         if not self._reward_fn_checked:
             self._check_reward_fn(values)
 
+        if self.terminal_on_success is None and given_success is not None and given_success.any():
+            self._learn_terminal_on_success(bool(values["terminated"][given_success].all()))
         base, invalidated = self.storage.write(values)
         outcome = None if given_success is None else given_success.astype(np.int8)
         self._pending.append((int(base), env_reward, outcome, done))
@@ -356,6 +396,13 @@ class HerReplayBuffer:
             ids, envs = self.storage.close_episodes(done)
             if self._closed_only and len(ids):
                 self._store_goals(ids, envs)
+
+    def _learn_terminal_on_success(self, ended: bool) -> None:
+        """The first success added shows whether the env's episodes end on success."""
+        self.terminal_on_success = ended
+        self.sources["terminal_on_success"] = "observed at the first success added: it " + (
+            "ended its episode" if ended else "did not end its episode"
+        )
 
     def _check_reward_fn(self, values: dict[str, np.ndarray]) -> None:
         """Call ``reward_fn`` on the first step added, so that one of the wrong shape is

@@ -38,7 +38,10 @@ import numpy as np
 from herkit.buffer.env_terms import RewardAudit, check_reward_shape
 from herkit.buffer.goal_env import RewardFn, declared_terminal
 
-__all__ = ["SUCCESS_KEYS", "GoalConventions", "SuccessSignal", "info_columns", "probe_conventions"]
+__all__ = [
+    "SUCCESS_KEYS", "GoalConventions", "SuccessSignal", "declared_conventions", "info_columns",
+    "probe_conventions",
+]  # fmt: skip
 
 SUCCESS_KEYS = ("is_success", "success")
 """Info keys that report success, in the order they are looked for."""
@@ -150,6 +153,26 @@ class SuccessSignal:
             info_columns(info, self.info_keys, n),
         )
         return (np.asarray(reward, dtype=np.float64).reshape(n) == self.success_reward) * 1.0
+
+
+def declared_conventions(env: Any) -> GoalConventions:
+    """What ``env`` declares without being stepped: whether its episodes end on success
+    (:func:`~herkit.buffer.goal_env.declared_terminal`); the reward range and success key
+    are left unknown."""
+    terminal, how = declared_terminal(env)
+    not_probed = "not probed"
+    return GoalConventions(
+        reward_range=None,
+        success_reward=None,
+        success_key=None,
+        terminal_on_success=terminal,
+        sources={
+            "reward_range": not_probed,
+            "success_key": not_probed,
+            "terminal_on_success": how
+            or "not declared by the env: decided at the first success added",
+        },
+    )
 
 
 def probe_conventions(

@@ -1,6 +1,6 @@
 """The conventions herkit finds in each env it ships or supports, as a markdown table.
 
-    python benchmarks/conventions.py        # prints the table of docs/results.md
+    python benchmarks/conventions.py        # prints the table of docs/experiment-log.md
 
 For each env: the reward range that Q targets are clipped to, where success is read,
 whether episodes end on success, and the reward scale that follows (the probe of

@@ -4,7 +4,7 @@
     python benchmarks/distributed.py --steps 40000   # env steps per run (all ranks)
 
 Each run is `torchrun --nproc-per-node R -m herkit train FetchPush-v4` with the Fetch
-preset of docs/results.md's section (DDPG+HER; 2 envs, batch 256 and 0.5 updates per env
+preset of docs/experiment-log.md's section (DDPG+HER; 2 envs, batch 256 and 0.5 updates per env
 step per rank, given as flags since the preset changed), seed 0 and
 the same budget in env steps counted over all ranks (a run whose directory holds a
 summary.json is reused). Writes docs/distributed.json and

@@ -49,7 +49,7 @@ from herkit.run_logs import read_progress
 RESULTS = DOCS / "fetch.json"
 HERKIT_ARGS = ["--eval-every", "20000", "--eval-episodes", "20"]
 SOLVED = 0.9
-# The success each task is held to in docs/results.md (the dashed line of its figure):
+# The success each task is held to in docs/experiment-log.md (the dashed line of its figure):
 # FetchSlide's published runs plateau below 0.9.
 TARGETS = {"FetchSlide-v4": 0.8}
 

@@ -29,7 +29,7 @@ the env's success field at an episode's end), in the wall time. The time spent i
 
     python benchmarks/sb3_buffer.py                           # the default tasks, 3 seeds
     python benchmarks/sb3_buffer.py --tasks bitflip --seeds 0
-    python benchmarks/sb3_buffer.py --table                   # the tables of docs/results.md
+    python benchmarks/sb3_buffer.py --table                   # the tables of docs/experiment-log.md
     python benchmarks/sb3_buffer.py --same-data               # what each buffer samples
     python benchmarks/sb3_buffer.py --tasks fetchreach-td3 --buffers herkit-finished
 

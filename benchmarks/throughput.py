@@ -246,7 +246,7 @@ def measure(env_id: str, name: str, device: str, seconds: float, loop_steps: int
 
 
 def table(runs: dict[str, Any]) -> str:
-    """The markdown table of docs/results.md."""
+    """The markdown table of docs/experiment-log.md."""
     head = (
         "| env, recipe | device | envs / workers / threads | batch x updates per env step "
         "| precision | envs alone | learner alone: samples/s (GFLOP/s, of peak) | learner "

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from readme_blocks import ROOT, python_block
+from readme_blocks import ROOT, python_block, python_blocks
 from test_cli import QUICK, herkit
 
 
@@ -18,17 +18,37 @@ def own_env_example() -> str:
     return python_block("Your own environment", ROOT / "docs" / "guide-own-env.md")
 
 
-def test_the_buffer_example_runs_and_ends_episodes_as_the_env_declares() -> None:
+def test_the_buffer_example_runs_without_torch_and_ends_episodes_as_the_env_declares() -> None:
     """The README's buffer example, as written, in a fresh interpreter without torch."""
     code = (
         "import sys\nsys.modules['torch'] = None  # the core install has no torch\n"
-        + python_block("The buffer")
-        + "assert buf.terminal_on_success and len(buf) == 1_000\n"
-        + "print(repr(buf))\n"
+        + python_blocks("The buffer in your own loop")[0]
+        + "assert buf.terminal_on_success and len(buf) == 1_000 and len(batch) == 256\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "terminal_on_success=True (declared by BitFlipEnv" in done.stdout
+    assert "reward_range=(-1.0, 0.0)" in done.stdout
+
+
+def test_the_gradient_step_on_the_buffers_batch_changes_the_network() -> None:
+    """Both blocks of the README's buffer section, in order: one update that moves the
+    Q-network towards targets within the returns' range."""
+    first, step = python_blocks("The buffer in your own loop")
+    code = (
+        first
+        + step
+        + "assert all(not torch.equal(a, b) for a, b in zip(q.parameters(), before0))\n"
+        + "assert target.min() >= -50 and target.max() <= 0 and torch.isfinite(loss)\n"
+    )
+    code = code.replace(
+        "optimizer = torch.optim.Adam(q.parameters(), lr=1e-3)\n",
+        "optimizer = torch.optim.Adam(q.parameters(), lr=1e-3)\n"
+        "before0 = [p.detach().clone() for p in q.parameters()]\n",
+    )
+    assert "before0 = " in code
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.slow("a training run in a subprocess")

@@ -80,7 +80,7 @@ class TrainConfig:
     included (as baselines' HER does), not only the goals the env gave. Without it an env
     with one fixed goal leaves the goal statistics at that goal (std at its floor), every
     relabelled goal is clipped to the normaliser's bound, and HER learns nothing (goal
-    mountain car, docs/results.md)."""
+    mountain car, docs/experiment-log.md)."""
     steps: int = 100_000
     """Budget in env steps (all envs together)."""
     n_envs: int = 1

@@ -2,7 +2,7 @@
 
 A preset is a dict of :class:`~herkit.config.TrainConfig` fields for one env id, or for a
 family of them by prefix (``Fetch``): the paper's bit-flipping setup, baselines' Fetch
-setup, and what the herkit envs and PointMaze solve with (docs/results.md). Both names are
+setup, and what the herkit envs and PointMaze solve with (docs/experiment-log.md). Both names are
 also importable from :mod:`herkit.config`.
 """
 
@@ -24,7 +24,7 @@ _GOAL_DQN = dict(
 # Bit flipping explores more and learns more gently than the DQN defaults: with epsilon
 # 0.2 the greedy policy of 50 bits gets stuck flipping one bit back and forth, so the
 # achieved goals that hindsight relabels with never get far from the start
-# (docs/results.md); these settings solve 50 bits and 15 bits as fast in wall time.
+# (docs/experiment-log.md); these settings solve 50 bits and 15 bits as fast in wall time.
 _BITFLIP = dict(
     _GOAL_DQN,
     updates_per_step=0.25,
@@ -37,7 +37,7 @@ _BITFLIP = dict(
 # step (32 sampled transitions per env step, as much learning as keeps pace with the envs).
 # FetchPush: 48 envs, batch 2048 at 1/48 (43 per env step): fewer, larger updates cost less
 # per sample, and it reached 0.9 on seeds 0, 1, 2 at 24.7, 27.7 and 19.4 minutes on 2
-# cores, where the family's setting did on 1 seed of 3 within 30 minutes (docs/results.md,
+# cores, where the family's setting did on 1 seed of 3 within 30 minutes (docs/experiment-log.md,
 # "Fetch tasks on 2 CPU cores"). Evaluations pause training: 20 episodes every 20,000 env
 # steps cost a few per cent of the wall time.
 _FETCH = dict(
@@ -56,7 +56,7 @@ _FETCH = dict(
 PRESETS: dict[str, dict[str, Any]] = {
     "herkit/BitFlip-v0": _BITFLIP,
     "herkit/GridWorld-v0": dict(_GOAL_DQN, steps=30_000),
-    # DQN+HER reaches 0.9 by 5,000-12,500 env steps on seeds 0-2 (docs/results.md).
+    # DQN+HER reaches 0.9 by 5,000-12,500 env steps on seeds 0-2 (docs/experiment-log.md).
     "herkit/MountainCarGoal-v0": dict(_GOAL_DQN, steps=50_000, eval_every=2_500),
     # herkit train herkit/PointReach-v0 --algo td3 is at 1.0 from 2,000 env steps (seed 0).
     "herkit/PointReach-v0": dict(algo="ddpg", steps=5_000, eval_every=500, warmup_steps=500),
@@ -70,7 +70,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         eval_episodes=20,
         checkpoint_every=25_000,
     ),
-    # batch 256, 0.5 updates per env step, 2 envs: solved by 1,500 env steps (docs/results.md)
+    # batch 256, 0.5 updates per env step, 2 envs: solved by 1,500 env steps
+    # (docs/experiment-log.md)
     "FetchReach-v4": dict(
         _FETCH,
         n_envs=2,

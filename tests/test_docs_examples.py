@@ -1,0 +1,227 @@
+"""Every code block of the README and the docs, as written: Python blocks run, each
+command of a bash block is checked (``herkit`` commands parsed and validated by herkit's own
+parser without training, benchmark scripts and their flags looked up), and a block quoted
+from the source must still be in it. A new block is picked up by these tests unchanged."""
+
+from __future__ import annotations
+
+import functools
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from readme_blocks import README, ROOT, RUN_LANGUAGES, Block, blocks, commands, pages, section
+
+import herkit.cli
+import herkit.train
+
+ALL = [block for page in pages() for block in blocks(page)]
+SHELL_TOOLS = {"pip", "git", "sudo", "apt-get", "nvidia-smi", "cd", "export", "ls", "cat"}
+"""Commands of other programs that the docs may show (checked only for being listed)."""
+PYTHON_TOOLS = {"pytest", "ruff", "mypy", "sphinx", "build", "twine", "pip", "pyinstrument"}
+"""``python -m X`` modules of tools (the dev and docs extras)."""
+
+
+def test_every_block_has_a_language_that_the_tests_know() -> None:
+    unknown = [b.name for b in ALL if b.language not in (*RUN_LANGUAGES, "text", "console")]
+    assert not unknown, f"blocks without python/bash/text/console fences: {unknown}"
+
+
+def test_the_extractor_finds_the_readme_examples() -> None:
+    """A guard against an extractor that silently finds nothing."""
+    languages = [b.language for b in blocks(README)]
+    assert languages.count("python") >= 3 and languages.count("bash") >= 2
+    assert len([b for b in ALL if b.language == "bash"]) > 20
+
+
+# -- bash blocks: every command -------------------------------------------------------------
+
+
+def _statements(words: list[str]) -> list[list[str]]:
+    """``a && b | c ; d`` as four commands."""
+    out: list[list[str]] = [[]]
+    for word in words:
+        if word in ("&&", "||", "|", ";"):
+            out.append([])
+        else:
+            out[-1].append(word)
+    return [c for c in out if c]
+
+
+def _run_herkit(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``herkit ARGS`` through herkit's own parser and checks, with the work itself
+    (training, evaluating, drawing) replaced by a stub."""
+    ran: list[str] = []
+
+    def stub(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def record(*_: Any, **__: Any) -> None:
+            ran.append(name)
+
+        return record
+
+    for name, function in list(herkit.cli.COMMANDS.items()):
+        monkeypatch.setitem(herkit.cli.COMMANDS, name, stub(name, function))
+
+    def fake_train(config: Any, resume: bool = False) -> dict[str, Any]:
+        ran.append("train")
+        return {"success_rate": 0.0, "env_steps": 0, "run_dir": str(config.out)}
+
+    monkeypatch.setattr(herkit.train, "train", fake_train)
+    if args[:1] == ["train"] and "--resume" in args:  # no run directory to resume here
+        from herkit.cli import _parse_train
+        from herkit.cli_args import auto_flags
+
+        _parse_train(auto_flags(args[1:]))
+        return
+    if "--help" in args or "-h" in args:
+        with pytest.raises(SystemExit) as shown:
+            herkit.cli.main(args)
+        assert shown.value.code == 0
+        return
+    code = herkit.cli.main(args)
+    assert code == 0, f"herkit {' '.join(args)}: exit code {code}"
+    assert ran == [args[0]] or args[0] in ("--version", "-V"), ran
+
+
+def _check_benchmark(words: list[str]) -> None:
+    script = ROOT / words[1]
+    assert script.is_file(), f"{words[1]} does not exist"
+    source = script.read_text() + (ROOT / "benchmarks" / "common.py").read_text()
+    for flag in (w.split("=")[0] for w in words[2:] if w.startswith("--")):
+        if flag == "--herkit-args":
+            break  # what follows goes to herkit train
+        assert f'"{flag}"' in source, f"{words[1]} has no flag {flag}"
+    if "--herkit-args" in words:
+        rest = words[words.index("--herkit-args") + 1 :]
+        assert all(w.startswith("-") or not w.startswith("herkit") for w in rest)
+
+
+def check_command(words: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """One shell command of the docs: checked as far as it can be without running it."""
+    head = words[0]
+    if head == "herkit":
+        _run_herkit(words[1:], monkeypatch)
+    elif head == "torchrun":
+        at = words.index("-m")
+        assert words[at + 1] == "herkit", words
+        _run_herkit(words[at + 2 :], monkeypatch)
+    elif head in ("python", "python3") and words[1:3] == ["-m", "herkit"]:
+        _run_herkit(words[3:], monkeypatch)
+    elif head in ("python", "python3") and words[1] == "-m":
+        assert words[2] in PYTHON_TOOLS, f"python -m {words[2]}: not a known tool"
+    elif head in ("python", "python3") and words[1].startswith("benchmarks/"):
+        _check_benchmark(words)
+    elif head in ("python", "python3"):
+        assert (ROOT / words[1]).is_file(), f"{words[1]} does not exist"
+    elif head == "bash":
+        assert (ROOT / words[1]).is_file(), f"{words[1]} does not exist"
+        if words[1] == "install.sh":
+            import tomllib
+
+            extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+                "optional-dependencies"
+            ]
+            for extra in words[2:]:
+                assert extra in extras, f"install.sh {extra}: no such extra"
+    elif "=" in head:  # VAR=value command ...
+        check_command(words[1:], monkeypatch)
+    else:
+        assert head in SHELL_TOOLS, f"{head}: a command the docs test does not know"
+
+
+BASH = [b for b in ALL if b.language == "bash"]
+
+
+@pytest.mark.parametrize("block", BASH, ids=[b.name for b in BASH])
+def test_every_command_of_the_docs_is_accepted(
+    block: Block, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _setup_for(block.page, tmp_path, train=False)
+    for words in commands(block):
+        bound: dict[str, str] = {}  # for VAR in A B ...: each $VAR checked with A
+        for statement in _statements(words):
+            if statement[0] == "for":
+                bound[f"${statement[1]}"] = statement[3]
+                continue
+            statement = [bound.get(w, w) for w in statement if w not in ("do", "done")]
+            if statement:
+                check_command(statement, monkeypatch)
+
+
+def test_a_wrong_flag_in_the_docs_would_be_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(AssertionError, match="exit code 2"):
+        check_command(["herkit", "train", "--no-such-flag", "3"], monkeypatch)
+    with pytest.raises(AssertionError, match="no flag --no-such-flag"):
+        check_command(["python", "benchmarks/bitflip.py", "--no-such-flag"], monkeypatch)
+
+
+# -- Python blocks: run, or checked against the source they quote ------------------------
+
+
+EXCERPTS = [b for b in ALL if b.excerpt_of]
+
+
+def _squeezed(text: str) -> str:
+    """Code without comments or whitespace."""
+    return "".join(re.sub(r"#.*$", "", line) for line in text.splitlines()).replace(" ", "")
+
+
+@pytest.mark.parametrize("block", EXCERPTS, ids=[b.name for b in EXCERPTS])
+def test_a_quoted_block_is_still_in_the_source_in_this_order(block: Block) -> None:
+    """Each line of the quote (``...`` standing for left-out code) is in the source, in order."""
+    assert block.excerpt_of is not None
+    source = _squeezed((ROOT / block.excerpt_of).read_text())
+    at = 0
+    for line in block.code.splitlines():
+        for piece in filter(None, _squeezed(line).split("...")):
+            found = source.find(piece, at)
+            assert found >= 0, f"{block.name}: {line.strip()!r} is not in {block.excerpt_of}"
+            at = found + len(piece)
+
+
+def _setup_for(page: Path, cwd: Path, train: bool = True) -> None:
+    """What a page's examples take as already done (``train``: runs they load)."""
+    if page.name == "guide-own-env.md":  # its module, imported by herkit train mymodule:Env
+        code = [b.code for b in blocks(page) if b.language == "python"]
+        (cwd / "myreach.py").write_text(code[0])
+    if page.name == "guide-training.md" and train:  # load_policy of a finished default run
+        out = cwd / "runs" / "herkit-BitFlip-v0-dqn-future-s0"
+        done = subprocess.run(
+            [sys.executable, "-m", "herkit", "train", "--steps", "300", "--eval-every", "300",
+             "--eval-episodes", "2", "--no-progress", "--no-tensorboard", "--out", str(out)],
+            cwd=cwd, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+
+
+RUNNABLE = sorted({b.page for b in ALL if b.language == "python" and not b.excerpt_of})
+
+
+@pytest.mark.slow("runs every Python example of the docs, SB3's learn() among them")
+@pytest.mark.parametrize("page", RUNNABLE, ids=[p.name for p in RUNNABLE])
+def test_every_python_example_of_a_page_runs_in_order(page: Path, tmp_path: Path) -> None:
+    code = "\n".join(b.code for b in blocks(page) if b.language == "python" and not b.excerpt_of)
+    _setup_for(page, tmp_path)
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, f"{page.name}:\n{done.stderr[-3000:]}"
+
+
+def test_the_readme_results_are_the_results_pages() -> None:
+    """The headline table is written once, in docs/results.md; README's copy must match."""
+    pattern = r"<!-- headline: start -->.*?<!-- headline: end -->"
+    ours = re.search(pattern, README.read_text(), re.S)
+    theirs = re.search(pattern, (ROOT / "docs" / "results.md").read_text(), re.S)
+    assert ours and theirs and ours.group(0) == theirs.group(0)
+
+
+def test_readme_sections_the_site_includes_exist() -> None:
+    for title in ("The buffer in your own loop", "Stable-Baselines3 and cpprb by one import"):
+        assert "```python" in section(README, title)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 
 from herkit import Batch, HerReplayBuffer
@@ -162,3 +163,38 @@ class TaggedRun:
         rows = self.buffer.storage.rows
         whole = episode.start_row >= self.rows_written - rows
         return whole and episode.length > 0 and (episode.closed or not closed_only)
+
+
+def check_n_step_batch(
+    run: TaggedRun, batch: Batch, n_step: int, gamma: float, terminal_on_success: bool
+) -> None:
+    """Each n-step sample of ``batch`` against an explicit per-sample computation: the
+    rewards of its goal (relabelled or not) over its episode's next steps, cut at the first
+    terminal step (a crash, or, where episodes end on success, a relabelled goal reached),
+    at the episode's end or at its last recorded step; ``gamma ** m`` for the ``m`` steps
+    summed; the observation after the last of them."""
+    uid = batch.observation[:, 0].astype(int)
+    step = batch.observation[:, 1].astype(int)
+    env = batch.observation[:, 2].astype(int)
+    for i in range(len(batch)):
+        episode = run.episodes[uid[i]]
+        relabelled = batch.goal[i, 0] >= 0
+        reward, m, terminal = 0.0, 0, False
+        for j in range(n_step):
+            t = step[i] + j
+            if t >= episode.length:  # not recorded (yet): the window ends, bootstrapping
+                break
+            reached = np.array_equal(batch.goal[i], [uid[i], t, env[i]])
+            reward += gamma**j * (0.0 if reached else -1.0)
+            m += 1
+            # odd episodes end terminated without reaching their goal (a crash: terminal
+            # for every goal); a relabelled goal reached is terminal where episodes end on it
+            ended_here = episode.closed and t == episode.length - 1 and uid[i] % 2 == 1
+            terminal = ended_here or (terminal_on_success and relabelled and reached)
+            if terminal:
+                break
+        assert batch.reward[i] == pytest.approx(reward, abs=1e-5), i
+        assert batch.discount[i] == pytest.approx(gamma**m), i
+        assert batch.terminated[i] == float(terminal), i
+        last = [uid[i], step[i] + m - 1, env[i]]  # the observation after the last step
+        np.testing.assert_array_equal(batch.next_observation[i], np.add(last, run.next_offset))

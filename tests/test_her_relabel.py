@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from herkit import HerReplayBuffer
-from tagged import DEVICES, TaggedRun, host, tag_reward, torch_tag_reward
+from tagged import DEVICES, TaggedRun, check_n_step_batch, host, tag_reward, torch_tag_reward
 
 STRATEGIES = ["future", "final", "episode", "random", "none"]
 
@@ -364,31 +364,7 @@ def test_n_step_returns_are_recomputed_for_the_goal_at_every_step(
     if len(buffer) == 0:
         return
     batch = host(buffer.sample(300))
-    uid = batch.observation[:, 0].astype(int)
-    step = batch.observation[:, 1].astype(int)
-    env = batch.observation[:, 2].astype(int)
-    for i in range(len(batch)):
-        episode = run.episodes[uid[i]]
-        relabelled = batch.goal[i, 0] >= 0
-        reward, m, terminal = 0.0, 0, False
-        for j in range(n_step):
-            t = step[i] + j
-            if t >= episode.length:  # not recorded (yet): the window ends, bootstrapping
-                break
-            reached = np.array_equal(batch.goal[i], [uid[i], t, env[i]])
-            reward += gamma**j * (0.0 if reached else -1.0)
-            m += 1
-            # odd episodes end terminated without reaching their goal (a crash: terminal
-            # for every goal); a relabelled goal reached is terminal where episodes end on it
-            ended_here = episode.closed and t == episode.length - 1 and uid[i] % 2 == 1
-            terminal = ended_here or (terminal_on_success and relabelled and reached)
-            if terminal:
-                break
-        assert batch.reward[i] == pytest.approx(reward, abs=1e-5), i
-        assert batch.discount[i] == pytest.approx(gamma**m), i
-        assert batch.terminated[i] == float(terminal), i
-        last = [uid[i], step[i] + m - 1, env[i]]  # the observation after the last step
-        np.testing.assert_array_equal(batch.next_observation[i], np.add(last, 1))
+    check_n_step_batch(run, batch, n_step, gamma, terminal_on_success)
     # the first step's transition itself is unchanged
     np.testing.assert_array_equal(batch.next_achieved_goal, batch.observation)
 

@@ -25,7 +25,7 @@ from stable_baselines3.common.vec_env import SubprocVecEnv
 from stable_baselines3.her.goal_selection_strategy import GoalSelectionStrategy
 
 from herkit.sb3 import HerReplayBuffer
-from tagged import TaggedRun, crashed, penalty, tag_reward
+from tagged import TaggedRun, check_n_step_batch, crashed, penalty, tag_reward
 from test_her_relabel import check_batch
 
 TAG_SPACE = gym.spaces.Dict(
@@ -85,6 +85,7 @@ class ThroughSB3:
             next_achieved_goal=nxt["achieved_goal"],
             reward=samples.rewards.numpy().ravel(),
             terminated=samples.dones.numpy().ravel(),
+            discount=None if samples.discounts is None else samples.discounts.numpy().ravel(),
         )
 
 
@@ -359,3 +360,90 @@ def test_other_sb3_algorithms_train_through_the_adapter(algo: str) -> None:
     model.learn(400)
     assert model.replay_buffer.size() == 200 and model._n_updates > 0
     assert model.replay_buffer.buffer.strategy.value == "random"
+
+
+# -- n-step returns ---------------------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    strategy=st.sampled_from(["future", "final", "episode", "random"]),
+    relabel=st.sampled_from(["sample", "store"]),
+    terminal_on_success=st.booleans(),
+    n_envs=st.integers(1, 3),
+    n_steps=st.integers(2, 5),
+    lengths=st.lists(episode_lists, min_size=3, max_size=3),
+)
+def test_n_step_returns_through_the_adapter_are_the_relabelled_goals(
+    strategy: str,
+    relabel: str,
+    terminal_on_success: bool,
+    n_envs: int,
+    n_steps: int,
+    lengths: list[list[int]],
+) -> None:
+    """SB3's samples carry n-step sums of the relabelled goal's rewards and their
+    ``discounts``, cut at a crash, at a reached goal where episodes end on success, at the
+    episode's end and at its last recorded step (the same explicit check as herkit's own)."""
+    gamma = 0.9
+    adapter, run = tagged_adapter(
+        n_envs, 50, goal_selection_strategy=strategy, relabel=relabel, seed=0,
+        terminal_on_success=terminal_on_success, n_steps=n_steps, gamma=gamma,
+    )  # fmt: skip
+    run.feed([ls * 2 for ls in lengths[:n_envs]])
+    if len(adapter.buffer) == 0:
+        return
+    check_n_step_batch(run, run.buffer.sample(256), n_steps, gamma, terminal_on_success)
+
+
+def test_one_step_samples_carry_no_discounts() -> None:
+    adapter, run = tagged_adapter(1, 40, seed=0)
+    run.feed([[5]], steps=20)
+    assert adapter.sample(8).discounts is None
+
+
+def test_n_steps_need_the_algorithms_gamma() -> None:
+    action, env = gym.spaces.Box(-1, 1, (1,)), TagRewardEnv()
+    with pytest.raises(ValueError, match=r"n_steps=3 needs gamma, the algorithm's discount"):
+        HerReplayBuffer(100, TAG_SPACE, action, env, n_steps=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="n_steps must be an int >= 1, got 0"):
+        HerReplayBuffer(100, TAG_SPACE, action, env, n_steps=0, gamma=0.9)  # type: ignore[arg-type]
+    point = gym.make("herkit/PointReach-v0")
+    kwargs = {"replay_buffer_class": HerReplayBuffer, "device": "cpu", "buffer_size": 1_000}
+    with pytest.warns(UserWarning, match=r"gamma=0.98, but SAC discounts with gamma=0.99"):
+        SAC("MultiInputPolicy", point, gamma=0.99, **kwargs,
+            replay_buffer_kwargs={"n_steps": 3, "gamma": 0.98})  # fmt: skip
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SAC("MultiInputPolicy", point, gamma=0.98, **kwargs,
+            replay_buffer_kwargs={"n_steps": 3, "gamma": 0.98})  # fmt: skip
+
+
+@pytest.mark.parametrize("algo", ["DQN", "SAC", "TD3", "DDPG"])
+def test_sb3_algorithms_train_on_n_step_samples(algo: str) -> None:
+    """Each algorithm trains on batches whose ``discounts`` (what SB3 bootstraps with in
+    place of ``gamma``) are ``gamma ** m`` with m up to ``n_steps``."""
+    import stable_baselines3
+
+    env_id = "herkit/BitFlip-v0" if algo == "DQN" else "herkit/PointReach-v0"
+    env = make_vec_env(env_id, n_envs=2, seed=0, env_kwargs={"n_bits": 4} if algo == "DQN" else {})
+    model = getattr(stable_baselines3, algo)(
+        "MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer, gamma=0.9,
+        replay_buffer_kwargs={"n_steps": 3, "gamma": 0.9}, learning_starts=100,
+        buffer_size=10_000, policy_kwargs={"net_arch": [32]}, seed=0, device="cpu",
+    )  # fmt: skip
+    seen: list[Any] = []
+    sample = model.replay_buffer.sample
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(sample(*args, **kwargs))
+        return seen[-1]
+
+    model.replay_buffer.sample = recording  # type: ignore[method-assign]
+    model.learn(300)
+    assert model._n_updates > 0 and seen
+    discounts = torch.cat([batch.discounts for batch in seen])
+    assert discounts.shape[1] == 1 and torch.all(discounts <= 0.9 + 1e-6)
+    assert torch.any(discounts < 0.9**2 + 1e-6), "some samples summed more than one step"

@@ -11,8 +11,9 @@ The class takes SB3's keywords (``n_sampled_goal``, ``goal_selection_strategy`` 
 or SB3's ``GoalSelectionStrategy``, ``copy_info_dict``, ``handle_timeout_termination``;
 ``optimize_memory_usage=True`` is refused) and herkit's own: ``"random"`` as a strategy,
 ``relabel="store"`` (the paper's relabelling at episode end), ``goal_mix``,
-``terminal_on_success``, ``info_keys``, ``prioritized`` (with ``alpha``, ``beta``) and
-``seed``. Storage, relabelling and sampling are :class:`herkit.HerReplayBuffer`'s; SB3 sees
+``terminal_on_success``, ``info_keys``, ``prioritized`` (with ``alpha``, ``beta``),
+``seed``, and ``n_steps`` with ``gamma`` (n-step returns, which SB3's own HER buffer does
+not offer). Storage, relabelling and sampling are :class:`herkit.HerReplayBuffer`'s; SB3 sees
 a ``stable_baselines3.HerReplayBuffer`` subclass, so SB3's algorithms (SAC, TD3, DDPG, DQN,
 sb3-contrib's TQC) pass it the env, and ``save_replay_buffer`` / ``load_replay_buffer``
 pickle and restore it exactly (stored data, open episodes and random state).
@@ -72,9 +73,16 @@ Different from SB3 (SB3's behaviour first):
 - ``dones`` reads 1 on the last stored step of an episode that herkit ended because the env
   was reset outside ``add``; SB3 has no such episode end.
 - Observation dicts must hold exactly ``observation``, ``achieved_goal`` and
-  ``desired_goal``; other keys are refused at construction (SB3 stores them). n-step
-  returns (SB3's ``n_steps``) are not offered through this class, nor is SB3's ``infos``
-  array.
+  ``desired_goal``; other keys are refused at construction (SB3 stores them). SB3's
+  ``infos`` array is not offered.
+
+n-step returns with HER: SB3 ignores an algorithm's ``n_steps`` with a custom buffer class
+and its own HerReplayBuffer has none. Pass ``replay_buffer_kwargs={"n_steps": 3, "gamma":
+0.98}`` (the algorithm's gamma): each sample sums the rewards of its own, possibly
+relabelled, goal over up to ``n_steps`` steps of its episode, stopping at a terminal step
+(a crash, or a relabelled goal reached where episodes end on success) and at the episode's
+end, and the batch's ``discounts`` (``gamma ** m``, ``m`` the steps summed) are what SB3's
+SAC, TD3, DDPG, DQN and sb3-contrib's TQC bootstrap with.
 
 Prioritized replay: SB3's algorithms do not weight their losses, so ``prioritized=True`` is
 a hook for a subclass of the algorithm. After each :meth:`HerReplayBuffer.sample`,

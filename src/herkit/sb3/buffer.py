@@ -26,7 +26,14 @@ from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 from herkit.buffer.her import HerReplayBuffer as _Buffer
 from herkit.sb3 import views
 from herkit.sb3.infos import SLOT_KEY, InfoStore, info_value
-from herkit.sb3.translate import action_dtype, declared_terminal, reward_function, strategy_name
+from herkit.sb3.translate import (
+    action_dtype,
+    check_n_steps,
+    declared_terminal,
+    reward_function,
+    strategy_name,
+    warn_if_not_the_algorithms,
+)
 from herkit.sb3.views import GOAL_KEYS
 
 __all__ = ["GOAL_KEYS", "HerReplayBuffer", "InfoFieldsChosen"]
@@ -78,6 +85,14 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             fastest form, for a ``compute_reward`` written for it).
         prioritized, alpha, beta: proportional prioritized replay (see the module docstring).
         seed: seed of the buffer's generator (None: drawn from numpy's global generator).
+        n_steps, gamma: n-step returns, as SB3's ``NStepReplayBuffer`` takes them
+            (``replay_buffer_kwargs={"n_steps": 3, "gamma": model_gamma}``): every reward
+            of a sample's ``n_steps`` is its (relabelled) goal's, the sum is cut at a
+            terminal step and at its episode's end, and the batch's ``discounts`` (``gamma
+            ** m`` for the ``m`` steps summed) replace the algorithm's ``gamma`` in SAC's,
+            TD3's, DDPG's, DQN's and TQC's targets. ``gamma`` must be the algorithm's: it is
+            required with ``n_steps > 1``, and a warning says so where it differs from the
+            algorithm's that builds this buffer.
     """
 
     _continuing: np.ndarray
@@ -106,6 +121,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         alpha: float = 0.6,
         beta: float = 0.4,
         seed: int | None = None,
+        n_steps: int = 1,
+        gamma: float | None = None,
     ) -> None:
         if optimize_memory_usage:
             raise ValueError(
@@ -118,6 +135,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
                 f"observation_space must be a Dict with exactly the keys {GOAL_KEYS}, got "
                 f"{sorted(keys) if keys else observation_space}"
             )
+        check_n_steps(n_steps, gamma)
         if isinstance(buffer_size, bool) or not isinstance(buffer_size, int | np.integer):
             raise ValueError(f"buffer_size must be an int, got {buffer_size!r}")
         if not 1 <= n_envs <= buffer_size:
@@ -165,7 +183,12 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             alpha=alpha,
             beta=beta,
             seed=seed,
+            n_step=n_steps,
+            gamma=gamma,
         )
+        self.n_steps, self.gamma = self.buffer.n_step, self.buffer.gamma
+        if self.n_steps > 1:
+            warn_if_not_the_algorithms(self.gamma)
         self.her_ratio = self.buffer.relabel_probability
         self.last_indices: np.ndarray | None = None
         self.last_weights: torch.Tensor | None = None
@@ -300,6 +323,11 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             },
             dones=self.to_torch(batch.terminated.reshape(-1, 1)),
             rewards=self.to_torch(np.asarray(reward, dtype=np.float32)),
+            **(
+                {}
+                if batch.discount is None
+                else {"discounts": self.to_torch(batch.discount.reshape(-1, 1))}
+            ),
         )
 
     def update_priorities(self, indices: Any, priorities: Any) -> None:
@@ -365,6 +393,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled buffer; call :meth:`set_env` before sampling."""
         state.setdefault("_infos", None)
+        state.setdefault("n_steps", 1)  # pickled before n-step returns were offered
+        state.setdefault("gamma", None)
         state.setdefault("_info_keys", tuple(state["buffer"].info_keys))
         self.__dict__.update(state)
 

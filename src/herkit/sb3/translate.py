@@ -8,15 +8,21 @@ end on success (:func:`declared_terminal`) and scores samples (:func:`reward_fun
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from stable_baselines3.common.type_aliases import DictReplayBufferSamples
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 from herkit.buffer.strategies import Strategy
 
-__all__ = ["action_dtype", "declared_terminal", "reward_function", "strategy_name"]
+__all__ = [
+    "action_dtype", "check_n_steps", "declared_terminal", "reward_function", "strategy_name",
+    "warn_if_not_the_algorithms",
+]  # fmt: skip
 
 
 def strategy_name(strategy: Any) -> str:
@@ -35,6 +41,48 @@ def action_dtype(action_space: spaces.Space) -> np.dtype:
     """SB3's storage dtype for actions: float64 becomes float32, others stay."""
     dtype = np.dtype(action_space.dtype or np.float32)
     return np.dtype(np.float32) if dtype == np.float64 else np.dtype(dtype)
+
+
+def check_n_steps(n_steps: Any, gamma: Any) -> None:
+    """ValueError, naming the argument, for ``n_steps`` and ``gamma`` that SB3's
+    algorithms cannot use: n-step returns need the algorithm's ``gamma`` and an SB3 whose
+    samples carry ``discounts`` (2.7 and later)."""
+    if isinstance(n_steps, bool) or not isinstance(n_steps, int | np.integer) or n_steps < 1:
+        raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
+    if n_steps > 1 and gamma is None:
+        raise ValueError(
+            f"n_steps={n_steps} needs gamma, the algorithm's discount: "
+            f'replay_buffer_kwargs={{"n_steps": {n_steps}, "gamma": <the model\'s gamma>}}'
+        )
+    if n_steps > 1 and "discounts" not in DictReplayBufferSamples._fields:
+        raise ValueError(
+            "n_steps > 1 needs stable-baselines3 >= 2.7 (its samples carry the discounts "
+            "of n-step returns)"
+        )
+
+
+def warn_if_not_the_algorithms(gamma: float | None, depth: int = 8) -> None:
+    """Warn where the SB3 algorithm that builds this buffer (found among the callers, as
+    its ``_setup_model`` does) discounts with another ``gamma`` than the n-step returns."""
+    from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+
+    frame = sys._getframe(1)
+    for _ in range(depth):
+        frame = frame.f_back  # type: ignore[assignment]
+        if frame is None:
+            return
+        algorithm = frame.f_locals.get("self")
+        if isinstance(algorithm, OffPolicyAlgorithm):
+            if gamma != algorithm.gamma:
+                warnings.warn(
+                    f"herkit.sb3.HerReplayBuffer: n-step returns discounted with "
+                    f"gamma={gamma}, but {type(algorithm).__name__} discounts with "
+                    f"gamma={algorithm.gamma}: pass replay_buffer_kwargs={{..., "
+                    f'"gamma": {algorithm.gamma}}}',
+                    UserWarning,
+                    stacklevel=3,
+                )
+            return
 
 
 def declared_terminal(env: VecEnv | None) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
 
 from herkit import Batch, HerReplayBuffer
 from tagged import TaggedRun, tag_reward
@@ -479,3 +480,94 @@ def test_from_env_keeps_what_is_given() -> None:
         reward_fn=lambda achieved, desired, info: -np.ones(len(achieved)),
     )  # fmt: skip
     assert built.sources == {} and built.conventions is None
+
+
+# -- observation keys beyond the GoalEnv's three ----------------------------------------------
+
+
+class ExtraKeys(gym.ObservationWrapper):  # type: ignore[type-arg]
+    """PointReach with an image-like uint8 key and a proprioception key, both functions of
+    the observation, so that a sample's extras can be checked against its observation."""
+
+    def __init__(self, env: gym.Env, side: int = 8) -> None:  # type: ignore[type-arg]
+        super().__init__(env)
+        space = env.observation_space
+        dim = space["observation"].shape[0]  # type: ignore[index]
+        self.side = side
+        self.observation_space = gym.spaces.Dict(
+            {
+                **space.spaces,  # type: ignore[attr-defined]
+                "image": gym.spaces.Box(0, 255, (3, side, side), np.uint8),
+                "proprio": gym.spaces.Box(-np.inf, np.inf, (dim,), np.float32),
+            }
+        )
+
+    def observation(self, obs: dict[str, Any]) -> dict[str, Any]:
+        return obs | {"image": image_of(obs["observation"], self.side),
+                      "proprio": proprio_of(obs["observation"])}  # fmt: skip
+
+
+def image_of(observation: Any, side: int = 8) -> np.ndarray:
+    """A uint8 image whose pixels are a function of the observation (batched or not)."""
+    value = np.clip(np.asarray(observation)[..., 0] * 40 + 128, 0, 255).astype(np.uint8)
+    return np.broadcast_to(value[..., None, None, None], (*value.shape, 3, side, side)).copy()
+
+
+def proprio_of(observation: Any) -> np.ndarray:
+    return (2 * np.asarray(observation, dtype=np.float32) + 1).astype(np.float32)
+
+
+@pytest.mark.parametrize("device", [None, "cpu"])
+@pytest.mark.parametrize("n_step", [1, 3])
+def test_extra_keys_are_stored_and_returned_with_their_own_transition(
+    device: str | None, n_step: int, tmp_path: Path
+) -> None:
+    env = ExtraKeys(gym.make("herkit/PointReach-v0"))
+    buffer = HerReplayBuffer.from_env(env, 2_000, seed=0, device=device, n_step=n_step, gamma=0.9)
+    assert set(buffer.extra_keys) == {"image", "proprio"}
+    assert buffer.extra_keys["image"].dtype == np.uint8
+    obs, _ = env.reset(seed=0)
+    for _ in range(300):
+        action = env.action_space.sample()
+        next_obs, reward, terminated, truncated, info = env.step(action)
+        buffer.add(obs, action, next_obs, terminated, truncated, info, reward=reward)
+        obs = env.reset()[0] if terminated or truncated else next_obs
+    for sampled in (
+        buffer,
+        HerReplayBuffer.load(save(buffer, tmp_path), buffer.reward_fn, device=device),
+    ):
+        batch = sampled.sample(128).to_torch()
+        assert batch.extras is not None and batch.next_extras is not None
+        observation, after = batch.observation.numpy(), batch.next_observation.numpy()
+        assert batch.extras["image"].dtype == torch.uint8
+        np.testing.assert_array_equal(batch.extras["image"].numpy(), image_of(observation))
+        np.testing.assert_array_equal(batch.next_extras["image"].numpy(), image_of(after))
+        np.testing.assert_array_equal(batch.extras["proprio"].numpy(), proprio_of(observation))
+        np.testing.assert_array_equal(batch.next_extras["proprio"].numpy(), proprio_of(after))
+
+
+def save(buffer: HerReplayBuffer, folder: Path) -> Path:
+    path = folder / "extras.npz"
+    buffer.save(path)
+    return path
+
+
+def test_extra_keys_are_checked_like_the_others() -> None:
+    env = ExtraKeys(gym.make("herkit/PointReach-v0"))
+    buffer = HerReplayBuffer.from_env(env, 100, probe=False)
+    obs, _ = env.reset(seed=0)
+    action = env.action_space.sample()
+    next_obs = env.step(action)[0]
+    bad = next_obs | {"proprio": np.array([0, np.nan, 1, np.nan], np.float32)}
+    with pytest.raises(ValueError, match=r"next_obs\['proprio'\] holds 2 non-finite values"):
+        buffer.add(obs, action, bad, False, False)
+    with pytest.raises(ValueError, match=r"next_obs.*'image'"):
+        buffer.add(obs, action, {k: v for k, v in next_obs.items() if k != "image"}, False, False)
+    assert len(buffer) == 0
+    with pytest.raises(ValueError, match=r"extra_keys names the observation keys beyond"):
+        HerReplayBuffer.from_env(env, 100, probe=False, extra_keys={"observation": ((2,), "f4")})
+    with pytest.raises(ValueError, match=r"extra_keys\['x'\] must be \(shape, dtype\)"):
+        HerReplayBuffer.from_env(env, 100, probe=False, extra_keys={"x": 3})
+    plain = HerReplayBuffer.from_env(env, 100, probe=False, extra_keys={})
+    plain.add(obs, action, next_obs, False, False)
+    assert plain.sample(4).extras is None

@@ -23,6 +23,7 @@ from stable_baselines3 import DQN, SAC
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import SubprocVecEnv
 from stable_baselines3.her.goal_selection_strategy import GoalSelectionStrategy
+from test_her_buffer import ExtraKeys, image_of, proprio_of
 
 from herkit.sb3 import HerReplayBuffer
 from tagged import TaggedRun, check_n_step_batch, crashed, penalty, tag_reward
@@ -221,9 +222,9 @@ def test_constructor_refuses_what_it_cannot_do() -> None:
         HerReplayBuffer(4, TAG_SPACE, action, env, n_envs=5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="goal_selection_strategy"):
         HerReplayBuffer(100, TAG_SPACE, action, env, goal_selection_strategy="past")  # type: ignore[arg-type]
-    extra = gym.spaces.Dict({**TAG_SPACE.spaces, "image": gym.spaces.Box(0, 1, (2,))})
-    with pytest.raises(ValueError, match="exactly the keys"):
-        HerReplayBuffer(100, extra, action, env)  # type: ignore[arg-type]
+    missing = gym.spaces.Dict({k: v for k, v in TAG_SPACE.spaces.items() if k != "desired_goal"})
+    with pytest.raises(ValueError, match=r"must be a Dict with the keys .* \(and any others\)"):
+        HerReplayBuffer(100, missing, action, env)  # type: ignore[arg-type]
     enum = HerReplayBuffer(
         100, TAG_SPACE, action, env, goal_selection_strategy=GoalSelectionStrategy.FINAL
     )  # type: ignore[arg-type]
@@ -447,3 +448,39 @@ def test_sb3_algorithms_train_on_n_step_samples(algo: str) -> None:
     discounts = torch.cat([batch.discounts for batch in seen])
     assert discounts.shape[1] == 1 and torch.all(discounts <= 0.9 + 1e-6)
     assert torch.any(discounts < 0.9**2 + 1e-6), "some samples summed more than one step"
+
+
+# -- observation keys beyond the GoalEnv's three ----------------------------------------------
+
+
+def test_extra_observation_keys_reach_sb3_and_survive_save_load(tmp_path: Path) -> None:
+    """An image-like key (SB3's policy reads it with its CNN) and a proprioception key are
+    stored, returned with their own transition, exposed in SB3's storage attributes and
+    round-tripped by save_replay_buffer / load_replay_buffer."""
+    env = make_vec_env(lambda: ExtraKeys(gym.make("herkit/PointReach-v0"), side=36), n_envs=2,
+                       seed=0)  # fmt: skip
+    model = SAC("MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer, learning_starts=100,
+                buffer_size=2_000, batch_size=32, policy_kwargs={"net_arch": [32]}, seed=0,
+                device="cpu")  # fmt: skip
+    model.learn(300)
+    assert model._n_updates > 0
+    for replay in (model.replay_buffer, reloaded(model, tmp_path)):
+        batch = replay.sample(64)
+        obs = {key: value.numpy() for key, value in batch.observations.items()}
+        nxt = {key: value.numpy() for key, value in batch.next_observations.items()}
+        np.testing.assert_array_equal(obs["image"], image_of(obs["observation"], 36))
+        np.testing.assert_array_equal(nxt["image"], image_of(nxt["observation"], 36))
+        np.testing.assert_array_equal(obs["proprio"], proprio_of(obs["observation"]))
+        np.testing.assert_array_equal(nxt["proprio"], proprio_of(nxt["observation"]))
+        assert replay.observations["image"].shape == (1_000, 2, 3, 36, 36)
+        assert replay.next_observations["proprio"].shape == (1_000, 2, 4)
+        assert replay.observations["image"].dtype == np.uint8
+
+
+def reloaded(model: Any, folder: Path) -> Any:
+    model.save_replay_buffer(folder / "replay.pkl")
+    state = model.replay_buffer.buffer.rng.bit_generator.state
+    model.replay_buffer = None
+    model.load_replay_buffer(folder / "replay.pkl")
+    assert model.replay_buffer.buffer.rng.bit_generator.state == state
+    return model.replay_buffer

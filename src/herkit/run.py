@@ -246,6 +246,7 @@ def build(
         capacity=config.buffer_size,
         conventions=conventions,
         probe=False,
+        extra_keys={},  # herkit's agents read observation and goals only
         strategy=config.strategy,
         k=config.k,
         relabel=config.relabel,

@@ -41,6 +41,11 @@ class Batch:
     """Importance-sampling weights (max 1), float32 ``(B,)``; prioritized replay only."""
     indices: Any = None
     """Keys for ``update_priorities``, int64 ``(B,)``; prioritized replay only."""
+    extras: dict[str, Any] | None = None
+    """The observation keys beyond the GoalEnv's three (``extra_keys``), before the
+    action, ``{key: (B, *shape)}``; None without extra keys."""
+    next_extras: dict[str, Any] | None = None
+    """The same keys of ``next_observation`` (n steps later with n-step returns)."""
 
     def __len__(self) -> int:
         return len(self.reward)
@@ -52,6 +57,8 @@ class Batch:
         def convert(value: Any) -> Any:
             if value is None:
                 return None
+            if isinstance(value, dict):
+                return {key: convert(item) for key, item in value.items()}
             if isinstance(value, torch.Tensor):  # sampled by a buffer on a device
                 return value.to(device)
             return torch.as_tensor(np.ascontiguousarray(value), device=device)

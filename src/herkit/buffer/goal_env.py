@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "RewardFn", "TorchRewardFn", "compute_reward_of", "declared_terminal", "first_env",
-    "fresh_copy", "settings_of",
+    "GOAL_KEYS", "RewardFn", "TorchRewardFn", "compute_reward_of", "declared_terminal",
+    "first_env", "fresh_copy", "settings_of",
 ]  # fmt: skip
 
 RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
@@ -25,19 +25,21 @@ RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
 TorchRewardFn = Callable[[Any, Any, Mapping[str, Any]], Any]
 """The same in torch: tensors on the buffer's device in, a ``(B,)`` tensor out."""
 
-_GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
+GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
+"""The keys of a GoalEnv's observation dict (others are ``extra_keys``)."""
 
 
 def settings_of(env: Any) -> dict[str, Any]:
-    """The buffer's shapes, dtypes and ``n_envs`` for a GoalEnv or a gymnasium vector env
-    of them (``n_envs``: a vector env's ``num_envs``, else 1); ValueError if the
-    observation space is not a GoalEnv's Dict."""
+    """The buffer's shapes, dtypes, ``n_envs`` and ``extra_keys`` for a GoalEnv or a
+    gymnasium vector env of them (``n_envs``: a vector env's ``num_envs``, else 1;
+    ``extra_keys``: the observation keys beyond the three, with their shapes and dtypes);
+    ValueError if the observation space is not a GoalEnv's Dict."""
     space = getattr(env, "single_observation_space", env.observation_space)
     action_space = getattr(env, "single_action_space", env.action_space)
-    if not all(key in getattr(space, "spaces", {}) for key in _GOAL_KEYS):
+    if not all(key in getattr(space, "spaces", {}) for key in GOAL_KEYS):
         raise ValueError(
             "env must be a GoalEnv: its observation space must be a Dict with keys "
-            f"{_GOAL_KEYS}, got {space}"
+            f"{GOAL_KEYS}, got {space}"
         )
     return {
         "observation_shape": space["observation"].shape,
@@ -47,6 +49,9 @@ def settings_of(env: Any) -> dict[str, Any]:
         "goal_dtype": space["desired_goal"].dtype,
         "action_dtype": action_space.dtype,
         "n_envs": getattr(env, "num_envs", 1),
+        "extra_keys": {
+            key: (sub.shape, sub.dtype) for key, sub in space.spaces.items() if key not in GOAL_KEYS
+        },
     }
 
 

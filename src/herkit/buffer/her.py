@@ -90,6 +90,7 @@ from herkit.buffer.inputs import (
     as_rewards,
     check_finite,
     check_settings,
+    extra_key_specs,
     get_key,
     require_int,
     transition_fields,
@@ -129,6 +130,10 @@ class HerReplayBuffer:
             ``sample``), and the constant added to every priority.
         info_keys: numeric scalar info fields stored with each transition and handed to
             ``reward_fn``, so that info-dependent rewards stay vectorised.
+        extra_keys: observation keys beyond the GoalEnv's three, ``{key: (shape, dtype)}``
+            (an image, a proprioception split): stored for both observations of every
+            transition and returned in ``Batch.extras`` and ``Batch.next_extras``;
+            relabelling touches only the goals.
         terminal_on_success: the env ends episodes on success (bit flipping, parking): a
             relabelled sample is terminal when its goal is reached, or when the env ended
             its step for another reason (a crash). Otherwise the env's flag is kept.
@@ -173,6 +178,7 @@ class HerReplayBuffer:
         beta: float = 0.4,
         eps: float = 1e-6,
         info_keys: Sequence[str] = (),
+        extra_keys: Mapping[str, tuple[Any, Any]] | None = None,
         terminal_on_success: bool | None = False,
         success_threshold: float | None = None,
         goal_mix: Sequence[float] | None = None,
@@ -222,7 +228,8 @@ class HerReplayBuffer:
         obs = FieldSpec.of(observation_shape, observation_dtype)
         goal = FieldSpec.of(goal_shape, goal_dtype)
         action = FieldSpec.of(action_shape, action_dtype)
-        self._specs = transition_fields(obs, goal, action, info_keys)
+        self.extra_keys = extra_key_specs(extra_keys or {})
+        self._specs = transition_fields(obs, goal, action, info_keys, self.extra_keys)
         stored = dict(self._specs)
         if relabel == "store" and self.goals_per_transition:
             stored["relabel_goal"] = FieldSpec((self.goals_per_transition, *goal.shape), goal.dtype)
@@ -256,9 +263,10 @@ class HerReplayBuffer:
     ) -> HerReplayBuffer:
         """Build a buffer from a GoalEnv (or a gymnasium vector env of them).
 
-        Shapes and dtypes come from the observation and action spaces, ``reward_fn``
-        from the env's ``compute_reward`` unless given, ``n_envs`` from a vector env's
-        ``num_envs`` unless given. The env's conventions are found as ``herkit train``
+        Shapes and dtypes come from the observation and action spaces (observation keys
+        beyond the GoalEnv's three become ``extra_keys``), ``reward_fn`` from the env's
+        ``compute_reward`` unless given, ``n_envs`` from a vector env's ``num_envs`` unless
+        given. The env's conventions are found as ``herkit train``
         finds them (:func:`~herkit.envs.conventions.probe_conventions`, one function for
         both): what it declares (``terminates_on_success``, ``continuing_task``) and what
         200 random steps of a fresh copy show (``gym.make`` of the env's spec; the env
@@ -296,7 +304,7 @@ class HerReplayBuffer:
             sources["terminal_on_success"] = "given"
         else:
             kwargs["terminal_on_success"] = conventions.terminal_on_success
-        buffer = cls(capacity, reward_fn=reward_fn, **settings, **kwargs)
+        buffer = cls(capacity, reward_fn=reward_fn, **(settings | kwargs))
         buffer.sources = sources
         buffer.conventions = conventions
         return buffer
@@ -362,11 +370,18 @@ class HerReplayBuffer:
             field: as_column(label, get_key(sources[source], source, key), specs[field], n_envs)
             for field, (source, key, label) in OBS_FIELDS.items()
         }
+        labels = {field: label for field, (_, _, label) in OBS_FIELDS.items()}
+        for key in self.extra_keys:
+            for side, given in (("obs", obs), ("next_obs", next_obs)):
+                field, labels[field] = f"{side}.{key}", f"{side}[{key!r}]"
+                values[field] = as_column(labels[field], get_key(given, side, key), specs[field],
+                                          n_envs)  # fmt: skip
         values["action"] = as_column("action", action, specs["action"], n_envs)
-        if not all_finite(list(values.values())):  # then name the field, env and count
-            for field, (_, _, label) in OBS_FIELDS.items():
+        labels["action"] = "action"
+        floats = [value for value in values.values() if value.dtype.kind == "f"]
+        if not all_finite(floats):  # then name the field, env and count
+            for field, label in labels.items():
                 check_finite(label, values[field])
-            check_finite("action", values["action"])
         values["terminated"] = as_flags("terminated", terminated, n_envs)
         done = values["terminated"] | as_flags("truncated", truncated, n_envs)
         for key in self.info_keys:
@@ -538,7 +553,16 @@ class HerReplayBuffer:
             discount=discount,
             weights=None if weights is None else ops.from_host(weights),
             indices=indices,
+            extras=self._extras("obs", slots),
+            next_extras=self._extras("next_obs", last),
         )
+
+    def _extras(self, side: str, slots: np.ndarray) -> dict[str, Any] | None:
+        """The extra observation keys of ``slots`` (None without extra keys)."""
+        if not self.extra_keys:
+            return None
+        data = self.storage.data
+        return {key: self.ops.take(data[f"{side}.{key}"], slots) for key in self.extra_keys}
 
     def _returns(
         self,
@@ -664,6 +688,9 @@ class HerReplayBuffer:
             "beta": self.beta,
             "eps": self.eps,
             "info_keys": list(self.info_keys),
+            "extra_keys": {
+                key: [list(spec.shape), spec.dtype.str] for key, spec in self.extra_keys.items()
+            },
             "terminal_on_success": self.terminal_on_success,
             "success_threshold": self.success_threshold,
             "goal_mix": None if self.goal_mix is None else list(self.goal_mix),

@@ -37,11 +37,20 @@ __all__ = [
 
 
 def transition_fields(
-    observation: FieldSpec, goal: FieldSpec, action: FieldSpec, info_keys: Sequence[str]
+    observation: FieldSpec,
+    goal: FieldSpec,
+    action: FieldSpec,
+    info_keys: Sequence[str],
+    extra_keys: Mapping[str, FieldSpec] | None = None,
 ) -> dict[str, FieldSpec]:
     """The stored columns of one transition: what ``add`` is given, the env's terms of the
-    step (:mod:`herkit.buffer.env_terms`) and one float64 column ``info.<key>`` per info
-    key."""
+    step (:mod:`herkit.buffer.env_terms`), one float64 column ``info.<key>`` per info key,
+    and ``obs.<key>`` and ``next_obs.<key>`` per extra observation key."""
+    extras = {
+        f"{side}.{key}": spec
+        for key, spec in (extra_keys or {}).items()
+        for side in ("obs", "next_obs")
+    }
     fields = {
         "observation": observation,
         "achieved_goal": goal,
@@ -54,7 +63,28 @@ def transition_fields(
         "reward_extra": FieldSpec((), np.dtype(np.float32)),
         "success": FieldSpec((), np.dtype(bool)),
     }
-    return fields | {f"info.{key}": FieldSpec((), np.dtype(np.float64)) for key in info_keys}
+    info = {f"info.{key}": FieldSpec((), np.dtype(np.float64)) for key in info_keys}
+    return fields | info | extras
+
+
+def extra_key_specs(extra_keys: Any) -> dict[str, FieldSpec]:
+    """``extra_keys`` (``{key: (shape, dtype)}``) as field specs; ValueError naming the
+    argument for anything else, or for a key of the GoalEnv's three."""
+    if not isinstance(extra_keys, Mapping):
+        raise ValueError(f"extra_keys must be a dict {{key: (shape, dtype)}}, got {extra_keys!r}")
+    specs = {}
+    for key, spec in extra_keys.items():
+        if not isinstance(key, str) or key in ("observation", "achieved_goal", "desired_goal"):
+            raise ValueError(
+                "extra_keys names the observation keys beyond observation, achieved_goal and "
+                f"desired_goal, got {key!r}"
+            )
+        try:
+            shape, dtype = spec
+            specs[key] = FieldSpec.of(shape, dtype)
+        except (TypeError, ValueError):
+            raise ValueError(f"extra_keys[{key!r}] must be (shape, dtype), got {spec!r}") from None
+    return specs
 
 
 def check_settings(

@@ -72,9 +72,8 @@ Different from SB3 (SB3's behaviour first):
   None, from numpy's global generator (which SB3's ``seed=`` sets) at construction.
 - ``dones`` reads 1 on the last stored step of an episode that herkit ended because the env
   was reset outside ``add``; SB3 has no such episode end.
-- Observation dicts must hold exactly ``observation``, ``achieved_goal`` and
-  ``desired_goal``; other keys are refused at construction (SB3 stores them). SB3's
-  ``infos`` array is not offered.
+- SB3's ``infos`` array is not offered. Observation keys beyond the GoalEnv's three (an
+  image, a proprioception split) are stored and returned as in SB3.
 
 n-step returns with HER: SB3 ignores an algorithm's ``n_steps`` with a custom buffer class
 and its own HerReplayBuffer has none. Pass ``replay_buffer_kwargs={"n_steps": 3, "gamma":

@@ -26,8 +26,10 @@ from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 from herkit.buffer.her import HerReplayBuffer as _Buffer
 from herkit.sb3 import views
 from herkit.sb3.infos import SLOT_KEY, InfoStore, info_value
+from herkit.sb3.samples import sb3_samples
 from herkit.sb3.translate import (
     action_dtype,
+    check_arguments,
     check_n_steps,
     declared_terminal,
     reward_function,
@@ -59,7 +61,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     Args:
         buffer_size: transitions held, all envs together; the oldest whole episodes go first
             (the attribute ``buffer_size`` is then, as in SB3, the rows: this // ``n_envs``).
-        observation_space: the env's Dict space with exactly :data:`GOAL_KEYS`.
+        observation_space: the env's Dict space with :data:`GOAL_KEYS` and any other keys
+            (stored and returned as they are; relabelling touches only the goals).
         action_space: the env's action space (actions are stored as SB3 hands them over).
         env: the training VecEnv (its first env's ``compute_reward`` gives the rewards).
         device: where sampled tensors go.
@@ -124,22 +127,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         n_steps: int = 1,
         gamma: float | None = None,
     ) -> None:
-        if optimize_memory_usage:
-            raise ValueError(
-                "optimize_memory_usage=True is not supported by herkit.sb3.HerReplayBuffer "
-                "(nor by SB3's HerReplayBuffer): pass optimize_memory_usage=False"
-            )
-        keys = set(getattr(observation_space, "spaces", {}))
-        if keys != set(GOAL_KEYS):
-            raise ValueError(
-                f"observation_space must be a Dict with exactly the keys {GOAL_KEYS}, got "
-                f"{sorted(keys) if keys else observation_space}"
-            )
+        check_arguments(buffer_size, observation_space, n_envs, optimize_memory_usage)
         check_n_steps(n_steps, gamma)
-        if isinstance(buffer_size, bool) or not isinstance(buffer_size, int | np.integer):
-            raise ValueError(f"buffer_size must be an int, got {buffer_size!r}")
-        if not 1 <= n_envs <= buffer_size:
-            raise ValueError(f"n_envs must be in [1, buffer_size={buffer_size}], got {n_envs}")
         self.buffer_size = max(int(buffer_size) // int(n_envs), 1)  # rows, as in SB3
         self.observation_space = observation_space
         self.action_space = action_space
@@ -179,6 +168,11 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             terminal_on_success=bool(terminal_on_success),
             success_threshold=success_threshold,
             info_keys=self._info_keys,
+            extra_keys={
+                key: (self.obs_shape[key], space.dtype)
+                for key, space in observation_space.spaces.items()
+                if key not in GOAL_KEYS
+            },
             prioritized=prioritized,
             alpha=alpha,
             beta=beta,
@@ -296,38 +290,18 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     def sample(  # type: ignore[override]
         self, batch_size: int, env: VecNormalize | None = None
     ) -> DictReplayBufferSamples:
-        """A batch of SB3 samples with relabelled goals and recomputed rewards."""
+        """A batch of SB3 samples with relabelled goals and recomputed rewards
+        (:mod:`herkit.sb3.samples`)."""
         batch = self.buffer.sample(batch_size)
-        raw = {
-            "observation": batch.observation,
-            "achieved_goal": batch.achieved_goal,
-            "desired_goal": batch.goal,
-        }
-        raw_next = {
-            "observation": batch.next_observation,
-            "achieved_goal": batch.next_achieved_goal,
-            "desired_goal": batch.goal,
-        }
-        observations: Any = self._normalize_obs(raw, env)
-        next_observations: Any = self._normalize_obs(raw_next, env)
-        reward = self._normalize_reward(batch.reward.reshape(-1, 1), env)
         self.last_indices = batch.indices
         self.last_weights = (
             None if batch.weights is None else self.to_torch(batch.weights.reshape(-1, 1))
         )
-        return DictReplayBufferSamples(
-            observations={key: self.to_torch(value) for key, value in observations.items()},
-            actions=self.to_torch(batch.action),
-            next_observations={
-                key: self.to_torch(value) for key, value in next_observations.items()
-            },
-            dones=self.to_torch(batch.terminated.reshape(-1, 1)),
-            rewards=self.to_torch(np.asarray(reward, dtype=np.float32)),
-            **(
-                {}
-                if batch.discount is None
-                else {"discounts": self.to_torch(batch.discount.reshape(-1, 1))}
-            ),
+        return sb3_samples(
+            batch,
+            lambda obs: self._normalize_obs(obs, env),
+            lambda reward: self._normalize_reward(reward, env),
+            self.to_torch,
         )
 
     def update_priorities(self, indices: Any, priorities: Any) -> None:
@@ -351,13 +325,9 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
 
     def truncate_last_trajectory(self) -> None:
         """End the episodes in progress as if cut by a time limit (they bootstrap), with
-        SB3's warning when there are any.
-
-        SB3's ``load_replay_buffer(truncate_last_traj=True)`` calls this: the loaded buffer's
-        open episodes cannot continue in a freshly reset env. Their last steps then read as
-        ``dones`` (and ``timeouts``, when timeouts are handled) and the next step starts a new
-        episode at ``pos``.
-        """
+        SB3's warning when there are any: ``load_replay_buffer(truncate_last_traj=True)``
+        calls this, as a freshly reset env cannot continue them. Their last steps then read
+        as ``dones`` (and ``timeouts``, where handled); the next step starts at ``pos``."""
         if self.buffer.storage.open_lengths().any():
             warnings.warn(TRUNCATION_WARNING, UserWarning, stacklevel=2)
         self.buffer.end_episodes()

@@ -17,11 +17,12 @@ from gymnasium import spaces
 from stable_baselines3.common.type_aliases import DictReplayBufferSamples
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
+from herkit.buffer.goal_env import GOAL_KEYS
 from herkit.buffer.strategies import Strategy
 
 __all__ = [
-    "action_dtype", "check_n_steps", "declared_terminal", "reward_function", "strategy_name",
-    "warn_if_not_the_algorithms",
+    "action_dtype", "check_arguments", "check_n_steps", "declared_terminal", "reward_function",
+    "strategy_name", "warn_if_not_the_algorithms",
 ]  # fmt: skip
 
 
@@ -41,6 +42,27 @@ def action_dtype(action_space: spaces.Space) -> np.dtype:
     """SB3's storage dtype for actions: float64 becomes float32, others stay."""
     dtype = np.dtype(action_space.dtype or np.float32)
     return np.dtype(np.float32) if dtype == np.float64 else np.dtype(dtype)
+
+
+def check_arguments(
+    buffer_size: Any, observation_space: Any, n_envs: int, optimize_memory_usage: bool
+) -> None:
+    """ValueError, naming the argument, for SB3 arguments the adapter cannot take."""
+    if optimize_memory_usage:
+        raise ValueError(
+            "optimize_memory_usage=True is not supported by herkit.sb3.HerReplayBuffer "
+            "(nor by SB3's HerReplayBuffer): pass optimize_memory_usage=False"
+        )
+    keys = set(getattr(observation_space, "spaces", {}))
+    if not keys >= set(GOAL_KEYS):
+        raise ValueError(
+            f"observation_space must be a Dict with the keys {GOAL_KEYS} (and any others), "
+            f"got {sorted(keys) if keys else observation_space}"
+        )
+    if isinstance(buffer_size, bool) or not isinstance(buffer_size, int | np.integer):
+        raise ValueError(f"buffer_size must be an int, got {buffer_size!r}")
+    if not 1 <= n_envs <= buffer_size:
+        raise ValueError(f"n_envs must be in [1, buffer_size={buffer_size}], got {n_envs}")
 
 
 def check_n_steps(n_steps: Any, gamma: Any) -> None:

@@ -18,11 +18,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from herkit.buffer.goal_env import GOAL_KEYS
 from herkit.buffer.her import HerReplayBuffer
 from herkit.buffer.storage import EpisodeStorage
-
-GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
-"""The keys an observation dict must have (and may not go beyond)."""
 
 BOOKKEEPING = (
     "SB3's episode arrays are computed from herkit's episode table and read-only: end the "
@@ -115,7 +113,8 @@ class Adapter(Protocol):
 def observations(adapter: Adapter) -> dict[str, np.ndarray]:
     """The stored observations, ``(buffer_size, n_envs, *shape)`` views per key."""
     storage = adapter.buffer.storage
-    return {key: by_row(storage, key) for key in GOAL_KEYS}
+    extras = {key: by_row(storage, f"obs.{key}") for key in adapter.buffer.extra_keys}
+    return {key: by_row(storage, key) for key in GOAL_KEYS} | extras
 
 
 def next_observations(adapter: Adapter) -> dict[str, np.ndarray]:
@@ -130,7 +129,7 @@ def next_observations(adapter: Adapter) -> dict[str, np.ndarray]:
             "next_observations['desired_goal'] is the step's own desired goal, stored once: "
             "write observations['desired_goal']",
         ),
-    }
+    } | {key: by_row(storage, f"next_obs.{key}") for key in adapter.buffer.extra_keys}
 
 
 def actions(adapter: Adapter) -> np.ndarray:

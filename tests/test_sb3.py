@@ -484,3 +484,23 @@ def reloaded(model: Any, folder: Path) -> Any:
     model.load_replay_buffer(folder / "replay.pkl")
     assert model.replay_buffer.buffer.rng.bit_generator.state == state
     return model.replay_buffer
+
+
+# -- episodes that end on success ---------------------------------------------------------------
+
+
+def test_an_env_that_declares_nothing_keeps_sb3s_flags() -> None:
+    adapter, run = tagged_adapter(1, 60, seed=0)
+    run.env_terms = True  # success flags; episodes with uid % 4 == 3 end on reaching the goal
+    run.feed([[3, 4, 5, 6]])
+    assert adapter.buffer.terminal_on_success is False
+
+
+def test_a_maze_that_is_not_continuing_ends_on_success_through_sb3() -> None:
+    pytest.importorskip("gymnasium_robotics", reason="install with: bash install.sh robotics")
+    env = make_vec_env("PointMaze_UMaze-v3", n_envs=1, env_kwargs={"continuing_task": False})
+    adapter = HerReplayBuffer(100, env.observation_space, env.action_space, env, "cpu")
+    assert adapter.buffer.terminal_on_success is True
+    looping = make_vec_env("PointMaze_UMaze-v3", n_envs=1, env_kwargs={"continuing_task": True})
+    assert not HerReplayBuffer(100, looping.observation_space, looping.action_space,
+                               looping, "cpu").buffer.terminal_on_success  # fmt: skip

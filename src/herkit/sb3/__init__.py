@@ -50,8 +50,10 @@ Different from SB3 (SB3's behaviour first):
   penalty; SAC then learns to crash); herkit adds them: the env's reward minus
   ``compute_reward`` of the step's own goal (see :mod:`herkit.buffer.env_terms`).
 - SB3 keeps the stored ``done`` flag for relabelled samples; herkit does too where episodes
-  do not end on success. With ``terminal_on_success`` (default: what the env declares as
-  ``terminates_on_success``, e.g. herkit's BitFlip) a relabelled sample is terminal when its
+  do not end on success. Where they do (``terminal_on_success``; by default what the env
+  declares, ``terminates_on_success`` or ``continuing_task=False``; an env that declares
+  nothing keeps SB3's flags, unlike ``herkit train``, which watches its first success) a
+  relabelled sample is terminal when its
   goal is reached (the env's success test: a threshold on ``compute_reward`` learned from
   ``info["is_success"]``, or ``success_threshold=``) or when the env ended the step for
   another reason (a crash), where SB3 keeps the flag of the original goal.

@@ -78,8 +78,9 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         relabel: ``"sample"`` (default, relabel a copy at sample time) or ``"store"``.
         goal_mix: ``(real, future, desired)`` weights in place of the strategy (sample mode).
         terminal_on_success: a relabelled sample is terminal when its goal is reached, or
-            when the env ended for another reason; None (default) takes the env's
-            ``terminates_on_success`` (else False: the stored flag is kept).
+            when the env ended for another reason (False: the stored flag is kept, as in
+            SB3). None (default): what the env declares (``terminates_on_success``, or
+            ``continuing_task``), else False.
         success_threshold: a goal counts as reached where ``compute_reward`` gives at least
             this; None: learned from ``info["is_success"]`` (see
             :mod:`herkit.buffer.env_terms`).

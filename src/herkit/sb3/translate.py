@@ -107,13 +107,19 @@ def warn_if_not_the_algorithms(gamma: float | None, depth: int = 8) -> None:
             return
 
 
-def declared_terminal(env: VecEnv | None) -> bool:
-    """The env's ``terminates_on_success`` declaration (False when it makes none)."""
+def declared_terminal(env: VecEnv | None) -> bool | None:
+    """Whether the first env says that its episodes end on success: its
+    ``terminates_on_success`` (herkit's envs), or ``continuing_task`` (gymnasium-robotics'
+    mazes: False ends on success), as :func:`herkit.buffer.goal_env.declared_terminal`
+    reads an env in this process; None where it says nothing."""
     if env is None:
-        return False
-    if not env.has_attr("terminates_on_success"):
-        return False
-    return bool(env.get_attr("terminates_on_success", indices=[0])[0])
+        return None
+    for name, ends in (("terminates_on_success", bool), ("continuing_task", lambda v: not v)):
+        if env.has_attr(name):
+            value = env.get_attr(name, indices=[0])[0]
+            if isinstance(value, bool):
+                return bool(ends(value))
+    return None
 
 
 def reward_function(env: VecEnv | None) -> Any:

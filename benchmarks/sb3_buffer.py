@@ -10,6 +10,8 @@ then envs herkit's authors did not write):
 - ``fetchreach``: ``SAC`` on ``FetchReach-v4`` (gymnasium-robotics) with 2 envs
   (DummyVecEnv), 10,000 env steps.
 - ``fetchreach-td3``: the same with ``TD3``.
+- ``pointreach-ddpg``, ``pointreach-tqc``: ``DDPG`` and sb3-contrib's ``TQC`` on
+  PointReach, 4,000 env steps (TQC needs sb3-contrib: ``pip install 'herkit[bench]'``).
 - ``pointmaze``: ``SAC`` on ``PointMaze_UMaze-v3`` (gymnasium-robotics; 0/1 rewards, success
   in ``info["success"]``, ``continuing_task=False``: episodes end on success, else after 100
   steps), 20,000 env steps.
@@ -32,6 +34,8 @@ the env's success field at an episode's end), in the wall time. The time spent i
     python benchmarks/sb3_buffer.py --table                   # the tables of docs/experiment-log.md
     python benchmarks/sb3_buffer.py --same-data               # what each buffer samples
     python benchmarks/sb3_buffer.py --tasks fetchreach-td3 --buffers herkit-finished
+    python benchmarks/sb3_buffer.py --tasks bitflip --buffers herkit herkit-n3  # n-step
+    python benchmarks/sb3_buffer.py --paired sb3 herkit      # differences, 95 % intervals
 
 Needs stable-baselines3 (``bash install.sh sb3``), gymnasium-robotics for FetchReach and
 PointMaze (``bash install.sh robotics``) and highway-env for parking. Writes
@@ -67,12 +71,19 @@ TASKS: dict[str, dict[str, Any]] = {
                   "kwargs": {"continuing_task": False, "max_episode_steps": 100},
                   "steps": 20_000, "eval_every": 2_000, "eval_episodes": 20,
                   "success_key": "success"},
+    "pointreach-ddpg": {"env_id": "herkit/PointReach-v0", "kwargs": {}, "algo": "ddpg",
+                        "n_envs": 1, "steps": 4_000, "eval_every": 500, "eval_episodes": 20},
+    "pointreach-tqc": {"env_id": "herkit/PointReach-v0", "kwargs": {}, "algo": "tqc",
+                       "n_envs": 1, "steps": 4_000, "eval_every": 500, "eval_episodes": 20},
     "parking": {"env_id": "highway_env:parking-v0", "kwargs": {}, "algo": "sac", "n_envs": 1,
                 "steps": 30_000, "eval_every": 2_000, "eval_episodes": 10},
 }  # fmt: skip
 DEFAULT_TASKS = ("bitflip", "pointreach", "fetchreach", "fetchreach-td3", "pointmaze")
 BUFFERS = ("sb3", "herkit")
-"""The pair each seed runs; ``--buffers`` can name ``herkit-finished`` (an experiment)."""
+"""The pair each seed runs by default."""
+VARIANTS = ("herkit-finished", "herkit-n3")
+"""Other buffers ``--buffers`` can name: herkit.sb3 sampling finished episodes only (an
+experiment), and herkit.sb3 with 3-step returns (``n_steps=3, gamma=0.98``)."""
 
 
 def finished_episodes_only() -> type:
@@ -95,17 +106,21 @@ def finished_episodes_only() -> type:
 def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
     """The SB3 model of ``task`` with SB3's or herkit's HER buffer."""
     import stable_baselines3
-    from stable_baselines3 import DQN, SAC, TD3
+    from stable_baselines3 import DDPG, DQN, SAC, TD3
     from stable_baselines3.common.noise import NormalActionNoise
 
     from herkit import sb3
 
-    classes = {"sb3": stable_baselines3.HerReplayBuffer, "herkit": sb3.HerReplayBuffer}
+    classes = {"sb3": stable_baselines3.HerReplayBuffer, "herkit": sb3.HerReplayBuffer,
+               "herkit-n3": sb3.HerReplayBuffer}  # fmt: skip
     buffer_class = classes[buffer] if buffer in classes else finished_episodes_only()
+    her: dict[str, Any] = {"n_sampled_goal": 4, "goal_selection_strategy": "future"}
+    if buffer == "herkit-n3":
+        her |= {"n_steps": 3, "gamma": 0.98}
     common: dict[str, Any] = {
         "learning_rate": 1e-3, "gamma": 0.98, "buffer_size": 1_000_000, "batch_size": 256,
         "replay_buffer_class": buffer_class, "seed": seed, "device": "cpu", "verbose": 0,
-        "replay_buffer_kwargs": {"n_sampled_goal": 4, "goal_selection_strategy": "future"},
+        "replay_buffer_kwargs": her,
     }  # fmt: skip
     algo = TASKS[task]["algo"]
     if algo == "dqn":
@@ -118,10 +133,15 @@ def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
         "tau": 0.05, "train_freq": 1, "gradient_steps": 1, "learning_starts": 1_000,
         "policy_kwargs": {"net_arch": [256, 256, 256]}, **common,
     }  # fmt: skip
-    if algo == "td3":
+    if algo in ("td3", "ddpg"):
         dim = env.action_space.shape[0]
         noise = NormalActionNoise(np.zeros(dim), 0.2 * np.ones(dim))
-        return TD3("MultiInputPolicy", env, action_noise=noise, **continuous)
+        algorithm = TD3 if algo == "td3" else DDPG
+        return algorithm("MultiInputPolicy", env, action_noise=noise, **continuous)
+    if algo == "tqc":
+        from sb3_contrib import TQC
+
+        return TQC("MultiInputPolicy", env, ent_coef="auto_0.1", **continuous)
     return SAC("MultiInputPolicy", env, ent_coef="auto_0.1", **continuous)
 
 
@@ -262,7 +282,7 @@ def table(tasks: list[str]) -> str:
     for task in tasks:
         steps = TASKS[task]["steps"]
         marks = [steps // 4, steps // 2, 3 * steps // 4, steps]
-        for buffer in (*BUFFERS, "herkit-finished"):
+        for buffer in (*BUFFERS, *VARIANTS):
             mine = sorted((r for r in runs.values() if r["task"] == task and
                            r["buffer"] == buffer), key=lambda r: r["seed"])  # fmt: skip
             if not mine:
@@ -290,14 +310,57 @@ def table(tasks: list[str]) -> str:
     return "\n".join(lines)
 
 
+def last_evaluations(run: dict[str, Any], count: int = 4) -> float:
+    """A run's success over its last ``count`` evaluations."""
+    return float(np.mean([row["success_rate"] for row in run["rows"][-count:]]))
+
+
+def interval(differences: list[float], draws: int = 20_000) -> tuple[float, float]:
+    """95 % bootstrap interval of the mean of paired differences (seeded: reproducible)."""
+    values = np.asarray(differences)
+    rng = np.random.default_rng(0)
+    means = rng.choice(values, size=(draws, len(values))).mean(axis=1)
+    low, high = np.quantile(means, [0.025, 0.975])
+    return float(low), float(high)
+
+
+def paired_table(tasks: list[str], first: str, second: str) -> str:
+    """Markdown: per task, the seeds run with both buffers, each one's success over the last
+    4 evaluations and runs that reached 0.9, and the mean difference (second - first) with
+    its 95 % bootstrap interval over the paired seeds."""
+    runs = json.loads(RECORD.read_text())["runs"]
+    lines = [
+        f"| task | seeds | {first}: last 4 evaluations | {second}: last 4 evaluations | "
+        f"reached 0.9 ({first} / {second}) | difference, 95 % interval |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for task in tasks:
+        pairs = [(runs.get(f"{task}/{first}/seed{s}"), runs.get(f"{task}/{second}/seed{s}"))
+                 for s in range(1_000)]  # fmt: skip
+        pairs = [(a, b) for a, b in pairs if a and b]
+        if not pairs:
+            continue
+        a = [last_evaluations(x) for x, _ in pairs]
+        b = [last_evaluations(y) for _, y in pairs]
+        solved = [sum(bool(run["first_0.9"]) for run in side) for side in zip(*pairs, strict=True)]
+        low, high = interval([y - x for x, y in zip(a, b, strict=True)])
+        cells = [f"{task} ({TASKS[task]['algo'].upper()})", str(len(pairs)),
+                 f"{np.mean(a):.2f}", f"{np.mean(b):.2f}", f"{solved[0]} / {solved[1]}",
+                 f"{np.mean(b) - np.mean(a):+.2f} [{low:+.2f}, {high:+.2f}]"]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", choices=tuple(TASKS), default=list(DEFAULT_TASKS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    choices = [*BUFFERS, "herkit-finished"]
+    choices = [*BUFFERS, *VARIANTS]
     parser.add_argument("--buffers", nargs="+", default=list(BUFFERS), choices=choices,
                         help="the buffers run at once for each seed")  # fmt: skip
     parser.add_argument("--table", action="store_true", help="print the tables, run nothing")
+    parser.add_argument("--paired", nargs=2, metavar=("FIRST", "SECOND"), choices=choices,
+                        help="print two buffers' paired differences, run nothing")  # fmt: skip
     parser.add_argument("--same-data", action="store_true",
                         help="feed both buffers the same random steps of each task's env and "
                         "compare what they sample (docs/sb3_buffer.json, same_data)")  # fmt: skip
@@ -309,6 +372,9 @@ def main() -> None:
         return
     if args.table:
         print(table(args.tasks))
+        return
+    if args.paired:
+        print(paired_table(list(TASKS), *args.paired))
         return
     if args.same_data:
         record = json.loads(RECORD.read_text()) if RECORD.exists() else {}

@@ -225,3 +225,21 @@ def test_the_readme_results_are_the_results_pages() -> None:
 def test_readme_sections_the_site_includes_exist() -> None:
     for title in ("The buffer in your own loop", "Stable-Baselines3 and cpprb by one import"):
         assert "```python" in section(README, title)
+
+
+PAIRED = re.compile(r"<!-- paired (\S+) (\S+) -->\n(.*?)\n?<!-- /paired -->", re.S)
+"""A table of ``benchmarks/sb3_buffer.py --paired FIRST SECOND`` in a page."""
+
+
+def test_the_sb3_parity_tables_are_the_records() -> None:
+    """Each paired table of the SB3 guide is what ``benchmarks/sb3_buffer.py --paired``
+    prints from docs/sb3_buffer.json, so that it cannot drift from the runs."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import sb3_buffer
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    tables = PAIRED.findall((ROOT / "docs" / "guide-sb3.md").read_text())
+    assert len(tables) == 2, "docs/guide-sb3.md should hold the parity and the n-step tables"
+    for first, second, table in tables:
+        assert table == sb3_buffer.paired_table(list(sb3_buffer.TASKS), first, second)

@@ -110,15 +110,34 @@ def test_her_learns_one_fixed_goal_because_relabelled_goals_are_normalised(
     assert unfixed["success_rate"] <= 0.1, unfixed
 
 
-def test_target_success_stops_early_and_is_recorded(tmp_path: Path) -> None:
+def test_target_success_stops_when_evaluations_in_a_row_reach_it(tmp_path: Path) -> None:
+    """The run stops at the first evaluation where the mean of the last 3 reaches the
+    target (as progress.csv shows), not at one lucky evaluation; summary.json says so."""
     config = quiet(
         env_kwargs=("n_bits=5",), steps=20_000, eval_every=500, target_success=0.9,
         out=str(tmp_path),
     )  # fmt: skip
     summary = train(config)
-    assert summary["success_rate"] >= 0.9 and summary["env_steps"] < 20_000
+    assert summary["env_steps"] < 20_000
     assert summary["solved_at_env_steps"] == summary["env_steps"]
+    assert summary["target_rule"] == "the mean success of 3 evaluations in a row >= 0.9"
     assert summary["solved_at_wall_s"] > 0
+    rates = [float(row["success_rate"]) for row in progress_rows(tmp_path)]
+    means = [sum(rates[i - 2 : i + 1]) / 3 for i in range(2, len(rates))]
+    assert means[-1] >= 0.9 and all(mean < 0.9 for mean in means[:-1])
+    first = train(quiet(env_kwargs=("n_bits=5",), steps=20_000, eval_every=500,
+                        target_success=0.9, target_evaluations=1,
+                        out=str(tmp_path / "one")))  # fmt: skip
+    assert first["target_rule"] == "the first evaluation with success >= 0.9"
+    one = [float(row["success_rate"]) for row in progress_rows(tmp_path / "one")]
+    assert one[-1] >= 0.9 and all(rate < 0.9 for rate in one[:-1])
+
+
+def progress_rows(run_dir: Path) -> list[dict[str, str]]:
+    import csv
+
+    with open(run_dir / "progress.csv") as file:
+        return list(csv.DictReader(file))
 
 
 def test_config_round_trips_through_config_json(tmp_path: Path) -> None:

@@ -104,7 +104,11 @@ class TrainConfig:
     env_kwargs: tuple[str, ...] = ()
     """Keyword arguments of the env as KEY=VALUE (values parsed as Python literals)."""
     target_success: float | None = None
-    """Stop once an evaluation reaches this success rate."""
+    """Stop once the mean success of --target-evaluations evaluations in a row reaches this."""
+    target_evaluations: int = 3
+    """Evaluations in a row whose mean success must reach --target-success (1: the first
+    evaluation that reaches it; one evaluation of 20 episodes at 0.9 has a standard error
+    near 0.07)."""
     buffer_size: int = 1_000_000
     """Replay buffer capacity in transitions."""
     warmup_steps: int = 1_000
@@ -213,6 +217,7 @@ class TrainConfig:
         check_float("env_timeout_s", self.env_timeout_s, 0.0, open_low=True)
         if self.target_success is not None:
             check_float("target_success", self.target_success, 0.0, 1.0, open_low=True)
+        check_int("target_evaluations", self.target_evaluations, 1)
         if self.reward_range is not None:
             low, high = self.reward_range
             if not (is_number(low) and is_number(high) and low <= high):

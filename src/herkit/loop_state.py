@@ -12,7 +12,7 @@ import numpy as np
 from herkit.config import TrainConfig
 from herkit.records import Means
 
-__all__ = ["LoopState", "Metrics", "progress_row", "summary_of"]
+__all__ = ["LoopState", "Metrics", "progress_row", "summary_of", "target_reached", "target_rule"]
 
 
 @dataclass
@@ -31,6 +31,8 @@ class LoopState:
     success_rate: float = float("nan")
     solved_at_env_steps: int | None = None
     solved_at_wall_s: float | None = None
+    recent_success: list[float] = field(default_factory=list)
+    """The success rates of the latest evaluations (as many as ``target_evaluations``)."""
     resets: int = 0
     env_restarts: int = 0
 
@@ -83,7 +85,28 @@ def summary_of(config: TrainConfig, state: LoopState, world_size: int) -> dict[s
         "world_size": world_size,
         "env_restarts": state.env_restarts,
     }
+    if config.target_success is not None:
+        summary["target_rule"] = target_rule(config)
     if state.solved_at_env_steps is not None:
         summary["solved_at_env_steps"] = state.solved_at_env_steps
         summary["solved_at_wall_s"] = round(state.solved_at_wall_s or 0.0, 3)
     return summary
+
+
+def target_rule(config: TrainConfig) -> str:
+    """When a run with ``--target-success`` stops, in words (``summary.json``)."""
+    n = config.target_evaluations
+    if n == 1:
+        return f"the first evaluation with success >= {config.target_success:g}"
+    return f"the mean success of {n} evaluations in a row >= {config.target_success:g}"
+
+
+def target_reached(config: TrainConfig, state: LoopState) -> bool:
+    """Whether the evaluation just made (``state.success_rate``) reaches the target: the
+    mean of the latest ``target_evaluations`` evaluations, all made, at least the target."""
+    if config.target_success is None:
+        return False
+    n = config.target_evaluations
+    state.recent_success = [*state.recent_success, state.success_rate][-n:]
+    mean = float(np.mean(state.recent_success))
+    return len(state.recent_success) == n and mean >= config.target_success

@@ -32,7 +32,7 @@ from herkit.evaluation import evaluate
 from herkit.failures import DistributedError, check_finite_action
 from herkit.files import naming, write_text
 from herkit.learning import Learner
-from herkit.loop_state import LoopState, Metrics, progress_row, summary_of
+from herkit.loop_state import LoopState, Metrics, progress_row, summary_of, target_reached
 from herkit.presenter import Presenter
 from herkit.records import RunRecords
 from herkit.restarts import with_restarts
@@ -231,8 +231,7 @@ class TrainingRun:
         if self.logger is not None:
             self.logger.log(progress_row(state, metrics, episodes))
         self.records.write()
-        target = config.target_success
-        if target is None or state.success_rate < target:
+        if not target_reached(config, state):
             return False
         if state.solved_at_env_steps is None:
             state.solved_at_env_steps = state.env_steps

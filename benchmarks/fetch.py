@@ -11,6 +11,7 @@
         --herkit-args --target-success 0.9      # at most 30 min each, stop at 0.9
     python benchmarks/fetch.py --label 64-per-step --herkit-args --n-envs 8 \
         --updates-per-step 0.125                # the earlier one-process preset
+    python benchmarks/fetch.py --table          # every setting's seeds against the targets
 
 Each task and seed is one ``torchrun --nproc-per-node RANKS -m herkit train TASK --seed SEED
 --steps STEPS`` job (the Fetch preset: DDPG+HER future k=4, 3x256 networks, 16 envs, batch
@@ -24,8 +25,14 @@ Writes, per task and seed, a record ``<task>/seed<seed>`` into docs/fetch.json (
 machine, code version, wall time, env steps per second, the first evaluation at or above
 0.9, the curve, and ``others_cores``: the cores' worth of CPU time that other processes
 used during the run, 0 on an otherwise idle machine), and docs/figures/fetch_<task>.png:
-success against env steps and against wall time, one thin line per record and, for
-settings run on 2 seeds or more, their median in a thick line.
+success against env steps and against wall time, one line per record and, for settings
+run on 2 seeds or more, their median in a thick line within the band of their seeds.
+
+A task counts as solved where the mean success of ``HELD`` (3) evaluations in a row first
+reaches its target (:func:`held_at`), the rule of ``herkit train --target-success``; one
+evaluation of 20 episodes at 0.9 has a standard error near 0.07. ``--table`` prints, per
+task and setting, each seed's first evaluation at the target and where the target first
+held.
 """
 
 from __future__ import annotations
@@ -52,6 +59,50 @@ SOLVED = 0.9
 # The success each task is held to in docs/experiment-log.md (the dashed line of its figure):
 # FetchSlide's published runs plateau below 0.9.
 TARGETS = {"FetchSlide-v4": 0.8}
+HELD = 3
+"""Evaluations in a row whose mean success must reach the target for a task to count as
+solved (``herkit train --target-evaluations``'s default)."""
+
+
+def held_at(curve: list[dict[str, float]], target: float, n: int = HELD) -> dict[str, float] | None:
+    """The first evaluation of ``curve`` at which the mean success of the last ``n``
+    evaluations reaches ``target`` (None: never)."""
+    rates = [point["success_rate"] for point in curve]
+    for i in range(n - 1, len(curve)):
+        if np.mean(rates[i - n + 1 : i + 1]) >= target:
+            return curve[i]
+    return None
+
+
+def table(records: dict[str, dict[str, Any]], tasks: list[str]) -> str:
+    """Markdown: per task and setting, each seed's first evaluation at the target, where the
+    target first held (``HELD`` evaluations in a row), its best success, env steps/s and the
+    CPU time other processes took."""
+    lines = [
+        "| task | setting | seed | first evaluation >= target | target held "
+        f"({HELD} in a row) | best | env steps/s | others' cores |",
+        "|---|---|---:|---|---|---:|---:|---:|",
+    ]
+
+    def at(point: dict[str, float] | None) -> str:
+        if point is None:
+            return "not reached"
+        return f"{point['env_steps']:,.0f} env steps, {point['wall_s'] / 60:.1f} min"
+
+    for key, record in sorted(records.items()):
+        task = key.split("/")[0]
+        if task not in tasks:
+            continue
+        target = TARGETS.get(task, SOLVED)
+        curve = record["curve"]
+        first = next((point for point in curve if point["success_rate"] >= target), None)
+        others = record.get("others_cores")
+        busy = "?" if others is None else f"{others:.2f}"
+        cells = [task, setting(record), str(record["seed"]), at(first),
+                 at(held_at(curve, target)), f"{record['best_success']:.2f}",
+                 f"{record['env_steps_per_s']:.0f}", busy]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def busy_cpu_s() -> float:
@@ -126,12 +177,13 @@ def torchrun_train(
 
 
 def median_curve(curves: list[list[dict[str, float]]]) -> tuple[np.ndarray, ...]:
-    """Env steps evaluated in every curve, with the median wall time and success there."""
+    """Env steps evaluated in every curve, with the median wall time and success there, and
+    the lowest and highest success of the seeds (the band)."""
     common = sorted(set.intersection(*({p["env_steps"] for p in curve} for curve in curves)))
     at = [{p["env_steps"]: p for p in curve} for curve in curves]
     wall_s = np.median([[points[s]["wall_s"] for s in common] for points in at], axis=0)
-    success = np.median([[points[s]["success_rate"] for s in common] for points in at], axis=0)
-    return np.array(common), wall_s, success
+    rates = np.array([[points[s]["success_rate"] for s in common] for points in at])
+    return np.array(common), wall_s, np.median(rates, axis=0), rates.min(0), rates.max(0)
 
 
 def plot_curves(
@@ -160,9 +212,11 @@ def plot_curves(
             by_steps.plot([p["env_steps"] for p in curve], success, **thin, **one)
             by_time.plot([p["wall_s"] / 60 for p in curve], success, **thin, **one)
         if len(records) > 1:
-            steps, wall_s, success = median_curve([record["curve"] for record in records])
+            steps, wall_s, success, low, high = median_curve([r["curve"] for r in records])
             by_steps.plot(steps, success, color=color, linewidth=2.5, label=label)
             by_time.plot(wall_s / 60, success, color=color, linewidth=2.5, label=label)
+            by_steps.fill_between(steps, low, high, color=color, alpha=0.15, linewidth=0)
+            by_time.fill_between(wall_s / 60, low, high, color=color, alpha=0.15, linewidth=0)
     by_steps.set(xlabel="env steps (all ranks)", ylabel="success rate", ylim=(-0.02, 1.02))
     by_time.set(xlabel="wall time (min)", ylabel="success rate", ylim=(-0.02, 1.02))
     for axis in (by_steps, by_time):
@@ -204,8 +258,15 @@ def main() -> None:
     parser.add_argument(
         "--plot-only", action="store_true", help="redraw the figures from docs/fetch.json"
     )
+    parser.add_argument(
+        "--table", action="store_true", help="print the table of every record, run nothing"
+    )
     options = parser.parse_args()
     records = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    if options.table:
+        tasks = sorted({key.split("/")[0] for key in records})
+        print(table(records, tasks))
+        return
     for task in options.tasks:
         for seed in [] if options.plot_only else options.seeds:
             label = f"{options.label}/" if options.label else ""

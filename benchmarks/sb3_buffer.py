@@ -330,13 +330,15 @@ def interval(differences: list[float], draws: int = 20_000) -> tuple[float, floa
 
 def paired_table(tasks: list[str], first: str, second: str) -> str:
     """Markdown: per task, the seeds run with both buffers, each one's success over the last
-    4 evaluations and runs that reached 0.9, and the mean difference (second - first) with
-    its 95 % bootstrap interval over the paired seeds."""
+    4 evaluations and runs that reached 0.9, the mean difference (second - first) with its
+    95 % bootstrap interval over the paired seeds, and the mean env steps to 0.9 over the
+    seeds where both reached it."""
     runs = json.loads(RECORD.read_text())["runs"]
     lines = [
         f"| task | seeds | {first}: last 4 evaluations | {second}: last 4 evaluations | "
-        f"reached 0.9 ({first} / {second}) | difference, 95 % interval |",
-        "|---|---:|---:|---:|---|---|",
+        f"reached 0.9 ({first} / {second}) | difference, 95 % interval | "
+        f"env steps to 0.9 ({first} / {second}) |",
+        "|---|---:|---:|---:|---|---|---|",
     ]
     for task in tasks:
         pairs = [(runs.get(f"{task}/{first}/seed{s}"), runs.get(f"{task}/{second}/seed{s}"))
@@ -348,9 +350,13 @@ def paired_table(tasks: list[str], first: str, second: str) -> str:
         b = [last_evaluations(y) for _, y in pairs]
         solved = [sum(bool(run["first_0.9"]) for run in side) for side in zip(*pairs, strict=True)]
         low, high = interval([y - x for x, y in zip(a, b, strict=True)])
+        both = [(x["first_0.9"]["env_steps"], y["first_0.9"]["env_steps"])
+                for x, y in pairs if x["first_0.9"] and y["first_0.9"]]  # fmt: skip
+        means = [np.mean([pair[side] for pair in both]) for side in (0, 1)] if both else []
+        steps = " / ".join(f"{mean:,.0f}" for mean in means) or "-"
         cells = [f"{task} ({TASKS[task]['algo'].upper()})", str(len(pairs)),
                  f"{np.mean(a):.2f}", f"{np.mean(b):.2f}", f"{solved[0]} / {solved[1]}",
-                 f"{np.mean(b) - np.mean(a):+.2f} [{low:+.2f}, {high:+.2f}]"]  # fmt: skip
+                 f"{np.mean(b) - np.mean(a):+.2f} [{low:+.2f}, {high:+.2f}]", steps]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

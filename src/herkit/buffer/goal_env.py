@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "GOAL_KEYS", "RewardFn", "TorchRewardFn", "compute_reward_of", "declared_terminal",
-    "first_env", "fresh_copy", "settings_of",
+    "ENDING_DECLARATIONS", "GOAL_KEYS", "RewardFn", "TorchRewardFn", "compute_reward_of",
+    "declared_terminal", "ending_declared", "first_env", "fresh_copy", "settings_of",
 ]  # fmt: skip
 
 RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
@@ -82,19 +82,28 @@ def fresh_copy(env: Any) -> tuple[Any, bool]:
     return env, False
 
 
+ENDING_DECLARATIONS = (("terminates_on_success", True), ("continuing_task", False))
+"""The attributes by which an env says whether its episodes end on success (herkit's envs;
+gymnasium-robotics' mazes), in the order they are read, each with the value that says so."""
+
+
+def ending_declared(read: Callable[[str], Any]) -> tuple[bool | None, str]:
+    """Whether episodes end on success by the first of :data:`ENDING_DECLARATIONS` that
+    ``read(name)`` finds a bool for, and that name; (None, "") where none is found."""
+    for name, ends in ENDING_DECLARATIONS:
+        value = read(name)
+        if isinstance(value, bool):
+            return value == ends, name
+    return None, ""
+
+
 def declared_terminal(env: Any) -> tuple[bool | None, str]:
     """Whether a GoalEnv (or the first env of a vector env) says that it ends its episodes
-    on success, and where it says so: its ``terminates_on_success`` (herkit's envs), or
-    ``continuing_task`` (gymnasium-robotics' mazes: False ends on success); (None, "")
-    where it says nothing."""
+    on success (:func:`ending_declared`), and where it says so; (None, "") where it says
+    nothing."""
     unwrapped = first_env(env).unwrapped
-    declared = getattr(unwrapped, "terminates_on_success", None)
-    if isinstance(declared, bool):
-        return declared, f"declared by {type(unwrapped).__name__}.terminates_on_success"
-    continuing = getattr(unwrapped, "continuing_task", None)
-    if isinstance(continuing, bool):
-        return not continuing, f"declared by {type(unwrapped).__name__}.continuing_task"
-    return None, ""
+    ends, name = ending_declared(lambda attribute: getattr(unwrapped, attribute, None))
+    return ends, f"declared by {type(unwrapped).__name__}.{name}" if name else ""
 
 
 def compute_reward_of(env: Any) -> RewardFn:

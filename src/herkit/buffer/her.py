@@ -230,6 +230,13 @@ class HerReplayBuffer:
         action = FieldSpec.of(action_shape, action_dtype)
         self.extra_keys = extra_key_specs(extra_keys or {})
         self._specs = transition_fields(obs, goal, action, info_keys, self.extra_keys)
+        self._labels = {field: label for field, (_, _, label) in OBS_FIELDS.items()}
+        """What errors call each field ``add`` reads from its arguments."""
+        for key in self.extra_keys:
+            self._labels |= {f"{side}.{key}": f"{side}[{key!r}]" for side in ("obs", "next_obs")}
+        self._labels["action"] = "action"
+        self._float_fields = [f for f in self._labels if self._specs[f].dtype.kind == "f"]
+        """The fields of :attr:`_labels` that can hold NaN or infinity."""
         stored = dict(self._specs)
         if relabel == "store" and self.goals_per_transition:
             stored["relabel_goal"] = FieldSpec((self.goals_per_transition, *goal.shape), goal.dtype)
@@ -370,18 +377,15 @@ class HerReplayBuffer:
             field: as_column(label, get_key(sources[source], source, key), specs[field], n_envs)
             for field, (source, key, label) in OBS_FIELDS.items()
         }
-        labels = {field: label for field, (_, _, label) in OBS_FIELDS.items()}
         for key in self.extra_keys:
-            for side, given in (("obs", obs), ("next_obs", next_obs)):
-                field, labels[field] = f"{side}.{key}", f"{side}[{key!r}]"
-                values[field] = as_column(labels[field], get_key(given, side, key), specs[field],
-                                          n_envs)  # fmt: skip
+            for side, given in sources.items():
+                field = f"{side}.{key}"
+                values[field] = as_column(self._labels[field], get_key(given, side, key),
+                                          specs[field], n_envs)  # fmt: skip
         values["action"] = as_column("action", action, specs["action"], n_envs)
-        labels["action"] = "action"
-        floats = [value for value in values.values() if value.dtype.kind == "f"]
-        if not all_finite(floats):  # then name the field, env and count
-            for field, label in labels.items():
-                check_finite(label, values[field])
+        if not all_finite([values[field] for field in self._float_fields]):
+            for field in self._float_fields:  # name the field, env and count
+                check_finite(self._labels[field], values[field])
         values["terminated"] = as_flags("terminated", terminated, n_envs)
         done = values["terminated"] | as_flags("truncated", truncated, n_envs)
         for key in self.info_keys:

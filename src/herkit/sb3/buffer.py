@@ -181,9 +181,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             n_step=n_steps,
             gamma=gamma,
         )
-        self.n_steps, self.gamma = self.buffer.n_step, self.buffer.gamma
-        if self.n_steps > 1:
-            warn_if_not_the_algorithms(self.gamma)
+        if n_steps > 1:
+            warn_if_not_the_algorithms(gamma)
         self.her_ratio = self.buffer.relabel_probability
         self.last_indices: np.ndarray | None = None
         self.last_weights: torch.Tensor | None = None
@@ -364,8 +363,6 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled buffer; call :meth:`set_env` before sampling."""
         state.setdefault("_infos", None)
-        state.setdefault("n_steps", 1)  # pickled before n-step returns were offered
-        state.setdefault("gamma", None)
         state.setdefault("_info_keys", tuple(state["buffer"].info_keys))
         self.__dict__.update(state)
 

@@ -17,7 +17,7 @@ from gymnasium import spaces
 from stable_baselines3.common.type_aliases import DictReplayBufferSamples
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
-from herkit.buffer.goal_env import GOAL_KEYS
+from herkit.buffer.goal_env import GOAL_KEYS, ending_declared
 from herkit.buffer.strategies import Strategy
 
 __all__ = [
@@ -108,18 +108,16 @@ def warn_if_not_the_algorithms(gamma: float | None, depth: int = 8) -> None:
 
 
 def declared_terminal(env: VecEnv | None) -> bool | None:
-    """Whether the first env says that its episodes end on success: its
-    ``terminates_on_success`` (herkit's envs), or ``continuing_task`` (gymnasium-robotics'
-    mazes: False ends on success), as :func:`herkit.buffer.goal_env.declared_terminal`
-    reads an env in this process; None where it says nothing."""
+    """Whether the first env of a VecEnv (in this process or a worker's) says that its
+    episodes end on success, by herkit's rule (:func:`~herkit.buffer.goal_env.ending_declared`);
+    None where it says nothing."""
     if env is None:
         return None
-    for name, ends in (("terminates_on_success", bool), ("continuing_task", lambda v: not v)):
-        if env.has_attr(name):
-            value = env.get_attr(name, indices=[0])[0]
-            if isinstance(value, bool):
-                return bool(ends(value))
-    return None
+
+    def read(name: str) -> Any:
+        return env.get_attr(name, indices=[0])[0] if env.has_attr(name) else None
+
+    return ending_declared(read)[0]
 
 
 def reward_function(env: VecEnv | None) -> Any:

@@ -277,6 +277,8 @@ def main() -> None:
                 task, seed, options.ranks, options.steps, out, options.herkit_args, options.minutes
             )
             record.update(machine=machine(), code=code_version(), label=options.label)
+            # read again: another fetch.py may have written its records meanwhile
+            records = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
             records[key] = record
             print(json.dumps({k: v for k, v in record.items() if k != "curve"}), flush=True)
             RESULTS.write_text(json.dumps(records, indent=1) + "\n")

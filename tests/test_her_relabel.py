@@ -313,6 +313,33 @@ def test_goal_mix_shares() -> None:
     assert abs((~future & ~other).mean() - 0.2) < 0.02
 
 
+def test_goal_mix_warmup_takes_future_goals_until_it_ends(tmp_path: object) -> None:
+    """Until ``goal_mix_warmup`` transitions are added every goal is a future achieved goal
+    of the sample's episode; from then on the mix (here with no future share) applies."""
+    buffer = make_buffer(1_000, 2, goal_mix=(1, 0, 1), goal_mix_warmup=60, seed=0)
+    run = TaggedRun(buffer)
+
+    def future_share() -> float:
+        batch = host(buffer.sample(500))
+        uid, step = batch.observation[:, 0].astype(int), batch.observation[:, 1].astype(int)
+        goal_uid, goal_step = batch.goal[:, 0].astype(int), batch.goal[:, 1].astype(int)
+        return float(np.mean((goal_uid == uid) & (goal_step >= step)))
+
+    run.feed([[10, 10, 10]] * 2, steps=29)  # 58 transitions
+    assert future_share() == 1.0
+    run.feed([[10, 10, 10]] * 2, steps=1)  # 60
+    assert future_share() == 0.0
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "buffer.npz"
+    buffer.save(path)
+    assert HerReplayBuffer.load(path, tag_reward).goal_mix_warmup == 60
+    with pytest.raises(ValueError, match="goal_mix_warmup=5 needs goal_mix"):
+        make_buffer(10, 1, goal_mix_warmup=5)
+    with pytest.raises(ValueError, match="goal_mix_warmup must be an int >= 0"):
+        make_buffer(10, 1, goal_mix=(1, 1, 1), goal_mix_warmup=-1)
+
+
 def test_goal_mix_is_checked_and_saved(tmp_path: object) -> None:
     with pytest.raises(ValueError, match="goal_mix must be 3 weights"):
         make_buffer(10, 1, goal_mix=(1, 2))

@@ -72,6 +72,9 @@ class TrainConfig:
     """Weights of a goal mix (REAL FUTURE DESIRED) in place of --strategy and --k: a
     sample keeps its goal, takes a future achieved goal of its episode, or takes the
     desired goal of any stored transition (mrl's Fetch recipe: 1 2 2); sample mode only."""
+    goal_mix_warmup: int = 0
+    """Transitions a process adds to its buffer before --goal-mix applies; until then every
+    sample takes a future goal (mrl waits 25,000 env steps)."""
     n_step: int = 1
     """n-step returns: rewards of up to n steps of the episode summed per sample, each
     recomputed for the sample's relabelled goal (truncation and termination respected)."""
@@ -199,8 +202,11 @@ class TrainConfig:
             ("k", 0), ("steps", 1), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
             ("random_steps", 0), ("eval_every", 1), ("eval_episodes", 1), ("n_eval_envs", 1),
             ("checkpoint_every", 1), ("video_every", 0), ("log_updates_every", 1), ("n_step", 1),
+            ("goal_mix_warmup", 0),
         ):  # fmt: skip
             check_int(name, getattr(self, name), minimum)
+        if self.goal_mix_warmup and self.goal_mix is None:
+            raise ValueError("goal_mix_warmup needs goal_mix (it delays the goal mix)")
         if self.torch_threads is not None:
             check_int("torch_threads", self.torch_threads, 1)
         if self.env_workers is not None:

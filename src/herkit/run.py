@@ -255,6 +255,7 @@ def build(
         success_threshold=config.success_threshold,
         info_keys=config.info_keys,
         goal_mix=config.goal_mix,
+        goal_mix_warmup=config.goal_mix_warmup,
         n_step=config.n_step,
         gamma=config.agent_config().gamma,
         seed=rank_seed(config, context),

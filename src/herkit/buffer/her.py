@@ -21,7 +21,8 @@ each sample keeps its own goal, takes a future achieved goal of its episode (the
 from the whole buffer (mrl's "futureactual": goals the env really asks for, which the
 agent mostly fails), with probabilities proportional to the three weights. ``future``
 with ``k`` is the mix ``(1, k, 0)``; mrl's Fetch recipe ``futureactual_2_2`` is
-``(1, 2, 2)``.
+``(1, 2, 2)``. With ``goal_mix_warmup=N`` every sample takes a future goal until ``N``
+transitions have been added (mrl's ``future_warm_up``), and the mix applies from then on.
 
 **What the env said is kept** (:mod:`herkit.buffer.env_terms`): a sample with its own goal
 gets the env's step reward and ``terminated`` flag as stored; a relabelled one gets
@@ -99,7 +100,13 @@ from herkit.buffer.persistence import load_buffer, save_buffer
 from herkit.buffer.priority import SumTree, checked_priorities, importance_weights
 from herkit.buffer.returns import n_step_sums, step_window
 from herkit.buffer.storage import EpisodeStorage, FieldSpec
-from herkit.buffer.strategies import GOAL_STEPS, Strategy, goal_sources, parse_goal_mix
+from herkit.buffer.strategies import (
+    GOAL_STEPS,
+    Strategy,
+    check_goal_mix_warmup,
+    goal_sources,
+    parse_goal_mix,
+)
 
 if TYPE_CHECKING:
     from herkit.envs.conventions import GoalConventions
@@ -145,6 +152,8 @@ class HerReplayBuffer:
             (see :mod:`herkit.buffer.env_terms`).
         goal_mix: ``(real, future, desired)`` weights of a goal mix (see the module
             docstring), in place of ``strategy`` and ``k``; sample mode only.
+        goal_mix_warmup: transitions added before the goal mix applies; until then every
+            sample takes a future goal. Needs ``goal_mix``.
         n_step: steps summed per sample (n-step returns, see the module docstring).
         gamma: discount of the n-step sums; needed when ``n_step > 1``.
         seed: seed of the buffer's own ``np.random.Generator``.
@@ -182,6 +191,7 @@ class HerReplayBuffer:
         terminal_on_success: bool | None = False,
         success_threshold: float | None = None,
         goal_mix: Sequence[float] | None = None,
+        goal_mix_warmup: int = 0,
         n_step: int = 1,
         gamma: float | None = None,
         seed: int | None = None,
@@ -195,6 +205,7 @@ class HerReplayBuffer:
         )  # fmt: skip
         self.strategy = Strategy.parse(strategy)
         self.goal_mix = parse_goal_mix(goal_mix, relabel)
+        self.goal_mix_warmup = check_goal_mix_warmup(goal_mix_warmup, self.goal_mix)
         if self.goal_mix is not None:  # its future share follows the future rule
             self.strategy, k = Strategy.FUTURE, 1
         self.k = int(k)
@@ -608,7 +619,9 @@ class HerReplayBuffer:
         of the samples whose goal was replaced."""
         assert self.goal_mix is not None
         data, ops = self.storage.data, self.ops
-        future, desired = goal_sources(self.goal_mix, len(slots), self.rng)
+        warm = self.storage.rows_written * self.n_envs >= self.goal_mix_warmup
+        mix = self.goal_mix if warm else (0.0, 1.0, 0.0)
+        future, desired = goal_sources(mix, len(slots), self.rng)
         start, length, step = self.storage.positions(slots)
         future_slots = self._goal_slots(start, length, step, slots % self.n_envs)
         other_slots = self.storage.sample_slots(len(slots), self.rng, False)
@@ -698,6 +711,7 @@ class HerReplayBuffer:
             "terminal_on_success": self.terminal_on_success,
             "success_threshold": self.success_threshold,
             "goal_mix": None if self.goal_mix is None else list(self.goal_mix),
+            "goal_mix_warmup": self.goal_mix_warmup,
             "n_step": self.n_step,
             "gamma": self.gamma,
             "seed": self._seed,

@@ -101,6 +101,16 @@ def parse_goal_mix(
     return real, future, desired
 
 
+def check_goal_mix_warmup(steps: int, mix: tuple[float, float, float] | None) -> int:
+    """``steps`` as the transitions added before the goal ``mix`` applies (ValueError
+    unless an int >= 0, and 0 where there is no mix)."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise ValueError(f"goal_mix_warmup must be an int >= 0 (transitions), got {steps!r}")
+    if steps and mix is None:
+        raise ValueError(f"goal_mix_warmup={steps} needs goal_mix (it delays the mix)")
+    return int(steps)
+
+
 def goal_sources(
     mix: tuple[float, float, float], size: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -147,7 +147,10 @@ def torchrun_train(
             job.terminate()  # torchrun passes it on; herkit checkpoints and writes its summary
             job.wait()
             stopped = True
-        if (job.returncode != 0 and not stopped) or not (out / "summary.json").exists():
+        done = out / "summary.json"
+        # SIGTERM from elsewhere (a run stopped by hand) also leaves an interrupted summary
+        interrupted = done.exists() and json.loads(done.read_text()).get("interrupted", False)
+        if not done.exists() or (job.returncode != 0 and not (stopped or interrupted)):
             raise SystemExit(f"{' '.join(command)} failed with exit code {job.returncode}")
         wall_s = time.perf_counter() - started
         others = (busy_cpu_s() - busy) - (children_cpu_s() - ours)

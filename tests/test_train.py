@@ -80,15 +80,15 @@ def test_recipe_ingredients_run_the_loop(tmp_path: Path, algo: str) -> None:
     run = tmp_path / "run"
     config = quiet(
         env_id=env_id, algo=algo, steps=300, warmup_steps=64, eval_every=150, eval_episodes=2,
-        goal_mix=(1.0, 2.0, 2.0), n_step=3, normalize_relabelled_goals=True, precision="bf16",
-        out=str(run), **{algo: small},
+        goal_mix=(1.0, 2.0, 2.0), goal_mix_warmup=100, n_step=3,
+        normalize_relabelled_goals=True, precision="bf16", out=str(run), **{algo: small},
     )  # fmt: skip
     summary = train(config)
-    assert summary["env_steps"] == 300
+    assert summary["env_steps"] == 300 and summary["strategy"] == "mix1:2:2"
     assert summary["updates"] >= (300 - 64) * config.updates_per_step - 1
     saved = json.loads((run / "config.json").read_text())
     assert saved["precision"] == "bf16" and saved["n_step"] == 3
-    assert saved["goal_mix"] == [1.0, 2.0, 2.0]
+    assert saved["goal_mix"] == [1.0, 2.0, 2.0] and saved["goal_mix_warmup"] == 100
     resumed = train(dataclasses.replace(config, steps=450), resume=True)
     assert resumed["env_steps"] == 450
 

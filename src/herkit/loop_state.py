@@ -76,7 +76,7 @@ def summary_of(config: TrainConfig, state: LoopState, world_size: int) -> dict[s
     summary: dict[str, Any] = {
         "env_id": config.env_id,
         "algo": config.algo,
-        "strategy": config.strategy,
+        "strategy": config.her_name(),  # a goal mix by its weights
         "seed": config.seed,
         "success_rate": state.success_rate,
         "env_steps": state.env_steps,

@@ -60,6 +60,10 @@ SOLVED = 0.9
 # FetchSlide's published runs plateau below 0.9.
 TARGETS = {"FetchSlide-v4": 0.8}
 HELD = 3
+BUDGETS = {"FetchPush-v4": 400_000, "FetchPickAndPlace-v4": 1_000_000, "FetchSlide-v4": 1_000_000}
+"""Env steps at which ``--table`` compares settings on the same budget: a little before the
+Push preset's first seeds reach 0.9, and where the preset's PickAndPlace and Slide curves
+flatten."""
 """Evaluations in a row whose mean success must reach the target for a task to count as
 solved (``herkit train --target-evaluations``'s default)."""
 
@@ -74,14 +78,31 @@ def held_at(curve: list[dict[str, float]], target: float, n: int = HELD) -> dict
     return None
 
 
+def success_at(curve: list[dict[str, float]], budget: int, n: int = HELD) -> float | None:
+    """The mean success of the last ``n`` evaluations at or before ``budget`` env steps
+    (None: the run stopped before it)."""
+    rates = [point["success_rate"] for point in curve if point["env_steps"] <= budget]
+    if not curve or curve[-1]["env_steps"] < budget - 20_000 or len(rates) < n:
+        return None
+    return float(np.mean(rates[-n:]))
+
+
+def eval_episodes(record: dict[str, Any]) -> int:
+    """Episodes per evaluation of a record (its command's ``--eval-episodes``; the preset's 20)."""
+    words = record["command"].split()
+    return int(words[words.index("--eval-episodes") + 1]) if "--eval-episodes" in words else 20
+
+
 def table(records: dict[str, dict[str, Any]], tasks: list[str]) -> str:
     """Markdown: per task and setting, each seed's first evaluation at the target, where the
-    target first held (``HELD`` evaluations in a row), its best success, env steps/s and the
-    CPU time other processes took."""
+    target first held (``HELD`` evaluations in a row), the mean success of the last ``HELD``
+    evaluations at the task's budget (``BUDGETS``), episodes per evaluation, its best
+    success, env steps/s and the CPU time other processes took."""
     lines = [
         "| task | setting | seed | first evaluation >= target | target held "
-        f"({HELD} in a row) | best | env steps/s | others' cores |",
-        "|---|---|---:|---|---|---:|---:|---:|",
+        f"({HELD} in a row) | success at budget | episodes | best | env steps/s "
+        "| others' cores |",
+        "|---|---|---:|---|---|---|---:|---:|---:|---:|",
     ]
 
     def at(point: dict[str, float] | None) -> str:
@@ -98,9 +119,17 @@ def table(records: dict[str, dict[str, Any]], tasks: list[str]) -> str:
         first = next((point for point in curve if point["success_rate"] >= target), None)
         others = record.get("others_cores")
         busy = "?" if others is None else f"{others:.2f}"
+        budget = BUDGETS.get(task, curve[-1]["env_steps"] if curve else 0)
+        there = success_at(curve, budget)
+        if there is None and len(curve) >= HELD:  # stopped early: where it was
+            last = curve[-1]["env_steps"]
+            at_budget = f"stopped: {success_at(curve, int(last)):.2f} at {last:,.0f}"
+        else:
+            at_budget = "-" if there is None else f"{there:.2f} at {budget:,}"
         cells = [task, setting(record), str(record["seed"]), at(first),
-                 at(held_at(curve, target)), f"{record['best_success']:.2f}",
-                 f"{record['env_steps_per_s']:.0f}", busy]  # fmt: skip
+                 at(held_at(curve, target)), at_budget, str(eval_episodes(record)),
+                 f"{record['best_success']:.2f}", f"{record['env_steps_per_s']:.0f}",
+                 busy]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

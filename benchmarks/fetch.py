@@ -81,7 +81,8 @@ def held_at(curve: list[dict[str, float]], target: float, n: int = HELD) -> dict
 def success_at(curve: list[dict[str, float]], budget: int, n: int = HELD) -> float | None:
     """The mean success of the last ``n`` evaluations at or before ``budget`` env steps
     (None: the run stopped before it)."""
-    rates = [point["success_rate"] for point in curve if point["env_steps"] <= budget]
+    # an evaluation lands a few env steps past its multiple where n_envs does not divide it
+    rates = [point["success_rate"] for point in curve if point["env_steps"] <= budget * 1.01]
     if not curve or curve[-1]["env_steps"] < budget - 20_000 or len(rates) < n:
         return None
     return float(np.mean(rates[-n:]))

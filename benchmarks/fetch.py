@@ -60,6 +60,9 @@ SOLVED = 0.9
 # FetchSlide's published runs plateau below 0.9.
 TARGETS = {"FetchSlide-v4": 0.8}
 HELD = 3
+SHARED = 0.5
+"""Cores' worth of CPU time other processes took during a run above which its wall time is
+marked as not comparable (runs side by side for their curves in env steps)."""
 BUDGETS = {"FetchPush-v4": 400_000, "FetchPickAndPlace-v4": 1_000_000, "FetchSlide-v4": 1_000_000}
 """Env steps at which ``--table`` compares settings on the same budget: a little before the
 Push preset's first seeds reach 0.9, and where the preset's PickAndPlace and Slide curves
@@ -237,6 +240,9 @@ def plot_curves(
         label = (
             f"{name} (seed {seeds})" if len(records) == 1 else f"{name}, median of seeds {seeds}"
         )
+        if any(record.get("shared") or (record.get("others_cores") or 0) > SHARED
+               for record in records):  # fmt: skip
+            label += ", shared machine: wall times not comparable"
         for record in records:
             curve = record["curve"]
             success = [point["success_rate"] for point in curve]

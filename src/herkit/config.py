@@ -33,6 +33,7 @@ from herkit.agent_configs import (
     SACConfig,
     config_class,
 )
+from herkit.buffer.strategies import check_goal_mix_warmup
 from herkit.learning_settings import learning_differences
 from herkit.presets import preset_values
 from herkit.validation import check_bool, check_float, check_int, is_number
@@ -205,8 +206,7 @@ class TrainConfig:
             ("goal_mix_warmup", 0),
         ):  # fmt: skip
             check_int(name, getattr(self, name), minimum)
-        if self.goal_mix_warmup and self.goal_mix is None:
-            raise ValueError("goal_mix_warmup needs goal_mix (it delays the goal mix)")
+        check_goal_mix_warmup(self.goal_mix_warmup, self.goal_mix)
         if self.torch_threads is not None:
             check_int("torch_threads", self.torch_threads, 1)
         if self.env_workers is not None:

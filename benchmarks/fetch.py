@@ -60,6 +60,8 @@ SOLVED = 0.9
 # FetchSlide's published runs plateau below 0.9.
 TARGETS = {"FetchSlide-v4": 0.8}
 HELD = 3
+"""Evaluations in a row whose mean success must reach the target for a task to count as
+solved (``herkit train --target-evaluations``'s default)."""
 SHARED = 0.5
 """Cores' worth of CPU time other processes took during a run above which its wall time is
 marked as not comparable (runs side by side for their curves in env steps)."""
@@ -67,8 +69,6 @@ BUDGETS = {"FetchPush-v4": 400_000, "FetchPickAndPlace-v4": 1_000_000, "FetchSli
 """Env steps at which ``--table`` compares settings on the same budget: a little before the
 Push preset's first seeds reach 0.9, and where the preset's PickAndPlace and Slide curves
 flatten."""
-"""Evaluations in a row whose mean success must reach the target for a task to count as
-solved (``herkit train --target-evaluations``'s default)."""
 
 
 def held_at(curve: list[dict[str, float]], target: float, n: int = HELD) -> dict[str, float] | None:
@@ -126,8 +126,8 @@ def table(records: dict[str, dict[str, Any]], tasks: list[str]) -> str:
         budget = BUDGETS.get(task, curve[-1]["env_steps"] if curve else 0)
         there = success_at(curve, budget)
         if there is None and len(curve) >= HELD:  # stopped early: where it was
-            last = curve[-1]["env_steps"]
-            at_budget = f"stopped: {success_at(curve, int(last)):.2f} at {last:,.0f}"
+            last = np.mean([point["success_rate"] for point in curve[-HELD:]])
+            at_budget = f"stopped: {last:.2f} at {curve[-1]['env_steps']:,.0f}"
         else:
             at_budget = "-" if there is None else f"{there:.2f} at {budget:,}"
         cells = [task, setting(record), str(record["seed"]), at(first),

@@ -16,7 +16,7 @@ from herkit.run_config import config_for
     [
         ("FetchPush-v4", "FetchPush-v4"),
         ("gymnasium_robotics:FetchPush-v4", "FetchPush-v4"),
-        ("FetchPickAndPlace-v4", "Fetch"),
+        ("FetchPickAndPlace-v4", "FetchPickAndPlace-v4"),
         ("FetchSlide-v4", "Fetch"),
         ("FetchReach-v4", "FetchReach-v4"),
         ("PointMaze_UMaze-v3", "PointMaze"),

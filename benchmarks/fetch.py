@@ -14,9 +14,10 @@
     python benchmarks/fetch.py --table          # every setting's seeds against the targets
 
 Each task and seed is one ``torchrun --nproc-per-node RANKS -m herkit train TASK --seed SEED
---steps STEPS`` job (the Fetch preset: DDPG+HER future k=4, 3x256 networks, 16 envs, batch
-512 at 0.0625 updates per env step) with ``--herkit-args`` appended (default: an
-evaluation of 20 episodes every 20,000 env steps).
+--steps STEPS`` job (the task's preset: DDPG+HER future k=4, 3x256 networks; Push 48 envs
+and one update of batch 2048 per 48 env steps, PickAndPlace two, Slide the family's 16 envs
+and one of 512 per 16) with ``--herkit-args`` appended (default: an evaluation of 20
+episodes every 20,000 env steps).
 Env steps are counted over all ranks. A run whose directory (RUNS_DIR/TASK/seedSEED) holds
 a summary.json is not run again. ``--label L`` keeps the records of other settings apart
 (key ``<task>/L/seed<seed>``, runs in RUNS_DIR/TASK/L/seedSEED).

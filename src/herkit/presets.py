@@ -30,11 +30,11 @@ _BITFLIP = dict(
     updates_per_step=0.25,
     dqn=DQNConfig(batch_size=256, epsilon=0.5, polyak=0.99),
 )
-# Fetch on a CPU is a race in wall time. One env worker steps about 400-460 Fetch env
+# Fetch on a CPU is a race in wall time. One env worker steps about 400-700 Fetch env
 # steps/s on one core (most of it MuJoCo's physics) while the networks train on the other.
-# Each loop iteration owes one update (n_envs x updates_per_step = 1), which runs while the
-# envs take their next step. The Fetch family: 16 envs, batch 512 at 1/16 update per env
-# step (32 sampled transitions per env step, as much learning as keeps pace with the envs).
+# Each loop iteration owes n_envs x updates_per_step updates (1 here, 2 for PickAndPlace),
+# which run while the envs take their next step. The Fetch family: 16 envs, batch 512 at
+# 1/16 update per env step (32 sampled transitions per env step).
 # FetchPush: 48 envs, batch 2048 at 1/48 (43 per env step): fewer, larger updates cost less
 # per sample, and it reached 0.9 on seeds 0, 1, 2 at 24.7, 27.7 and 19.4 minutes on 2
 # cores, where the family's setting did on 1 seed of 3 within 30 minutes (docs/experiment-log.md,

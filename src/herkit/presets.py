@@ -85,8 +85,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         _FETCH, n_envs=48, updates_per_step=1 / 48, ddpg=DDPGConfig(batch_size=2048)
     ),
     # 48 envs, 2 updates of batch 2048 per 48 env steps (85 sampled transitions per env
-    # step): the one PickAndPlace setting that held 0.9 by 1,000,000 env steps, where the
-    # family's setting levelled off near 0.6 (docs/results.md, "Levers tried on Fetch").
+    # step): it held 0.9 at 1,000,000-1,020,000 env steps, 31.8 and 32.2 min on seeds 0 and
+    # 1 on a 2-core Zen 4, where the family's setting levelled off near 0.6 (docs/results.md).
     "FetchPickAndPlace-v4": dict(
         _FETCH, n_envs=48, updates_per_step=1 / 24, ddpg=DDPGConfig(batch_size=2048)
     ),

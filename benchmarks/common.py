@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +44,26 @@ def code_version() -> dict[str, Any]:
     except (OSError, subprocess.CalledProcessError):
         return {}
     return {"commit": commit, "src_modified": bool(status.strip())}
+
+
+@contextmanager
+def worktree(rev: str) -> Iterator[Path]:
+    """A temporary git worktree of ``rev`` (removed afterwards): the code to compare with."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "old"
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), rev],
+                       check=True, cwd=ROOT, capture_output=True)  # fmt: skip
+        try:
+            yield tree
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT,
+                           check=False)  # fmt: skip
+
+
+def commit_of(rev: str) -> str:
+    """The full hash of a git revision."""
+    return subprocess.run(["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
 
 
 def add_run(path: Path, key: str, run: dict[str, Any], machine: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,8 @@ reward terms, which herkit's envs, Fetch and PointMaze do not have), a bit-ident
 a stronger check than learning curves within seed noise. This script checks out REV into a
 temporary git worktree, runs the same ``herkit train`` command line with that code and
 with the working tree's, one after the other, and compares every column of progress.csv
-except the timings (``wall_s``, ``sps``, ``eval_s``): success rates, losses, Q values, updates.
+except the timings (``wall_s``, ``sps``, ``ups``, ``eval_s``): success rates, losses, Q
+values, updates.
 
     python benchmarks/unchanged.py --against 3b03fe7
     python benchmarks/unchanged.py --against HEAD~1 --only bitflip fetchreach
@@ -26,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, ROOT, code_version, machine
+from common import DOCS, ROOT, code_version, commit_of, machine, worktree
 
 CASES: dict[str, list[str]] = {
     "bitflip": ["herkit/BitFlip-v0", "--steps", "6000", "--eval-every", "2000"],
@@ -38,7 +39,7 @@ CASES: dict[str, list[str]] = {
 }
 """Short runs of every env family herkit ships or presets, with their default settings."""
 
-TIMINGS = ("wall_s", "sps", "eval_s")
+TIMINGS = ("wall_s", "sps", "ups", "eval_s")
 RECORD = DOCS / "unchanged.json"
 
 
@@ -78,25 +79,13 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", choices=sorted(CASES), default=sorted(CASES))
     args = parser.parse_args()
     results: dict[str, object] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        old_tree = Path(tmp) / "old"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(old_tree), args.against],
-            check=True, cwd=ROOT, capture_output=True,
-        )  # fmt: skip
-        try:
-            for name in args.only:
-                old = run(old_tree, CASES[name], Path(tmp) / f"{name}-old")
-                new = run(ROOT, CASES[name], Path(tmp) / f"{name}-new")
-                results[name] = {"args": CASES[name], **compare(old, new)}
-                print(f"{name}: {results[name]}", flush=True)
-        finally:
-            subprocess.run(
-                ["git", "worktree", "remove", "--force", str(old_tree)], cwd=ROOT, check=False
-            )
-    against = subprocess.run(
-        ["git", "rev-parse", args.against], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp, worktree(args.against) as old_tree:
+        for name in args.only:
+            old = run(old_tree, CASES[name], Path(tmp) / f"{name}-old")
+            new = run(ROOT, CASES[name], Path(tmp) / f"{name}-new")
+            results[name] = {"args": CASES[name], **compare(old, new)}
+            print(f"{name}: {results[name]}", flush=True)
+    against = commit_of(args.against)
     record = {"machine": machine(), "against": against, "code": code_version(), "cases": results}
     RECORD.write_text(json.dumps(record, indent=1))
 

@@ -79,6 +79,11 @@ def random_batch(
     )
 
 
+def host(metrics: dict[str, torch.Tensor]) -> dict[str, float]:
+    """An update's metrics (device tensors) read to the host."""
+    return {name: float(value) for name, value in metrics.items()}
+
+
 def parameters(agent: GoalAgent) -> dict[str, torch.Tensor]:
     return {
         f"{name}.{key}": value.detach().clone()
@@ -105,8 +110,10 @@ def test_update_smoke(algo: str) -> None:
     agent.update_normalizer(np.ones((5, OBS_DIM)), np.zeros((5, GOAL_DIM)))
     before = parameters(agent)
     batch = random_batch(algo)
-    metrics = agent.update(batch)
-    assert all(isinstance(v, float) and math.isfinite(v) for v in metrics.values())
+    returned = agent.update(batch)
+    assert all(v.shape == () and v.device == agent.device for v in returned.values())
+    metrics = host(returned)
+    assert all(math.isfinite(v) for v in metrics.values())
     assert {"critic_loss", "q_mean", "q_min", "q_max", "target_q_mean"} <= metrics.keys()
     assert metrics["q_min"] <= metrics["q_mean"] <= metrics["q_max"]
     if algo != "dqn":
@@ -117,8 +124,9 @@ def test_update_smoke(algo: str) -> None:
     for name in before:
         if "center" not in name and "half_range" not in name:  # action-bound buffers
             assert not torch.equal(before[name], after[name]), f"{name} did not change"
-    assert agent.priorities.shape == (64,) and agent.priorities.dtype == np.float32
-    assert np.all(agent.priorities >= 0)
+    assert agent.priorities.shape == (64,) and agent.priorities.dtype == torch.float32
+    assert bool((agent.priorities >= 0).all())
+    assert metrics["td_abs_mean"] == pytest.approx(float(agent.priorities.mean()))
 
 
 def test_td3_delays_actor_and_target_updates() -> None:
@@ -216,7 +224,7 @@ def test_seeding_is_reproducible_and_leaves_global_rng_alone(algo: str) -> None:
     a, b = agent_for(algo, seed=3), agent_for(algo, seed=3)
     obs, goal = np.ones((3, OBS_DIM)), np.ones((3, GOAL_DIM))
     np.testing.assert_array_equal(a.act(obs, goal, False), b.act(obs, goal, False))
-    assert a.update(random_batch(algo)) == b.update(random_batch(algo))
+    assert host(a.update(random_batch(algo))) == host(b.update(random_batch(algo)))
     assert torch.equal(torch.get_rng_state(), torch_state)
     assert np.random.get_state()[1].tolist() == numpy_state[1].tolist()  # type: ignore[index]  # noqa: NPY002
     c = agent_for(algo, seed=4)
@@ -254,8 +262,8 @@ def test_state_dict_round_trip(algo: str, tmp_path: Path) -> None:
         )
     batch = random_batch(algo, seed=9, weights=np.linspace(0.1, 1.0, 64, dtype=np.float32))
     for _ in range(2):
-        assert agent.update(batch) == restored.update(batch)
-    np.testing.assert_array_equal(agent.priorities, restored.priorities)
+        assert host(agent.update(batch)) == host(restored.update(batch))
+    torch.testing.assert_close(agent.priorities, restored.priorities, rtol=0, atol=0)
 
 
 def test_load_state_dict_of_another_agent_raises() -> None:
@@ -442,7 +450,7 @@ def test_dqn_moves_q_toward_fixed_targets() -> None:
     agent = agent_for("dqn", hidden=(64,))
     batch = replace(random_batch("dqn", size=128, seed=5), terminated=np.ones(128, np.float32))
     agent.update_normalizer(batch.observation, batch.goal)
-    metrics = [agent.update(batch) for _ in range(200)]
+    metrics = [host(agent.update(batch)) for _ in range(200)]
     losses = [m["critic_loss"] for m in metrics]
     assert np.mean(losses[-10:]) < 0.25 * np.mean(losses[:10])
     assert metrics[-1]["td_abs_mean"] < 0.5 * metrics[0]["td_abs_mean"]
@@ -496,7 +504,7 @@ def test_layer_norm_where_asked(algo: str) -> None:
     for module in list(mlp)[:-1]:  # the layers in order ("_last" names the last one again)
         layered = module(layered)
     torch.testing.assert_close(mlp(x), layered)  # the fused forward computes the same
-    metrics = agent.update(random_batch(algo))
+    metrics = host(agent.update(random_batch(algo)))
     assert all(math.isfinite(v) for v in metrics.values())
 
 
@@ -507,11 +515,11 @@ def test_bf16_autocast_keeps_parameters_outputs_and_losses_float32(algo: str) ->
     batch = random_batch(algo)
     agent.update_normalizer(batch.observation, batch.goal)
     with agent._autocast():
-        x = agent._inputs(batch.observation, batch.goal)
+        x = agent.inputs.host(batch.observation, batch.goal)
         net = agent._networks()["q" if algo == "dqn" else "critic"]
         out = net(x) if algo == "dqn" else net(x, torch.zeros(64, ACT_DIM))
     assert out.dtype == torch.float32  # the output layer runs in float32
-    metrics = agent.update(batch)
+    metrics = host(agent.update(batch))
     assert all(math.isfinite(v) for v in metrics.values())
     for net in agent._networks().values():
         assert all(p.dtype == torch.float32 for p in net.parameters())
@@ -531,7 +539,7 @@ def test_bf16_and_fp32_updates_agree_closely() -> None:
     for agent in (fp32, bf16):
         agent.update_normalizer(batch.observation, batch.goal)
         agent.update(batch)
-    x = fp32._inputs(batch.observation, batch.goal)
+    x = fp32.inputs.host(batch.observation, batch.goal)
     unit = torch.zeros(256, ACT_DIM)
     with torch.no_grad():
         q32 = fp32.critic(x, unit)
@@ -566,31 +574,6 @@ def test_bf16_is_native_only_where_the_cpu_has_its_units(monkeypatch: pytest.Mon
         monkeypatch.setattr("herkit.bench.table.cpu_flags", lambda flags=flags: flags)
         assert herkit.precision.fast_bf16(cpu) is native
         assert environment_info()["vector_units"] == units
-
-
-def test_measure_precision_times_both_and_leaves_the_agent_as_it_was() -> None:
-    from herkit.precision import AUTO_BF16_SPEEDUP, measure_precision
-
-    agent = agent_for("ddpg")
-    before = agent.state_dict()
-    obs_space = gymnasium.spaces.Dict(
-        {
-            "observation": gymnasium.spaces.Box(-1, 1, (OBS_DIM,)),
-            "achieved_goal": gymnasium.spaces.Box(-1, 1, (GOAL_DIM,)),
-            "desired_goal": gymnasium.spaces.Box(-1, 1, (GOAL_DIM,)),
-        }
-    )
-    choice, timings = measure_precision(agent, obs_space, space("ddpg"), 64, repeats=1)
-    assert set(timings) == {"fp32_ms", "bf16_ms"} and all(t > 0 for t in timings.values())
-    bf16_wins = timings["fp32_ms"] >= AUTO_BF16_SPEEDUP * timings["bf16_ms"]
-    assert choice == ("bf16" if bf16_wins else "fp32")
-    assert agent.precision == "fp32"
-    after = agent.state_dict()
-    assert after["updates"] == before["updates"]
-    for name, net in before["networks"].items():
-        for key, value in net.items():
-            assert torch.equal(after["networks"][name][key], value), (name, key)
-    np.testing.assert_array_equal(after["obs_normalizer"]["sum"], before["obs_normalizer"]["sum"])
 
 
 def test_goal_normalizer_fed_goals_alone() -> None:

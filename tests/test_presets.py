@@ -7,7 +7,7 @@ import json
 import pytest
 
 from herkit.config import TrainConfig, config_from_dict, preset_config
-from herkit.presets import PRESETS, preset_values
+from herkit.presets import GPU_PRESETS, PRESETS, preset_values
 from herkit.run_config import config_for
 
 
@@ -27,6 +27,37 @@ def test_an_env_id_gets_its_longest_matching_preset(env_id: str, key: str) -> No
     assert preset_values(env_id) == PRESETS[key]
 
 
+@pytest.mark.parametrize(
+    ("env_id", "key"),
+    [
+        ("FetchPush-v4", "Fetch"),
+        ("FetchSlide-v4", "Fetch"),
+        ("FetchReach-v4", "FetchReach-v4"),
+    ],
+)
+def test_on_a_gpu_an_env_gets_its_gpu_preset_where_it_has_one(env_id: str, key: str) -> None:
+    assert preset_values(env_id, gpu=True) == GPU_PRESETS[key]
+    assert preset_values("herkit/BitFlip-v0", gpu=True) == PRESETS["herkit/BitFlip-v0"]
+    config = preset_config(env_id, "cuda")
+    assert config.device == "cuda" and config.n_envs == GPU_PRESETS[key]["n_envs"]
+    assert preset_config(env_id, "cuda:1").device == "cuda:1"
+    assert preset_config(env_id) == TrainConfig(env_id=env_id, **PRESETS[
+        max((k for k in PRESETS if env_id.startswith(k)), key=len)])  # fmt: skip
+
+
+def test_the_command_line_takes_the_gpu_preset_with_device_cuda() -> None:
+    from herkit.cli import _parse_train
+
+    config = config_for("FetchPush-v4", device="cuda", steps=1000)
+    assert config.ddpg.hidden == (512, 512, 512) and config.goal_mix == (1.0, 2.0, 2.0)
+    assert config.device == "cuda" and config.steps == 1000
+    preset = preset_config("FetchPush-v4", "cuda")
+    parsed = _parse_train(["FetchPush-v4", "--device", "cuda"], default=preset)
+    assert parsed == preset
+    # the GPU preset's own settings are not news to a GPU run's default name
+    assert str(config.out_dir()) == "runs/FetchPush-v4-ddpg-mix1-2-2-s0"
+
+
 def test_an_env_without_a_preset_gets_the_generic_defaults() -> None:
     assert preset_values("CartPole-v1") == {}
     assert preset_config("CartPole-v1") == TrainConfig(env_id="CartPole-v1")
@@ -38,9 +69,10 @@ def test_preset_values_are_a_copy_the_caller_may_change() -> None:
     assert PRESETS["FetchPush-v4"]["n_envs"] != 1
 
 
-@pytest.mark.parametrize("key", sorted(PRESETS))
-def test_every_preset_is_a_valid_config_that_survives_config_json(key: str) -> None:
-    config = preset_config(key)  # validated on construction
+@pytest.mark.parametrize(("key", "device"), [(key, "cpu") for key in sorted(PRESETS)]
+                         + [(key, "cuda") for key in sorted(GPU_PRESETS)])  # fmt: skip
+def test_every_preset_is_a_valid_config_that_survives_config_json(key: str, device: str) -> None:
+    config = preset_config(key, device)  # validated on construction
     assert config_from_dict(json.loads(json.dumps(config.to_dict()))) == config
 
 

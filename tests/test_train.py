@@ -158,6 +158,7 @@ def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
         terminal_on_success=True,
         success_key="is_success",
         precision=on_disk["precision"],
+        update_mode=on_disk["update_mode"],
         torch_threads=on_disk["torch_threads"],
         env_workers=0,
     )

@@ -20,7 +20,15 @@ from typing import Any, Literal, get_args
 from herkit.validation import check_bool, check_float, check_int, is_number
 
 __all__ = [
-    "ALGOS", "Algo", "DDPGConfig", "DQNConfig", "OffPolicyConfig", "SACConfig", "config_class",
+    "ALGOS",
+    "UPDATE_MODES",
+    "Algo",
+    "DDPGConfig",
+    "DQNConfig",
+    "OffPolicyConfig",
+    "SACConfig",
+    "UpdateMode",
+    "config_class",
     "default_agent_config",
 ]  # fmt: skip
 
@@ -170,6 +178,13 @@ Algo = Literal["dqn", "ddpg", "td3", "sac"]
 
 ALGOS: tuple[Algo, ...] = get_args(Algo)
 """The names of :data:`Algo`, in order."""
+
+UpdateMode = Literal["eager", "compiled", "captured", "compiled-captured"]
+"""How an update step runs (:mod:`herkit.agents.runners`): op by op, compiled, captured as a
+CUDA graph and replayed, or compiled and captured."""
+
+UPDATE_MODES: tuple[UpdateMode, ...] = get_args(UpdateMode)
+"""The names of :data:`UpdateMode`, in order."""
 
 
 def config_class(algo: str) -> type[OffPolicyConfig]:

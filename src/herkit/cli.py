@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from herkit import __version__
-from herkit.bench import BufferBenchConfig, bench_buffer
+from herkit.bench import BufferBenchConfig, UpdateBenchConfig, bench_buffer
 from herkit.cli_args import auto_flags, parse, unwrap_help, with_suggestions
 from herkit.envs.failures import EnvFailure
 from herkit.extras import needs_extra
@@ -27,12 +27,21 @@ from herkit.learning_settings import RESUME_MAY_CHANGE
 
 
 def bench(
-    what: tyro.conf.Positional[Literal["buffer"]],
-    config: Annotated[BufferBenchConfig, tyro.conf.arg(name="")],
+    config: Annotated[
+        Annotated[BufferBenchConfig, tyro.conf.subcommand("buffer")]
+        | Annotated[UpdateBenchConfig, tyro.conf.subcommand("update")],
+        tyro.conf.arg(name=""),
+    ],
 ) -> None:
-    """Speed benchmarks: `herkit bench buffer` times adding to and sampling herkit's buffer."""
-    if what == "buffer":
+    """Speed benchmarks: `herkit bench buffer` times adding to and sampling herkit's buffer,
+    `herkit bench update` the learner's sample + update per algorithm, size, batch,
+    precision and update mode."""
+    if isinstance(config, BufferBenchConfig):
         bench_buffer(config)
+    else:
+        from herkit.bench.update import bench_update  # torch: the train extra
+
+        bench_update(config)
 
 
 def evaluate_run(
@@ -162,7 +171,7 @@ def _train_main(args: list[str]) -> None:
             )
         config, resume = dataclasses.replace(config, resume=None), True
     else:
-        preset = preset_config(first.env_id)
+        preset = preset_config(first.env_id, first.device)  # a GPU preset with --device cuda
         parsed = _parse_train(args, default=preset)
         changes = {
             field.name: getattr(parsed, field.name)
@@ -171,6 +180,7 @@ def _train_main(args: list[str]) -> None:
         }
         if any(arg == "--algo" or arg.startswith("--algo=") for arg in args):
             changes["algo"] = parsed.algo  # given, even as the preset's: kept as given
+        changes["device"] = parsed.device  # the preset's is the one given: it picks the preset
         config, resume = config_for(parsed.env_id, **changes), False
     from herkit.train import train  # torch: only once the flags are read and checked
 

@@ -31,6 +31,7 @@ from herkit.agent_configs import (
     DQNConfig,
     OffPolicyConfig,
     SACConfig,
+    UpdateMode,
     config_class,
 )
 from herkit.buffer.strategies import check_goal_mix_warmup
@@ -46,6 +47,7 @@ __all__ = [
     "TrainConfig",
     "config_from_dict",
     "default_run_name",
+    "on_gpu",
     "preset_config",
 ]
 
@@ -183,6 +185,13 @@ class TrainConfig:
     natively (AVX512-BF16, AMX, CUDA), a few updates of the run's networks at its batch
     size are timed in both and the faster is taken (bf16 only if >= 1.1x faster). The
     choice and the timings are recorded in config.json."""
+    update_mode: Literal["auto"] | UpdateMode = "auto"
+    """How each update runs: eager (op by op), compiled (torch.compile fuses its ops),
+    captured (CUDA only: recorded once as a CUDA graph, then replayed) or
+    compiled-captured; auto: the modes this device can run are timed at start with the
+    precision (compiled ones only where compiling costs at most 5 % of the run's update
+    time) and the fastest is taken (eager unless another is >= 1.05x faster). The choice
+    and the timings are recorded in config.json and reused by --resume."""
     tensorboard: bool = True
     """Also write TensorBoard event files."""
     progress: bool = True
@@ -279,7 +288,7 @@ class TrainConfig:
         different tasks and learning settings apart (see :func:`default_run_name`)."""
         if self.out is not None:
             return Path(self.out)
-        return Path("runs") / default_run_name(self, preset_config(self.env_id))
+        return Path("runs") / default_run_name(self, preset_config(self.env_id, self.device))
 
     def her_name(self) -> str:
         """How goals are relabelled, in a word: the strategy, or ``mix1:2:2`` for a goal mix."""
@@ -300,7 +309,7 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
         if "hidden" in agent:
             agent["hidden"] = tuple(agent["hidden"])
         fields[algo] = config_class(algo)(**agent)
-    for name in ("env_kwargs", "reward_range", "info_keys"):
+    for name in ("env_kwargs", "reward_range", "info_keys", "goal_mix"):
         if fields.get(name) is not None:
             fields[name] = tuple(fields[name])
     unknown = sorted(set(fields) - {field.name for field in dataclasses.fields(TrainConfig)})
@@ -309,10 +318,23 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
     return TrainConfig(**fields)
 
 
-def preset_config(env_id: str) -> TrainConfig:
-    """TrainConfig defaults for ``env_id``: its preset (:data:`PRESETS`), else the generic
-    defaults."""
-    return TrainConfig(env_id=env_id, **preset_values(env_id))
+def preset_config(env_id: str, device: str = "cpu") -> TrainConfig:
+    """TrainConfig defaults for ``env_id`` on ``device``: its preset (on a GPU its GPU
+    preset where it has one, :mod:`herkit.presets`), else the generic defaults; the
+    device is kept in the config."""
+    values = preset_values(env_id, gpu=on_gpu(device))
+    if device != "cpu":
+        values["device"] = device
+    return TrainConfig(env_id=env_id, **values)
+
+
+def on_gpu(device: str) -> bool:
+    """Whether ``device`` names a GPU (``auto``: where torch sees one)."""
+    if device == "auto":
+        import torch
+
+        return bool(torch.cuda.is_available())
+    return device.startswith("cuda")
 
 
 _NAMED = ("env_id", "env_kwargs", "algo", "strategy", "goal_mix", "seed")

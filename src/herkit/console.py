@@ -49,13 +49,17 @@ class StopOnSignal:
 
 class _Counters(Protocol):
     env_steps: int
+    updates: int
     success_rate: float
 
 
 class Progress:
-    """A rich progress bar with live success rate and steps/s (silent when disabled)."""
+    """A rich progress bar with live success rate, env steps/s and updates/s (silent when
+    disabled): the envs' and the learner's rates side by side."""
 
-    def __init__(self, label: str, steps: int, done: int, enabled: bool = True) -> None:
+    def __init__(
+        self, label: str, steps: int, done: int, enabled: bool = True, updates: int = 0
+    ) -> None:
         self._bar: Any = None
         if not enabled:
             return
@@ -73,12 +77,15 @@ class Progress:
             MofNCompleteColumn(),
             TextColumn("success {task.fields[success]}"),
             TextColumn("{task.fields[sps]} steps/s"),
+            TextColumn("{task.fields[ups]} updates/s"),
             TimeRemainingColumn(),
             auto_refresh=False,  # a refresh thread would contend with the loop for the GIL
         )
-        self._task = self._bar.add_task("train", total=steps, completed=done, success="-", sps="-")
+        self._task = self._bar.add_task(
+            "train", total=steps, completed=done, success="-", sps="-", ups="-"
+        )
         self._bar.start()
-        self._last = self._start = (time.perf_counter(), done)
+        self._last = self._start = (time.perf_counter(), done, updates)
 
     def update(self, state: _Counters, force: bool = False) -> None:
         """Show ``state``'s env steps and success rate (at most 4 times a second unless
@@ -86,15 +93,19 @@ class Progress:
         if self._bar is None:
             return
         now = time.perf_counter()
-        then, steps = self._last
+        then, steps, updates = self._last
         if now - then < 0.25 and not force:
             return
         if force:  # the last line: the whole run's rate (its last interval held the
-            then, steps = self._start  # evaluation, video and checkpoint that end a run)
-        sps = (state.env_steps - steps) / max(now - then, 1e-9)
-        self._last = (now, state.env_steps)
+            then, steps, updates = self._start  # evaluation, video and checkpoint)
+        elapsed = max(now - then, 1e-9)
+        sps = (state.env_steps - steps) / elapsed
+        ups = f"{(state.updates - updates) / elapsed:,.0f}"
+        self._last = (now, state.env_steps, state.updates)
         success = "-" if np.isnan(state.success_rate) else f"{state.success_rate:.2f}"
-        self._bar.update(self._task, completed=state.env_steps, success=success, sps=f"{sps:,.0f}")
+        self._bar.update(
+            self._task, completed=state.env_steps, success=success, sps=f"{sps:,.0f}", ups=ups
+        )
         self._bar.refresh()
 
     def close(self) -> None:

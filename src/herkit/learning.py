@@ -3,8 +3,12 @@ env steps are stored and runs them when the loop says so.
 
 ``updates_per_step`` updates are owed per env step stored once updates may start (after
 ``warmup_steps``, and on every rank once every rank's buffer can be sampled); :meth:`learn`
-runs every update owed: sample a batch, update the agent, record its metrics, refresh the
-priorities. The loop calls it in one place (:mod:`herkit.train`).
+runs every update owed: sample a batch, update the agent, refresh the priorities.
+
+No update waits on the host: the agent keeps its metrics on its device, and
+:meth:`~Learner.read_metrics` reads them in one transfer once per row of ``updates.csv``
+(every ``log_updates_every`` updates) and before each evaluation and checkpoint, checks
+them (a NaN or an infinity stops the run, naming the update) and records them.
 """
 
 from __future__ import annotations
@@ -38,8 +42,12 @@ class Learner:
     warmup_steps: int
     normalize_relabelled_goals: bool
     prioritized: bool
+    log_updates_every: int
     can_update: bool = False
     """Whether updates may start (warm-up over and every rank's buffer non-empty)."""
+
+    def __post_init__(self) -> None:
+        self.agent.log_updates()
 
     def owe_updates(self) -> None:
         """Owe ``updates_per_step`` updates per env step of this iteration, once updates
@@ -56,16 +64,23 @@ class Learner:
         state = self.state
         while state.owed_updates >= 1:
             batch = self.buffer.sample(self.batch_size)
-            if self.normalize_relabelled_goals:
-                self.agent.update_goal_normalizer(batch.goal)
-            metrics = self.agent.update(batch)
-            check_finite_metrics(metrics, state.updates + 1)
-            self.metrics.add(metrics)
+            self.agent.update(batch, count_goals=self.normalize_relabelled_goals)
             if self.prioritized:
                 self.buffer.update_priorities(batch.indices, self.agent.priorities)
             state.updates += 1
-            self.records.updated(metrics, state.updates, state.env_steps)
             state.owed_updates -= 1
+            if state.updates % self.log_updates_every == 0:
+                self.read_metrics()
+
+    def read_metrics(self) -> None:
+        """Read the metrics of the updates since the last read from the agent (one
+        transfer), check that they are finite and record them."""
+        rows = self.agent.update_metrics()
+        first = self.state.updates - len(rows) + 1
+        for update, metrics in enumerate(rows, start=first):
+            check_finite_metrics(metrics, update)
+            self.metrics.add(metrics)
+            self.records.updated(metrics, update, self.state.env_steps)
 
     @classmethod
     def of_run(
@@ -86,5 +101,5 @@ class Learner:
             updates_per_iteration=config.n_envs * config.updates_per_step,
             warmup_steps=config.warmup_steps,
             normalize_relabelled_goals=config.normalize_relabelled_goals,
-            prioritized=config.prioritized,
+            prioritized=config.prioritized, log_updates_every=config.log_updates_every,
         )  # fmt: skip

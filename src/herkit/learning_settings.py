@@ -21,7 +21,7 @@ __all__ = ["BOOKKEEPING", "RESUME_MAY_CHANGE", "learning_differences"]
 RESUME_MAY_CHANGE = (
     "steps", "eval_every", "eval_episodes", "checkpoint_every", "video_every", "target_success",
     "target_evaluations",
-    "log_updates_every", "device", "torch_threads", "env_workers", "dist_timeout_s",
+    "log_updates_every", "device", "update_mode", "torch_threads", "env_workers", "dist_timeout_s",
     "env_restarts", "env_timeout_s", "tensorboard", "progress",
 )  # fmt: skip
 """Settings that ``herkit train --resume RUN`` accepts as flags (e.g. a larger ``--steps``

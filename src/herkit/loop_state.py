@@ -66,6 +66,7 @@ def progress_row(state: LoopState, metrics: dict[str, float], episodes: int) -> 
         "wall_s": state.wall_s,
         "eval_s": state.eval_s,
         "sps": state.env_steps / max(state.wall_s, 1e-9),
+        "ups": state.updates / max(state.wall_s, 1e-9),
         "success_rate": state.success_rate,
         **metrics,
     }

@@ -103,7 +103,9 @@ class TrainingRun:
         )  # fmt: skip
         self.started = time.perf_counter() - state.wall_s
         label = f"[bold]{config.env_id}[/] {config.algo}"
-        self.progress = Progress(label, config.steps, state.env_steps, config.progress and main)
+        self.progress = Progress(
+            label, config.steps, state.env_steps, config.progress and main, state.updates
+        )
         self.presenter = Presenter(self.run_dir, f"{config.env_id} {config.algo}+HER")
         self.learner = Learner.of_run(
             config, context=self.context, agent=self.agent, buffer=self.buffer, state=state,
@@ -227,6 +229,7 @@ class TrainingRun:
         state.success_rate = context.mean(result.success_rate)
         state.wall_s = time.perf_counter() - self.started
         episodes = int(context.all_sum(np.array([state.episodes]))[0])  # every rank
+        self.learner.read_metrics()
         metrics = self.metrics.take()
         if self.logger is not None:
             self.logger.log(progress_row(state, metrics, episodes))
@@ -266,6 +269,7 @@ class TrainingRun:
         state.wall_s = time.perf_counter() - self.started
         if not self.agent.parameters_agree():
             raise DistributedError("the ranks' parameters have diverged")
+        self.learner.read_metrics()  # a diverged update stops the run before its weights
         self.records.write()  # first: rows cut short by a kill here go with this checkpoint
         agent_state = {"agent": self.agent.state_dict(), "torch_rng": torch.get_rng_state()}
         save_checkpoint(self.run_dir, agent_state, self.buffer, asdict(state), self.context)

@@ -6,13 +6,13 @@ network's output layer stay float32 (:class:`herkit.agents.networks.MLP`). It pa
 the hardware multiplies bfloat16 natively (CPUs with AVX512-BF16 or AMX, CUDA GPUs that
 support it) and the batch is large enough to keep it busy; elsewhere it costs: on a CPU
 without those instructions a bfloat16 matrix product runs about 10x slower than float32.
-``auto`` therefore times the run's own update in both (:func:`measure_precision`).
+``auto`` therefore times the run's own update in both (:mod:`herkit.update_plan`, which
+also chooses how the update runs).
 """
 
 from __future__ import annotations
 
-import time
-from typing import Any, Literal
+from typing import Literal
 
 import gymnasium as gym
 import numpy as np
@@ -21,12 +21,9 @@ import torch
 from herkit.buffer.batch import Batch
 from herkit.cores import cpu_flags
 
-__all__ = ["AUTO_BF16_SPEEDUP", "Precision", "check_precision", "fast_bf16", "measure_precision"]
+__all__ = ["Precision", "check_precision", "fast_bf16", "synthetic_batch"]
 
 Precision = Literal["auto", "fp32", "bf16"]
-
-AUTO_BF16_SPEEDUP = 1.1
-"""``auto`` picks bf16 when the run's update is at least this much faster in it."""
 
 
 def fast_bf16(device: torch.device) -> bool:
@@ -69,40 +66,3 @@ def synthetic_batch(
         next_achieved_goal=normal("desired_goal"),
         terminated=np.zeros(size, np.float32),
     )
-
-
-def measure_precision(
-    agent: Any,
-    observation_space: gym.spaces.Dict,
-    action_space: gym.spaces.Space,
-    batch_size: int,
-    mean: Any = None,
-    repeats: int = 3,
-) -> tuple[str, dict[str, float]]:
-    """Time ``repeats`` updates of ``agent`` at ``batch_size`` in fp32 and in bf16 (after
-    one warm-up update each) and return the faster, with the milliseconds per update.
-
-    bf16 wins only if it is at least :data:`AUTO_BF16_SPEEDUP` times faster. The agent's
-    state (parameters, optimisers, counters, random generators) and precision are
-    restored afterwards. ``mean`` (e.g. ``Context.mean`` of a torchrun) averages each
-    timing over ranks, so every rank decides alike; every rank runs the same updates.
-    """
-    saved = agent.state_dict()
-    before = agent.precision
-    batch = synthetic_batch(observation_space, action_space, batch_size)
-    agent.update_normalizer(batch.observation, batch.goal)
-    timings: dict[str, float] = {}
-    try:
-        for precision in ("fp32", "bf16"):
-            agent.set_precision(precision)
-            agent.update(batch)
-            start = time.perf_counter()
-            for _ in range(repeats):
-                agent.update(batch)
-            seconds = (time.perf_counter() - start) / repeats
-            timings[f"{precision}_ms"] = round(1000 * (mean(seconds) if mean else seconds), 3)
-    finally:
-        agent.load_state_dict(saved)
-        agent.set_precision(before)
-    faster = timings["fp32_ms"] >= AUTO_BF16_SPEEDUP * timings["bf16_ms"]
-    return ("bf16" if faster else "fp32"), timings

@@ -1,9 +1,11 @@
-"""Per-env defaults of ``herkit train``: :data:`PRESETS` and :func:`preset_config`.
+"""Per-env defaults of ``herkit train``: :data:`PRESETS`, :data:`GPU_PRESETS` and
+:func:`preset_values`.
 
 A preset is a dict of :class:`~herkit.config.TrainConfig` fields for one env id, or for a
 family of them by prefix (``Fetch``): the paper's bit-flipping setup, baselines' Fetch
-setup, and what the herkit envs and PointMaze solve with (docs/experiment-log.md). Both names are
-also importable from :mod:`herkit.config`.
+setup, and what the herkit envs and PointMaze solve with (docs/experiment-log.md). A run
+on a GPU (``--device cuda``) takes the GPU preset of its env where there is one: the
+large-batch recipe that a GPU can afford and two CPU cores cannot.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 
 from herkit.agent_configs import DDPGConfig, DQNConfig
 
-__all__ = ["PRESETS", "preset_values"]
+__all__ = ["GPU_PRESETS", "PRESETS", "preset_values"]
 
 _GOAL_DQN = dict(
     algo="dqn",
@@ -53,6 +55,8 @@ _FETCH = dict(
     n_eval_envs=2,
     checkpoint_every=100_000,
 )
+# 48 envs stepped together and updates of batch 2048: Push's and PickAndPlace's shape.
+_FETCH_48 = dict(_FETCH, n_envs=48, ddpg=DDPGConfig(batch_size=2048))
 PRESETS: dict[str, dict[str, Any]] = {
     "herkit/BitFlip-v0": _BITFLIP,
     "herkit/GridWorld-v0": dict(_GOAL_DQN, steps=30_000),
@@ -81,23 +85,54 @@ PRESETS: dict[str, dict[str, Any]] = {
         eval_every=500,
         eval_episodes=10,
     ),
-    "FetchPush-v4": dict(
-        _FETCH, n_envs=48, updates_per_step=1 / 48, ddpg=DDPGConfig(batch_size=2048)
-    ),
+    "FetchPush-v4": dict(_FETCH_48, updates_per_step=1 / 48),
     # 48 envs, 2 updates of batch 2048 per 48 env steps (85 sampled transitions per env
     # step): it held 0.9 at 1,000,000-1,020,000 env steps, 31.8 and 32.2 min on seeds 0 and
     # 1 on a 2-core Zen 4, where the family's setting levelled off near 0.6 (docs/results.md).
-    "FetchPickAndPlace-v4": dict(
-        _FETCH, n_envs=48, updates_per_step=1 / 24, ddpg=DDPGConfig(batch_size=2048)
-    ),
+    "FetchPickAndPlace-v4": dict(_FETCH_48, updates_per_step=1 / 24),
     "Fetch": _FETCH,
 }
 """Per-env defaults of ``herkit train`` (a prefix such as ``Fetch`` covers its family)."""
 
 
-def preset_values(env_id: str) -> dict[str, Any]:
-    """The preset of ``env_id`` (the longest matching key of :data:`PRESETS`; a
-    ``module:Id`` matches by its id), or {} when it has none."""
+# On a GPU the learner can afford what two CPU cores cannot: mrl's Fetch recipe (3 x 512
+# networks with LayerNorm, batch 2048, one update per 2 env steps, goals mixed 1 : 2 : 2
+# from the real, future and desired goals after 25,000 future-only transitions, an action
+# penalty of 0.01 and 20 % random actions), 32 envs stepped by the host's other cores, the
+# buffer on the GPU, and precision and update mode timed at start. Untested on a GPU as a
+# whole preset; the GPU check (benchmarks/gpu_check.sh) times it.
+_FETCH_GPU = dict(
+    _FETCH,
+    n_envs=32,
+    updates_per_step=0.5,
+    ddpg=DDPGConfig(
+        hidden=(512, 512, 512),
+        batch_size=2048,
+        actor_layer_norm=True,
+        critic_layer_norm=True,
+        action_l2=0.01,
+        random_eps=0.2,
+    ),
+    goal_mix=(1.0, 2.0, 2.0),
+    goal_mix_warmup=25_000,
+    eval_episodes=50,
+    n_eval_envs=10,
+    checkpoint_every=200_000,
+)
+GPU_PRESETS: dict[str, dict[str, Any]] = {
+    "FetchReach-v4": PRESETS["FetchReach-v4"],  # solved in seconds on a CPU already
+    "Fetch": _FETCH_GPU,
+}
+"""Per-env defaults of ``herkit train`` on a GPU (``--device cuda``), where they differ."""
+
+
+def preset_values(env_id: str, gpu: bool = False) -> dict[str, Any]:
+    """The preset of ``env_id``: the longest matching key of :data:`GPU_PRESETS` on a
+    ``gpu`` (where one matches), else of :data:`PRESETS` (a ``module:Id`` matches by its
+    id); {} when it has none."""
     name = env_id.split(":")[-1]
-    matches = [key for key in PRESETS if name == key or name.startswith(key)]
-    return dict(PRESETS[max(matches, key=len)]) if matches else {}
+    for table in (GPU_PRESETS, PRESETS) if gpu else (PRESETS,):
+        matches = [key for key in table if name == key or name.startswith(key)]
+        if matches:
+            return dict(table[max(matches, key=len)])
+    return {}

@@ -21,7 +21,7 @@ import numpy as np
 from herkit.files import append_text, write_text
 from herkit.run_paths import RunPaths
 
-BASE_COLUMNS = ("env_steps", "updates", "episodes", "wall_s", "sps", "success_rate")
+BASE_COLUMNS = ("env_steps", "updates", "episodes", "wall_s", "sps", "ups", "success_rate")
 _TAGS = {
     "success_rate": "eval/success_rate",
     "episodes": "train/episodes",
@@ -29,6 +29,7 @@ _TAGS = {
     "wall_s": "time/wall_s",
     "eval_s": "time/eval_s",
     "sps": "time/sps",
+    "ups": "time/ups",
 }
 
 

@@ -16,6 +16,8 @@ import gymnasium as gym
 import torch
 
 from herkit.agents import Agent
+from herkit.agents.runners import check_update_mode
+from herkit.buffer.her import HerReplayBuffer
 from herkit.checkpoint import checkpoint_state, load_checkpoint
 from herkit.config import TrainConfig
 from herkit.console import say
@@ -24,7 +26,7 @@ from herkit.envs.conventions import GoalConventions
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.loop_state import LoopState
 from herkit.phases import TrainingRun
-from herkit.precision import check_precision, fast_bf16, measure_precision
+from herkit.precision import check_precision
 from herkit.run import (
     build,
     make_vector_env,
@@ -35,6 +37,7 @@ from herkit.run import (
     write_run_config,
 )
 from herkit.run_dir import check_new_run_dir, clear_run_dir, is_failed_run
+from herkit.update_plan import choose_update
 from herkit.video import render_frame
 
 __all__ = ["start_run"]
@@ -55,6 +58,8 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
     config, conventions = resolve_conventions(dataclasses.replace(config, out=str(run_dir)))
     device = context.device(config.resolved_device())
     check_precision(config.precision, torch.device(device))
+    if config.update_mode != "auto":
+        check_update_mode(config.update_mode, torch.device(device))
     plan = plan_run_cores(config, config.n_envs, config.env_workers)
     config = dataclasses.replace(
         config, torch_threads=plan.torch_threads, env_workers=plan.env_workers
@@ -77,8 +82,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             opened.callback(video_envs.close)
         agent, buffer = build(config, envs, context=context, conventions=conventions)
         machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
-        if config.precision == "auto":
-            config = _choose_precision(config, agent, envs, context, device, machine)
+        config = _choose_update(config, agent, envs, buffer, context, machine)
         overlap = config.overlap and envs.workers > 0
         if main:  # only now: a bad env id or algorithm leaves no run directory behind
             if replace:
@@ -130,33 +134,39 @@ def _check_resumable(run_dir: Path, config: TrainConfig) -> None:
         )
 
 
-def _choose_precision(
+def _choose_update(
     config: TrainConfig,
     agent: Agent,
     envs: gym.vector.VectorEnv,
+    buffer: HerReplayBuffer,
     context: Context,
-    device: str,
     machine: dict[str, Any],
 ) -> TrainConfig:
-    """``--precision auto``: bf16 where it is faster on this device at the run's batch
-    size (measured), else fp32; set on the agent and recorded in ``machine``."""
-    if fast_bf16(torch.device(device)):
-        batch_size = config.agent_config().batch_size
-        precision, timings = measure_precision(
-            agent,
-            envs.single_observation_space,  # type: ignore[arg-type]
-            envs.single_action_space,
-            batch_size,
-            mean=context.mean if context.active else None,
-        )
-        why = (f"timed at batch {batch_size}: {timings['fp32_ms']:g} "
-               f"ms per update in fp32, {timings['bf16_ms']:g} in bf16")  # fmt: skip
-        machine["precision_ms"] = timings
-    else:
-        precision, why = "fp32", "the device does not multiply bfloat16 natively"
-    agent.set_precision(precision)  # type: ignore[attr-defined]
-    machine["precision"] = f"{precision} (auto: {why})"
-    return dataclasses.replace(config, precision=precision)  # type: ignore[arg-type]
+    """The precision and update mode (:func:`~herkit.update_plan.choose_update`): what is
+    given kept, ``auto`` timed; set on the agent and recorded in ``machine``."""
+    given = config.precision != "auto" and config.update_mode != "auto"
+    plan = choose_update(
+        agent,
+        envs.single_observation_space,  # type: ignore[arg-type]
+        envs.single_action_space,
+        config.agent_config().batch_size,
+        precision=config.precision,
+        mode=config.update_mode,
+        expected_updates=config.steps * config.updates_per_step / context.world_size,
+        on_device=buffer.device is not None,
+        distributed=context.active,
+        mean=context.mean if context.active else None,
+    )
+    if not given:
+        machine["update_ms"] = plan.timings_ms
+    if config.precision == "auto":
+        machine["precision"] = f"{plan.precision} (auto: {plan.why})"
+    if config.update_mode == "auto":
+        said = [plan.why] if config.precision != "auto" else []
+        why = "; ".join([*said, *plan.notes]) or "the fastest timed"
+        machine["update_mode"] = f"{plan.mode} (auto: {why})"
+    chosen: dict[str, Any] = {"precision": plan.precision, "update_mode": plan.mode}
+    return dataclasses.replace(config, **chosen)
 
 
 def _announce(
@@ -179,6 +189,7 @@ def _announce(
     say(f"learner: batch {batch} x {config.updates_per_step:g} updates per env step = "
         f"{batch * config.updates_per_step:g} samples per env step")  # fmt: skip
     say(f"precision: {machine.get('precision', config.precision + ' (given)')}")
+    say(f"update mode: {machine.get('update_mode', config.update_mode + ' (given)')}")
     if overlap:
         say("the envs step while the networks update: an action comes from the parameters "
             "one update batch behind (--no-overlap to wait for the envs)")  # fmt: skip

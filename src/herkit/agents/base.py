@@ -2,12 +2,18 @@
 the training loop relies on is in :mod:`herkit.agents.protocol`, re-exported here).
 
 :class:`GoalAgent` owns what does not depend on the algorithm: the observation and goal
-normalisers, the network inputs ``normalise(observation) || normalise(goal)``, the random
+normalisers and the network inputs (:mod:`herkit.agents.inputs`), the random
 generators (a numpy one for exploration, a torch one for sampling in updates, both seeded
 from ``seed``; the global RNGs are never used), TD targets clipped to the return range,
 optimiser steps, polyak averaging and the ``state_dict`` plumbing. The helpers an update
 step uses (:class:`ValueScale`, :func:`return_bounds`, :func:`adam`, :func:`frozen`,
 :func:`weighted_mean`) live in :mod:`herkit.agents.updates` and are re-exported here.
+
+An update never waits on the host: its metrics come back as device tensors (and, with
+:meth:`GoalAgent.log_updates`, are kept on the device for :meth:`GoalAgent.update_metrics`,
+read once per log row), its ``|TD error|`` stays a device tensor, and relabelled goals are
+counted on the device. The step runs eagerly, compiled or captured as a CUDA graph
+(:mod:`herkit.agents.runners`, :meth:`GoalAgent.set_update_mode`).
 """
 
 from __future__ import annotations
@@ -17,16 +23,19 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from torch import nn
 
 from herkit.agent_configs import OffPolicyConfig
+from herkit.agents.inputs import AgentInputs, RawBatch, TorchBatch
 from herkit.agents.networks import MLP
 from herkit.agents.normalizer import Normalizer
 from herkit.agents.protocol import Agent
+from herkit.agents.runners import StepRunner, UpdateMode, check_update_mode
+from herkit.agents.update_log import UpdateLog
 from herkit.agents.updates import ValueScale, adam, frozen, return_bounds, weighted_mean
 from herkit.buffer.batch import Batch
 from herkit.distributed import Context
@@ -43,28 +52,17 @@ __all__ = [
 ]
 
 
-class TorchBatch(NamedTuple):
-    """A :class:`Batch` as float32 tensors on the agent's device, inputs normalised."""
-
-    x: torch.Tensor
-    """``normalise(observation) || normalise(goal)``, ``(B, obs_dim + goal_dim)``."""
-    next_x: torch.Tensor
-    """``normalise(next_observation) || normalise(goal)``."""
-    action: torch.Tensor
-    """Actions as stored, ``(B,)`` int64 or ``(B, act_dim)`` float32."""
-    reward: torch.Tensor
-    """Rewards ``(B,)``."""
-    not_done: torch.Tensor
-    """``1 - terminated``, ``(B,)``: timeouts bootstrap."""
-    discount: torch.Tensor | None
-    """Per-sample discount of the bootstrap (``gamma ** m`` for n-step samples), or None
-    for ``gamma``."""
-    weights: torch.Tensor | None
-    """Per-sample loss weights ``(B,)`` (prioritized replay), or None."""
+LOG_CAPACITY = 256
+"""Update rows an agent keeps on its device between two reads of its metrics."""
 
 
 class GoalAgent(ABC):
     """Shared state and helpers of the agents; subclasses build networks and ``_update``."""
+
+    METRICS: ClassVar[tuple[str, ...]]
+    """Every metric an update of this agent can report, in the order they are logged."""
+    ACTION_DTYPE: ClassVar[torch.dtype] = torch.float32
+    """The dtype of the actions an update takes (int64 indices for discrete actions)."""
 
     def __init__(
         self,
@@ -91,10 +89,21 @@ class GoalAgent(ABC):
         norm = {"clip_obs": config.clip_obs, "clip_normalized": config.clip_normalized}
         self.obs_normalizer = Normalizer(observation_dim, **norm)
         self.goal_normalizer = Normalizer(goal_dim, **norm)
+        self.inputs = AgentInputs(
+            self.obs_normalizer, self.goal_normalizer, observation_dim, goal_dim, self.device
+        )
         self.updates = 0
-        self.priorities = np.zeros(0, np.float32)
+        self.priorities = torch.zeros(0, device=self.device)
         self.dist = Context()  # one process until join()
         self.precision = "fp32"
+        self.update_mode: UpdateMode = "eager"
+        self._runner = StepRunner(
+            self._raw_step, "eager", generator=self.generator, prepare=self._make_capturable
+        )
+        self.log = UpdateLog(self.METRICS, LOG_CAPACITY, self.device)
+        self._keep_log = False
+        self._column = {name: i for i, name in enumerate(self.METRICS)}
+        self._zero = torch.zeros((), device=self.device)
 
     # --- subclass interface -------------------------------------------------------------
     @abstractmethod
@@ -110,8 +119,15 @@ class GoalAgent(ABC):
         """Actions for normalised inputs ``x``."""
 
     @abstractmethod
-    def _update(self, batch: TorchBatch) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-        """One gradient step; returns scalar metrics and ``|TD error|`` per sample."""
+    def _update(
+        self, batch: TorchBatch, actor_step: bool
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """One gradient step (the actor's too where ``actor_step``); returns scalar metrics
+        and ``|TD error|`` per sample, as device tensors."""
+
+    def _actor_step(self) -> bool:
+        """Whether the next update also steps the actor (TD3 delays it)."""
+        return True
 
     def _value_networks(self) -> list[nn.Module]:
         """The networks that output Q values (online and target); see :meth:`_place_values`."""
@@ -134,6 +150,8 @@ class GoalAgent(ABC):
         new = ValueScale.of(self.reward_range, self.config.gamma, ends_on_success=bool(ends))
         if math.isfinite(new.low):
             self._shift_values(new.low - self.values.low)
+        if new != self.values:
+            self._runner.reset()  # the scale and bounds are constants of a captured step
         self.values = new
 
     def _place_values(self) -> None:
@@ -158,18 +176,34 @@ class GoalAgent(ABC):
         Explores (see the subclass) unless ``deterministic``.
         """
         with torch.no_grad(), self._autocast():
-            return self._act(self._inputs(observation, goal), deterministic)
+            return self._act(self.inputs.host(observation, goal), deterministic)
 
     def set_precision(self, precision: str) -> None:
         """Run forward passes in ``"fp32"`` or under a ``"bf16"`` autocast (see
         :mod:`herkit.precision`)."""
         if precision not in ("fp32", "bf16"):
             raise ValueError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
+        if precision != self.precision:
+            self._runner.reset()
         self.precision = precision
+
+    def set_update_mode(self, mode: str) -> None:
+        """Run updates ``eager``, ``compiled``, ``captured`` or ``compiled-captured``
+        (:mod:`herkit.agents.runners`); ValueError for a mode this device cannot run."""
+        check_update_mode(mode, self.device)
+        if mode != self.update_mode:
+            self._runner = StepRunner(
+                self._raw_step, mode, generator=self.generator,  # type: ignore[arg-type]
+                prepare=self._make_capturable,
+            )  # fmt: skip
+            self.update_mode = mode  # type: ignore[assignment]
 
     def _autocast(self) -> torch.autocast:
         return torch.autocast(
-            self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16"
+            self.device.type,
+            dtype=torch.bfloat16,
+            enabled=self.precision == "bf16",
+            cache_enabled=not self._runner.captures,  # a cache cannot outlive a capture
         )
 
     def update_normalizer(self, observation: np.ndarray, goal: np.ndarray) -> None:
@@ -186,9 +220,14 @@ class GoalAgent(ABC):
         self.goal_normalizer.add_stats(both[len(obs_stats) :])
 
     def update_goal_normalizer(self, goal: Any) -> None:
-        """Feed ``goal (..., goal_dim)`` alone to the goal normaliser (summed over ranks);
-        a tensor is copied to the host first."""
+        """Feed ``goal (..., goal_dim)`` alone to the goal normaliser (summed over ranks).
+
+        A tensor is counted where it lies, with nothing read to the host (with several
+        ranks it is copied to the host, whose statistics are summed over ranks)."""
         if isinstance(goal, torch.Tensor):
+            if not self.dist.active:
+                self.goal_normalizer.add_tensor(goal)
+                return
             goal = goal.detach().cpu().numpy()
         self.goal_normalizer.add_stats(self.dist.all_sum(self.goal_normalizer.batch_stats(goal)))
 
@@ -204,23 +243,83 @@ class GoalAgent(ABC):
         """Whether every rank holds the same parameters (always true in one process)."""
         return self.dist.checksum_agrees(self._networks().values())
 
-    def update(self, batch: Batch) -> dict[str, float]:
-        """One gradient step on ``batch`` plus the polyak target update; returns metrics.
+    def update(self, batch: Batch, count_goals: bool = False) -> dict[str, torch.Tensor]:
+        """One gradient step on ``batch`` plus the polyak target update; returns its metrics.
 
-        Sets :attr:`priorities` to the ``|TD error|`` of each sample (the largest over twin
-        critics, as LAP does); metrics and priorities come to the host in one transfer.
+        The metrics are 0-dim tensors on the agent's device: nothing is read to the host
+        (``float(metrics["critic_loss"])`` reads one). :attr:`priorities` becomes the
+        ``|TD error|`` of each sample (the largest over twin critics, as LAP does), a
+        device tensor. ``count_goals`` first feeds the batch's goals (relabelled ones
+        included) to the goal normaliser, where they lie. With :meth:`log_updates` on,
+        the metrics are also kept for :meth:`update_metrics`.
         """
-        torch_batch = self._torch_batch(batch)
-        with self._autocast():
-            metrics, td_abs = self._update(torch_batch)
+        actor_step = self._actor_step()
+        if count_goals and (not isinstance(batch.goal, torch.Tensor) or self.dist.active):
+            self.update_goal_normalizer(batch.goal)  # summed on the host (over ranks)
+            count_goals = False
+        if self.update_mode == "eager":
+            if count_goals:
+                self.goal_normalizer.add_tensor(batch.goal)
+            torch_batch = self.inputs.batch(batch, self.values.scale)
+            values, td_abs, present = self._train_step(torch_batch, actor_step)
+        else:
+            self.inputs.sync()
+            values, td_abs, present = self._runner(
+                self.inputs.raw(batch, self.ACTION_DTYPE),
+                actor_step=actor_step,
+                count_goals=count_goals,
+            )
+            if self._runner.captures:  # the graph's outputs: overwritten by its next replay
+                values = values.clone()
         self.updates += 1
-        names = list(metrics)
-        values = torch.stack([metrics[name].detach().float() for name in names])
-        host = torch.cat([values, td_abs.detach().float()]).cpu().numpy()
-        self.priorities = host[len(names) :]
-        result = {name: float(value) for name, value in zip(names, host[: len(names)], strict=True)}
-        result["td_abs_mean"] = float(self.priorities.mean())
-        return result
+        self.priorities = td_abs
+        if self._keep_log:
+            self.log.note(present)
+        return {name: values[self._column[name]] for name in present}
+
+    def log_updates(self, keep: bool = True) -> None:
+        """Keep every update's metrics (on the device) for :meth:`update_metrics`."""
+        self._keep_log = keep
+        self.log.clear()
+
+    def update_metrics(self) -> list[dict[str, float]]:
+        """The metrics of every update since the last call (one dict each, oldest first),
+        read from the device in one transfer; empty unless :meth:`log_updates` is on."""
+        return self.log.take()
+
+    def _train_step(
+        self, batch: TorchBatch, actor_step: bool
+    ) -> tuple[torch.Tensor, torch.Tensor, tuple[str, ...]]:
+        """:meth:`_update` with its metrics as one vector (every name of :attr:`METRICS`,
+        0 where absent) written to :attr:`log`: device work only. Returns the vector, the
+        ``|TD error|`` and the names present."""
+        with self._autocast():
+            metrics, td_abs = self._update(batch, actor_step)
+        td_abs = td_abs.detach()
+        metrics["td_abs_mean"] = td_abs.float().mean()
+        values = torch.stack([
+            metrics[name].detach().float() if name in metrics else self._zero
+            for name in self.METRICS
+        ])  # fmt: skip
+        self.log.write(values)
+        present = tuple(name for name in self.METRICS if name in metrics)
+        return values, td_abs, present
+
+    def _raw_step(
+        self, *raw: torch.Tensor | None, actor_step: bool, count_goals: bool
+    ) -> tuple[torch.Tensor, torch.Tensor, tuple[str, ...]]:
+        """The whole update from a :class:`RawBatch`'s tensors, normalising included: the
+        step that is compiled or captured (:meth:`set_update_mode`)."""
+        batch = RawBatch(*raw)  # type: ignore[arg-type]
+        if count_goals:
+            self.goal_normalizer.add_tensor(batch.goal)
+        return self._train_step(self.inputs.from_raw(batch, self.values.scale), actor_step)
+
+    def _make_capturable(self) -> None:
+        """Let the optimisers step inside a CUDA graph (their step counts on the device)."""
+        for optimizer in self._optimizers().values():
+            for group in optimizer.param_groups:
+                group["capturable"] = True
 
     def state_dict(self) -> dict[str, Any]:
         """A snapshot of networks, targets, optimisers, normalisers, counters and RNGs."""
@@ -251,6 +350,7 @@ class GoalAgent(ABC):
         self.updates = int(state["updates"])
         self.rng.bit_generator.state = state["rng"]
         self.generator.set_state(state["generator"].cpu())
+        self._runner.reset()  # the optimisers hold new state tensors: capture again
 
     # --- helpers -------------------------------------------------------------------------
     def _track_targets(self, *pairs: tuple[nn.Module, nn.Module]) -> None:
@@ -276,66 +376,6 @@ class GoalAgent(ABC):
         with torch.random.fork_rng(devices=[]):
             torch.random.default_generator.manual_seed(self._init_seed)
             yield
-
-    def _tensor(self, x: Any) -> torch.Tensor:
-        if isinstance(x, torch.Tensor):
-            return x.to(self.device).float()
-        return torch.as_tensor(np.asarray(x), device=self.device).float()
-
-    def _device_inputs(self, observation: torch.Tensor, goal: torch.Tensor) -> torch.Tensor:
-        """:meth:`_inputs` for tensors: normalised where they lie, then moved to the
-        agent's device (no move when the buffer lives there)."""
-        obs = observation.reshape(-1, self.observation_dim)
-        goals = goal.reshape(-1, self.goal_dim)
-        x = torch.cat(
-            [
-                self.obs_normalizer.normalize_tensor(obs),
-                self.goal_normalizer.normalize_tensor(goals),
-            ],
-            dim=1,
-        )
-        return x.to(self.device)
-
-    def _inputs(self, observation: Any, goal: Any) -> torch.Tensor:
-        """``normalise(observation) || normalise(goal)`` as a float32 tensor on the device.
-
-        Normalised on the host in numpy: for one env step that is a few microseconds where
-        the same torch operations cost about ten times more in dispatch overhead.
-        """
-        obs = np.asarray(observation).reshape(-1, self.observation_dim)
-        goal = np.asarray(goal).reshape(-1, self.goal_dim)
-        if len(obs) != len(goal):
-            raise ValueError(f"observation and goal batch sizes differ: {len(obs)} vs {len(goal)}")
-        x = np.concatenate(
-            [self.obs_normalizer.normalize(obs), self.goal_normalizer.normalize(goal)], axis=1
-        )
-        return torch.from_numpy(x).to(self.device)
-
-    def _torch_batch(self, batch: Batch) -> TorchBatch:
-        weights = None if batch.weights is None else self._tensor(batch.weights).reshape(-1)
-        if isinstance(batch.observation, torch.Tensor):  # from a buffer on a device
-            x, next_x = self._device_inputs(
-                torch.cat([batch.observation, batch.next_observation]),
-                torch.cat([batch.goal, batch.goal]),
-            ).chunk(2)
-        else:  # x and next_x in one pass: one transfer and one normalisation for both
-            x, next_x = self._inputs(
-                np.concatenate([batch.observation, batch.next_observation]),
-                np.concatenate([batch.goal, batch.goal]),
-            ).chunk(2)
-        return TorchBatch(
-            x=x,
-            next_x=next_x,
-            action=(
-                batch.action.to(self.device)
-                if isinstance(batch.action, torch.Tensor)
-                else torch.as_tensor(np.asarray(batch.action), device=self.device)
-            ),
-            reward=self._tensor(batch.reward).reshape(-1) * self.values.scale,
-            not_done=1.0 - self._tensor(batch.terminated).reshape(-1),
-            discount=None if batch.discount is None else self._tensor(batch.discount).reshape(-1),
-            weights=weights,
-        )
 
     def _td_target(self, batch: TorchBatch, next_value: torch.Tensor) -> torch.Tensor:
         """``r + gamma * (1 - terminated) * next_value`` (``gamma ** m`` for an n-step

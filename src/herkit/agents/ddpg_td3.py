@@ -29,6 +29,9 @@ class DDPGAgent(GoalAgent):
     """DDPG, or TD3 with ``twin_q``, ``policy_delay`` and ``target_noise`` set."""
 
     config: DDPGConfig
+    METRICS = (
+        "critic_loss", "q_mean", "q_min", "q_max", "target_q_mean", "actor_loss", "td_abs_mean",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -85,7 +88,12 @@ class DDPGAgent(GoalAgent):
         action = ((high + low) / 2 + (high - low) / 2 * unit).astype(np.float32)
         return np.clip(action, self.action_low, self.action_high)
 
-    def _update(self, batch: TorchBatch) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    def _actor_step(self) -> bool:
+        return self.updates % self.config.policy_delay == 0
+
+    def _update(
+        self, batch: TorchBatch, actor_step: bool
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         config = self.config
         action = self.actor.unscale(batch.action.float().reshape(-1, self.act_dim))
         with torch.no_grad():
@@ -110,7 +118,7 @@ class DDPGAgent(GoalAgent):
             "q_max": q[0].max(),
             "target_q_mean": target.mean(),
         }
-        if self.updates % config.policy_delay == 0:
+        if actor_step:
             with frozen(self.critic):
                 pi = self.actor(batch.x)
                 actor_loss = -self.critic(batch.x, pi)[0].mean()

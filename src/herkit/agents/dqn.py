@@ -27,6 +27,8 @@ class DQNAgent(GoalAgent):
     """Double DQN on ``observation || goal`` for a ``Discrete(n, start)`` action space."""
 
     config: DQNConfig
+    METRICS = ("critic_loss", "q_mean", "q_min", "q_max", "target_q_mean", "td_abs_mean")
+    ACTION_DTYPE = torch.int64
 
     def __init__(
         self,
@@ -67,7 +69,9 @@ class DQNAgent(GoalAgent):
             actions = np.where(coin < self.config.epsilon, random_actions, actions)
         return actions + self.action_start
 
-    def _update(self, batch: TorchBatch) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    def _update(
+        self, batch: TorchBatch, actor_step: bool
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         action = batch.action.reshape(-1).long() - self.action_start
         with torch.no_grad():
             next_q = self.q_target(batch.next_x)

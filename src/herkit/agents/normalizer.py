@@ -4,6 +4,12 @@ The statistics are kept as float64 ``sum``, ``sumsq`` and ``count``, so normalis
 several processes combine by adding them (e.g. one ``all_reduce`` each). The standard
 deviation has a floor of ``eps`` (baselines: 0.01). Inputs are clipped to ``+-clip_obs``
 before they are counted or normalised, normalised values to ``+-clip_normalized``.
+
+Statistics can also be added where a batch lies (:meth:`Normalizer.add_tensor`, e.g. the
+relabelled goals of a batch sampled on a GPU): they gather on that device, batches there
+are normalised with them (:meth:`Normalizer.normalize_device`, no host read, so it can be
+part of a captured update), and the host folds them into its own statistics in one
+transfer the next time it needs them (acting, saving).
 """
 
 from __future__ import annotations
@@ -30,11 +36,33 @@ class Normalizer:
         self.clip_obs = clip_obs
         self.clip_normalized = clip_normalized
         self.eps = eps
-        self.sum = np.zeros(size, np.float64)
-        self.sumsq = np.zeros(size, np.float64)
-        self.count = 0.0
+        self._sum = np.zeros(size, np.float64)
+        self._sumsq = np.zeros(size, np.float64)
+        self._count = 0.0
         self._moments: tuple[np.ndarray, np.ndarray] | None = None
-        self._tensors: tuple[Any, torch.Tensor, torch.Tensor] | None = None
+        self._version = 0
+        """Counts changes of the host statistics (the device copies follow it)."""
+        self._devices: dict[torch.device, _DeviceStats] = {}
+        self._pending = False
+        """Whether statistics were added on a device since the host last folded them in."""
+
+    @property
+    def sum(self) -> np.ndarray:
+        """Sum of the vectors counted (float64, the devices' included); read-only."""
+        self._fold()
+        return self._sum
+
+    @property
+    def sumsq(self) -> np.ndarray:
+        """Sum of their squares (float64); read-only."""
+        self._fold()
+        return self._sumsq
+
+    @property
+    def count(self) -> float:
+        """How many vectors were counted."""
+        self._fold()
+        return self._count
 
     @property
     def mean(self) -> np.ndarray:
@@ -57,10 +85,20 @@ class Normalizer:
 
     def add_stats(self, stats: np.ndarray) -> None:
         """Add statistics from :meth:`batch_stats` (possibly summed over processes)."""
-        self.sum += stats[: self.size]
-        self.sumsq += stats[self.size : 2 * self.size]
-        self.count += float(stats[-1])
-        self._moments = None
+        self._sum += stats[: self.size]
+        self._sumsq += stats[self.size : 2 * self.size]
+        self._count += float(stats[-1])
+        self._changed()
+
+    def add_tensor(self, x: torch.Tensor) -> None:
+        """Count a batch of vectors ``(..., size)`` where it lies (:meth:`update` for a
+        tensor): nothing is read to the host until it needs the statistics."""
+        stats = self._device(x.device).pending
+        z = x.detach().reshape(-1, self.size).double().clamp(-self.clip_obs, self.clip_obs)
+        stats[: self.size].add_(z.sum(dim=0))
+        stats[self.size : 2 * self.size].add_(z.square().sum(dim=0))
+        stats[-1:].add_(float(len(z)))
+        self._pending = True
 
     def normalize(self, x: np.ndarray) -> np.ndarray:
         """``clip((clip(x, +-clip_obs) - mean) / std, +-clip_normalized)`` in float32."""
@@ -72,41 +110,102 @@ class Normalizer:
 
     def normalize_tensor(self, x: torch.Tensor) -> torch.Tensor:
         """:meth:`normalize` for a tensor, computed where it lies (float32; for batches
-        sampled by a buffer on a GPU)."""
-        moments = self._mean_std()  # the same object until the statistics change
-        cached = self._tensors
-        if cached is None or cached[0] is not moments or cached[1].device != x.device:
-            mean, std = (torch.from_numpy(a.astype(np.float32)).to(x.device) for a in moments)
-            cached = self._tensors = (moments, mean, std)
-        _, mean_t, std_t = cached
-        z = (x.float().clamp(-self.clip_obs, self.clip_obs) - mean_t) / std_t
+        sampled by a buffer on a GPU), with the statistics added there included."""
+        self.sync_device(x.device)
+        return self.normalize_device(x)
+
+    def sync_device(self, device: torch.device) -> None:
+        """Copy the host statistics to ``device`` if they changed since the last copy."""
+        stats = self._device(device)
+        if stats.version != self._version:
+            host = np.concatenate([self._sum, self._sumsq, [self._count]])
+            stats.base.copy_(torch.from_numpy(host))
+            stats.version = self._version
+
+    def normalize_device(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`normalize_tensor` without the host check: device work only (call
+        :meth:`sync_device` first), so it can be compiled or captured in a CUDA graph."""
+        stats = self._device(x.device)
+        total = stats.base + stats.pending
+        n, count = self.size, total[-1:]
+        seen = count > 0
+        safe = torch.where(seen, count, torch.ones_like(count))
+        mean = total[:n] / safe
+        variance = total[n : 2 * n] / safe - mean.square()
+        std = variance.clamp_min(self.eps**2).sqrt()
+        mean = torch.where(seen, mean, torch.zeros_like(mean)).float()
+        std = torch.where(seen, std, torch.ones_like(std)).float()
+        z = (x.float().clamp(-self.clip_obs, self.clip_obs) - mean) / std
         return z.clamp(-self.clip_normalized, self.clip_normalized)
 
     def state_dict(self) -> dict[str, Any]:
         """The statistics as CPU float64 tensors and a float count."""
+        self._fold()
         return {
-            "sum": torch.from_numpy(self.sum.copy()),
-            "sumsq": torch.from_numpy(self.sumsq.copy()),
-            "count": self.count,
+            "sum": torch.from_numpy(self._sum.copy()),
+            "sumsq": torch.from_numpy(self._sumsq.copy()),
+            "count": self._count,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore the statistics saved by :meth:`state_dict`."""
-        self.sum = torch.as_tensor(state["sum"]).cpu().numpy().astype(np.float64).reshape(self.size)
-        self.sumsq = (
+        self._sum = (
+            torch.as_tensor(state["sum"]).cpu().numpy().astype(np.float64).reshape(self.size)
+        )
+        self._sumsq = (
             torch.as_tensor(state["sumsq"]).cpu().numpy().astype(np.float64).reshape(self.size)
         )
-        self.count = float(state["count"])
+        self._count = float(state["count"])
+        for stats in self._devices.values():
+            stats.pending.zero_()
+        self._pending = False
+        self._changed()
+
+    def _changed(self) -> None:
         self._moments = None
+        self._version += 1
+
+    def _device(self, device: torch.device) -> _DeviceStats:
+        device = torch.device(device)
+        if device.type == "cuda" and device.index is None:  # the key of its tensors
+            device = torch.device("cuda", torch.cuda.current_device())
+        stats = self._devices.get(device)
+        if stats is None:
+            stats = self._devices[device] = _DeviceStats(2 * self.size + 1, device)
+        return stats
+
+    def _fold(self) -> None:
+        """Add the statistics gathered on devices to the host's (one transfer each)."""
+        if not self._pending:
+            return
+        self._pending = False
+        for stats in self._devices.values():
+            host = stats.pending.to("cpu", copy=True).numpy()
+            stats.pending.zero_()
+            self._sum += host[: self.size]
+            self._sumsq += host[self.size : 2 * self.size]
+            self._count += float(host[-1])
+        self._changed()
 
     def _mean_std(self) -> tuple[np.ndarray, np.ndarray]:
+        self._fold()
         if self._moments is None:
-            if self.count == 0:
+            if self._count == 0:
                 mean, std = np.zeros(self.size), np.ones(self.size)
             else:
-                mean = self.sum / self.count
-                variance = self.sumsq / self.count - np.square(mean)
+                mean = self._sum / self._count
+                variance = self._sumsq / self._count - np.square(mean)
                 std = np.sqrt(np.maximum(self.eps**2, variance))
             mean.flags.writeable = std.flags.writeable = False
             self._moments = (mean, std)
         return self._moments
+
+
+class _DeviceStats:
+    """A normaliser's statistics on one device: the host's as last copied, and those added
+    there since the host last folded them in (``[sum, sum of squares, count]`` each)."""
+
+    def __init__(self, length: int, device: torch.device) -> None:
+        self.base = torch.zeros(length, dtype=torch.float64, device=device)
+        self.pending = torch.zeros(length, dtype=torch.float64, device=device)
+        self.version = -1

@@ -22,8 +22,9 @@ class Agent(Protocol):
 
     device: torch.device
     """Device of the networks and of the tensors of an update."""
-    priorities: np.ndarray
-    """``|TD error|`` per sample of the last :meth:`update` (for prioritized replay)."""
+    priorities: torch.Tensor
+    """``|TD error|`` per sample of the last :meth:`update` (for prioritized replay), on
+    :attr:`device`."""
 
     def act(
         self, observation: np.ndarray, goal: np.ndarray, deterministic: bool = False
@@ -40,8 +41,18 @@ class Agent(Protocol):
         normaliser."""
         ...
 
-    def update(self, batch: Batch) -> dict[str, float]:
-        """One gradient step on ``batch`` and the target-network update; returns metrics."""
+    def update(self, batch: Batch, count_goals: bool = False) -> dict[str, torch.Tensor]:
+        """One gradient step on ``batch`` and the target-network update (``count_goals``:
+        the batch's goals fed to the goal normaliser first); returns its metrics as device
+        tensors, with nothing read to the host."""
+        ...
+
+    def log_updates(self, keep: bool = True) -> None:
+        """Keep every update's metrics on the device for :meth:`update_metrics`."""
+        ...
+
+    def update_metrics(self) -> list[dict[str, float]]:
+        """The metrics of every update since the last call, read in one transfer."""
         ...
 
     @property

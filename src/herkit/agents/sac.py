@@ -30,6 +30,10 @@ class SACAgent(GoalAgent):
     """SAC (Haarnoja et al., 2018, with learned temperature) on ``observation || goal``."""
 
     config: SACConfig
+    METRICS = (
+        "critic_loss", "actor_loss", "q_mean", "q_min", "q_max", "target_q_mean", "entropy",
+        "alpha_loss", "alpha", "td_abs_mean",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -99,7 +103,9 @@ class SACAgent(GoalAgent):
         action = self.actor.scale(unit).cpu().numpy().astype(np.float32)
         return np.clip(action, self.action_low, self.action_high)
 
-    def _update(self, batch: TorchBatch) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    def _update(
+        self, batch: TorchBatch, actor_step: bool
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         alpha = self.log_alpha.detach().exp()
         action = self.actor.unscale(batch.action.float().reshape(-1, self.act_dim))
         with torch.no_grad():

@@ -19,6 +19,10 @@ The modules, in the order they build on each other:
 - :mod:`herkit.bench.table`: :func:`environment_info`, :func:`print_buffer_table` and
   :func:`bench_buffer`, the command itself.
 
+``herkit bench update`` times the learner (sample + update per algorithm, size, batch,
+precision and update mode): :mod:`herkit.bench.update_settings` holds its settings,
+:mod:`herkit.bench.update` the measurement (it imports torch when it runs).
+
 The same data against stable-baselines3's and cpprb's HER buffers is
 ``python benchmarks/buffer.py`` in a source checkout: it builds on :class:`Episodes`,
 :func:`fill` and :func:`measure` here and prints its rows with :func:`print_buffer_table`.
@@ -37,6 +41,7 @@ from herkit.bench.data import (
 from herkit.bench.settings import BufferBenchConfig
 from herkit.bench.table import bench_buffer, environment_info, print_buffer_table
 from herkit.bench.timing import TARGETS, check_targets, fill, measure, run_buffer_bench
+from herkit.bench.update_settings import UpdateBenchConfig
 
 __all__ = [
     "ACTION_DIM",
@@ -48,6 +53,7 @@ __all__ = [
     "TARGETS",
     "BufferBenchConfig",
     "Episodes",
+    "UpdateBenchConfig",
     "bench_buffer",
     "check_targets",
     "environment_info",

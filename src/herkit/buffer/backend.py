@@ -4,7 +4,9 @@ The buffer's bookkeeping (episode starts and lengths, slot arithmetic, the rando
 always runs in numpy on the host; only the stored columns and what is gathered from them
 go through an :class:`ArrayOps`. A buffer on a device therefore draws exactly the same
 slots and goals as a host buffer with the same seed, and returns the same batch, already
-on its device.
+on its device. On CUDA, host arrays (the slots to gather, masks, new steps) reach the
+device through pinned memory without waiting for the work queued there, so sampling
+never stalls a GPU that is still running earlier updates.
 """
 
 from __future__ import annotations
@@ -138,16 +140,24 @@ class TorchOps:
         # A sample gathers six columns with the same slots: copy them to the device once.
         if self._last_index is not None and self._last_index[0] is index:
             return self._last_index[1]
-        tensor = self.torch.from_numpy(np.ascontiguousarray(index, dtype=np.int64))
-        tensor = tensor.to(self.device)
+        tensor = self._upload(np.ascontiguousarray(index, dtype=np.int64))
         self._last_index = (index, tensor)
         return tensor
+
+    def _upload(self, array: np.ndarray) -> Any:
+        """A host array on the device without waiting for the device's queued work: on
+        CUDA through pinned memory (kept until the copy is done), copied asynchronously."""
+        tensor = self.torch.from_numpy(array)
+        if self.device.type == "cuda":
+            return tensor.pin_memory().to(self.device, non_blocking=True)
+        return tensor.to(self.device)
 
     def _tensor(self, value: Any, dtype: Any = None) -> Any:
         if isinstance(value, self.torch.Tensor):
             return value.to(self.device, dtype) if dtype is not None else value
-        if isinstance(value, np.ndarray):
-            value = np.ascontiguousarray(value)
+        if isinstance(value, np.ndarray) and value.dtype != object:
+            tensor = self._upload(np.ascontiguousarray(value))
+            return tensor if dtype is None else tensor.to(dtype)
         return self.torch.as_tensor(value, dtype=dtype, device=self.device)
 
 

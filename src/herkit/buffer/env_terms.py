@@ -179,9 +179,13 @@ class RewardAudit:
         return cls(**kwargs)
 
 
-PendingStep = tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray]
+PendingStep = tuple[
+    int, np.ndarray | None, np.ndarray | None, np.ndarray, dict[str, np.ndarray] | None
+]
 """One ``add`` not scored yet: its base slot, the env's rewards (None: not given), the
-env's success flags as int8 (None: not given) and the steps' done flags."""
+env's success flags as int8 (None: not given), the steps' done flags, and host copies of
+the columns a reward needs (``next_achieved_goal``, ``desired_goal``, ``info.KEY``) for a
+buffer whose data lives on a device (None: read from the columns)."""
 
 
 def host_rewards(
@@ -295,6 +299,9 @@ def score_steps(
     slots = (np.array([entry[0] for entry in pending])[:, None] + np.arange(n)).ravel()
 
     def column(name: str) -> np.ndarray:
+        kept = [entry[4] for entry in pending]
+        if all(copy is not None for copy in kept):  # no read back from a device
+            return np.concatenate([copy[name] for copy in kept])  # type: ignore[index]
         return ops.to_host(ops.take(data[name], slots))
 
     info = {key: column(f"info.{key}") for key in info_keys}

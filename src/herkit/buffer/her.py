@@ -414,7 +414,11 @@ class HerReplayBuffer:
             self._learn_terminal_on_success(bool(values["terminated"][given_success].all()))
         base, invalidated = self.storage.write(values)
         outcome = None if given_success is None else given_success.astype(np.int8)
-        self._pending.append((int(base), env_reward, outcome, done))
+        kept = None
+        if self.device is not None:  # scoring then reads nothing back from the device
+            names = ("next_achieved_goal", "desired_goal", *(f"info.{k}" for k in self.info_keys))
+            kept = {name: np.array(values[name]) for name in names}
+        self._pending.append((int(base), env_reward, outcome, done, kept))
         if len(self._pending) >= self._score_every:
             self._score()
         if self.tree is not None:

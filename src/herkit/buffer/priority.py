@@ -157,8 +157,11 @@ def checked_priorities(
     indices: Any, priorities: Any, capacity: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """``indices`` (1-D ints in ``[0, capacity)``) and ``priorities`` (one finite value >= 0
-    per index) as arrays; ValueError naming what is wrong otherwise."""
+    per index; an array, or a tensor on any device) as arrays; ValueError naming what is
+    wrong otherwise."""
     idx = np.asarray(indices)
+    if hasattr(priorities, "detach"):  # a torch tensor, perhaps on a GPU
+        priorities = priorities.detach().cpu().numpy()
     value = np.asarray(priorities, dtype=np.float64).reshape(-1)
     if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
         raise ValueError(f"indices must be a 1-D integer array, got {idx.dtype} {idx.shape}")

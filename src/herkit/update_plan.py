@@ -1,0 +1,198 @@
+"""How a run's updates run, chosen by timing them: the precision (``fp32``, ``bf16``) and
+the update mode (``eager``, ``compiled``, ``captured``, ``compiled-captured``;
+:mod:`herkit.agents.runners`).
+
+``--precision auto`` and ``--update-mode auto`` time a few updates of the run's own
+networks at its batch size in every combination the device can run and take the
+fastest, keeping fp32 unless bf16 is at least :data:`AUTO_BF16_SPEEDUP` times faster and
+eager unless another mode is at least :data:`AUTO_MODE_SPEEDUP` times faster. Compiling
+costs tens of seconds (:data:`COMPILE_SECONDS`), so the compiled modes are timed only
+where that is at most :data:`COMPILE_SHARE` of the run's expected update time. The choice
+and its timings are recorded in the run's ``config.json``; ``--resume`` and a rerun that
+names them reuse it, so a timing that flips cannot make one seed give two results.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import torch
+
+from herkit.agents.runners import UPDATE_MODES, mode_available
+from herkit.buffer.batch import Batch
+from herkit.precision import fast_bf16, synthetic_batch
+
+__all__ = [
+    "AUTO_BF16_SPEEDUP",
+    "AUTO_MODE_SPEEDUP",
+    "COMPILE_SECONDS",
+    "COMPILE_SHARE",
+    "UpdatePlan",
+    "choose_update",
+    "time_update",
+]
+
+AUTO_BF16_SPEEDUP = 1.1
+"""``auto`` takes bf16 where the run's update is at least this much faster in it."""
+AUTO_MODE_SPEEDUP = 1.05
+"""``auto`` takes a mode other than eager where it is at least this much faster."""
+COMPILE_SECONDS = 60.0
+"""What compiling an update is expected to cost, in seconds: 20-35 s per precision for a
+DDPG update on a 2-core Zen 4 (torch 2.13), both precisions timed."""
+COMPILE_SHARE = 0.05
+"""The compiled modes are timed where :data:`COMPILE_SECONDS` is at most this share of
+the run's expected update time (its updates at the eager speed)."""
+
+
+@dataclass(frozen=True)
+class UpdatePlan:
+    """A precision and an update mode, with the timings they were chosen by."""
+
+    precision: str
+    mode: str
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    """Milliseconds per update by ``"PRECISION MODE"`` (empty when nothing was timed)."""
+    why: str = "given"
+    """How the choice was made, in words (the timings)."""
+    notes: tuple[str, ...] = ()
+    """What was not timed, or failed, and why."""
+
+
+def time_update(
+    agent: Any,
+    batch: Batch,
+    precision: str,
+    mode: str,
+    seconds: float = 0.25,
+    repeats: int = 3,
+) -> float:
+    """Milliseconds per update of ``agent`` on ``batch`` in ``precision`` and ``mode``:
+    after warm-up calls (compiling, capturing), at least ``repeats`` updates and
+    ``seconds``. Changes the agent: callers restore its state."""
+    agent.set_precision(precision)
+    agent.set_update_mode(mode)
+    warmup = {"eager": 1, "compiled": 2}.get(mode, 6)  # captured: warm-up, capture, replay
+    for _ in range(warmup):
+        agent.update(batch)
+    _synchronize(agent.device)
+    done, start = 0, time.perf_counter()
+    while done < repeats or time.perf_counter() - start < seconds:
+        agent.update(batch)
+        done += 1
+        if done % 8 == 0:
+            _synchronize(agent.device)
+    _synchronize(agent.device)
+    return 1000 * (time.perf_counter() - start) / done
+
+
+def choose_update(
+    agent: Any,
+    observation_space: gym.spaces.Dict,
+    action_space: gym.spaces.Space,
+    batch_size: int,
+    precision: str = "auto",
+    mode: str = "auto",
+    expected_updates: float = 0.0,
+    on_device: bool = False,
+    distributed: bool = False,
+    mean: Callable[[float], float] | None = None,
+) -> UpdatePlan:
+    """The precision and update mode for ``agent``'s updates at ``batch_size``.
+
+    What is given (not ``auto``) is kept; the rest is timed (:func:`time_update`) on a
+    synthetic batch of these spaces, on the agent's device where ``on_device`` (a
+    buffer there), in every combination the device can run: bf16 only where it
+    multiplies bfloat16 natively, the captured modes only on CUDA and not across ranks
+    (``distributed``), the compiled ones only where the run's ``expected_updates`` make
+    their cost small (:data:`COMPILE_SHARE`). ``mean`` averages each timing over ranks,
+    so every rank decides alike. The agent's state is restored afterwards; its
+    precision and mode are set to the choice. A mode that fails to compile or capture
+    here is left out, and the reason kept in :attr:`UpdatePlan.notes`.
+    """
+    device = agent.device
+    precisions = [precision] if precision != "auto" else (
+        ["fp32", "bf16"] if fast_bf16(device) else ["fp32"]
+    )  # fmt: skip
+    if mode != "auto":
+        modes = [mode]
+    else:
+        modes = [m for m in UPDATE_MODES if mode_available(m, device)]
+        if distributed:
+            modes = [m for m in modes if "captured" not in m]
+    if len(precisions) == 1 and len(modes) == 1:
+        agent.set_precision(precisions[0])
+        agent.set_update_mode(modes[0])
+        return UpdatePlan(precisions[0], modes[0])
+    batch = synthetic_batch(observation_space, action_space, batch_size)
+    saved = agent.state_dict()
+    agent.update_normalizer(batch.observation, batch.goal)
+    if on_device:
+        batch = batch.to_torch(device)
+    timings: dict[str, float] = {}
+    notes: list[str] = []
+    try:
+        for each in precisions:
+            timings[f"{each} eager"] = _timed(agent, batch, each, "eager", mean)
+        eager_s = min(timings.values()) / 1000 * expected_updates
+        compile_ok = mode != "auto" or COMPILE_SECONDS <= COMPILE_SHARE * eager_s
+        if not compile_ok and any("compiled" in m for m in modes):
+            notes.append(
+                f"compiling not timed: it costs about {COMPILE_SECONDS:g} s, more than "
+                f"{COMPILE_SHARE:.0%} of the run's {eager_s:,.0f} s of updates"
+            )
+        for each in precisions:
+            for candidate in modes:
+                if candidate == "eager" or ("compiled" in candidate and not compile_ok):
+                    continue
+                try:
+                    timings[f"{each} {candidate}"] = _timed(agent, batch, each, candidate, mean)
+                except Exception as error:
+                    notes.append(f"{candidate} failed here: {type(error).__name__}: {error}")
+                    modes = [m for m in modes if m != candidate]
+                    agent.load_state_dict(saved)
+    finally:
+        agent.load_state_dict(saved)
+        agent.update_metrics()  # the timing updates are not the run's
+    chosen_precision, chosen_mode = _pick(timings, precisions, modes)
+    agent.set_precision(chosen_precision)
+    agent.set_update_mode(chosen_mode)
+    on = "device" if on_device else "host"
+    summary = ", ".join(f"{name} {ms:.3g}" for name, ms in timings.items())
+    why = f"timed at batch {batch_size} on the {on}: {summary} ms per update"
+    return UpdatePlan(chosen_precision, chosen_mode, timings, why, tuple(notes))
+
+
+def _timed(
+    agent: Any, batch: Batch, precision: str, mode: str, mean: Callable[[float], float] | None
+) -> float:
+    ms = time_update(agent, batch, precision, mode)
+    return round(mean(ms) if mean is not None else ms, 4)
+
+
+def _pick(
+    timings: dict[str, float], precisions: Sequence[str], modes: Sequence[str]
+) -> tuple[str, str]:
+    """The fastest combination, keeping fp32 and eager unless the others win clearly."""
+
+    def best(precision: str) -> tuple[float, str]:
+        runs = [(ms, name.split(" ", 1)[1]) for name, ms in timings.items()
+                if name.startswith(precision + " ")]  # fmt: skip
+        return min(runs) if runs else (float("inf"), modes[0])
+
+    precision = precisions[0]
+    if "bf16" in precisions and "fp32" in precisions:
+        precision = "bf16" if best("fp32")[0] >= AUTO_BF16_SPEEDUP * best("bf16")[0] else "fp32"
+    fastest, mode = best(precision)
+    eager = timings.get(f"{precision} eager")
+    if eager is not None and mode != "eager" and eager < AUTO_MODE_SPEEDUP * fastest:
+        mode = "eager"
+    return precision, mode
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)

@@ -1,0 +1,307 @@
+"""The update step at the hardware's speed: no host read inside an update, metrics kept on
+the device until the loop reads them, goal statistics gathered where the batch lies, the
+update compiled or captured (CUDA graphs) with the same result as eager, and the choice
+of precision and mode made by timing and kept."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+from herkit.agent_configs import ALGOS
+from herkit.agents import Normalizer, make_agent
+from herkit.agents.runners import UPDATE_MODES, check_update_mode
+from herkit.agents.update_log import UpdateLog
+from herkit.update_plan import AUTO_BF16_SPEEDUP, UpdatePlan, choose_update
+from test_agents import GOAL_DIM, OBS_DIM, agent_for, host, parameters, random_batch, space
+
+CUDA = torch.cuda.is_available()
+
+
+def spaces() -> gymnasium.spaces.Dict:
+    box = gymnasium.spaces.Box
+    return gymnasium.spaces.Dict({
+        "observation": box(-1, 1, (OBS_DIM,)),
+        "achieved_goal": box(-1, 1, (GOAL_DIM,)),
+        "desired_goal": box(-1, 1, (GOAL_DIM,)),
+    })  # fmt: skip
+
+
+@contextlib.contextmanager
+def no_host_reads() -> Iterator[None]:
+    """Every way a tensor's value reaches Python raises inside: a read on a GPU waits."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a tensor was read to the host inside an update")
+
+    names = ("item", "tolist", "numpy", "cpu", "__float__", "__int__", "__bool__", "__index__")
+    saved = {name: getattr(torch.Tensor, name) for name in names}
+    try:
+        for name in names:
+            setattr(torch.Tensor, name, refuse)
+        yield
+    finally:
+        for name, method in saved.items():
+            setattr(torch.Tensor, name, method)
+
+
+# --- no host read in an update ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("weights", [False, True])
+def test_an_update_of_a_device_batch_reads_nothing_to_the_host(algo: str, weights: bool) -> None:
+    agent = agent_for(algo)
+    agent.log_updates()
+    extra = {"weights": np.linspace(0.1, 1, 64, dtype=np.float32)} if weights else {}
+    batches = [random_batch(algo, seed=s, **extra).to_torch() for s in range(3)]
+    agent.update_normalizer(np.ones((4, OBS_DIM)), np.zeros((4, GOAL_DIM)))
+    with no_host_reads():
+        for batch in batches:
+            metrics = agent.update(batch, count_goals=True)
+            assert agent.priorities.shape == (64,)
+    assert all(value.shape == () for value in metrics.values())
+    rows = agent.update_metrics()  # one read for all three
+    assert len(rows) == 3 and all(np.isfinite(list(row.values())).all() for row in rows)
+    assert rows[-1] == host(metrics)
+    assert agent.goal_normalizer.count == 4 + 3 * 64  # the relabelled goals were counted
+
+
+def test_td3_logs_the_actor_loss_of_actor_steps_only() -> None:
+    agent = agent_for("td3")
+    agent.log_updates()
+    for seed in range(4):
+        agent.update(random_batch("td3", seed=seed))
+    rows = agent.update_metrics()
+    assert ["actor_loss" in row for row in rows] == [True, False, True, False]
+    assert agent.update_metrics() == []
+
+
+def test_without_log_updates_the_metrics_are_not_kept() -> None:
+    agent = agent_for("ddpg")
+    for seed in range(300):  # more than the device log holds
+        agent.update(random_batch("ddpg", size=8, seed=seed))
+    assert agent.update_metrics() == []
+
+
+def test_updates_before_log_updates_never_reach_the_log() -> None:
+    agent = agent_for("dqn")
+    for seed in range(5):  # written on the device, not kept
+        agent.update(random_batch("dqn", seed=seed))
+    agent.log_updates()
+    kept = host(agent.update(random_batch("dqn", seed=9)))
+    assert agent.update_metrics() == [kept]
+
+
+def test_the_update_log_moves_full_rows_to_the_host_and_keeps_order() -> None:
+    log = UpdateLog(("a", "b"), capacity=3, device=torch.device("cpu"))
+    for i in range(7):
+        log.write(torch.tensor([float(i), -float(i)]))
+        log.note(("a", "b") if i % 2 == 0 else ("a",))
+    assert len(log) == 7
+    rows = log.take()
+    assert [row["a"] for row in rows] == [float(i) for i in range(7)]
+    assert [("b" in row) for row in rows] == [i % 2 == 0 for i in range(7)]
+    assert log.take() == [] and len(log) == 0
+
+
+# --- goal statistics on the device ---------------------------------------------------------
+
+
+def test_statistics_added_on_a_device_equal_the_hosts() -> None:
+    rng = np.random.default_rng(0)
+    host_side, device_side = Normalizer(3), Normalizer(3)
+    first, second = rng.normal(2, 3, (50, 3)), rng.normal(-1, 0.5, (70, 3)) * 500
+    for normalizer in (host_side, device_side):
+        normalizer.update(first)
+    host_side.update(second)
+    device_side.add_tensor(torch.from_numpy(second).float())
+    x = torch.from_numpy(rng.normal(0, 4, (16, 3))).float()
+    device_view = device_side.normalize_tensor(x)  # includes the device's statistics
+    np.testing.assert_allclose(device_side.mean, host_side.mean, rtol=1e-6)  # folded in
+    np.testing.assert_allclose(device_side.std, host_side.std, rtol=1e-6)
+    torch.testing.assert_close(device_view, host_side.normalize_tensor(x))
+    state = device_side.state_dict()
+    assert state["count"] == 120
+    fresh = Normalizer(3)
+    fresh.add_tensor(x)
+    fresh.load_state_dict(state)  # what was added before a load is gone
+    assert fresh.count == 120 and np.allclose(fresh.mean, host_side.mean)
+
+
+def test_an_empty_normaliser_on_the_device_is_the_identity_within_its_clip() -> None:
+    normalizer = Normalizer(2, clip_normalized=5.0)
+    x = torch.tensor([[0.5, -7.0]])
+    torch.testing.assert_close(normalizer.normalize_tensor(x), torch.tensor([[0.5, -5.0]]))
+
+
+# --- modes ---------------------------------------------------------------------------------
+
+
+def test_modes_are_checked_against_the_device() -> None:
+    check_update_mode("compiled", torch.device("cpu"))
+    with pytest.raises(ValueError, match=r"update_mode 'captured' .*needs a CUDA device"):
+        check_update_mode("captured", torch.device("cpu"))
+    with pytest.raises(ValueError, match="update_mode must be one of"):
+        check_update_mode("jit", torch.device("cpu"))
+    with pytest.raises(ValueError, match="needs a CUDA device"):
+        agent_for("ddpg").set_update_mode("compiled-captured")
+
+
+def run_updates(agent: Any, algo: str, n: int, device: str, seed: int = 0) -> list[dict]:
+    agent.log_updates()
+    batches = [random_batch(algo, seed=seed + i).to_torch(device) for i in range(n)]
+    agent.update_normalizer(batches[0].observation.cpu().numpy(), batches[0].goal.cpu().numpy())
+    for batch in batches:
+        agent.update(batch, count_goals=True)
+    return agent.update_metrics()
+
+
+def assert_same_learning(a: Any, b: Any, rows_a: list, rows_b: list, tol: float) -> None:
+    for (name, x), y in zip(parameters(a).items(), parameters(b).values(), strict=True):
+        torch.testing.assert_close(x.cpu(), y.cpu(), rtol=tol, atol=tol, msg=name)
+    assert [set(row) for row in rows_a] == [set(row) for row in rows_b]
+    for row_a, row_b in zip(rows_a, rows_b, strict=True):
+        for key in row_a:
+            assert row_a[key] == pytest.approx(row_b[key], rel=10 * tol, abs=10 * tol), key
+    np.testing.assert_allclose(a.goal_normalizer.mean, b.goal_normalizer.mean, rtol=1e-6)
+
+
+@pytest.mark.slow("torch.compile compiles each algorithm's update: about 40 s each")
+@pytest.mark.parametrize("algo", ["dqn", "td3", "sac"])  # ddpg: td3 with its switches off
+def test_a_compiled_update_learns_what_the_eager_one_does(algo: str) -> None:
+    eager, compiled = agent_for(algo, seed=3), agent_for(algo, seed=3)
+    compiled.set_update_mode("compiled")
+    rows_eager = run_updates(eager, algo, 6, "cpu")
+    rows_compiled = run_updates(compiled, algo, 6, "cpu")
+    assert_same_learning(eager, compiled, rows_eager, rows_compiled, tol=1e-4)
+
+
+@pytest.mark.skipif(not CUDA, reason="CUDA graphs need a CUDA device")
+@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("mode", ["captured", "compiled-captured"])
+def test_a_captured_update_learns_what_the_eager_one_does(algo: str, mode: str) -> None:
+    config_eager = dict(seed=5)
+    eager = make_agent(algo, None, OBS_DIM, GOAL_DIM, space(algo), (-1.0, 0.0), "cuda", 5)
+    captured = make_agent(algo, None, OBS_DIM, GOAL_DIM, space(algo), (-1.0, 0.0), "cuda", 5)
+    captured.set_update_mode(mode)
+    n = 12  # warm-up, capture, then replays of each graph (TD3: two)
+    rows_eager = run_updates(eager, algo, n, "cuda", **config_eager)
+    with no_host_reads():
+        captured.log_updates()
+    rows_captured = run_updates(captured, algo, n, "cuda", **config_eager)
+    assert_same_learning(eager, captured, rows_eager, rows_captured, tol=2e-3)
+
+
+@pytest.mark.skipif(not CUDA, reason="CUDA graphs need a CUDA device")
+def test_a_captured_update_is_captured_again_after_a_load() -> None:
+    agent = make_agent("td3", None, OBS_DIM, GOAL_DIM, space("td3"), (-1.0, 0.0), "cuda", 1)
+    agent.set_update_mode("captured")
+    run_updates(agent, "td3", 10, "cuda")
+    state = agent.state_dict()
+    twin = make_agent("td3", None, OBS_DIM, GOAL_DIM, space("td3"), (-1.0, 0.0), "cuda", 2)
+    twin.set_update_mode("captured")
+    twin.load_state_dict(state)
+    agent.load_state_dict(state)
+    rows_a = run_updates(agent, "td3", 10, "cuda", seed=50)
+    rows_b = run_updates(twin, "td3", 10, "cuda", seed=50)
+    assert_same_learning(agent, twin, rows_a, rows_b, tol=1e-5)
+
+
+# --- choosing by timing --------------------------------------------------------------------
+
+
+def fake_timings(ms: dict[str, float]) -> Any:
+    def timed(agent: Any, batch: Any, precision: str, mode: str, mean: Any) -> float:
+        agent.update(batch)  # it changes the agent, as a real timing does
+        if f"{precision} {mode}" not in ms:
+            raise RuntimeError(f"{mode} cannot run here")
+        return ms[f"{precision} {mode}"]
+
+    return timed
+
+
+def a_cpu_with_bf16(monkeypatch: pytest.MonkeyPatch, timings: dict[str, float]) -> None:
+    """Timings as given on a device with fast bf16 that cannot capture."""
+    import herkit.update_plan as plan
+
+    monkeypatch.setattr(plan, "fast_bf16", lambda device: True)
+    monkeypatch.setattr(plan, "mode_available", lambda mode, device: "captured" not in mode)
+    monkeypatch.setattr(plan, "_timed", fake_timings(timings))
+
+
+def test_choose_update_times_every_combination_and_restores_the_agent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    timings = {"fp32 eager": 10.0, "bf16 eager": 9.5, "fp32 compiled": 6.0, "bf16 compiled": 5.0}
+    a_cpu_with_bf16(monkeypatch, timings)
+    agent = agent_for("ddpg")
+    before = agent.state_dict()
+    chosen = choose_update(agent, spaces(), space("ddpg"), 64, expected_updates=1e9)
+    assert (chosen.precision, chosen.mode) == ("bf16", "compiled")  # 6.0 >= 1.1 x 5.0
+    assert chosen.timings_ms == timings
+    assert (agent.precision, agent.update_mode) == ("bf16", "compiled")
+    after = agent.state_dict()
+    assert after["updates"] == before["updates"]
+    for name, net in before["networks"].items():
+        for key, value in net.items():
+            assert torch.equal(after["networks"][name][key], value), (name, key)
+
+
+def test_choose_update_keeps_fp32_and_eager_unless_others_win_clearly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    timings = {"fp32 eager": 10.0, "bf16 eager": 9.3, "fp32 compiled": 9.8, "bf16 compiled": 9.2}
+    a_cpu_with_bf16(monkeypatch, timings)
+    chosen = choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=1e9)
+    assert 10.0 < AUTO_BF16_SPEEDUP * 9.2 and (chosen.precision, chosen.mode) == ("fp32", "eager")
+
+
+def test_compiling_is_timed_only_where_the_run_pays_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import herkit.update_plan as plan
+
+    monkeypatch.setattr(plan, "fast_bf16", lambda device: False)
+    monkeypatch.setattr(plan, "_timed", fake_timings({"fp32 eager": 4.0, "fp32 compiled": 1.0}))
+    short = choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=1000)
+    assert short.mode == "eager" and set(short.timings_ms) == {"fp32 eager"}
+    assert any("compiling not timed" in note for note in short.notes)
+    long = choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=1e6)
+    assert long.mode == "compiled" and not long.notes
+
+
+def test_a_mode_that_fails_here_is_left_out_and_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    import herkit.update_plan as plan
+
+    monkeypatch.setattr(plan, "fast_bf16", lambda device: False)
+    monkeypatch.setattr(plan, "_timed", fake_timings({"fp32 eager": 4.0}))
+    agent = agent_for("ddpg")
+    chosen = choose_update(agent, spaces(), space("ddpg"), 64, expected_updates=1e9)
+    assert chosen.mode == "eager" and "compiled failed here: RuntimeError" in chosen.notes[0]
+    assert agent.update_mode == "eager"
+
+
+def test_given_choices_are_kept_without_timing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import herkit.update_plan as plan
+
+    monkeypatch.setattr(plan, "_timed", fake_timings({}))  # a timing would raise
+    agent = agent_for("sac")
+    chosen = choose_update(agent, spaces(), space("sac"), 64, precision="bf16", mode="eager")
+    assert chosen == UpdatePlan("bf16", "eager")
+    assert (agent.precision, agent.update_mode) == ("bf16", "eager")
+
+
+def test_a_real_timing_of_eager_updates_on_the_cpu() -> None:
+    agent = agent_for("td3")
+    chosen = choose_update(agent, spaces(), space("td3"), 32, precision="auto",
+                           mode="auto", expected_updates=10)  # fmt: skip
+    assert chosen.mode == "eager" and chosen.timings_ms["fp32 eager"] > 0
+    assert agent.updates == 0 and agent.update_metrics() == []
+    assert set(UPDATE_MODES) >= {chosen.mode}

@@ -198,3 +198,24 @@ def check_n_step_batch(
         assert batch.terminated[i] == float(terminal), i
         last = [uid[i], step[i] + m - 1, env[i]]  # the observation after the last step
         np.testing.assert_array_equal(batch.next_observation[i], np.add(last, run.next_offset))
+
+
+def expected_env_terms(
+    run: TaggedRun, batch: Batch, terminal_on_success: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The reward and terminal flag each sample of a host ``batch`` of a run with
+    ``env_terms`` must have: its own goal gets what the env gave; a relabelled goal its
+    compute_reward plus the step's penalty, terminal after a crash or, where episodes end
+    on success, when it is reached."""
+    uid, t, env = (batch.observation[:, i].astype(int) for i in range(3))
+    own_goal = np.stack([-1 - uid, np.zeros_like(uid), env], axis=1)
+    relabelled = np.any(batch.goal != own_goal, axis=1)
+    reached = np.all(batch.goal == batch.next_achieved_goal, axis=1)
+    lengths_of = np.array([run.episodes[u].length for u in uid])
+    closed = np.array([run.episodes[u].closed for u in uid])
+    ended = closed & (t == lengths_of - 1) & (uid % 2 == 1)  # the env's terminated flag
+    reward = np.where(relabelled & reached, 0.0, -1.0) + penalty(uid, t)
+    if not terminal_on_success:
+        return reward, ended.astype(np.float32)
+    terminal = np.where(relabelled, (ended & crashed(uid)) | reached, ended)
+    return reward, terminal.astype(np.float32)

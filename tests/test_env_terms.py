@@ -21,7 +21,16 @@ from herkit.envs import conventions as conventions_module
 from herkit.envs.conventions import GoalConventions
 from herkit.envs.point_reach import PointReachEnv
 from herkit.train import train
-from tagged import DEVICES, TaggedRun, crashed, host, penalty, tag_reward, torch_tag_reward
+from tagged import (
+    DEVICES,
+    TaggedRun,
+    crashed,
+    expected_env_terms,
+    host,
+    penalty,
+    tag_reward,
+    torch_tag_reward,
+)  # fmt: skip
 
 
 def tagged_buffer(capacity: int, n_envs: int, device: str | None, **kwargs: Any) -> HerReplayBuffer:
@@ -72,21 +81,12 @@ def test_penalties_and_crashes_survive_every_strategy_and_mode(
     if len(buffer) == 0:
         return
     batch = host(buffer.sample(400))
-    uid, t, env = (batch.observation[:, i].astype(int) for i in range(3))
+    reward, terminal = expected_env_terms(run, batch, terminal_on_success)
+    np.testing.assert_allclose(batch.reward, reward, atol=1e-6)
+    np.testing.assert_array_equal(batch.terminated, terminal)
+    uid, env = batch.observation[:, 0].astype(int), batch.observation[:, 2].astype(int)
     own_goal = np.stack([-1 - uid, np.zeros_like(uid), env], axis=1)
     relabelled = np.any(batch.goal != own_goal, axis=1)
-    reached = np.all(batch.goal == batch.next_achieved_goal, axis=1)
-    lengths_of = np.array([run.episodes[u].length for u in uid])
-    closed = np.array([run.episodes[u].closed for u in uid])
-    ended = closed & (t == lengths_of - 1) & (uid % 2 == 1)  # the env's terminated flag
-    crash = ended & crashed(uid)
-    expected_reward = np.where(relabelled & reached, 0.0, -1.0) + penalty(uid, t)
-    if terminal_on_success:
-        expected_terminal = np.where(relabelled, crash | reached, ended)
-    else:
-        expected_terminal = ended
-    np.testing.assert_allclose(batch.reward, expected_reward, atol=1e-6)
-    np.testing.assert_array_equal(batch.terminated, expected_terminal.astype(np.float32))
     if strategy == "none" and mode != "mix":
         assert not relabelled.any()
 

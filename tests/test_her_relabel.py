@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from herkit import HerReplayBuffer
+from herkit import Batch, HerReplayBuffer
 from tagged import DEVICES, TaggedRun, check_n_step_batch, host, tag_reward, torch_tag_reward
 
 STRATEGIES = ["future", "final", "episode", "random", "none"]
@@ -31,10 +31,12 @@ def make_buffer(
     )
 
 
-def check_batch(run: TaggedRun, strategy: str, relabel: str, batch_size: int = 512) -> None:
-    """Every sampled transition and goal is traced back to its episode and step."""
-    buffer = run.buffer
-    batch = host(buffer.sample(batch_size))
+def check_batch(
+    run: TaggedRun, strategy: str, relabel: str, batch_size: int = 512, batch: Batch | None = None
+) -> None:
+    """Every sampled transition and goal (of ``batch``, else of a sample of ``batch_size``)
+    is traced back to its episode and step."""
+    batch = host(run.buffer.sample(batch_size) if batch is None else batch)
     closed_only = relabel == "store"
     uid = batch.observation[:, 0].astype(int)
     step = batch.observation[:, 1].astype(int)

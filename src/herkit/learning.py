@@ -3,7 +3,10 @@ env steps are stored and runs them when the loop says so.
 
 ``updates_per_step`` updates are owed per env step stored once updates may start (after
 ``warmup_steps``, and on every rank once every rank's buffer can be sampled); :meth:`learn`
-runs every update owed: sample a batch, update the agent, refresh the priorities.
+runs every update owed: sample a batch, update the agent, refresh the priorities. Where
+updates are captured as CUDA graphs and the buffer lives on the GPU, the batch is drawn
+there within the captured update (:class:`~herkit.buffer.device_sampler.DeviceSampler`):
+sampling and the update are one graph replay.
 
 No update waits on the host: the agent keeps its metrics on its device, and
 :meth:`~Learner.read_metrics` reads them in one transfer once per row of ``updates.csv``
@@ -16,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from herkit.agents import Agent
+from herkit.buffer.device_sampler import DeviceSampler, unsupported
 from herkit.buffer.her import HerReplayBuffer
 from herkit.config import TrainConfig
 from herkit.distributed import Context
@@ -23,7 +27,13 @@ from herkit.failures import check_finite_metrics
 from herkit.loop_state import LoopState, Metrics
 from herkit.records import RunRecords
 
-__all__ = ["Learner"]
+__all__ = ["Learner", "draws_on_device"]
+
+
+def draws_on_device(agent: Agent, buffer: HerReplayBuffer) -> bool:
+    """Whether a run draws its batches on the buffer's device within each update: where
+    updates are captured (a host sample would run outside the graph) and the buffer can."""
+    return "captured" in agent.update_mode and unsupported(buffer) is None
 
 
 @dataclass(kw_only=True)
@@ -45,9 +55,14 @@ class Learner:
     log_updates_every: int
     can_update: bool = False
     """Whether updates may start (warm-up over and every rank's buffer non-empty)."""
+    sampler: DeviceSampler | None = None
+    """Draws batches on the buffer's device within captured updates (None: on the host)."""
 
     def __post_init__(self) -> None:
         self.agent.log_updates()
+        if draws_on_device(self.agent, self.buffer):
+            self.sampler = DeviceSampler(self.buffer)
+            self.agent.attach_sampler(self.sampler.draw, self.batch_size)
 
     def owe_updates(self) -> None:
         """Owe ``updates_per_step`` updates per env step of this iteration, once updates
@@ -63,10 +78,14 @@ class Learner:
         """The gradient updates owed."""
         state = self.state
         while state.owed_updates >= 1:
-            batch = self.buffer.sample(self.batch_size)
-            self.agent.update(batch, count_goals=self.normalize_relabelled_goals)
-            if self.prioritized:
-                self.buffer.update_priorities(batch.indices, self.agent.priorities)
+            count_goals = self.normalize_relabelled_goals
+            if self.sampler is not None:  # drawn on the device within the update
+                self.agent.update_drawn(self.sampler.prepare(), count_goals=count_goals)
+            else:
+                batch = self.buffer.sample(self.batch_size)
+                self.agent.update(batch, count_goals=count_goals)
+                if self.prioritized:
+                    self.buffer.update_priorities(batch.indices, self.agent.priorities)
             state.updates += 1
             state.owed_updates -= 1
             if state.updates % self.log_updates_every == 0:

@@ -60,6 +60,11 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
     check_precision(config.precision, torch.device(device))
     if config.update_mode != "auto":
         check_update_mode(config.update_mode, torch.device(device))
+        if "captured" in config.update_mode and context.active:
+            raise ValueError(
+                f"update_mode {config.update_mode!r} runs in one process: with torchrun the "
+                "ranks average gradients between the steps of an update; use eager or compiled"
+            )
     plan = plan_run_cores(config, config.n_envs, config.env_workers)
     config = dataclasses.replace(
         config, torch_threads=plan.torch_threads, env_workers=plan.env_workers

@@ -30,11 +30,11 @@ import torch
 from torch import nn
 
 from herkit.agent_configs import OffPolicyConfig
-from herkit.agents.inputs import AgentInputs, RawBatch, TorchBatch
+from herkit.agents.inputs import AgentInputs, TorchBatch
 from herkit.agents.networks import MLP
 from herkit.agents.normalizer import Normalizer
 from herkit.agents.protocol import Agent
-from herkit.agents.runners import StepRunner, UpdateMode, check_update_mode
+from herkit.agents.stepping import Draw, Stepper
 from herkit.agents.update_log import UpdateLog
 from herkit.agents.updates import ValueScale, adam, frozen, return_bounds, weighted_mean
 from herkit.buffer.batch import Batch
@@ -96,14 +96,9 @@ class GoalAgent(ABC):
         self.priorities = torch.zeros(0, device=self.device)
         self.dist = Context()  # one process until join()
         self.precision = "fp32"
-        self.update_mode: UpdateMode = "eager"
-        self._runner = StepRunner(
-            self._raw_step, "eager", generator=self.generator, prepare=self._make_capturable
-        )
         self.log = UpdateLog(self.METRICS, LOG_CAPACITY, self.device)
-        self._keep_log = False
-        self._column = {name: i for i, name in enumerate(self.METRICS)}
-        self._zero = torch.zeros((), device=self.device)
+        """The metrics of the updates since the loop last read them, on the device."""
+        self.stepper = Stepper(self)
 
     # --- subclass interface -------------------------------------------------------------
     @abstractmethod
@@ -151,7 +146,7 @@ class GoalAgent(ABC):
         if math.isfinite(new.low):
             self._shift_values(new.low - self.values.low)
         if new != self.values:
-            self._runner.reset()  # the scale and bounds are constants of a captured step
+            self.stepper.reset()  # the scale and bounds are constants of a captured step
         self.values = new
 
     def _place_values(self) -> None:
@@ -184,26 +179,25 @@ class GoalAgent(ABC):
         if precision not in ("fp32", "bf16"):
             raise ValueError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
         if precision != self.precision:
-            self._runner.reset()
+            self.stepper.reset()
         self.precision = precision
 
+    @property
+    def update_mode(self) -> str:
+        """How updates run: ``eager``, ``compiled``, ``captured`` or ``compiled-captured``."""
+        return self.stepper.mode
+
     def set_update_mode(self, mode: str) -> None:
-        """Run updates ``eager``, ``compiled``, ``captured`` or ``compiled-captured``
-        (:mod:`herkit.agents.runners`); ValueError for a mode this device cannot run."""
-        check_update_mode(mode, self.device)
-        if mode != self.update_mode:
-            self._runner = StepRunner(
-                self._raw_step, mode, generator=self.generator,  # type: ignore[arg-type]
-                prepare=self._make_capturable,
-            )  # fmt: skip
-            self.update_mode = mode  # type: ignore[assignment]
+        """Run updates in ``mode`` (:mod:`herkit.agents.runners`); ValueError for a mode
+        this device cannot run."""
+        self.stepper.set_mode(mode)
 
     def _autocast(self) -> torch.autocast:
         return torch.autocast(
             self.device.type,
             dtype=torch.bfloat16,
             enabled=self.precision == "bf16",
-            cache_enabled=not self._runner.captures,  # a cache cannot outlive a capture
+            cache_enabled=not self.stepper.captures,  # a cache cannot outlive a capture
         )
 
     def update_normalizer(self, observation: np.ndarray, goal: np.ndarray) -> None:
@@ -253,73 +247,30 @@ class GoalAgent(ABC):
         included) to the goal normaliser, where they lie. With :meth:`log_updates` on,
         the metrics are also kept for :meth:`update_metrics`.
         """
-        actor_step = self._actor_step()
-        if count_goals and (not isinstance(batch.goal, torch.Tensor) or self.dist.active):
-            self.update_goal_normalizer(batch.goal)  # summed on the host (over ranks)
-            count_goals = False
-        if self.update_mode == "eager":
-            if count_goals:
-                self.goal_normalizer.add_tensor(batch.goal)
-            torch_batch = self.inputs.batch(batch, self.values.scale)
-            values, td_abs, present = self._train_step(torch_batch, actor_step)
-        else:
-            self.inputs.sync()
-            values, td_abs, present = self._runner(
-                self.inputs.raw(batch, self.ACTION_DTYPE),
-                actor_step=actor_step,
-                count_goals=count_goals,
-            )
-            if self._runner.captures:  # the graph's outputs: overwritten by its next replay
-                values = values.clone()
-        self.updates += 1
-        self.priorities = td_abs
-        if self._keep_log:
-            self.log.note(present)
-        return {name: values[self._column[name]] for name in present}
+        return self.stepper.update(batch, count_goals)
+
+    def attach_sampler(self, draw: Draw, batch_size: int) -> None:
+        """Let :meth:`update_drawn` draw its batches of ``batch_size`` with ``draw(batch_size,
+        generator, **flags)`` (e.g. :meth:`herkit.buffer.device_sampler.DeviceSampler.draw`),
+        from the agent's torch generator."""
+        self.stepper.attach(draw, batch_size)
+
+    def update_drawn(
+        self, flags: dict[str, Any], count_goals: bool = False
+    ) -> dict[str, torch.Tensor]:
+        """:meth:`update` on a batch drawn within the update by the attached sampler, with
+        ``flags`` (what its ``prepare`` returned): captured, the whole update is one graph."""
+        return self.stepper.update_drawn(flags, count_goals)
 
     def log_updates(self, keep: bool = True) -> None:
         """Keep every update's metrics (on the device) for :meth:`update_metrics`."""
-        self._keep_log = keep
+        self.stepper.keep_log = keep
         self.log.clear()
 
     def update_metrics(self) -> list[dict[str, float]]:
         """The metrics of every update since the last call (one dict each, oldest first),
         read from the device in one transfer; empty unless :meth:`log_updates` is on."""
         return self.log.take()
-
-    def _train_step(
-        self, batch: TorchBatch, actor_step: bool
-    ) -> tuple[torch.Tensor, torch.Tensor, tuple[str, ...]]:
-        """:meth:`_update` with its metrics as one vector (every name of :attr:`METRICS`,
-        0 where absent) written to :attr:`log`: device work only. Returns the vector, the
-        ``|TD error|`` and the names present."""
-        with self._autocast():
-            metrics, td_abs = self._update(batch, actor_step)
-        td_abs = td_abs.detach()
-        metrics["td_abs_mean"] = td_abs.float().mean()
-        values = torch.stack([
-            metrics[name].detach().float() if name in metrics else self._zero
-            for name in self.METRICS
-        ])  # fmt: skip
-        self.log.write(values)
-        present = tuple(name for name in self.METRICS if name in metrics)
-        return values, td_abs, present
-
-    def _raw_step(
-        self, *raw: torch.Tensor | None, actor_step: bool, count_goals: bool
-    ) -> tuple[torch.Tensor, torch.Tensor, tuple[str, ...]]:
-        """The whole update from a :class:`RawBatch`'s tensors, normalising included: the
-        step that is compiled or captured (:meth:`set_update_mode`)."""
-        batch = RawBatch(*raw)  # type: ignore[arg-type]
-        if count_goals:
-            self.goal_normalizer.add_tensor(batch.goal)
-        return self._train_step(self.inputs.from_raw(batch, self.values.scale), actor_step)
-
-    def _make_capturable(self) -> None:
-        """Let the optimisers step inside a CUDA graph (their step counts on the device)."""
-        for optimizer in self._optimizers().values():
-            for group in optimizer.param_groups:
-                group["capturable"] = True
 
     def state_dict(self) -> dict[str, Any]:
         """A snapshot of networks, targets, optimisers, normalisers, counters and RNGs."""
@@ -350,7 +301,7 @@ class GoalAgent(ABC):
         self.updates = int(state["updates"])
         self.rng.bit_generator.state = state["rng"]
         self.generator.set_state(state["generator"].cpu())
-        self._runner.reset()  # the optimisers hold new state tensors: capture again
+        self.stepper.reset()  # the optimisers hold new state tensors: capture again
 
     # --- helpers -------------------------------------------------------------------------
     def _track_targets(self, *pairs: tuple[nn.Module, nn.Module]) -> None:

@@ -47,6 +47,21 @@ class Agent(Protocol):
         tensors, with nothing read to the host."""
         ...
 
+    @property
+    def update_mode(self) -> str:
+        """How updates run (eager, compiled, captured, compiled-captured)."""
+        ...
+
+    def attach_sampler(self, draw: Any, batch_size: int) -> None:
+        """Let :meth:`update_drawn` draw its batches on the device with ``draw``."""
+        ...
+
+    def update_drawn(
+        self, flags: dict[str, Any], count_goals: bool = False
+    ) -> dict[str, torch.Tensor]:
+        """:meth:`update` on a batch drawn within the update by the attached sampler."""
+        ...
+
     def log_updates(self, keep: bool = True) -> None:
         """Keep every update's metrics on the device for :meth:`update_metrics`."""
         ...

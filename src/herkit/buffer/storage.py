@@ -77,6 +77,10 @@ class EpisodeStorage:
         self.valid_from = np.zeros(n_envs, dtype=np.int64)
         self._oldest_open_start = 0
         self._env_ids = np.arange(n_envs, dtype=np.int64)
+        self.track_changes = False
+        """Note the episode ids whose start or length change, for :meth:`take_changes` (a
+        copy of the bookkeeping on a device follows them)."""
+        self._changed: list[np.ndarray] | None = []
 
     # -- writing ---------------------------------------------------------------------
 
@@ -138,6 +142,8 @@ class EpisodeStorage:
         self.episode_start[new_ids] = self.rows_written
         self.episode_length[new_ids] = 0
         self.open_episode[envs] = new_ids
+        if self.track_changes and self._changed is not None:
+            self._changed += [ids, new_ids]
         self._oldest_open_start = int(self.episode_start[self.open_episode].min())
         return ids, envs
 
@@ -187,6 +193,18 @@ class EpisodeStorage:
         step = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         return start, np.repeat(lengths, lengths), step, np.repeat(envs, lengths)
 
+    def has_changes(self) -> bool:
+        """Whether :meth:`take_changes` has anything to give."""
+        return self._changed is None or bool(self._changed)
+
+    def take_changes(self) -> np.ndarray | None:
+        """The episode ids whose start or length changed since the last call (with
+        :attr:`track_changes`), or None where everything may have (a restore)."""
+        changed, self._changed = self._changed, []
+        if changed is None:
+            return None
+        return np.unique(np.concatenate(changed)) if changed else np.zeros(0, np.int64)
+
     def is_closed(self, slots: np.ndarray) -> np.ndarray:
         """Whether each slot's episode has ended (its length is final)."""
         return self.episode_length.take(self.episode_of.take(slots)) > 0
@@ -221,6 +239,7 @@ class EpisodeStorage:
         self.rows_written = int(counters["rows_written"])
         self.next_episode = int(counters["next_episode"])
         self._oldest_open_start = int(self.episode_start[self.open_episode].min())
+        self._changed = None
 
 
 def _uniform_ints(rng: np.random.Generator, high: int, n: int) -> np.ndarray:

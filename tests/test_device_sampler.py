@@ -1,0 +1,289 @@
+"""Sampling on the buffer's device with no host step (:class:`DeviceSampler`): every goal
+traced back to its episode and step with the tagged-episode simulator, the env's reward
+terms and flags kept, the same distribution as the host's sampler, and the bookkeeping
+copy following adds, wrap-arounds and a restore. On CPU tensors here, CUDA where present."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from herkit import Batch, HerReplayBuffer
+from herkit.buffer.device_sampler import DeviceSampler, unsupported
+from tagged import TaggedRun, expected_env_terms, host, tag_reward, torch_tag_reward
+from test_her_relabel import STRATEGIES, check_batch, make_buffer
+
+TORCH_DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def drawn(sampler: DeviceSampler, n: int, seed: int = 0) -> Batch:
+    """A draw as a host :class:`Batch` (achieved goals from the tags of its observations)."""
+    generator = torch.Generator(device=sampler.device)
+    generator.manual_seed(seed)
+    flags = sampler.prepare()
+    obs, next_obs, goal, action, reward, terminated = (
+        t.cpu().numpy() for t in sampler.draw(n, generator, **flags)
+    )
+    return Batch(obs, action, reward, next_obs, goal, obs - [0, 1, 0], obs, terminated)
+
+
+episode_lists = st.lists(st.integers(1, 12), min_size=1, max_size=15)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    strategy=st.sampled_from(STRATEGIES),
+    n_envs=st.integers(1, 4),
+    k=st.integers(1, 5),
+    rows=st.integers(12, 30),
+    lengths=st.lists(episode_lists, min_size=4, max_size=4),
+    seed=st.integers(0, 2**16),
+    device=st.sampled_from(TORCH_DEVICES),
+)
+def test_drawn_goals_come_from_the_right_episode_and_steps(
+    strategy: str, n_envs: int, k: int, rows: int, lengths: list[list[int]], seed: int,
+    device: str,
+) -> None:  # fmt: skip
+    """Random episode lengths, several envs, many wrap-arounds of a small ring, open
+    episodes sampled too; the device's copy of the bookkeeping follows every add."""
+    buffer = make_buffer(rows * n_envs, n_envs, device, strategy=strategy, k=k, seed=seed)
+    sampler = DeviceSampler(buffer)
+    run = TaggedRun(buffer)
+    for round_ in range(3):
+        run.feed([ls * (round_ + 1) for ls in lengths[:n_envs]], end_open=round_ == 2)
+        check_batch(run, strategy, "sample", batch=drawn(sampler, 512, seed + round_))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 9), min_size=1, max_size=6),
+    n_envs=st.integers(1, 3),
+    strategy=st.sampled_from(STRATEGIES),
+    mix=st.booleans(),
+    terminal_on_success=st.booleans(),
+    capacity=st.sampled_from([30, 300]),
+    device=st.sampled_from(TORCH_DEVICES),
+)
+def test_drawn_rewards_and_flags_keep_the_envs_terms(
+    lengths: list[int], n_envs: int, strategy: str, mix: bool, terminal_on_success: bool,
+    capacity: int, device: str,
+) -> None:  # fmt: skip
+    """A sample's own goal gets what the env gave; a relabelled one its compute_reward
+    plus the step's penalty, terminal after a crash or, where episodes end on success,
+    when it is reached (the host's rules, tests/test_env_terms.py)."""
+    terminal_on_success &= not mix  # a desired goal can be the step's own: see test_env_terms
+    buffer = make_buffer(
+        capacity, n_envs, device, strategy=strategy, goal_mix=(1, 2, 2) if mix else None,
+        terminal_on_success=terminal_on_success, seed=3,
+    )  # fmt: skip
+    run = TaggedRun(buffer, env_terms=True)
+    run.feed([lengths] * n_envs, steps=2 * sum(lengths) + 1)
+    batch = drawn(DeviceSampler(buffer), 400)
+    reward, terminal = expected_env_terms(run, batch, terminal_on_success)
+    np.testing.assert_allclose(batch.reward, reward, atol=1e-6)
+    np.testing.assert_array_equal(batch.terminated, terminal)
+
+
+@pytest.mark.parametrize("strategy", ["future", "episode", "final", "random"])
+def test_the_device_draws_the_hosts_distribution(strategy: str) -> None:
+    """Where goals come from (relabelled share, step offset, episode position) matches the
+    host sampler within sampling noise (20,000 samples each)."""
+
+    def features(batch: Batch) -> np.ndarray:
+        relabelled = batch.goal[:, 0] >= 0
+        offset = np.where(relabelled, batch.goal[:, 1] - batch.observation[:, 1], -99)
+        return np.stack([relabelled, offset, batch.observation[:, 1]], axis=1)
+
+    buffers = [make_buffer(600, 3, "cpu", strategy=strategy, k=3, seed=s) for s in (1, 2)]
+    for buffer in buffers:
+        TaggedRun(buffer).feed([[5, 9, 13], [7, 11], [4, 15, 6]], steps=260)
+    host_side = features(host(buffers[0].sample(20_000)))
+    device_side = features(drawn(DeviceSampler(buffers[1]), 20_000))
+    assert abs(host_side[:, 0].mean() - device_side[:, 0].mean()) < 0.02  # ~0.75 relabelled
+    for column in (1, 2):
+        values = np.union1d(host_side[:, column], device_side[:, column])
+        p = np.array([(host_side[:, column] == v).mean() for v in values])
+        q = np.array([(device_side[:, column] == v).mean() for v in values])
+        assert 0.5 * np.abs(p - q).sum() < 0.03, (column, p, q)  # total variation
+
+
+def test_the_goal_mix_draws_real_future_and_desired_goals_in_its_proportions() -> None:
+    buffer = make_buffer(900, 3, "cpu", goal_mix=(1, 2, 2), goal_mix_warmup=0, seed=5)
+    run = TaggedRun(buffer)
+    run.feed([[6, 10, 14]] * 3, steps=250)
+    batch = drawn(DeviceSampler(buffer), 30_000)
+    uid, step = batch.observation[:, 0].astype(int), batch.observation[:, 1].astype(int)
+    own = (batch.goal[:, 0] == -1 - uid) & (batch.goal[:, 1] == 0)
+    future = batch.goal[:, 0] == uid
+    desired = ~own & ~future
+    assert np.all(batch.goal[future, 1] >= step[future])
+    other = -1 - batch.goal[desired, 0].astype(int)  # a desired goal's episode
+    assert all(run.sampleable(int(u), closed_only=False) for u in np.unique(other))
+    # 1 : 2 : 2, though a desired draw of the sample's own episode counts as its own goal
+    assert abs(future.mean() - 0.4) < 0.015 and abs(own.mean() - 0.2) < 0.02
+
+
+def test_the_goal_mix_waits_for_its_warm_up() -> None:
+    buffer = make_buffer(900, 1, "cpu", goal_mix=(1, 0, 4), goal_mix_warmup=10_000, seed=5)
+    TaggedRun(buffer).feed([[8]], steps=80)
+    batch = drawn(DeviceSampler(buffer), 2_000)
+    assert np.all(batch.goal[:, 0] == batch.observation[:, 0])  # future goals only
+
+
+def test_a_restored_buffer_is_copied_to_the_device_whole(tmp_path: Path) -> None:
+    buffer = make_buffer(60, 2, "cpu", seed=1)
+    run = TaggedRun(buffer)
+    run.feed([[5, 7], [9]], steps=40)
+    buffer.save(tmp_path / "buffer.npz")
+    saved = copy.deepcopy(run.episodes), run.rows_written
+    sampler = DeviceSampler(buffer)
+    drawn(sampler, 64)
+    restored = HerReplayBuffer.load(tmp_path / "buffer.npz", buffer.reward_fn, device="cpu",
+                                    torch_reward_fn=buffer.torch_reward_fn)  # fmt: skip
+    run.buffer = restored
+    follower = DeviceSampler(restored)
+    check_batch(run, "future", "sample", batch=drawn(follower, 512))
+    for _ in range(3):  # then wraps around, followed step by step
+        run.feed([[3], [4]], steps=11)
+        check_batch(run, "future", "sample", batch=drawn(follower, 512))
+    restored.storage.restore(*buffer.storage.state())  # back to the saved state, under it
+    run.episodes, run.rows_written = saved
+    check_batch(run, "future", "sample", batch=drawn(follower, 512))
+
+
+def test_what_cannot_be_drawn_on_the_device_says_why() -> None:
+    assert unsupported(make_buffer(60, 1, None)) == "its data is on the host"
+    assert unsupported(make_buffer(60, 1, "cpu", prioritized=True)).startswith("prioritized")
+    assert unsupported(make_buffer(60, 1, "cpu", relabel="store")) == "store-time relabelling"
+    assert unsupported(make_buffer(60, 1, "cpu", n_step=3, gamma=0.9)) == "n-step returns"
+    assert unsupported(make_buffer(60, 1, "cpu")) is None
+    with pytest.raises(ValueError, match="cannot sample on its device: n-step returns"):
+        DeviceSampler(make_buffer(60, 1, "cpu", n_step=3, gamma=0.9))
+    with pytest.raises(ValueError, match="empty buffer"):
+        DeviceSampler(make_buffer(60, 1, "cpu")).prepare()
+
+
+# --- drawn within the update -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("algo", ["dqn", "ddpg"])  # their updates draw no random numbers
+def test_an_update_drawn_within_the_step_equals_one_on_the_same_batch(algo: str) -> None:
+    from test_update_modes import no_host_reads
+
+    from test_agents import agent_for, parameters
+
+    buffer = HerReplayBuffer(
+        2_000, observation_shape=6, goal_shape=3, action_shape=() if algo == "dqn" else 2,
+        action_dtype=np.int64 if algo == "dqn" else np.float32, reward_fn=tag_reward,
+        torch_reward_fn=torch_tag_reward, device="cpu", n_envs=2, seed=4,
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    for t in range(120):
+        obs = {key: rng.normal(size=(2, 6 if key == "observation" else 3)).astype(np.float32)
+               for key in ("observation", "achieved_goal", "desired_goal")}  # fmt: skip
+        action = rng.integers(4, size=2) if algo == "dqn" else rng.uniform(-1, 1, (2, 2))
+        buffer.add(obs, action, obs, np.zeros(2, bool), np.full(2, t % 10 == 9))
+    sampler = DeviceSampler(buffer)
+    drawing, given = agent_for(algo, seed=2), agent_for(algo, seed=2)
+    drawing.attach_sampler(sampler.draw, 64)
+    for agent in (drawing, given):
+        agent.log_updates()
+    for _ in range(3):
+        twin = torch.Generator()
+        twin.set_state(drawing.generator.get_state())
+        flags = sampler.prepare()
+        obs, next_obs, goal, action, reward, terminated = sampler.draw(64, twin, **flags)
+        batch = Batch(obs, action, reward, next_obs, goal, goal, goal, terminated)
+        with no_host_reads():
+            drawing.update_drawn(flags, count_goals=True)
+        given.update(batch, count_goals=True)
+        given.generator.set_state(drawing.generator.get_state())
+    for (name, a), b in zip(parameters(drawing).items(), parameters(given).values(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6, msg=name)
+    assert drawing.update_metrics() == pytest.approx(given.update_metrics())
+
+
+def test_a_run_that_draws_on_the_device_trains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop's drawn path end to end (on CPU tensors; on a GPU captured runs take it)."""
+    import herkit.learning
+    from herkit.train import train
+    from runs import quiet
+
+    prepared: list[int] = []
+    prepare = DeviceSampler.prepare
+
+    def counted(self: DeviceSampler) -> dict:
+        prepared.append(1)
+        return prepare(self)
+
+    monkeypatch.setattr(DeviceSampler, "prepare", counted)
+    monkeypatch.setattr(herkit.learning, "draws_on_device", lambda agent, buffer: True)
+    config = quiet(
+        env_id="herkit/PointReach-v0", algo="td3", steps=1_500, warmup_steps=200,
+        eval_every=500, buffer_device="device", out=str(tmp_path / "run"), update_mode="eager",
+    )  # fmt: skip
+    summary = train(config)
+    assert len(prepared) == summary["updates"] > 1000
+    rows = (tmp_path / "run" / "updates.csv").read_text().splitlines()
+    assert len(rows) > 20 and "critic_loss" in rows[0]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
+@pytest.mark.parametrize("algo", ["ddpg", "td3", "sac"])
+def test_a_captured_drawn_update_learns_what_the_eager_drawn_one_does(algo: str) -> None:
+    """Sampling and update in one graph: the same parameters as eager, drawn alike."""
+    from test_update_modes import assert_same_learning
+
+    from herkit.agents import make_agent
+    from test_agents import parameters
+
+    agents = []
+    for mode in ("eager", "captured"):
+        buffer = HerReplayBuffer(
+            4_000, observation_shape=6, goal_shape=3, action_shape=2, reward_fn=tag_reward,
+            torch_reward_fn=torch_tag_reward, device="cuda", n_envs=4, seed=4,
+            goal_mix=(1, 2, 2), terminal_on_success=True,
+        )  # fmt: skip
+        rng = np.random.default_rng(0)
+        for t in range(300):
+            obs = {key: rng.normal(size=(4, 6 if key == "observation" else 3)).astype(np.float32)
+                   for key in ("observation", "achieved_goal", "desired_goal")}  # fmt: skip
+            buffer.add(obs, rng.uniform(-1, 1, (4, 2)), obs, np.zeros(4, bool),
+                       np.full(4, t % 25 == 24))  # fmt: skip
+        sampler = DeviceSampler(buffer)
+        box = gymnasium.spaces.Box(-1.0, 1.0, (2,))
+        agent = make_agent(algo, None, 6, 3, box, (-1.0, 0.0), "cuda", seed=7)
+        agent.set_update_mode(mode)
+        agent.attach_sampler(sampler.draw, 256)
+        agent.log_updates()
+        agent.update_normalizer(np.zeros((1, 6)), np.zeros((1, 3)))
+        for _ in range(12):
+            agent.update_drawn(sampler.prepare(), count_goals=True)
+        agents.append((agent, agent.update_metrics()))
+    (eager, rows_eager), (captured, rows_captured) = agents
+    assert parameters(eager).keys() == parameters(captured).keys()
+    assert_same_learning(eager, captured, rows_eager, rows_captured, tol=2e-3)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_captured_run_on_the_gpu_trains(tmp_path: Path) -> None:
+    from herkit.train import train
+    from runs import quiet
+
+    config = quiet(
+        env_id="herkit/PointReach-v0", algo="td3", steps=2_000, warmup_steps=200,
+        eval_every=500, device="cuda", buffer_device="device", update_mode="captured",
+        out=str(tmp_path / "run"),
+    )  # fmt: skip
+    summary = train(config)
+    assert summary["updates"] > 1000 and summary["success_rate"] >= 0.0
+    assert "captured" in (tmp_path / "run" / "config.json").read_text()

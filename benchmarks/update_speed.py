@@ -2,7 +2,7 @@
 
 Times sample + update (what the training loop does per update: ``buffer.sample(batch)``,
 the batch's goals fed to the goal normaliser, ``agent.update``) with the code of REV (a
-temporary git worktree) and with the working tree's, in turns, in fresh processes, one
+temporary git worktree) and with the working tree's, in turns (each side first in half of them), in fresh processes, one
 torch thread, DDPG on FetchPush's shapes from a host buffer of 16 envs, eager, for each
 size and precision. Prints the median updates/s of each side over the repeats and writes
 docs/update_speed.json.
@@ -93,16 +93,25 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"])
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        type=int,
+        choices=[256, 512],
+        default=[256, 512],
+        help="the rows to time, by width (256: 3x256, 512: 3x512 LN)",
+    )
     args = parser.parse_args()
     rows = []
     with worktree(args.against) as old_tree:
-        for hidden, layer_norm, batch in CASES:
+        for hidden, layer_norm, batch in [case for case in CASES if case[0][0] in args.sizes]:
             for precision in args.precisions:
                 case = [list(hidden), layer_norm, batch, precision, args.seconds]
                 before, after = [], []
-                for _ in range(args.repeats):  # in turns: drifts hit both sides
-                    before.append(time_once(old_tree, case))
-                    after.append(time_once(ROOT, case))
+                for repeat in range(args.repeats):  # in turns, each side first in half of them
+                    sides = [(before, old_tree), (after, ROOT)]
+                    for times, tree in sides[:: 1 if repeat % 2 == 0 else -1]:
+                        times.append(time_once(tree, case))
                 row = {
                     "hidden": list(hidden), "layer_norm": layer_norm, "batch_size": batch,
                     "precision": precision, "before": before, "after": after,

@@ -156,7 +156,8 @@ class _Graph:
                 )
             register(self.generator)
         torch.cuda.synchronize()
-        with torch.cuda.graph(graph):
+        # thread_local: CUDA calls of other threads (none of herkit's) do not spoil it
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
             self.outputs = self.step(*self.inputs, **self.flags)
         self.graph = graph
         graph.replay()  # capture records the step without running it

@@ -2,10 +2,10 @@
 
 Times sample + update (what the training loop does per update: ``buffer.sample(batch)``,
 the batch's goals fed to the goal normaliser, ``agent.update``) with the code of REV (a
-temporary git worktree) and with the working tree's, in turns (each side first in half of them), in fresh processes, one
-torch thread, DDPG on FetchPush's shapes from a host buffer of 16 envs, eager, for each
-size and precision. Prints the median updates/s of each side over the repeats and writes
-docs/update_speed.json.
+temporary git worktree) and with the working tree's, in turns (each side first in half
+of them), in fresh processes, one torch thread, DDPG on FetchPush's shapes from a host
+buffer of 16 envs, eager, for each size and precision. Prints the median updates/s of
+each side over the repeats and writes docs/update_speed.json.
 
     python benchmarks/update_speed.py --against HEAD~3
     python benchmarks/update_speed.py --against 0af653d --repeats 5 --seconds 4

@@ -70,6 +70,7 @@ def test_a_tiny_run_times_every_row_the_device_can_run() -> None:
         assert row["hidden"] == [32, 32] and row["batch_size"] == 64 and row["device"] == "cpu"
         assert math.isfinite(row["updates_per_s"]) and row["updates_per_s"] > 0
         assert row["busy"] is None and row["error"] is None and row["buffer"] == "host"
+        assert row["sampled"] == "host"
     assert len(lines) == 2 and "updates/s" in lines[0]
 
 
@@ -105,3 +106,20 @@ def test_the_command_writes_the_machine_and_the_rows(
 def test_bench_update_flags_are_refused_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["bench", "update", "--sizes", "3x256"]) == 2
     assert "sizes must look like LAYERSxWIDTH" in capsys.readouterr().err
+
+
+def test_a_row_draws_on_the_device_where_the_training_loop_would(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import herkit.learning
+    from herkit.agents import make_agent
+    from herkit.bench.update import _time_row
+
+    monkeypatch.setattr(herkit.learning, "draws_on_device", lambda agent, buffer: True)
+    import gymnasium
+
+    buffer = filled_buffer(800, "cpu", False, seed=0)
+    agent = make_agent("td3", None, 25, 3, gymnasium.spaces.Box(-1.0, 1.0, (4,)), (-1.0, 0.0))
+    row = _time_row(agent, buffer, 32, "eager", seconds=0.05)
+    assert row["sampled"] == "device" and row["error"] is None and row["updates_per_s"] > 0
+    assert agent.updates > 8

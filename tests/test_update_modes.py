@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -305,3 +306,35 @@ def test_a_real_timing_of_eager_updates_on_the_cpu() -> None:
     assert chosen.mode == "eager" and chosen.timings_ms["fp32 eager"] > 0
     assert agent.updates == 0 and agent.update_metrics() == []
     assert set(UPDATE_MODES) >= {chosen.mode}
+
+
+def test_a_run_records_its_timed_choice_and_a_resume_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    import herkit.startup
+    from herkit.config import TrainConfig
+    from herkit.train import train
+
+    run = tmp_path / "run"
+    config = TrainConfig(steps=300, out=str(run), progress=False, tensorboard=False)
+    train(config)
+    saved = json.loads((run / "config.json").read_text())
+    assert saved["update_mode"] in ("eager", "compiled") and saved["precision"] != "auto"
+    assert "auto:" in saved["machine"]["update_mode"]
+    asked: list[tuple[str, str]] = []
+    choose = herkit.startup.choose_update
+
+    def recorded(agent: Any, *args: Any, **kwargs: Any) -> UpdatePlan:
+        asked.append((kwargs["precision"], kwargs["mode"]))
+        return choose(agent, *args, **kwargs)
+
+    monkeypatch.setattr(herkit.startup, "choose_update", recorded)
+    import dataclasses
+
+    from herkit.run_config import load_run_config
+
+    resumed = dataclasses.replace(load_run_config(run), steps=600, out=str(run))
+    train(resumed, resume=True)
+    assert asked == [(saved["precision"], saved["update_mode"])]  # given: nothing timed

@@ -7,9 +7,11 @@ episodes of 50 steps (future, k = 4),
 for every algorithm, network size and batch, precision and update mode asked
 (:class:`~herkit.bench.update_settings.UpdateBenchConfig`). Each row gives updates per
 second over ``seconds`` after a warm-up (compiling and capturing, timed as
-``warmup_s``); on CUDA also ``busy``, the share of an update's wall time the GPU spends
-in kernels (torch.profiler over 20 updates: kernel time per update times updates per
-second). A mode that fails here gives a row with ``updates_per_s`` None and its error.
+``warmup_s``), sampled as the training loop samples (``sampled``: a captured update on a
+buffer on the GPU draws its batch there, within the graph); on CUDA also ``busy``, the
+share of an update's wall time the GPU spends in kernels (torch.profiler over 20 updates:
+kernel time per update times updates per second). A mode that fails here gives a row
+with ``updates_per_s`` None and its error.
 
 Torch is imported when the command runs (the ``train`` extra), not with ``herkit.bench``.
 """
@@ -143,8 +145,12 @@ def _agent_config(algo: str, size: NetworkSize) -> Any:
 def _time_row(
     agent: Any, buffer: HerReplayBuffer, batch_size: int, mode: str, seconds: float
 ) -> dict[str, Any]:
-    """``updates_per_s``, ``warmup_s``, ``busy`` (CUDA) and ``error`` of one row."""
+    """``updates_per_s``, ``warmup_s``, ``busy`` (CUDA), ``error`` and ``sampled`` (where the
+    batches were drawn: ``host`` bookkeeping, or ``device`` within the update, as the
+    training loop does for captured updates on a buffer on the GPU) of one row."""
     import torch
+
+    from herkit.learning import draws_on_device
 
     def step() -> None:
         agent.update(buffer.sample(batch_size), count_goals=True)
@@ -154,9 +160,12 @@ def _time_row(
             torch.cuda.synchronize(agent.device)
 
     result: dict[str, Any] = {"updates_per_s": None, "warmup_s": None, "busy": None,
-                              "error": None}  # fmt: skip
+                              "error": None, "sampled": "host"}  # fmt: skip
     try:
         agent.set_update_mode(mode)
+        if draws_on_device(agent, buffer):
+            step = _drawn_step(agent, buffer, batch_size)
+            result["sampled"] = "device"
         start = time.perf_counter()
         for _ in range(8):  # compile, warm up, capture, replay
             step()
@@ -173,6 +182,20 @@ def _time_row(
     except Exception as error:
         result["error"] = f"{type(error).__name__}: {error}".splitlines()[0][:300]
     return result
+
+
+def _drawn_step(agent: Any, buffer: HerReplayBuffer, batch_size: int) -> Callable[[], None]:
+    """An update that draws its batch on the buffer's device, as the training loop runs
+    a captured one."""
+    from herkit.buffer.device_sampler import DeviceSampler
+
+    sampler = DeviceSampler(buffer)
+    agent.attach_sampler(sampler.draw, batch_size)
+
+    def step() -> None:
+        agent.update_drawn(sampler.prepare(), count_goals=True)
+
+    return step
 
 
 def _busy(step: Callable[[], None], synchronize: Callable[[], None], per_s: float) -> float | None:
@@ -208,7 +231,9 @@ def _row_text(row: dict[str, Any]) -> str:
     if row["updates_per_s"] is None:
         return f"{head}: failed: {row['error']}"
     busy = "" if row["busy"] is None else f", GPU busy {row['busy']:.0%}"
-    return f"{head}: {row['updates_per_s']:,.1f} updates/s (warm-up {row['warmup_s']:g} s{busy})"
+    drawn = ", drawn on the device" if row["sampled"] == "device" else ""
+    return (f"{head}: {row['updates_per_s']:,.1f} updates/s (warm-up {row['warmup_s']:g} s"
+            f"{busy}{drawn})")  # fmt: skip
 
 
 def print_update_table(rows: list[dict[str, Any]], console: Any = None) -> None:
@@ -233,11 +258,14 @@ def print_update_table(rows: list[dict[str, Any]], console: Any = None) -> None:
             cell = "failed"
         else:
             busy = "" if row["busy"] is None else f" ({row['busy']:.0%} busy)"
-            cell = f"{row['updates_per_s']:,.1f}{busy}"
+            drawn = "*" if row["sampled"] == "device" else ""
+            cell = f"{row['updates_per_s']:,.1f}{drawn}{busy}"
         lines.setdefault(key, {})[row["mode"]] = cell
     for key, cells in lines.items():
         table.add_row(*key, *(cells.get(mode, "-") for mode in modes))
     console.print(table)
+    if any(row["sampled"] == "device" for row in rows):
+        console.print("* the batch drawn on the device within the captured update")
 
 
 def bench_update(config: UpdateBenchConfig) -> list[dict[str, Any]]:

@@ -87,6 +87,9 @@ class TaggedRun:
     current: list[Episode] = field(default_factory=list)
     next_offset: tuple[float, float, float] = (1.0, 1.0, 1.0)
     env_terms: bool = False
+    penalties: bool = True
+    """With ``env_terms``: the env's rewards carry :func:`penalty` (else they are its
+    compute_reward, success flags and crashes alone)."""
 
     def feed(
         self, lengths_per_env: list[list[int]], end_open: bool = False, steps: int | None = None
@@ -131,7 +134,7 @@ class TaggedRun:
             if self.env_terms:
                 uid, t = obs[:, 0], obs[:, 1]
                 own = tag_reward(next_achieved, desired, None)
-                extra["reward"] = own + penalty(uid, t)
+                extra["reward"] = own + (penalty(uid, t) if self.penalties else 0.0)
                 extra["success"] = terminated & ~crashed(uid)
             self.buffer.add(
                 {"observation": obs, "achieved_goal": achieved, "desired_goal": desired},

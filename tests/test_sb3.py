@@ -489,11 +489,41 @@ def reloaded(model: Any, folder: Path) -> Any:
 # -- episodes that end on success ---------------------------------------------------------------
 
 
-def test_an_env_that_declares_nothing_keeps_sb3s_flags() -> None:
-    adapter, run = tagged_adapter(1, 60, seed=0)
-    run.env_terms = True  # success flags; episodes with uid % 4 == 3 end on reaching the goal
-    run.feed([[3, 4, 5, 6]])
-    assert adapter.buffer.terminal_on_success is False
+def relabelled_reached_terminal(run: TaggedRun) -> tuple[bool, bool]:
+    """Whether, in a sample, relabelled samples that reach their goal short of their
+    episode's end are terminal (all of them), and whether there are any."""
+    batch = run.buffer.sample(1024)
+    uid, t = batch.observation[:, 0].astype(int), batch.observation[:, 1].astype(int)
+    last = np.array([t_ == run.episodes[u].length - 1 for u, t_ in zip(uid, t, strict=True)])
+    relabelled_reached = (batch.goal[:, 0] >= 0) & np.all(batch.goal == batch.next_achieved_goal,
+                                                          axis=1) & ~last  # fmt: skip
+    return bool(batch.terminated[relabelled_reached].all()), bool(relabelled_reached.any())
+
+
+@pytest.mark.parametrize("penalties", [False, True])
+def test_an_env_that_declares_nothing_keeps_sb3s_flags_unless_penalties_meet_success_ends(
+    penalties: bool,
+) -> None:
+    """Episodes that end at a success (uid % 4 == 3) in an env that does not say so: SB3's
+    flags are kept, a reached relabelled goal bootstraps, unless the env's rewards carry a
+    term compute_reward lacks; then bootstrapping past the goal would charge it with later
+    penalties, and a reached relabelled goal ends the sample, as herkit's own buffer does."""
+    adapter, run = tagged_adapter(1, 200, seed=0)
+    run.env_terms, run.penalties = True, penalties
+    run.feed([[3, 4, 5, 6]] * 1, steps=18)  # episodes 0-3: the success ending comes last
+    assert adapter._ends_on_success  # seen at the first success
+    terminal, seen = relabelled_reached_terminal(run)
+    assert seen and terminal == penalties
+    assert adapter.buffer.terminal_on_success is penalties
+
+
+def test_an_env_that_never_ends_at_a_success_keeps_sb3s_flags_with_penalties() -> None:
+    adapter, run = tagged_adapter(1, 200, seed=0)
+    run.env_terms = True
+    run.feed([[3, 4, 5]], steps=12)  # episodes 0-2: none ends at a success
+    assert adapter._ends_on_success is None
+    terminal, seen = relabelled_reached_terminal(run)
+    assert seen and not terminal
 
 
 def test_a_maze_that_is_not_continuing_ends_on_success_through_sb3() -> None:

@@ -52,8 +52,10 @@ Different from SB3 (SB3's behaviour first):
 - SB3 keeps the stored ``done`` flag for relabelled samples; herkit does too where episodes
   do not end on success. Where they do (``terminal_on_success``; by default what the env
   declares, ``terminates_on_success`` or ``continuing_task=False``; an env that declares
-  nothing keeps SB3's flags, unlike ``herkit train``, which watches its first success) a
-  relabelled sample is terminal when its
+  nothing keeps SB3's flags unless it is seen both to end an episode at a success and to
+  give step rewards with a term ``compute_reward`` lacks, such as highway-env's parking:
+  there bootstrapping past a reached goal charges it with the penalties of steps the env
+  would never have run) a relabelled sample is terminal when its
   goal is reached (the env's success test: a threshold on ``compute_reward`` learned from
   ``info["is_success"]``, or ``success_threshold=``) or when the env ended the step for
   another reason (a crash), where SB3 keeps the flag of the original goal.

@@ -80,7 +80,10 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         terminal_on_success: a relabelled sample is terminal when its goal is reached, or
             when the env ended for another reason (False: the stored flag is kept, as in
             SB3). None (default): what the env declares (``terminates_on_success``, or
-            ``continuing_task``), else False.
+            ``continuing_task``); where it declares nothing, SB3's flags are kept unless
+            the env both ends an episode at a success and gives step rewards with a term
+            ``compute_reward`` lacks (a crash penalty): then as True (see
+            :mod:`herkit.sb3`).
         success_threshold: a goal counts as reached where ``compute_reward`` gives at least
             this; None: learned from ``info["is_success"]`` (see
             :mod:`herkit.buffer.env_terms`).
@@ -147,6 +150,10 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         self._reward_of_env: Any = None
         self._info_keys = tuple(info_keys)
         self._infos: InfoStore | None = None  # copy_info_dict without info_keys: first add
+        self._learns_ending = terminal_on_success is None and declared_terminal(env) is None
+        """Whether the ending rule is decided by the data (an env that declares nothing)."""
+        self._ends_on_success: bool | None = None
+        """Whether the env ended its episode at the first success added (None: none yet)."""
         if terminal_on_success is None:
             terminal_on_success = declared_terminal(env)
         if seed is None:  # numpy's global generator is what SB3's seed= sets
@@ -248,6 +255,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         success = None
         if infos and all("is_success" in item for item in infos):
             success = np.array([bool(item["is_success"]) for item in infos])
+            if self._ends_on_success is None and success.any():
+                self._ends_on_success = bool(terminated[success].all())
         try:
             self.buffer.add(
                 obs,
@@ -292,6 +301,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     ) -> DictReplayBufferSamples:
         """A batch of SB3 samples with relabelled goals and recomputed rewards
         (:mod:`herkit.sb3.samples`)."""
+        if self._learns_ending:
+            self.buffer.terminal_on_success = self._ending_rule()
         batch = self.buffer.sample(batch_size)
         self.last_indices = batch.indices
         self.last_weights = (
@@ -303,6 +314,14 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             lambda reward: self._normalize_reward(reward, env),
             self.to_torch,
         )
+
+    def _ending_rule(self) -> bool:
+        """For an env that declares nothing: SB3's flags (False), unless it ended an episode
+        at a success and its step rewards hold a term ``compute_reward`` lacks. Bootstrapping
+        past a reached goal then charges it with the penalties of steps the env would never
+        have run (highway-env's parking learned to avoid its goals)."""
+        self.buffer.flush()  # the audit has seen every step stored
+        return bool(self._ends_on_success) and self.buffer.audit.differing > 0
 
     def update_priorities(self, indices: Any, priorities: Any) -> None:
         """New priorities for sampled keys (``last_indices``); prioritized replay only."""
@@ -364,6 +383,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         """Restore a pickled buffer; call :meth:`set_env` before sampling."""
         state.setdefault("_infos", None)
         state.setdefault("_info_keys", tuple(state["buffer"].info_keys))
+        state.setdefault("_learns_ending", False)  # pickled before the rule: as it was then
+        state.setdefault("_ends_on_success", None)
         self.__dict__.update(state)
 
     # -- internals -------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from herkit import Batch, HerReplayBuffer
+from herkit.buffer.goal_env import GOAL_KEYS
 from tagged import TaggedRun, tag_reward
 
 
@@ -405,24 +406,84 @@ def test_from_env_takes_ending_on_success_as_the_env_declares_it() -> None:
     assert reached.any() and np.all(batch.terminated[reached])
 
 
-class Silent(gym.Wrapper):  # type: ignore[type-arg]
+class Silent(gym.Env):  # type: ignore[type-arg]
     """An env of another library: BitFlip (which ends on success) declaring nothing."""
 
-    @property
-    def unwrapped(self) -> gym.Env:  # type: ignore[type-arg]
-        return self
+    def __init__(self, env: gym.Env) -> None:  # type: ignore[type-arg]
+        self.env = env
+        self.observation_space, self.action_space = env.observation_space, env.action_space
+
+    def reset(self, **kwargs: Any) -> Any:
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> Any:
+        return self.env.step(action)
 
     def compute_reward(self, achieved: Any, desired: Any, info: Any) -> Any:
         return self.env.unwrapped.compute_reward(achieved, desired, info)  # type: ignore[attr-defined]
 
 
+def silent_bitflip(**kwargs: Any) -> Silent:
+    """A registered maker of :class:`Silent` bit flipping: its spec makes fresh copies."""
+    return Silent(gym.make("herkit/BitFlip-v0", **kwargs))
+
+
+gym.register("herkit-tests/SilentBitFlip-v0", entry_point=silent_bitflip)
+
+
+class Untouchable(gym.Env):  # type: ignore[type-arg]
+    """All that SB3's and cpprb's buffers ever use of an env, its spaces and compute_reward;
+    stepping, resetting or rendering it raises (a real robot, a costly simulator)."""
+
+    def __init__(self) -> None:
+        box = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+        self.observation_space = gym.spaces.Dict(
+            {"observation": box, "achieved_goal": box, "desired_goal": box}
+        )
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+
+    def compute_reward(self, achieved: Any, desired: Any, info: Any) -> Any:
+        return -(np.linalg.norm(achieved - desired, axis=-1) > 0.1).astype(np.float32)
+
+    def reset(self, **kwargs: Any) -> Any:
+        raise RuntimeError("this env must not be reset by a buffer")
+
+    def step(self, action: Any) -> Any:
+        raise RuntimeError("this env must not be stepped by a buffer")
+
+    def render(self) -> Any:
+        raise RuntimeError("this env must not be rendered by a buffer")
+
+
+gym.register("herkit-tests/Untouchable-v0", entry_point=Untouchable)
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_from_env_never_acts_in_the_env_it_is_given(made: bool) -> None:
+    """Without a spec nothing can be probed; with one, the fresh copy raises as well: either
+    way the buffer is built from what the env declares, and says why."""
+    env = gym.make("herkit-tests/Untouchable-v0") if made else Untouchable()
+    buffer = HerReplayBuffer.from_env(env, 1_000, seed=0)
+    why = buffer.sources["reward_range"]
+    if made:
+        assert why.startswith("not probed: a fresh copy made from its spec")
+        assert "raised RuntimeError: this env must not be reset by a buffer" in why
+    else:
+        assert why == "not probed: the env has no spec to make a fresh copy from"
+    assert buffer.terminal_on_success is None  # decided by the data, as it arrives
+    assert "not probed" in repr(buffer)
+    zeros = {key: np.zeros((1, 3), np.float32) for key in GOAL_KEYS}
+    buffer.add(zeros, np.zeros((1, 2), np.float32), zeros, [False], [True])
+    assert len(buffer.sample(4)) == 4
+
+
 def test_from_env_finds_what_an_env_does_not_declare_as_herkit_train_does() -> None:
-    """The probe's random steps show the silent env's successes ending their episodes, and
-    find its reward range and success key; the sources say so; the buffer agrees with the
-    conventions ``herkit train`` would use."""
+    """The probe's random steps on a fresh copy show the silent env's successes ending their
+    episodes, and find its reward range and success key; the sources say so; the buffer
+    agrees with the conventions ``herkit train`` would use."""
     from herkit.envs.conventions import probe_conventions
 
-    env = Silent(gym.make("herkit/BitFlip-v0", n_bits=4))
+    env = gym.make("herkit-tests/SilentBitFlip-v0", n_bits=4)
     buffer = HerReplayBuffer.from_env(env, 100)
     assert buffer.terminal_on_success is True
     assert buffer.sources["terminal_on_success"] == (
@@ -431,7 +492,9 @@ def test_from_env_finds_what_an_env_does_not_declare_as_herkit_train_does() -> N
     assert buffer.conventions is not None
     assert buffer.conventions.reward_range == (-1.0, 0.0)
     assert buffer.conventions.success_key == "is_success"
-    assert buffer.conventions == probe_conventions(env, env.compute_reward)
+    assert buffer.conventions == probe_conventions(
+        gym.make("herkit-tests/SilentBitFlip-v0", n_bits=4), env.unwrapped.compute_reward
+    )
     shown = repr(buffer)
     assert "reward_range=(-1.0, 0.0) (probe: compute_reward takes the values -1, 0)" in shown
     assert "success_key='is_success' (the env's info has 'is_success')" in shown

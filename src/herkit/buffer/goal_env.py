@@ -65,21 +65,22 @@ def first_env(env: Any) -> Any:
     return env
 
 
-def fresh_copy(env: Any) -> tuple[Any, bool]:
-    """An env like ``env`` to try random steps on, and whether it is a new one (to close):
-    a vector env's first env made anew from its ``env_fns``, else ``gym.make`` of the env's
-    spec (wrappers included, where gymnasium can make them again), else the env itself."""
+def fresh_copy(env: Any) -> tuple[Any, str]:
+    """A new env like ``env`` to try random steps on (the caller closes it), and how it was
+    made: a vector env's first env made anew from its ``env_fns``, else ``gym.make`` of
+    the env's spec (wrappers included, where gymnasium can make them again). Never
+    ``env`` itself: (None, why) where no copy can be made."""
     if hasattr(env, "env_fns"):
-        return env.env_fns[0](), True
+        return env.env_fns[0](), "a fresh copy from the vector env's env_fns"
     spec = getattr(env, "spec", None)
-    if spec is not None:
-        import gymnasium as gym
+    if spec is None:
+        return None, "the env has no spec to make a fresh copy from"
+    import gymnasium as gym
 
-        try:
-            return gym.make(spec), True
-        except Exception:  # a wrapper or entry point that its spec cannot make again
-            pass
-    return env, False
+    try:
+        return gym.make(spec), f"a fresh copy made from its spec ({spec.id})"
+    except Exception as error:  # a wrapper or entry point that its spec cannot make again
+        return None, f"its spec cannot make a fresh copy ({type(error).__name__}: {error})"
 
 
 ENDING_DECLARATIONS = (("terminates_on_success", True), ("continuing_task", False))

@@ -287,10 +287,12 @@ class HerReplayBuffer:
         given. The env's conventions are found as ``herkit train``
         finds them (:func:`~herkit.envs.conventions.probe_conventions`, one function for
         both): what it declares (``terminates_on_success``, ``continuing_task``) and what
-        200 random steps of a fresh copy show (``gym.make`` of the env's spec; the env
-        itself, which then needs a reset, where it has no spec): the reward range, the
-        success key and whether episodes end on success. ``conventions`` passes ones
-        already found instead; ``probe=False`` reads the declarations alone.
+        200 random steps of a fresh copy show (``gym.make`` of the env's spec, or a vector
+        env's ``env_fns``): the reward range, the success key and whether episodes end on
+        success. The env given is never stepped, reset or rendered: where no fresh copy can
+        be made, or the copy fails to step, only the declarations are read, and
+        :attr:`sources` says why. ``conventions`` passes ones already found instead;
+        ``probe=False`` reads the declarations alone.
 
         ``terminal_on_success`` comes from the conventions unless given; where they leave
         it unknown it is None, and the first ``add`` with a success decides it (as in
@@ -307,13 +309,19 @@ class HerReplayBuffer:
         if reward_fn is None:
             reward_fn = compute_reward_of(env)
         if conventions is None and probe:
-            copy, own = fresh_copy(env)
-            try:
-                conventions = probe_conventions(
-                    copy, reward_fn, info_keys=kwargs.get("info_keys", ())
-                )
-            finally:
-                if own:
+            copy, how = fresh_copy(env)
+            if copy is None:
+                conventions = declared_conventions(env, f"not probed: {how}")
+            else:
+                try:
+                    conventions = probe_conventions(copy, reward_fn,
+                                                    info_keys=kwargs.get("info_keys", ()))  # fmt: skip
+                except ValueError:  # herkit's own finding (compute_reward, info_keys)
+                    raise
+                except Exception as error:  # the copy's own failure: the declarations alone
+                    why = f"not probed: {how} raised {type(error).__name__}: {error}"
+                    conventions = declared_conventions(env, why)
+                finally:
                     copy.close()
         elif conventions is None:
             conventions = declared_conventions(env)

@@ -155,12 +155,11 @@ class SuccessSignal:
         return (np.asarray(reward, dtype=np.float64).reshape(n) == self.success_reward) * 1.0
 
 
-def declared_conventions(env: Any) -> GoalConventions:
+def declared_conventions(env: Any, not_probed: str = "not probed") -> GoalConventions:
     """What ``env`` declares without being stepped: whether its episodes end on success
     (:func:`~herkit.buffer.goal_env.declared_terminal`); the reward range and success key
-    are left unknown."""
+    are left unknown, their source ``not_probed`` (which may say why)."""
     terminal, how = declared_terminal(env)
-    not_probed = "not probed"
     return GoalConventions(
         reward_range=None,
         success_reward=None,

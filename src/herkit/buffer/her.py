@@ -314,8 +314,8 @@ class HerReplayBuffer:
                 conventions = declared_conventions(env, f"not probed: {how}")
             else:
                 try:
-                    conventions = probe_conventions(copy, reward_fn,
-                                                    info_keys=kwargs.get("info_keys", ()))  # fmt: skip
+                    keys = kwargs.get("info_keys", ())
+                    conventions = probe_conventions(copy, reward_fn, info_keys=keys)
                 except ValueError:  # herkit's own finding (compute_reward, info_keys)
                     raise
                 except Exception as error:  # the copy's own failure: the declarations alone

@@ -88,13 +88,15 @@ def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["train", "--steps", "-5"], "steps must be an int >= 1"),
+        (["train", "--steps", "-5"], "error: --steps must be an int >= 1, got -5"),
+        (["train", "--algo", "td3", "--td3.batch-size", "0"], "error: --td3.batch-size must"),
         (["train", "--env-kwargs", "nbits=10"], "'nbits' (--env-kwargs) is not accepted"),
         (["train", "--stepz", "5"], "Perhaps you meant: --steps INT"),
         (["train", "--steps", "abc"], "(default: 10000)"),  # the env's preset, not 100000
         (["train", "--terminal-on-success", "maybe"], "terminal-on-success"),
         (["plot"], "at least one run directory"),
-        (["evl", "x"], "Unrecognized options: evl"),
+        (["evl", "x"], "unknown command 'evl' (did you mean herkit eval?)"),
+        (["trian"], "unknown command 'trian' (did you mean herkit train?)"),
         (["bench", "buffer", "--peers"], "--peers"),
         (["train", "NoSuchEnv-v9"], "NoSuchEnv-v9"),
         (["train", "CartPole-v1"], "not a goal env"),

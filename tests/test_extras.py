@@ -67,3 +67,54 @@ def test_imports_that_need_an_extra_say_which() -> None:
     assert "herkit.sb3 needs stable_baselines3, from herkit's sb3 extra" in done.stderr
     done = run_without("torch", "import herkit\nfrom herkit import HerReplayBuffer\nprint('ok')")
     assert done.stdout == "ok\n", done.stderr  # the buffer itself needs no extra
+
+
+def test_version_and_help_work_on_the_core_install() -> None:
+    start = "sys.argv = ['herkit', {!r}]\nfrom herkit.__main__ import main\nsys.exit(main())"
+    version = run_without("tyro", start.format("--version"))
+    assert version.returncode == 0 and version.stdout.startswith("herkit ")
+    shown = run_without("tyro", start.format("--help"))
+    assert shown.returncode == 0, shown.stderr
+    from herkit.commands import SUMMARIES
+
+    assert all(f"  {name} " in shown.stdout for name in SUMMARIES)
+    assert shown.stdout.rstrip().endswith(
+        "every command needs tyro, from herkit's train extra: pip install 'herkit[train]'"
+    )
+    assert len(shown.stdout.splitlines()) <= 24  # one screen
+
+
+def test_the_commands_in_words_are_the_commands() -> None:
+    from herkit.cli import COMMANDS
+    from herkit.commands import SUMMARIES
+
+    assert list(SUMMARIES) == ["train", *COMMANDS]
+
+
+def test_batch_to_torch_without_torch_names_the_extra() -> None:
+    done = run_without(
+        "torch",
+        "import numpy as np\nfrom herkit import Batch\n"
+        "try:\n    Batch(*[np.zeros((2, 1))] * 8).to_torch()\n"
+        "except ModuleNotFoundError as error:\n    print(error, error.name)",
+    )
+    assert done.stdout.strip() == (
+        "Batch.to_torch needs torch, from herkit's train extra: pip install 'herkit[train]' torch"
+    ), done.stderr
+
+
+def test_a_mistyped_fetch_id_without_the_robotics_extra_says_it_is_unknown() -> None:
+    done = run_without(
+        "gymnasium_robotics",
+        "from herkit.envs import make_goal_env\n"
+        "for env_id in ('FetchPsh-v4', 'FetchPush-v4'):\n"
+        "    try:\n        make_goal_env(env_id)\n"
+        "    except ValueError as error:\n        print(error)",
+    )
+    mistyped, real = done.stdout.strip().splitlines()
+    assert mistyped.startswith("unknown env id 'FetchPsh-v4' (did you mean FetchPush-v4?)")
+    assert mistyped.endswith("need pip install 'herkit[robotics]'")
+    assert real == (
+        "'FetchPush-v4' needs gymnasium-robotics (and mujoco); install it with "
+        "pip install 'herkit[robotics]'"
+    )

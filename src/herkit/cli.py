@@ -9,6 +9,7 @@ as one line on stderr with exit code 2, never as a traceback.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import os
 import sys
@@ -20,6 +21,7 @@ import tyro
 from herkit import __version__
 from herkit.bench import BufferBenchConfig, UpdateBenchConfig, bench_buffer
 from herkit.cli_args import auto_flags, parse, unwrap_help, with_suggestions
+from herkit.commands import SUMMARIES
 from herkit.envs.failures import EnvFailure
 from herkit.extras import needs_extra
 from herkit.failures import EXIT_CODES, DistributedError, RunFailed
@@ -250,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"herkit {__version__}")
         elif args[:1] == ["train"]:
             return _train_main_safe(args[1:])
+        elif args and not args[0].startswith("-") and args[0] not in SUMMARIES:
+            raise ValueError(_unknown_command(args[0]))
         else:
             commands: dict[str, Callable[..., Any]] = {"train": _train_help, **COMMANDS}
             parse(tyro.extras.subcommand_cli_from_dict, commands, args=args, prog="herkit")
@@ -283,6 +287,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
         return 1
     return 0
+
+
+def _unknown_command(word: str) -> str:
+    """What to say of ``herkit WORD`` where WORD is no command: the nearest one, if any."""
+    close = difflib.get_close_matches(word, list(SUMMARIES), n=1, cutoff=0.6)
+    hint = f" (did you mean herkit {close[0]}?)" if close else ""
+    return f"unknown command {word!r}{hint}; the commands are {', '.join(SUMMARIES)}"
 
 
 def _train_help() -> None:

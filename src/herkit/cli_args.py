@@ -35,7 +35,22 @@ def parse(
     except SystemExit as exit:
         if exit.code in (0, None):
             raise
-        raise ValueError(f"{_one_line(captured.getvalue())} (see {prog} --help)") from None
+        message = _flag_named(_one_line(captured.getvalue()), args)
+        raise ValueError(f"{message} (see {prog} --help)") from None
+
+
+def _flag_named(message: str, args: list[str]) -> str:
+    """A setting's refusal (tyro's ``Error parsing CLASS: field must ...``) with the flag
+    that set it in place of the class and field names: ``--ddpg.batch-size must ...``."""
+    found = re.match(r"Error parsing (\S+): (\w+)(.*)$", message, re.S)
+    if found is None:
+        return message
+    block, field, rest = found.groups()
+    name = field.replace("_", "-")
+    given = [arg.split("=")[0] for arg in args if arg.startswith("--")]
+    nested = f"--{block}.{name}"
+    flag = nested if nested in given else f"--{name}"
+    return f"{flag}{rest}"
 
 
 def field_help(cls: type) -> dict[str, str]:

@@ -51,8 +51,14 @@ class Batch:
         return len(self.reward)
 
     def to_torch(self, device: Any = "cpu") -> Batch:
-        """The same batch as torch tensors on ``device`` (CPU tensors share memory)."""
-        import torch
+        """The same batch as torch tensors on ``device`` (CPU tensors share memory); without
+        torch, a ModuleNotFoundError that names the extra to install."""
+        try:
+            import torch
+        except ModuleNotFoundError as error:
+            from herkit.extras import needs_extra
+
+            raise ModuleNotFoundError(needs_extra(error, "Batch.to_torch"), name=error.name) from None
 
         def convert(value: Any) -> Any:
             if value is None:

@@ -63,6 +63,12 @@ FETCH_IDS: tuple[str, ...] = (
 _ROBOTICS_HINT = "pip install 'herkit[robotics]'"
 ROBOTICS_PREFIXES = ("Fetch", "PointMaze", "AntMaze", "HandManipulate", "HandReach")
 """Id prefixes of gymnasium-robotics' goal envs: these ids say how to install it."""
+ROBOTICS_ID = re.compile(
+    r"^(Fetch(Reach|Push|PickAndPlace|Slide)(Dense)?|(Point|Ant)Maze_\w+|HandManipulate\w+"
+    r"|HandReach(Dense)?)-v\d+$"
+)
+"""The form of gymnasium-robotics' goal env ids: where it is not installed, an id of this
+form needs it, and one of a robotics prefix but another form is a mistyped id."""
 
 
 def register_envs() -> None:
@@ -183,6 +189,9 @@ def _register_robotics(env_id: str, required: bool) -> None:
     except ImportError as error:
         if not required:
             return
+        name = env_id.split(":")[-1]
+        if not ROBOTICS_ID.match(name):  # a mistyped id: say so before what to install
+            raise ValueError(_unknown_id(env_id, name, [*gym.registry, *FETCH_IDS])) from error
         raise ValueError(
             f"{env_id!r} needs gymnasium-robotics (and mujoco); install it with {_ROBOTICS_HINT}"
         ) from error
@@ -208,9 +217,15 @@ def _check_known(env_id: str, name: str) -> None:
         namespace, base, version = None, name, 0
     if version is None and find_highest_version(namespace, base) is not None:
         return  # gym.make picks the latest version (with a warning)
-    close = difflib.get_close_matches(name, list(gym.registry), n=3, cutoff=0.8)
+    raise ValueError(_unknown_id(env_id, name, list(gym.registry)))
+
+
+def _unknown_id(env_id: str, name: str, known: list[str]) -> str:
+    """That ``env_id`` is unknown, the ``known`` ids it resembles, then what herkit has and
+    what the robotics extra adds."""
+    close = difflib.get_close_matches(name, list(dict.fromkeys(known)), n=3, cutoff=0.8)
     suggestion = f" (did you mean {', '.join(close)}?)" if close else ""
-    raise ValueError(
+    return (
         f"unknown env id {env_id!r}{suggestion}; herkit's goal envs are "
         f"{', '.join(HERKIT_IDS)}; Fetch tasks ({', '.join(FETCH_IDS)}) and PointMaze need "
         f"{_ROBOTICS_HINT}"

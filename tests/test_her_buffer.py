@@ -376,6 +376,51 @@ def test_save_load_round_trips_exactly(
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
 
 
+def test_a_saved_buffer_is_sized_to_what_it_holds_not_to_its_capacity(tmp_path: Path) -> None:
+    """A million-transition buffer holding 500: its file holds those 500 and their episodes
+    (the episode table and the priorities of the whole capacity are not written)."""
+    sizes = {}
+    for capacity in (1_000, 1_000_000):
+        buffer = make(capacity, n_envs=1, prioritized=True)
+        TaggedRun(buffer).feed([[10]], steps=500)
+        buffer.save(tmp_path / f"{capacity}.npz")
+        sizes[capacity] = (tmp_path / f"{capacity}.npz").stat().st_size
+    assert sizes[1_000_000] < 1.1 * sizes[1_000] < 100_000
+
+
+@pytest.mark.parametrize("prioritized", [False, True])
+def test_a_file_of_the_previous_format_with_the_whole_table_loads(
+    tmp_path: Path, prioritized: bool
+) -> None:
+    """Format 2 wrote the whole episode table and every leaf of the priorities."""
+    import json
+
+    buffer = make(60, n_envs=3, prioritized=prioritized, strategy="future", k=2)
+    TaggedRun(buffer).feed([[3, 7, 2], [5, 5], [4, 9, 1]])  # wraps, leaves episodes open
+    buffer.save(tmp_path / "new.npz")
+    with np.load(tmp_path / "new.npz") as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    meta = json.loads(str(arrays.pop("meta")))
+    meta["format"] = 2
+    storage = buffer.storage
+    arrays["episode_start"], arrays["episode_length"] = (
+        storage.episode_start,
+        storage.episode_length,
+    )
+    for name in ("episode_ids", "episode_starts", "episode_lengths"):
+        del arrays[name]
+    if prioritized:
+        assert buffer.tree is not None
+        arrays["priorities"] = np.asarray(buffer.tree.leaves)
+    np.savez(tmp_path / "old.npz", meta=np.array(json.dumps(meta)), **arrays)
+    old = HerReplayBuffer.load(tmp_path / "old.npz", reward_fn=tag_reward)
+    new = HerReplayBuffer.load(tmp_path / "new.npz", reward_fn=tag_reward)
+    assert_same(snapshot(old), snapshot(new))
+    a, b = old.sample(128), new.sample(128)
+    for field in ("observation", "goal", "reward", "terminated", "weights"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+
+
 def test_load_rejects_a_file_that_is_not_a_buffer(tmp_path: Path) -> None:
     path = tmp_path / "junk.npz"
     path.write_bytes(b"not an npz at all")

@@ -140,7 +140,8 @@ def test_report_is_self_contained_and_renders_in_a_browser(
     out = write_report(runs, tmp_path / "out" / "report.html")
     text = out.read_text()
     assert not re.search(r"<script[^>]+src=", text)  # no script fetched from anywhere
-    assert text.count("plotly.js v") == 1  # Plotly's JavaScript, once
+    assert text.count('id="plotly-gzip"') == 1  # Plotly's JavaScript, once, compressed
+    assert len(text) < 2_300_000  # Plotly's 4.8 MB unpack in the browser
     for name in ("her-s0", "her-s1", "plain-s0", "herkit/BitFlip-v0", "dqn.epsilon"):
         assert name in text
     assert "&lt;probe&gt; &amp; &#x27;x&#x27;" in text and ESCAPED not in text

@@ -58,7 +58,9 @@ class Batch:
         except ModuleNotFoundError as error:
             from herkit.extras import needs_extra
 
-            raise ModuleNotFoundError(needs_extra(error, "Batch.to_torch"), name=error.name) from None
+            raise ModuleNotFoundError(
+                needs_extra(error, "Batch.to_torch"), name=error.name
+            ) from None
 
         def convert(value: Any) -> Any:
             if value is None:

@@ -1,7 +1,9 @@
 """Saving a buffer to one ``.npz`` file and loading it back (no pickle).
 
 The file holds the storage's arrays (``data.<column>`` for the rows written, and the
-episode table, :meth:`EpisodeStorage.state <herkit.buffer.storage.EpisodeStorage.state>`),
+episodes that hold them, :meth:`EpisodeStorage.state
+<herkit.buffer.storage.EpisodeStorage.state>`: a file is sized to what the buffer holds,
+not to its capacity),
 the priorities of a prioritized buffer, and one JSON string ``meta``: the file's format,
 the constructor arguments that rebuild the buffer (``config``), the storage's counters, the
 largest priority, the random generator's state and the reward audit. Loading rebuilds the
@@ -31,8 +33,9 @@ from herkit.buffer.storage import EpisodeStorage
 
 __all__ = ["FORMAT_VERSION", "Persisted", "env_terms_of_format_1", "load_buffer", "save_buffer"]
 
-FORMAT_VERSION = 2
-"""The format that :func:`save_buffer` writes; :func:`load_buffer` reads it and format 1."""
+FORMAT_VERSION = 3
+"""The format that :func:`save_buffer` writes; :func:`load_buffer` reads it and formats 1
+and 2 (which held the whole episode table)."""
 
 
 class Persisted(Protocol):
@@ -68,8 +71,9 @@ def save_buffer(buffer: Persisted, path: str | os.PathLike[str]) -> None:
     it, then a rename; removed if the write fails)."""
     buffer.flush()
     arrays, counters = buffer.storage.state()
-    if buffer.tree is not None:
-        arrays["priorities"] = np.asarray(buffer.tree.leaves)
+    if buffer.tree is not None:  # the leaves of the rows written (the rest are 0)
+        used = len(arrays["episode_of"]) * buffer.tree.capacity // buffer.storage.capacity
+        arrays["priorities"] = np.asarray(buffer.tree.leaves)[:used]
     meta = {
         "format": FORMAT_VERSION,
         "config": buffer._config(),
@@ -100,7 +104,7 @@ def load_buffer(path: str | os.PathLike[str], build: Callable[..., _BufferT]) ->
         meta = json.loads(str(arrays.pop("meta")))
     except (OSError, ValueError, KeyError) as error:
         raise ValueError(f"path {str(path)!r} is not a herkit buffer file: {error}") from error
-    if meta.get("format") not in (1, FORMAT_VERSION):
+    if meta.get("format") not in (1, 2, FORMAT_VERSION):
         raise ValueError(f"path {str(path)!r} has unknown buffer format {meta.get('format')}")
     buffer = build(**meta["config"])
     if meta["format"] == 1:  # written before the env's rewards were kept
@@ -108,7 +112,10 @@ def load_buffer(path: str | os.PathLike[str], build: Callable[..., _BufferT]) ->
     buffer.audit = RewardAudit.from_dict(meta.get("audit", {}))
     buffer.storage.restore(arrays, meta["counters"])
     if buffer.tree is not None:
-        buffer.tree.load_leaves(arrays["priorities"])
+        leaves = np.zeros(buffer.tree.capacity)
+        saved = arrays["priorities"]
+        leaves[: len(saved)] = saved
+        buffer.tree.load_leaves(leaves)
     buffer.max_priority = float(meta["max_priority"])
     buffer.rng.bit_generator.state = meta["rng"]
     return buffer

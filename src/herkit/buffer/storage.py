@@ -212,15 +212,18 @@ class EpisodeStorage:
     # -- persistence -----------------------------------------------------------------
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, int]]:
-        """Arrays and counters that restore this storage exactly."""
+        """Arrays and counters that restore this storage exactly: the rows written and the
+        episodes that hold them (not the whole episode table: its size is the capacity)."""
         used = min(self.rows_written, self.rows) * self.n_envs
         arrays = {
             f"data.{name}": self.ops.to_host(value[:used]) for name, value in self.data.items()
         }
+        live = np.union1d(self.episode_of[:used], self.open_episode)  # the ids in use
         arrays |= {
             "episode_of": self.episode_of[:used],
-            "episode_start": self.episode_start,
-            "episode_length": self.episode_length,
+            "episode_ids": live,
+            "episode_starts": self.episode_start[live],
+            "episode_lengths": self.episode_length[live],
             "open_episode": self.open_episode,
             "valid_from": self.valid_from,
         }
@@ -232,8 +235,15 @@ class EpisodeStorage:
         for name, value in self.data.items():
             self.ops.assign(value, slice(0, used), arrays[f"data.{name}"])
         self.episode_of[:used] = arrays["episode_of"]
-        self.episode_start[:] = arrays["episode_start"]
-        self.episode_length[:] = arrays["episode_length"]
+        if "episode_ids" in arrays:  # the episodes in use (what state() writes)
+            self.episode_start[:] = 0
+            self.episode_length[:] = 0
+            live = arrays["episode_ids"]
+            self.episode_start[live] = arrays["episode_starts"]
+            self.episode_length[live] = arrays["episode_lengths"]
+        else:  # the whole table (files of format 1 and 2)
+            self.episode_start[:] = arrays["episode_start"]
+            self.episode_length[:] = arrays["episode_length"]
         self.open_episode[:] = arrays["open_episode"]
         self.valid_from[:] = arrays["valid_from"]
         self.rows_written = int(counters["rows_written"])

@@ -1,4 +1,5 @@
-"""Learning benchmarks: run `herkit train` presets and write docs/training.md with curves.
+"""Learning benchmarks: run `herkit train` presets, print docs/training.md's table and
+write its curves.
 
     python benchmarks/training.py                     # every run below
     python benchmarks/training.py --only bitflip-15   # one of them

@@ -32,3 +32,6 @@ html_title = f"herkit {release}"
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "show-inheritance": True}
+# The API pages import modules that need the train and sb3 extras; mocked, the site builds
+# from `pip install -e '.[docs]'` alone, the same with the extras installed or not.
+autodoc_mock_imports = ["torch", "tyro", "rich", "tensorboard", "stable_baselines3"]

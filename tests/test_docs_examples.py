@@ -20,15 +20,19 @@ import herkit.cli
 import herkit.train
 
 ALL = [block for page in pages() for block in blocks(page)]
+HERE = Path(__file__).resolve().parent
 SHELL_TOOLS = {"pip", "git", "sudo", "apt-get", "nvidia-smi", "cd", "export", "ls", "cat"}
 """Commands of other programs that the docs may show (checked only for being listed)."""
-PYTHON_TOOLS = {"pytest", "ruff", "mypy", "sphinx", "build", "twine", "pip", "pyinstrument"}
-"""``python -m X`` modules of tools (the dev and docs extras)."""
+PYTHON_TOOLS = {"pytest", "ruff", "mypy", "sphinx", "build", "twine", "pip", "pyinstrument",
+                "rl_zoo3.train", "rl_zoo3.enjoy"}  # fmt: skip
+"""``python -m X`` modules of tools (the dev, docs and zoo extras)."""
 
 
 def test_every_block_has_a_language_that_the_tests_know() -> None:
-    unknown = [b.name for b in ALL if b.language not in (*RUN_LANGUAGES, "text", "console")]
+    unknown = [b.name for b in ALL if b.language not in (*RUN_LANGUAGES, "text", "console")
+               and not (b.language == "yaml" and b.page.name == "guide-sb3.md")]  # fmt: skip
     assert not unknown, f"blocks without python/bash/text/console fences: {unknown}"
+    assert "the_guides_file" in (HERE / "test_zoo.py").read_text()  # runs the SB3 guide's yaml
 
 
 def test_the_extractor_finds_the_readme_examples() -> None:

@@ -511,7 +511,7 @@ def test_an_env_that_declares_nothing_keeps_sb3s_flags_unless_penalties_meet_suc
     adapter, run = tagged_adapter(1, 200, seed=0)
     run.env_terms, run.penalties = True, penalties
     run.feed([[3, 4, 5, 6]] * 1, steps=18)  # episodes 0-3: the success ending comes last
-    assert adapter._ends_on_success  # seen at the first success
+    assert adapter._ending.ends_on_success  # seen at the first success
     terminal, seen = relabelled_reached_terminal(run)
     assert seen and terminal == penalties
     assert adapter.buffer.terminal_on_success is penalties
@@ -521,7 +521,7 @@ def test_an_env_that_never_ends_at_a_success_keeps_sb3s_flags_with_penalties() -
     adapter, run = tagged_adapter(1, 200, seed=0)
     run.env_terms = True
     run.feed([[3, 4, 5]], steps=12)  # episodes 0-2: none ends at a success
-    assert adapter._ends_on_success is None
+    assert adapter._ending.ends_on_success is None
     terminal, seen = relabelled_reached_terminal(run)
     assert seen and not terminal
 

@@ -22,14 +22,10 @@ panels say what is missing. A ``<div id="report-errors">`` shows any JavaScript 
 
 from __future__ import annotations
 
-import base64
 import csv
-import functools
-import gzip
 import html
 import json
 import math
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,10 +33,10 @@ from typing import Any
 import numpy as np
 from plotly.colors import hex_to_rgb, qualitative
 from plotly.io import to_html
-from plotly.offline import get_plotlyjs
 
 from herkit.files import naming, write_text
 from herkit.plots import _check_output, _wants_log
+from herkit.report_page import deferred_scripts, html_page
 from herkit.run_groups import SUCCESS, Group, _flatten, _read_config, aggregate_runs, moving_average
 from herkit.run_paths import RunPaths
 
@@ -95,9 +91,7 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
         body += [f"<h2>Run {run_name}: learner updates</h2>", _grid(*_update_panels(run))]
     body.append("<h2>Settings</h2>" + _config_table(names, configs))
     title = html.escape("herkit report: " + ", ".join(names))
-    page = PAGE.format(
-        title=title, plotly=_packed_plotly(), body="\n".join(body), deferred=_DEFERRED
-    )
+    page = html_page(title, "\n".join(body))
     with naming(out.parent):
         out.parent.mkdir(parents=True, exist_ok=True)
     write_text(out, page)  # whole or not at all; an OSError names the file
@@ -197,19 +191,8 @@ def _html(fig: _Figure) -> str:
     config = {"responsive": True, "displaylogo": False}
     plot = to_html({"data": fig.data, "layout": fig.layout}, config, validate=False,
                    include_plotlyjs=False, full_html=False)  # fmt: skip
-    plot = re.sub(r'<script(\s+type="text/javascript")?>', f'<script type="{_DEFERRED}">', plot)
+    plot = deferred_scripts(plot)
     return f"<div class='panel'><h3>{html.escape(fig.title)}</h3>{plot}</div>"
-
-
-_DEFERRED = "text/x-herkit-plot"
-"""The type of a figure's script: run once Plotly is unpacked, not as the page loads."""
-
-
-@functools.cache
-def _packed_plotly() -> str:
-    """Plotly's JavaScript, gzip-compressed and base64-encoded (made once per process)."""
-    packed = gzip.compress(get_plotlyjs().encode(), compresslevel=9, mtime=0)
-    return base64.b64encode(packed).decode("ascii")
 
 
 def _grid(*panels: str) -> str:
@@ -370,67 +353,3 @@ def _config_table(names: list[str], configs: list[Config]) -> str:
         rows.append(f"<tr{marked}>{tds}</tr>")
     legend = "<p class='help'>Highlighted rows differ between runs.</p>" if len(names) > 1 else ""
     return f"{legend}<table class='config'><tr>{head}</tr>{''.join(rows)}</table>"
-
-
-PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 20px; color: #222; background: #fafafa; }}
-h1 {{ font-size: 22px; margin: 0 0 6px; word-break: break-all; }} .facts {{ font-size: 15px; }}
-h2 {{ font-size: 18px; margin: 26px 0 8px; border-bottom: 1px solid #ddd; }}
-.help {{ color: #666; font-size: 13px; }} tr.differs td {{ background: #fff4c2; }}
-.grid {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 12px; }}
-.panel {{ background: #fff; border: 1px solid #ddd; border-radius: 6px; min-width: 0;
-          overflow: hidden; }} .note {{ padding: 16px; color: #555; background: #f3f3f3; }}
-.panel h3 {{ font-size: 15px; margin: 10px 12px 0; }} th {{ background: #eee; }}
-table {{ border-collapse: collapse; font-size: 13px; background: #fff; }}
-td, th {{ border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }}
-td {{ word-break: break-word; max-width: 520px; }}
-#report-errors {{ background: #fde8e8; border: 2px solid #c62828; color: #8e0000; padding: 10px;
-                 white-space: pre-wrap; margin-bottom: 12px; }}
-#report-errors:empty, #report-errors[hidden] {{ display: none; }}
-</style></head>
-<body>
-<div id="report-errors" hidden></div>
-<script>
-(function () {{
-  var box = document.getElementById("report-errors");
-  function show(text) {{
-    box.hidden = false;
-    box.textContent += (box.textContent ? "\\n" : "JavaScript error: ") + text;
-  }}
-  window.addEventListener("error", function (e) {{
-    show((e.message || "error") + (e.filename ? " (" + e.filename + ":" + e.lineno + ")" : ""));
-  }});
-  window.addEventListener("unhandledrejection", function (e) {{
-    show("unhandled rejection: " + ((e.reason && e.reason.message) || e.reason)); }});
-  window.herkitShow = show;
-}})();
-</script>
-<script type="application/gzip;base64" id="plotly-gzip">{plotly}</script>
-{body}
-<script>
-(async function () {{
-  var packed = document.getElementById("plotly-gzip").textContent;
-  var bytes = Uint8Array.from(atob(packed), function (c) {{ return c.charCodeAt(0); }});
-  if (typeof DecompressionStream === "undefined") {{
-    window.herkitShow("this browser cannot unpack Plotly (no DecompressionStream): open " +
-                      "the report in a current Chrome, Firefox, Edge or Safari");
-    return;
-  }}
-  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  var library = document.createElement("script");
-  library.textContent = await new Response(stream).text();
-  document.head.appendChild(library);  // runs at once, in the page's global scope
-  if (typeof Plotly === "undefined") {{ window.herkitShow("Plotly did not load"); return; }}
-  document.querySelectorAll('script[type="{deferred}"]').forEach(function (figure) {{
-    var run = document.createElement("script");
-    run.textContent = figure.textContent;
-    figure.replaceWith(run);
-  }});
-  var blank = document.querySelectorAll(".plotly-graph-div:not(.js-plotly-plot)").length;
-  if (blank) window.herkitShow(blank + " figure(s) were not drawn");
-}})().catch(function (e) {{ window.herkitShow("unpacking Plotly failed: " + e); }});
-</script>
-</body></html>
-"""

@@ -25,6 +25,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
 from herkit.buffer.her import HerReplayBuffer as _Buffer
 from herkit.sb3 import views
+from herkit.sb3.ending import EndingRule
 from herkit.sb3.infos import SLOT_KEY, InfoStore, info_value
 from herkit.sb3.samples import sb3_samples
 from herkit.sb3.translate import (
@@ -33,6 +34,7 @@ from herkit.sb3.translate import (
     check_n_steps,
     declared_terminal,
     reward_function,
+    same_observations,
     strategy_name,
     warn_if_not_the_algorithms,
 )
@@ -150,10 +152,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         self._reward_of_env: Any = None
         self._info_keys = tuple(info_keys)
         self._infos: InfoStore | None = None  # copy_info_dict without info_keys: first add
-        self._learns_ending = terminal_on_success is None and declared_terminal(env) is None
-        """Whether the ending rule is decided by the data (an env that declares nothing)."""
-        self._ends_on_success: bool | None = None
-        """Whether the env ended its episode at the first success added (None: none yet)."""
+        self._ending = EndingRule(terminal_on_success is None and declared_terminal(env) is None)
         if terminal_on_success is None:
             terminal_on_success = declared_terminal(env)
         if seed is None:  # numpy's global generator is what SB3's seed= sets
@@ -255,8 +254,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         success = None
         if infos and all("is_success" in item for item in infos):
             success = np.array([bool(item["is_success"]) for item in infos])
-            if self._ends_on_success is None and success.any():
-                self._ends_on_success = bool(terminated[success].all())
+        self._ending.observe(success, terminated)
         try:
             self.buffer.add(
                 obs,
@@ -291,18 +289,15 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             warnings.warn(notice, InfoFieldsChosen, stacklevel=3)
         storage = self.buffer.storage
         slots = storage.rows_written % storage.rows * self.n_envs + np.arange(self.n_envs)
-        columns, extras = self._infos.split(infos, slots)
-        before = self._infos.extras[slots]
-        self._infos.extras[slots] = extras
-        return columns, (slots, before)
+        return self._infos.stage(infos, slots)
 
     def sample(  # type: ignore[override]
         self, batch_size: int, env: VecNormalize | None = None
     ) -> DictReplayBufferSamples:
         """A batch of SB3 samples with relabelled goals and recomputed rewards
         (:mod:`herkit.sb3.samples`)."""
-        if self._learns_ending:
-            self.buffer.terminal_on_success = self._ending_rule()
+        if self._ending.learns:
+            self.buffer.terminal_on_success = self._ending.terminal_on_success(self.buffer)
         batch = self.buffer.sample(batch_size)
         self.last_indices = batch.indices
         self.last_weights = (
@@ -314,14 +309,6 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             lambda reward: self._normalize_reward(reward, env),
             self.to_torch,
         )
-
-    def _ending_rule(self) -> bool:
-        """For an env that declares nothing: SB3's flags (False), unless it ended an episode
-        at a success and its step rewards hold a term ``compute_reward`` lacks. Bootstrapping
-        past a reached goal then charges it with the penalties of steps the env would never
-        have run (highway-env's parking learned to avoid its goals)."""
-        self.buffer.flush()  # the audit has seen every step stored
-        return bool(self._ends_on_success) and self.buffer.audit.differing > 0
 
     def update_priorities(self, indices: Any, priorities: Any) -> None:
         """New priorities for sampled keys (``last_indices``); prioritized replay only."""
@@ -383,8 +370,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         """Restore a pickled buffer; call :meth:`set_env` before sampling."""
         state.setdefault("_infos", None)
         state.setdefault("_info_keys", tuple(state["buffer"].info_keys))
-        state.setdefault("_learns_ending", False)  # pickled before the rule: as it was then
-        state.setdefault("_ends_on_success", None)
+        state.setdefault("_ending", EndingRule(False))  # pickled before the rule: as then
         self.__dict__.update(state)
 
     # -- internals -------------------------------------------------------------------------
@@ -409,10 +395,4 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
 
     def _matches_last(self, obs: Mapping[str, Any]) -> np.ndarray:
         """Per env: is ``obs`` the next observation stored last?"""
-        if self._last_next is None:
-            return np.zeros(self.n_envs, dtype=bool)
-        same = np.ones(self.n_envs, dtype=bool)
-        for key, last in self._last_next.items():
-            value = np.asarray(obs[key]).reshape(last.shape)
-            same &= (value == last).reshape(self.n_envs, -1).all(axis=1)
-        return same
+        return same_observations(obs, self._last_next, self.n_envs)

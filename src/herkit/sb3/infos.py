@@ -74,6 +74,16 @@ class InfoStore:
             "compute_reward one dict of arrays instead."
         )
 
+    def stage(
+        self, infos: Sequence[Mapping[str, Any]], slots: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """The columns of one step's ``infos`` (:meth:`split`), its per-step parts written
+        ahead at ``slots``, and what they replaced (to put back if the step is refused)."""
+        columns, extras = self.split(infos, slots)
+        before = self.extras[slots]
+        self.extras[slots] = extras
+        return columns, (slots, before)
+
     def split(
         self, infos: Sequence[Mapping[str, Any]], slots: np.ndarray
     ) -> tuple[dict[str, np.ndarray], list[dict[str, Any] | None]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from herkit.buffer.strategies import Strategy
 
 __all__ = [
     "action_dtype", "check_arguments", "check_n_steps", "declared_terminal", "reward_function",
-    "strategy_name", "warn_if_not_the_algorithms",
+    "same_observations", "strategy_name", "warn_if_not_the_algorithms",
 ]  # fmt: skip
 
 
@@ -138,3 +139,16 @@ def reward_function(env: VecEnv | None) -> Any:
         return env.env_method("compute_reward", achieved, desired, info, indices=[0])[0]
 
     return remote
+
+
+def same_observations(
+    obs: Mapping[str, Any], last: Mapping[str, np.ndarray] | None, n_envs: int
+) -> np.ndarray:
+    """Per env: is ``obs`` the observation ``last`` (its goal keys; False where None)?"""
+    if last is None:
+        return np.zeros(n_envs, dtype=bool)
+    same = np.ones(n_envs, dtype=bool)
+    for key, value in last.items():
+        given = np.asarray(obs[key]).reshape(value.shape)
+        same &= (given == value).reshape(n_envs, -1).all(axis=1)
+    return same

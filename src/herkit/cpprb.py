@@ -2,7 +2,7 @@
 
 Code written for cpprb runs by changing one import::
 
-    from herkit.compat import HindsightReplayBuffer  # was: from cpprb import ...
+    from herkit.cpprb import HindsightReplayBuffer  # was: from cpprb import ...
 
 Transitions are staged per episode; :meth:`HindsightReplayBuffer.on_episode_end` stores the
 episode with its original goal, then ``additional_goals`` relabelled copies of it, into a

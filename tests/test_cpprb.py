@@ -1,4 +1,4 @@
-"""Tests of herkit.compat.HindsightReplayBuffer, the drop-in for cpprb's HER buffer.
+"""Tests of herkit.cpprb.HindsightReplayBuffer, the drop-in for cpprb's HER buffer.
 
 States are tagged ``[episode, step]`` (``next_obs`` is ``[episode, step + 0.5]``), the goal
 function is the identity and original goals are ``[-1 - episode, -1]``, so every stored
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from herkit.compat import HindsightReplayBuffer
+from herkit.cpprb import HindsightReplayBuffer
 
 STRATEGIES = ["future", "episode", "random", "final"]
 ENV_DICT = {"obs": {"shape": 2}, "act": {"shape": 1}, "next_obs": {"shape": 2}}

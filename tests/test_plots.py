@@ -1,4 +1,5 @@
-"""Grouping runs by setting and aggregating their seeds (herkit.plots), and `herkit plot`."""
+"""Grouping runs by setting and aggregating their seeds (herkit.presentation.plots), and
+`herkit plot`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from herkit.cli import main
 from herkit.config import DDPGConfig, DQNConfig, TrainConfig
-from herkit.plots import aggregate_runs, figure, moving_average, plot_runs
+from herkit.presentation.plots import aggregate_runs, figure, moving_average, plot_runs
 from herkit.run_logs import RunLogger, read_progress
 
 PNG = b"\x89PNG\r\n\x1a\n"

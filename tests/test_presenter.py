@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from herkit.figures import present
-from herkit.presenter import Presenter
+from herkit.presentation.figures import present
+from herkit.presentation.presenter import Presenter
 from herkit.train import train
 from runs import quiet
 

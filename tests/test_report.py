@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from herkit.cli import main
-from herkit.report import episode_window, read_table, write_report
+from herkit.presentation.report import episode_window, read_table, write_report
 from herkit.run_logs import RunLogger
 from herkit.run_paths import RunPaths
 from herkit.train import train

@@ -111,7 +111,7 @@ def plot(
         title: figure title; default: the env id(s).
         json_out: also write the aggregated numbers (per group and metric) to this file.
     """
-    from herkit.plots import plot_runs
+    from herkit.presentation.plots import plot_runs
 
     if not run_dirs:
         raise ValueError("herkit plot needs at least one run directory: herkit plot RUN... -o FILE")
@@ -136,7 +136,7 @@ def report(
         run_dirs: one or more run directories.
         output: HTML file to write.
     """
-    from herkit.report import write_report
+    from herkit.presentation.report import write_report
 
     if not run_dirs:
         raise ValueError(

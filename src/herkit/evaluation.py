@@ -17,7 +17,7 @@ import numpy as np
 
 from herkit.agents import Agent
 from herkit.envs.conventions import SuccessSignal
-from herkit.video import label_frames, render_frame
+from herkit.presentation.video import label_frames, render_frame
 
 __all__ = ["EvalResult", "evaluate", "evaluate_run"]
 
@@ -129,8 +129,8 @@ def evaluate_run(
     that ``.mp4`` or ``.gif`` file (played one after another on a single env)."""
     from herkit.buffer.her import compute_reward_of
     from herkit.policy import load_policy
+    from herkit.presentation.video import check_video_path, write_video
     from herkit.run import make_vector_env, resolve_conventions
-    from herkit.video import check_video_path, write_video
 
     if episodes < 1:
         raise ValueError(f"--episodes must be >= 1, got {episodes}")

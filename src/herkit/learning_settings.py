@@ -4,7 +4,7 @@
 leaving out :data:`BOOKKEEPING` and the other algorithms' blocks. The same rule serves
 default run names (:meth:`herkit.config.TrainConfig.out_dir`), the hint for a used run
 directory (:mod:`herkit.run_dir`) and the grouping of runs in plots
-(:mod:`herkit.run_groups`); :data:`RESUME_MAY_CHANGE` is what ``herkit train --resume``
+(:mod:`herkit.presentation.groups`); :data:`RESUME_MAY_CHANGE` is what ``herkit train --resume``
 accepts.
 """
 

@@ -33,13 +33,13 @@ from herkit.failures import DistributedError, check_finite_action
 from herkit.files import naming, write_text
 from herkit.learning import Learner
 from herkit.loop_state import LoopState, Metrics, progress_row, summary_of, target_reached
-from herkit.presenter import Presenter
+from herkit.presentation.presenter import Presenter
+from herkit.presentation.video import write_video
 from herkit.records import RunRecords
 from herkit.restarts import with_restarts
 from herkit.run import write_run_config
 from herkit.run_logs import RunLogger
 from herkit.run_paths import RunPaths
-from herkit.video import write_video
 
 __all__ = ["TrainingRun"]
 
@@ -295,7 +295,7 @@ class TrainingRun:
 
     def finish(self, interrupted: bool) -> dict[str, Any]:
         """Write ``summary.json``, then ``curve.png`` and ``report.html``
-        (:mod:`herkit.presenter`); returns the summary."""
+        (:mod:`herkit.presentation.presenter`); returns the summary."""
         summary = self.write_summary(interrupted=True) if interrupted else self.write_summary()
         if self.context.is_main:
             self.presenter.final()

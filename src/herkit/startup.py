@@ -27,6 +27,7 @@ from herkit.envs.workers import WorkerVectorEnv
 from herkit.loop_state import LoopState
 from herkit.phases import TrainingRun
 from herkit.precision import check_precision
+from herkit.presentation.video import render_frame
 from herkit.run import (
     build,
     make_vector_env,
@@ -38,7 +39,6 @@ from herkit.run import (
 )
 from herkit.run_dir import check_new_run_dir, clear_run_dir, is_failed_run
 from herkit.update_plan import choose_update
-from herkit.video import render_frame
 
 __all__ = ["start_run"]
 

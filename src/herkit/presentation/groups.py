@@ -10,8 +10,8 @@ Aggregation (:func:`aggregate_runs`) is pure and needs no matplotlib: each seed'
 x values the last is kept) is first smoothed by a trailing moving average over ``smooth``
 evaluation points, then linearly interpolated onto the union of the seeds' x values,
 restricted to the range that every seed covers (no extrapolation; a seed that never logged
-a metric does not count for it). :mod:`herkit.plots` draws the groups; every public name
-here is also importable from there.
+a metric does not count for it). :mod:`herkit.presentation.plots` draws the groups; every
+public name here is also importable from there.
 """
 
 from __future__ import annotations

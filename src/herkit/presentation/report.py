@@ -8,7 +8,7 @@ shows:
 
 - the evaluation success rate against env steps and against wall-clock seconds, runs
   grouped by setting and their seeds averaged with a min-max band, as ``herkit plot``
-  does (:func:`herkit.run_groups.aggregate_runs`);
+  does (:func:`herkit.presentation.groups.aggregate_runs`);
 - per run, from ``episodes.csv``: each training episode's return, success and final
   distance to the goal against env steps, with a moving average;
 - per run, from ``updates.csv``: the losses, the Q values (mean with a min-max band, the
@@ -35,9 +35,16 @@ from plotly.colors import hex_to_rgb, qualitative
 from plotly.io import to_html
 
 from herkit.files import naming, write_text
-from herkit.plots import _check_output, _wants_log
-from herkit.report_page import deferred_scripts, html_page
-from herkit.run_groups import SUCCESS, Group, _flatten, _read_config, aggregate_runs, moving_average
+from herkit.presentation.groups import (
+    SUCCESS,
+    Group,
+    _flatten,
+    _read_config,
+    aggregate_runs,
+    moving_average,
+)
+from herkit.presentation.page import deferred_scripts, html_page
+from herkit.presentation.plots import _check_output, _wants_log
 from herkit.run_paths import RunPaths
 
 __all__ = ["episode_window", "read_table", "write_report"]

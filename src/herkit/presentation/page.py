@@ -1,7 +1,7 @@
-"""The page around a report's figures (:mod:`herkit.report`): its styles, the error banner,
-and Plotly's JavaScript embedded once, gzip-compressed, which the browser unpacks with
-``DecompressionStream`` before it draws the figures (about 1.4 MB in place of Plotly's
-4.8 MB, so that a report is sized mostly by what it shows)."""
+"""The page around a report's figures (:mod:`herkit.presentation.report`): its styles, the
+error banner, and Plotly's JavaScript embedded once, gzip-compressed, which the browser
+unpacks with ``DecompressionStream`` before it draws the figures (about 1.4 MB in place of
+Plotly's 4.8 MB, so that a report is sized mostly by what it shows)."""
 
 from __future__ import annotations
 

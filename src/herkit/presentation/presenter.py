@@ -1,12 +1,12 @@
 """Draws a run's ``curve.png`` and ``report.html`` in another process.
 
 The training loop writes data (CSVs, TensorBoard events, checkpoints); the figures are
-drawn from those files by ``python -m herkit.figures RUN`` (:mod:`herkit.figures`), so
-that a training process never imports Plotly or matplotlib and a failing figure cannot
-stop training. :class:`Presenter` starts that process: in the background at checkpoints
-(skipped while the previous one still runs), and once more at the end, waited for (one
-still drawing then is stopped). A failure there is one warning line naming the command
-that makes the figures again.
+drawn from those files by ``python -m herkit.presentation.figures RUN``
+(:mod:`herkit.presentation.figures`), so that a training process never imports Plotly or
+matplotlib and a failing figure cannot stop training. :class:`Presenter` starts that
+process: in the background at checkpoints (skipped while the previous one still runs),
+and once more at the end, waited for (one still drawing then is stopped). A failure there
+is one warning line naming the command that makes the figures again.
 """
 
 from __future__ import annotations
@@ -72,7 +72,13 @@ class Presenter:
         root = str(Path(__file__).resolve().parent.parent)  # where this herkit is imported from
         path = os.environ.get("PYTHONPATH")
         env = dict(os.environ, PYTHONPATH=root if not path else os.pathsep.join([root, path]))
-        command = [sys.executable, "-m", "herkit.figures", str(self.run_dir), self.title]
+        command = [
+            sys.executable,
+            "-m",
+            "herkit.presentation.figures",
+            str(self.run_dir),
+            self.title,
+        ]
         return subprocess.Popen(
             command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=stderr,

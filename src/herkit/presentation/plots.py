@@ -1,12 +1,12 @@
 """Learning curves drawn with matplotlib from run logs alone, never from live objects.
 
 :func:`plot_runs` is ``herkit plot``: it groups and aggregates runs with
-:func:`~herkit.run_groups.aggregate_runs` (seeds of one setting become one group), then
+:func:`~herkit.presentation.groups.aggregate_runs` (seeds of one setting become one group), then
 :func:`draw_groups` draws each group as one line, the mean over its seeds with a shaded
 band (min to max over the seeds, or the mean +- its standard error), in the success-rate
 panel and one panel per loss, and it can write the numbers as JSON. The grouping names
 (:class:`Curve`, :class:`Group`, :func:`aggregate_runs`, ...) live in
-:mod:`herkit.run_groups` and are re-exported here.
+:mod:`herkit.presentation.groups` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from herkit.files import naming, write_with
-from herkit.run_groups import (
+from herkit.presentation.groups import (
     IGNORED_SETTINGS,
     SUCCESS,
     X_AXES,

@@ -1,8 +1,9 @@
-"""A run's figures from its files: ``curve.png`` (:mod:`herkit.plots`) and
-``report.html`` (:mod:`herkit.report`).
+"""A run's figures from its files: ``curve.png`` (:mod:`herkit.presentation.plots`) and
+``report.html`` (:mod:`herkit.presentation.report`).
 
-``python -m herkit.figures RUN [TITLE]`` draws both; :class:`herkit.presenter.Presenter`
-runs it beside training, which never imports this module.
+``python -m herkit.presentation.figures RUN [TITLE]`` draws both;
+:class:`~herkit.presentation.presenter.Presenter` runs it beside training, which never
+imports this module.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ __all__ = ["present"]
 
 def present(run_dir: str | Path, title: str | None = None) -> None:
     """Write ``RUN/curve.png`` and ``RUN/report.html`` from the files of ``run_dir``."""
-    from herkit.plots import plot_runs  # matplotlib and plotly: herkit's report extra
-    from herkit.report import write_report
+    from herkit.presentation.plots import plot_runs  # matplotlib and plotly: herkit's report extra
+    from herkit.presentation.report import write_report
 
     paths = RunPaths(run_dir)
     plot_runs([paths.root], paths.curve, title=title)
@@ -29,7 +30,9 @@ def present(run_dir: str | Path, title: str | None = None) -> None:
 
 
 def _main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m herkit.figures", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m herkit.presentation.figures", description=__doc__
+    )
     parser.add_argument("run_dir")
     parser.add_argument("title", nargs="?")
     args = parser.parse_args()

@@ -86,8 +86,8 @@ def read_evals(run_dir: Path) -> list[tuple[int, float]]:
 
 def train_run(run_dir: Path, n_bits: int, strategy: str, k: int, seed: int, **changes: Any) -> dict:
     """One training run in this process (skipped when its summary.json exists)."""
-    from herkit.config import preset_config
-    from herkit.train import train
+    from herkit.config.train import preset_config
+    from herkit.training.loop import train
 
     summary_file = run_dir / "summary.json"
     if summary_file.exists():
@@ -157,7 +157,7 @@ def sweep(options: argparse.Namespace, runs_dir: Path) -> list[dict]:
 
 def long_run(options: argparse.Namespace, runs_dir: Path) -> dict:
     """The 50-bit run with a 0.9 target; returns where it got to."""
-    from herkit.config import preset_config
+    from herkit.config.train import preset_config
 
     preset = preset_config(ENV_ID)
     settings = dict(LONG)

@@ -4,7 +4,7 @@
 
 For each env: the reward range that Q targets are clipped to, where success is read,
 whether episodes end on success, and the reward scale that follows (the probe of
-``herkit.envs.conventions`` with herkit's default seed; gymnasium-robotics envs are left out
+``herkit.buffer.conventions`` with herkit's default seed; gymnasium-robotics envs are left out
 when it is not installed).
 """
 
@@ -14,9 +14,9 @@ import contextlib
 import dataclasses
 
 from herkit.agents.base import ValueScale
-from herkit.config import preset_config
+from herkit.config.train import preset_config
 from herkit.envs import HERKIT_IDS
-from herkit.run import resolve_conventions
+from herkit.training.build import resolve_conventions
 
 ENVS: list[tuple[str, tuple[str, ...]]] = [
     *[(env_id, ()) for env_id in HERKIT_IDS],

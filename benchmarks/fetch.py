@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 from common import DOCS, FIGURES, code_version, cpu_ticks, machine, shown
 
-from herkit.run_logs import read_progress
+from herkit.rundir.logs import read_progress
 
 RESULTS = DOCS / "fetch.json"
 HERKIT_ARGS = ["--eval-every", "20000", "--eval-episodes", "20"]

@@ -20,9 +20,9 @@ from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
-from herkit.config import preset_config
-from herkit.run_logs import read_progress
-from herkit.train import train
+from herkit.config.train import preset_config
+from herkit.rundir.logs import read_progress
+from herkit.training.loop import train
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DOCS, code_version, machine

@@ -24,9 +24,9 @@ from typing import Any
 
 from common import DOCS, add_run, code_version, machine
 
-from herkit.config import preset_config
-from herkit.run_logs import read_progress
-from herkit.train import train
+from herkit.config.train import preset_config
+from herkit.rundir.logs import read_progress
+from herkit.training.loop import train
 
 RECORD = DOCS / "overlap.json"
 TASKS: dict[str, dict[str, Any]] = {

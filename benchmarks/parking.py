@@ -5,7 +5,7 @@ parking spot; the reward is ``compute_reward`` (minus the square root of a weigh
 distance to the goal pose), plus -5 on the step of a collision, success is
 ``info["is_success"]``, and an episode ends on a crash or on success, else after 500 steps
 (100 s at 5 Hz). herkit has no preset for it, so ``herkit train highway_env:parking-v0
---algo sac`` runs its generic SAC defaults (src/herkit/config.py); SB3 runs SAC with its
+--algo sac`` runs its generic SAC defaults (src/herkit/config/agents.py); SB3 runs SAC with its
 HerReplayBuffer and the same settings (3 x 256 networks, Adam 1e-3 for the actor, the
 critics and the entropy coefficient, gamma 0.98, tau 0.05, batch 256, buffer 1,000,000,
 future k=4, one update per env step after 1,000 steps, entropy coefficient learned from 0.1

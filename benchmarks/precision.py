@@ -27,9 +27,9 @@ import torch
 
 from herkit import Batch
 from herkit.agents import make_agent
-from herkit.config import DDPGConfig, preset_config
-from herkit.run_logs import read_progress
-from herkit.train import train
+from herkit.config.train import DDPGConfig, preset_config
+from herkit.rundir.logs import read_progress
+from herkit.training.loop import train
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DOCS, code_version, machine

@@ -38,11 +38,11 @@ from common import DOCS, add_run, code_version, machine
 from torch.nn import functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from herkit.config import TrainConfig, preset_config
-from herkit.precision import fast_bf16
-from herkit.run import build, make_vector_env, plan_run_cores, resolve_conventions
-from herkit.run_logs import read_progress
-from herkit.train import train
+from herkit.config.train import TrainConfig, preset_config
+from herkit.rundir.logs import read_progress
+from herkit.runtime.precision import fast_bf16
+from herkit.training.build import build, make_vector_env, plan_run_cores, resolve_conventions
+from herkit.training.loop import train
 
 RECORD = DOCS / "throughput.json"
 RECIPES: dict[str, list[str]] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from herkit.config import TrainConfig, config_from_dict, preset_config
+from herkit.config.train import TrainConfig, config_from_dict, preset_config
 
 
 def quiet(**changes: Any) -> TrainConfig:

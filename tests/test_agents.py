@@ -14,7 +14,6 @@ import torch
 import tyro
 
 from herkit import Batch
-from herkit.agent_configs import ALGOS
 from herkit.agents import (
     Agent,
     DDPGAgent,
@@ -25,7 +24,8 @@ from herkit.agents import (
     make_agent,
 )
 from herkit.agents.base import ValueScale
-from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
+from herkit.config.agents import ALGOS
+from herkit.config.train import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
 
 OBS_DIM, GOAL_DIM, ACT_DIM, N_ACTIONS = 6, 3, 2, 4
 LOW = np.array([-1.0, 0.0], np.float32)
@@ -550,7 +550,7 @@ def test_bf16_and_fp32_updates_agree_closely() -> None:
 
 
 def test_check_precision() -> None:
-    from herkit.precision import check_precision
+    from herkit.runtime.precision import check_precision
 
     cpu = torch.device("cpu")
     for precision in ("auto", "fp32", "bf16"):
@@ -560,7 +560,7 @@ def test_check_precision() -> None:
 
 
 def test_bf16_is_native_only_where_the_cpu_has_its_units(monkeypatch: pytest.MonkeyPatch) -> None:
-    import herkit.precision
+    import herkit.runtime.precision
     from herkit.bench import environment_info
 
     cpu = torch.device("cpu")
@@ -570,9 +570,9 @@ def test_bf16_is_native_only_where_the_cpu_has_its_units(monkeypatch: pytest.Mon
         (zen4, True, ["avx2", "avx512f", "avx512_bf16"]),
         (zen3, False, ["avx2"]),
     ):
-        monkeypatch.setattr(herkit.precision, "cpu_flags", lambda flags=flags: flags)
+        monkeypatch.setattr(herkit.runtime.precision, "cpu_flags", lambda flags=flags: flags)
         monkeypatch.setattr("herkit.bench.table.cpu_flags", lambda flags=flags: flags)
-        assert herkit.precision.fast_bf16(cpu) is native
+        assert herkit.runtime.precision.fast_bf16(cpu) is native
         assert environment_info()["vector_units"] == units
 
 

@@ -86,7 +86,10 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_import_cycle_among_the_package_modules() -> None:
     graph = {name: imported_modules(name, path) for name, path in MODULES.items()}
-    assert len(graph) > 30 and graph["herkit.phases"] >= {"herkit.run", "herkit.evaluation"}
+    assert len(graph) > 30 and graph["herkit.training.run"] >= {
+        "herkit.training.build",
+        "herkit.training.evaluation",
+    }
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
@@ -108,7 +111,7 @@ def reachable(start: str) -> set[str]:
     return seen
 
 
-LOOP = {"herkit.train", "herkit.phases", "herkit.startup", "herkit.cli"}
+LOOP = {"herkit.training.loop", "herkit.training.run", "herkit.training.startup", "herkit.cli"}
 PLOTTING = {
     "herkit.presentation.plots",
     "herkit.presentation.report",
@@ -118,14 +121,16 @@ PLOTTING = {
 
 
 def test_evaluation_and_policy_do_not_import_the_loop() -> None:
-    assert not reachable("herkit.evaluation") & LOOP
-    assert not reachable("herkit.policy") & LOOP
-    assert not reachable("herkit.run") & (LOOP | {"herkit.evaluation", "herkit.policy"})
+    assert not reachable("herkit.training.evaluation") & LOOP
+    assert not reachable("herkit.training.policy") & LOOP
+    assert not reachable("herkit.training.build") & (
+        LOOP | {"herkit.training.evaluation", "herkit.training.policy"}
+    )
 
 
 def test_the_loop_imports_no_plotting() -> None:
-    loop = reachable("herkit.train")
-    assert "herkit.presentation.presenter" in loop  # it starts herkit.presentation.figures
+    loop = reachable("herkit.training.loop")
+    assert "herkit.training.presenter" in loop  # it starts herkit.presentation.figures
     assert not loop & PLOTTING
     assert PLOTTING - {"herkit.presentation.figures"} <= reachable("herkit.presentation.figures")
 
@@ -137,8 +142,8 @@ def test_a_training_process_imports_neither_plotly_nor_matplotlib(tmp_path: Path
     run = tmp_path / "run"
     script = (
         "import sys\n"
-        "from herkit.config import TrainConfig\n"
-        "from herkit.train import train\n"
+        "from herkit.config.train import TrainConfig\n"
+        "from herkit.training.loop import train\n"
         f"train(TrainConfig(env_id='herkit/BitFlip-v0', steps=400, out={str(run)!r}, "
         "progress=False, tensorboard=False, eval_episodes=2))\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'plotly', 'matplotlib'}))\n"

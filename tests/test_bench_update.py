@@ -111,11 +111,11 @@ def test_bench_update_flags_are_refused_with_one_line(capsys: pytest.CaptureFixt
 def test_a_row_draws_on_the_device_where_the_training_loop_would(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import herkit.learning
+    import herkit.training.learner
     from herkit.agents import make_agent
     from herkit.bench.update import _time_row
 
-    monkeypatch.setattr(herkit.learning, "draws_on_device", lambda agent, buffer: True)
+    monkeypatch.setattr(herkit.training.learner, "draws_on_device", lambda agent, buffer: True)
     import gymnasium
 
     buffer = filled_buffer(800, "cpu", False, seed=0)

@@ -17,7 +17,7 @@ import torch
 
 from herkit import __version__ as herkit_version
 from herkit.cli_args import auto_flags
-from herkit.run_logs import read_progress
+from herkit.rundir.logs import read_progress
 
 QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "3"]
 
@@ -236,7 +236,7 @@ def test_a_signal_checkpoints_where_it_stopped_and_resume_continues_there(
 
 
 def test_a_second_signal_stops_at_once() -> None:
-    from herkit.console import StopOnSignal
+    from herkit.runtime.console import StopOnSignal
 
     before = signal.getsignal(signal.SIGINT)
     with StopOnSignal() as stop:

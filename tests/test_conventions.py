@@ -20,14 +20,14 @@ import numpy as np
 import pytest
 
 from herkit.agents import make_agent
-from herkit.config import DQNConfig, TrainConfig, preset_config
+from herkit.buffer.conventions import GoalConventions, SuccessSignal, probe_conventions
+from herkit.config.run import load_run_config
+from herkit.config.train import DQNConfig, TrainConfig, preset_config
 from herkit.envs import HERKIT_IDS, make_goal_env
-from herkit.envs import conventions as conventions_module
-from herkit.envs.conventions import GoalConventions, SuccessSignal, probe_conventions
+from herkit.buffer import conventions as conventions_module
 from herkit.envs.point_reach import PointReachEnv
-from herkit.run import resolve_conventions
-from herkit.run_config import load_run_config
-from herkit.train import train
+from herkit.training.build import resolve_conventions
+from herkit.training.loop import train
 
 
 class ZeroOneFlipEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -290,7 +290,7 @@ def test_ending_on_success_is_decided_at_the_first_success_seen(
     def short_probe(*args: Any, **kwargs: Any) -> GoalConventions:
         return real_probe(*args, **{**kwargs, "steps": 1})
 
-    monkeypatch.setattr("herkit.run.probe_conventions", short_probe)
+    monkeypatch.setattr("herkit.training.build.probe_conventions", short_probe)
     config = zero_one_config(tmp_path, "online", steps=1_500, eval_every=1_500, eval_episodes=5)
     resolved, found = resolve_conventions(config)
     assert found.terminal_on_success is None and resolved.terminal_on_success is None

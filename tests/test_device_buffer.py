@@ -13,11 +13,11 @@ import torch
 
 import herkit  # noqa: F401  (registers the envs)
 from herkit.agents import Normalizer
-from herkit.checkpoint import load_checkpoint
 from herkit.envs import make_goal_env
 from herkit.envs.torch_rewards import GoalDistanceReward, torch_reward_of
-from herkit.run import buffer_placement
-from herkit.train import train
+from herkit.rundir.checkpoint import load_checkpoint
+from herkit.training.build import buffer_placement
+from herkit.training.loop import train
 from runs import quiet
 from tagged import DEVICES, host
 from test_agents import agent_for, parameters, random_batch

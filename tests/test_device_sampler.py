@@ -214,8 +214,8 @@ def test_a_run_that_draws_on_the_device_trains(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The loop's drawn path end to end (on CPU tensors; on a GPU captured runs take it)."""
-    import herkit.learning
-    from herkit.train import train
+    import herkit.training.learner
+    from herkit.training.loop import train
     from runs import quiet
 
     prepared: list[int] = []
@@ -226,7 +226,7 @@ def test_a_run_that_draws_on_the_device_trains(
         return prepare(self)
 
     monkeypatch.setattr(DeviceSampler, "prepare", counted)
-    monkeypatch.setattr(herkit.learning, "draws_on_device", lambda agent, buffer: True)
+    monkeypatch.setattr(herkit.training.learner, "draws_on_device", lambda agent, buffer: True)
     config = quiet(
         env_id="herkit/PointReach-v0", algo="td3", steps=1_500, warmup_steps=200,
         eval_every=500, buffer_device="device", out=str(tmp_path / "run"), update_mode="eager",
@@ -276,7 +276,7 @@ def test_a_captured_drawn_update_learns_what_the_eager_drawn_one_does(algo: str)
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_a_captured_run_on_the_gpu_trains(tmp_path: Path) -> None:
-    from herkit.train import train
+    from herkit.training.loop import train
     from runs import quiet
 
     config = quiet(

@@ -24,8 +24,8 @@ import torch.multiprocessing as mp
 import herkit
 from herkit import Batch
 from herkit.agents import make_agent
-from herkit.config import DDPGConfig, DQNConfig
-from herkit.run_logs import read_progress
+from herkit.config.train import DDPGConfig, DQNConfig
+from herkit.rundir.logs import read_progress
 
 WORLD = 2
 
@@ -79,7 +79,7 @@ def _worker(rank: int, port: int, out: str, algo: str) -> None:
     """One rank: join, train on this rank's own data, save what the test compares."""
     os.environ.update(rank_env(rank, port))
     torch.set_num_threads(1)
-    from herkit import distributed
+    from herkit.runtime import distributed
 
     context = distributed.init("cpu", timeout_s=60)
     agent = small_agent(algo)

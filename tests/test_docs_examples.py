@@ -17,7 +17,7 @@ import pytest
 from readme_blocks import README, ROOT, RUN_LANGUAGES, Block, blocks, commands, pages, section
 
 import herkit.cli
-import herkit.train
+import herkit.training.loop
 
 ALL = [block for page in pages() for block in blocks(page)]
 HERE = Path(__file__).resolve().parent
@@ -75,7 +75,7 @@ def _run_herkit(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
         ran.append("train")
         return {"success_rate": 0.0, "env_steps": 0, "run_dir": str(config.out)}
 
-    monkeypatch.setattr(herkit.train, "train", fake_train)
+    monkeypatch.setattr(herkit.training.loop, "train", fake_train)
     if args[:1] == ["train"] and "--resume" in args:  # no run directory to resume here
         from herkit.cli import _parse_train
         from herkit.cli_args import auto_flags

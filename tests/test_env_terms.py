@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from herkit import HerReplayBuffer
+from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.env_terms import RewardAudit
-from herkit.config import TrainConfig
-from herkit.envs import conventions as conventions_module
-from herkit.envs.conventions import GoalConventions
+from herkit.config.train import TrainConfig
+from herkit.buffer import conventions as conventions_module
 from herkit.envs.point_reach import PointReachEnv
-from herkit.train import train
+from herkit.training.loop import train
 from tagged import (
     DEVICES,
     TaggedRun,
@@ -314,7 +314,7 @@ def test_training_reports_the_envs_extra_terms_once_and_records_them(
     def probe(*args: Any, **kwargs: Any) -> GoalConventions:
         return real_probe(*args, **{**kwargs, "steps": probe_steps})
 
-    monkeypatch.setattr("herkit.run.probe_conventions", probe)
+    monkeypatch.setattr("herkit.training.build.probe_conventions", probe)
     train(
         TrainConfig(
             "test/CrashReach-v0", algo="ddpg", steps=1_500, warmup_steps=200, eval_every=1_500,

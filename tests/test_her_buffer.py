@@ -526,7 +526,7 @@ def test_from_env_finds_what_an_env_does_not_declare_as_herkit_train_does() -> N
     """The probe's random steps on a fresh copy show the silent env's successes ending their
     episodes, and find its reward range and success key; the sources say so; the buffer
     agrees with the conventions ``herkit train`` would use."""
-    from herkit.envs.conventions import probe_conventions
+    from herkit.buffer.conventions import probe_conventions
 
     env = gym.make("herkit-tests/SilentBitFlip-v0", n_bits=4)
     buffer = HerReplayBuffer.from_env(env, 100)

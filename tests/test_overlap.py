@@ -17,10 +17,10 @@ import pytest
 from ledger import ends_terminated, episode_length
 
 from herkit.buffer.her import HerReplayBuffer
-from herkit.checkpoint import load_checkpoint
-from herkit.config import DDPGConfig, TrainConfig
-from herkit.run_logs import read_progress
-from herkit.train import train
+from herkit.config.train import DDPGConfig, TrainConfig
+from herkit.rundir.checkpoint import load_checkpoint
+from herkit.rundir.logs import read_progress
+from herkit.training.loop import train
 from runs import quiet
 
 N_ENVS = 3
@@ -93,7 +93,7 @@ def check_ledger(data: dict[str, np.ndarray], env: int, rows: slice, ident: int)
 
 
 def idents(config: TrainConfig, resets: int = 0) -> list[int]:
-    """The first-reset seeds of the training envs (see herkit.train)."""
+    """The first-reset seeds of the training envs (see herkit.training.loop)."""
     return [config.seed + 7919 * resets + env for env in range(config.n_envs)]
 
 

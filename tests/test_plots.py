@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from herkit.cli import main
-from herkit.config import DDPGConfig, DQNConfig, TrainConfig
+from herkit.config.train import DDPGConfig, DQNConfig, TrainConfig
 from herkit.presentation.plots import aggregate_runs, figure, moving_average, plot_runs
-from herkit.run_logs import RunLogger, read_progress
+from herkit.rundir.logs import RunLogger, read_progress
 
 PNG = b"\x89PNG\r\n\x1a\n"
 DEFAULT = TrainConfig()

@@ -13,9 +13,9 @@ import pytest
 import torch
 
 import herkit
-from herkit.checkpoint import CheckpointError
-from herkit.phases import TrainingRun
-from herkit.train import train
+from herkit.rundir.checkpoint import CheckpointError
+from herkit.training.loop import train
+from herkit.training.run import TrainingRun
 from runs import quiet
 
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from herkit.config import TrainConfig, config_from_dict, preset_config
-from herkit.presets import GPU_PRESETS, PRESETS, preset_values
-from herkit.run_config import config_for
+from herkit.config.presets import GPU_PRESETS, PRESETS, preset_values
+from herkit.config.run import config_for
+from herkit.config.train import TrainConfig, config_from_dict, preset_config
 
 
 @pytest.mark.parametrize(

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from herkit.cli import RESUME_MAY_CHANGE
-from herkit.config import TrainConfig
+from herkit.config.learning import BOOKKEEPING
+from herkit.config.train import TrainConfig
 from herkit.envs.bitflip import BitFlipEnv
-from herkit.learning_settings import BOOKKEEPING
-from herkit.records import EPISODE_COLUMNS, EpisodeTracker, final_distances
-from herkit.run_logs import RecordFile, read_progress
-from herkit.train import train
+from herkit.rundir.logs import RecordFile, read_progress
+from herkit.rundir.records import EPISODE_COLUMNS, EpisodeTracker, final_distances
+from herkit.training.loop import train
 from runs import quiet
 
 

@@ -21,9 +21,9 @@ import pytest
 
 from herkit.cli import main
 from herkit.presentation.report import episode_window, read_table, write_report
-from herkit.run_logs import RunLogger
-from herkit.run_paths import RunPaths
-from herkit.train import train
+from herkit.rundir.logs import RunLogger
+from herkit.rundir.paths import RunPaths
+from herkit.training.loop import train
 from runs import quiet
 
 EPISODE_COLUMNS = ["env_steps", "rank", "env", "return", "length", "success", "final_distance"]

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from test_cli import QUICK, herkit, start_until
 
-from herkit.config import DQNConfig, preset_config
-from herkit.run_dir import LOCK_NAME, RunDirInUse, RunDirLock
+from herkit.config.train import DQNConfig, preset_config
+from herkit.rundir.directory import LOCK_NAME, RunDirInUse, RunDirLock
 
 
 @pytest.mark.slow("herkit train runs in subprocesses")

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from herkit import cli
-from herkit.failures import EXIT_CODES
+from herkit.runtime.failures import EXIT_CODES
 
 HERE = Path(__file__).resolve().parent
 QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "2"]
@@ -280,7 +280,7 @@ def test_a_full_disk_while_writing_a_checkpoint_keeps_the_previous_one(
 def test_a_full_disk_while_appending_a_log_row_leaves_no_part_of_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import herkit.files
+    import herkit.runtime.files
 
     real_write = os.write
 
@@ -297,7 +297,7 @@ def test_a_full_disk_while_appending_a_log_row_leaves_no_part_of_it(
             return real_write(fd, data)
 
     run = tmp_path / "run"
-    monkeypatch.setattr(herkit.files, "os", Os())
+    monkeypatch.setattr(herkit.runtime.files, "os", Os())
     code, stderr = run_in_process(herkit_args(run, kwargs="fault=none"), capsys)
     assert code == 5, stderr
     assert closing_line(stderr).startswith(
@@ -377,7 +377,7 @@ def test_a_full_disk_under_the_agents_file_is_an_oserror_naming_it(tmp_path: Pat
     writes the bytes itself, so the run stops as a write failure (exit 5), naming the file."""
     import torch
 
-    from herkit.checkpoint import save_checkpoint
+    from herkit.rundir.checkpoint import save_checkpoint
 
     disk = tmp_path / "disk"
     disk.mkdir()
@@ -399,8 +399,8 @@ def test_a_full_disk_under_the_agents_file_is_an_oserror_naming_it(tmp_path: Pat
 def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path: Path) -> None:
     import torch
 
-    from herkit.checkpoint import save_checkpoint
-    from herkit.failures import Diverged
+    from herkit.rundir.checkpoint import save_checkpoint
+    from herkit.runtime.failures import Diverged
 
     state = {"agent": {"critic": {"0.weight": torch.tensor([1.0, math.inf])}}}
     with pytest.raises(Diverged, match=r"agent\.critic\.0\.weight not finite at update 7"):
@@ -411,7 +411,7 @@ def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path: Path) -
 def test_an_unforeseen_error_is_one_line_with_the_traceback_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from herkit.phases import TrainingRun
+    from herkit.training.run import TrainingRun
 
     evaluate = TrainingRun.evaluate_and_log
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import torch
 
-from herkit.checkpoint import CheckpointError, load_checkpoint
-from herkit.config import TrainConfig
-from herkit.run_config import load_run_config
-from herkit.run_logs import read_progress
-from herkit.train import train
+from herkit.config.run import load_run_config
+from herkit.config.train import TrainConfig
+from herkit.rundir.checkpoint import CheckpointError, load_checkpoint
+from herkit.rundir.logs import read_progress
+from herkit.training.loop import train
 from runs import quiet
 
 

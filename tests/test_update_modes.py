@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 import torch
 
-from herkit.agent_configs import ALGOS
 from herkit.agents import Normalizer, make_agent
 from herkit.agents.runners import UPDATE_MODES, check_update_mode
 from herkit.agents.update_log import UpdateLog
-from herkit.update_plan import AUTO_BF16_SPEEDUP, UpdatePlan, choose_update
+from herkit.config.agents import ALGOS
+from herkit.training.update_plan import AUTO_BF16_SPEEDUP, UpdatePlan, choose_update
 from test_agents import GOAL_DIM, OBS_DIM, agent_for, host, parameters, random_batch, space
 
 CUDA = torch.cuda.is_available()
@@ -241,7 +241,7 @@ def fake_timings(ms: dict[str, float]) -> Any:
 
 def a_cpu_with_bf16(monkeypatch: pytest.MonkeyPatch, timings: dict[str, float]) -> None:
     """Timings as given on a device with fast bf16 that cannot capture."""
-    import herkit.update_plan as plan
+    import herkit.training.update_plan as plan
 
     monkeypatch.setattr(plan, "fast_bf16", lambda device: True)
     monkeypatch.setattr(plan, "mode_available", lambda mode, device: "captured" not in mode)
@@ -278,7 +278,7 @@ def test_choose_update_keeps_fp32_and_eager_unless_others_win_clearly(
 def test_compiling_is_timed_only_where_the_run_pays_for_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import herkit.update_plan as plan
+    import herkit.training.update_plan as plan
 
     monkeypatch.setattr(plan, "fast_bf16", lambda device: False)
     monkeypatch.setattr(plan, "_timed", fake_timings({"fp32 eager": 4.0, "fp32 compiled": 1.0}))
@@ -290,7 +290,7 @@ def test_compiling_is_timed_only_where_the_run_pays_for_it(
 
 
 def test_a_mode_that_fails_here_is_left_out_and_said(monkeypatch: pytest.MonkeyPatch) -> None:
-    import herkit.update_plan as plan
+    import herkit.training.update_plan as plan
 
     monkeypatch.setattr(plan, "fast_bf16", lambda device: False)
     monkeypatch.setattr(plan, "_timed", fake_timings({"fp32 eager": 4.0}))
@@ -301,7 +301,7 @@ def test_a_mode_that_fails_here_is_left_out_and_said(monkeypatch: pytest.MonkeyP
 
 
 def test_given_choices_are_kept_without_timing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import herkit.update_plan as plan
+    import herkit.training.update_plan as plan
 
     monkeypatch.setattr(plan, "_timed", fake_timings({}))  # a timing would raise
     agent = agent_for("sac")
@@ -324,9 +324,9 @@ def test_a_run_records_its_timed_choice_and_a_resume_keeps_it(
 ) -> None:
     import json
 
-    import herkit.startup
-    from herkit.config import TrainConfig
-    from herkit.train import train
+    import herkit.training.startup
+    from herkit.config.train import TrainConfig
+    from herkit.training.loop import train
 
     run = tmp_path / "run"
     config = TrainConfig(steps=300, out=str(run), progress=False, tensorboard=False)
@@ -335,16 +335,16 @@ def test_a_run_records_its_timed_choice_and_a_resume_keeps_it(
     assert saved["update_mode"] in ("eager", "compiled") and saved["precision"] != "auto"
     assert "auto:" in saved["machine"]["update_mode"]
     asked: list[tuple[str, str]] = []
-    choose = herkit.startup.choose_update
+    choose = herkit.training.startup.choose_update
 
     def recorded(agent: Any, *args: Any, **kwargs: Any) -> UpdatePlan:
         asked.append((kwargs["precision"], kwargs["mode"]))
         return choose(agent, *args, **kwargs)
 
-    monkeypatch.setattr(herkit.startup, "choose_update", recorded)
+    monkeypatch.setattr(herkit.training.startup, "choose_update", recorded)
     import dataclasses
 
-    from herkit.run_config import load_run_config
+    from herkit.config.run import load_run_config
 
     resumed = dataclasses.replace(load_run_config(run), steps=600, out=str(run))
     train(resumed, resume=True)

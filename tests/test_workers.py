@@ -9,9 +9,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from herkit.cores import plan_cores
 from herkit.envs import make_goal_env
 from herkit.envs.workers import EnvFailure, WorkerVectorEnv
+from herkit.runtime.cores import plan_cores
 
 
 def fns(env_id: str, n: int) -> list[Any]:
@@ -123,7 +123,7 @@ def test_bad_arguments_are_named() -> None:
 
 
 def test_core_plan_fits_threads_and_workers_into_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    import herkit.cores as cores
+    import herkit.runtime.cores as cores
 
     monkeypatch.setattr(cores, "available_cores", lambda local_ranks=1: 16 // local_ranks)
     plan = plan_cores(n_envs=32, torch_threads=None, env_workers=None, gpu=False)

@@ -14,7 +14,7 @@ from herkit.buffer import Batch, HerReplayBuffer, Strategy
 from herkit.envs import register_envs
 
 if TYPE_CHECKING:
-    from herkit.policy import Policy, load_policy
+    from herkit.training.policy import Policy, load_policy
 
 __all__ = ["Batch", "HerReplayBuffer", "Policy", "Strategy", "load_policy"]
 __version__ = "0.1.0"
@@ -25,7 +25,7 @@ register_envs()
 def __getattr__(name: str) -> Any:
     if name in ("Policy", "load_policy"):
         try:
-            from herkit import policy
+            from herkit.training import policy
         except ModuleNotFoundError as error:  # torch: herkit's train extra
             from herkit.extras import needs_extra
 

@@ -1,6 +1,6 @@
 """The ``herkit`` command, generated from the config dataclasses with tyro.
 
-Subcommands: ``train`` (flags from :class:`herkit.config.TrainConfig`, defaults from the
+Subcommands: ``train`` (flags from :class:`herkit.config.train.TrainConfig`, defaults from the
 env's preset), ``eval``, ``plot``, ``report`` and ``bench``. Invalid values raise ValueError (in the
 dataclasses' ``__post_init__`` or when an env or checkpoint is opened); they are reported
 as one line on stderr with exit code 2, never as a traceback.
@@ -22,10 +22,10 @@ from herkit import __version__
 from herkit.bench import BufferBenchConfig, UpdateBenchConfig, bench_buffer
 from herkit.cli_args import auto_flags, parse, unwrap_help, with_suggestions
 from herkit.commands import SUMMARIES
+from herkit.config.learning import RESUME_MAY_CHANGE
 from herkit.envs.failures import EnvFailure
 from herkit.extras import needs_extra
-from herkit.failures import EXIT_CODES, DistributedError, RunFailed
-from herkit.learning_settings import RESUME_MAY_CHANGE
+from herkit.runtime.failures import EXIT_CODES, DistributedError, RunFailed
 
 
 def bench(
@@ -66,7 +66,7 @@ def evaluate_run(
         video: also write the episodes, one after another, to this .mp4 or .gif file.
         device: torch device of the policy (cpu, cuda).
     """
-    from herkit.evaluation import evaluate_run as run_evaluation
+    from herkit.training.evaluation import evaluate_run as run_evaluation
 
     if episodes is None:
         episodes = 5 if video is not None else 100
@@ -146,8 +146,8 @@ def report(
 
 
 def _train_main(args: list[str]) -> None:
-    from herkit.config import TrainConfig, preset_config
-    from herkit.run_config import config_for, load_run_config
+    from herkit.config.run import config_for, load_run_config
+    from herkit.config.train import TrainConfig, preset_config
 
     args = auto_flags(args)
     # First pass for the env id (and --resume), so that --help shows that env's preset.
@@ -184,7 +184,7 @@ def _train_main(args: list[str]) -> None:
             changes["algo"] = parsed.algo  # given, even as the preset's: kept as given
         changes["device"] = parsed.device  # the preset's is the one given: it picks the preset
         config, resume = config_for(parsed.env_id, **changes), False
-    from herkit.train import train  # torch: only once the flags are read and checked
+    from herkit.training.loop import train  # torch: only once the flags are read and checked
 
     summary = train(config, resume=resume)
     if os.environ.get("RANK", "0") == "0":  # torchrun: one summary, from rank 0
@@ -197,7 +197,7 @@ def _train_main(args: list[str]) -> None:
 
 
 def _parse_train(args: list[str], **kwargs: Any) -> Any:
-    from herkit.config import TrainConfig
+    from herkit.config.train import TrainConfig
 
     unwrap_help(TrainConfig)
     try:
@@ -208,7 +208,7 @@ def _parse_train(args: list[str], **kwargs: Any) -> Any:
 
 def _guess_env_id(args: list[str]) -> str:
     """The env id among ``args`` when they cannot be parsed (for an error's defaults)."""
-    from herkit.config import TrainConfig
+    from herkit.config.train import TrainConfig
 
     ids = [arg for arg in args if not arg.startswith("-") and ("/" in arg or "-v" in arg)]
     return ids[0] if ids else TrainConfig.env_id
@@ -216,7 +216,7 @@ def _guess_env_id(args: list[str]) -> str:
 
 def _train_main_safe(args: list[str]) -> int:
     """``herkit train``: exit code 130 with the resume command after a Ctrl-C."""
-    from herkit.failures import Interrupted
+    from herkit.runtime.failures import Interrupted
 
     try:
         _train_main(args)

@@ -120,7 +120,7 @@ def with_suggestions(message: str, args: list[str]) -> str:
 
 def _train_flags() -> list[str]:
     """Every ``herkit train`` flag, ``--k`` to ``--sac.target-entropy``."""
-    from herkit.config import TrainConfig
+    from herkit.config.train import TrainConfig
 
     flags = []
     for field in dataclasses.fields(TrainConfig):

@@ -16,7 +16,12 @@ import gymnasium
 import numpy as np
 import torch
 
-from herkit.agent_configs import (
+from herkit.agents.base import Agent, GoalAgent
+from herkit.agents.ddpg_td3 import DDPGAgent
+from herkit.agents.dqn import DQNAgent
+from herkit.agents.normalizer import Normalizer
+from herkit.agents.sac import SACAgent
+from herkit.config.agents import (
     DDPGConfig,
     DQNConfig,
     OffPolicyConfig,
@@ -24,11 +29,6 @@ from herkit.agent_configs import (
     config_class,
     default_agent_config,
 )
-from herkit.agents.base import Agent, GoalAgent
-from herkit.agents.ddpg_td3 import DDPGAgent
-from herkit.agents.dqn import DQNAgent
-from herkit.agents.normalizer import Normalizer
-from herkit.agents.sac import SACAgent
 
 __all__ = [
     "Agent",
@@ -57,12 +57,12 @@ def make_agent(
 
     ``config`` must be the algorithm's config class (``DDPGConfig`` for ddpg and td3, with
     ``twin_q=True`` for td3, e.g. ``DDPGConfig.td3()``); None takes its defaults
-    (:func:`~herkit.agent_configs.default_agent_config`).
+    (:func:`~herkit.config.agents.default_agent_config`).
     ``reward_range`` bounds the per-step reward, for clipping Q targets to the return range
     (None: not clipped, for rewards without known bounds); with ``terminal_on_success``
     (whether the env ends episodes on success) it sets the reward scale
     (:class:`herkit.agents.updates.ValueScale`). ``precision`` is ``"fp32"`` or ``"bf16"``
-    (forward passes under a bfloat16 autocast; :mod:`herkit.precision`).
+    (forward passes under a bfloat16 autocast; :mod:`herkit.runtime.precision`).
     "dqn" needs a ``Discrete`` action space, the others a 1-D ``Box`` with finite bounds;
     anything else raises ``ValueError``.
     """

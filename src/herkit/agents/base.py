@@ -29,7 +29,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agent_configs import OffPolicyConfig
 from herkit.agents.inputs import AgentInputs, TorchBatch
 from herkit.agents.networks import MLP
 from herkit.agents.normalizer import Normalizer
@@ -38,7 +37,8 @@ from herkit.agents.stepping import Draw, Stepper
 from herkit.agents.update_log import UpdateLog
 from herkit.agents.updates import ValueScale, adam, frozen, return_bounds, weighted_mean
 from herkit.buffer.batch import Batch
-from herkit.distributed import Context
+from herkit.config.agents import OffPolicyConfig
+from herkit.runtime.distributed import Context
 
 __all__ = [
     "Agent",
@@ -175,7 +175,7 @@ class GoalAgent(ABC):
 
     def set_precision(self, precision: str) -> None:
         """Run forward passes in ``"fp32"`` or under a ``"bf16"`` autocast (see
-        :mod:`herkit.precision`)."""
+        :mod:`herkit.runtime.precision`)."""
         if precision not in ("fp32", "bf16"):
             raise ValueError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
         if precision != self.precision:

@@ -17,10 +17,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agent_configs import DDPGConfig
 from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.networks import Critic, DeterministicActor
 from herkit.agents.updates import adam, frozen, weighted_mean
+from herkit.config.agents import DDPGConfig
 
 __all__ = ["DDPGAgent"]
 

@@ -15,10 +15,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from herkit.agent_configs import DQNConfig
 from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.networks import QNetwork
 from herkit.agents.updates import adam, weighted_mean
+from herkit.config.agents import DQNConfig
 
 __all__ = ["DQNAgent"]
 

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from herkit.buffer.batch import Batch
-from herkit.distributed import Context
+from herkit.runtime.distributed import Context
 
 __all__ = ["Agent"]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from herkit.agent_configs import UPDATE_MODES, UpdateMode
+from herkit.config.agents import UPDATE_MODES, UpdateMode
 
 __all__ = [
     "CAPTURE_WARMUP",

@@ -18,10 +18,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agent_configs import SACConfig
 from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.networks import Critic, GaussianActor
 from herkit.agents.updates import adam, frozen, weighted_mean
+from herkit.config.agents import SACConfig
 
 __all__ = ["SACAgent"]
 

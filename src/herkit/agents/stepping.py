@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from herkit.agent_configs import UpdateMode
 from herkit.agents.inputs import RawBatch, TorchBatch
 from herkit.agents.runners import StepRunner, check_update_mode
 from herkit.buffer.batch import Batch
+from herkit.config.agents import UpdateMode
 
 if TYPE_CHECKING:
     from herkit.agents.base import GoalAgent

@@ -20,7 +20,7 @@ from typing import Any
 from herkit.bench.data import MANY_ENVS
 from herkit.bench.settings import BufferBenchConfig
 from herkit.bench.timing import check_targets, run_buffer_bench
-from herkit.cores import VECTOR_UNITS, cpu_flags
+from herkit.runtime.cores import VECTOR_UNITS, cpu_flags
 
 
 def environment_info(extra_packages: Sequence[str] = ()) -> dict[str, Any]:

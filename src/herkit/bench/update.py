@@ -92,7 +92,7 @@ def run_update_bench(
 
     from herkit.agents import make_agent
     from herkit.agents.runners import mode_available
-    from herkit.config import TrainConfig
+    from herkit.config.train import TrainConfig
 
     report = progress if progress is not None else (lambda line, row: None)
     torch.set_num_threads(config.threads)
@@ -134,7 +134,7 @@ def run_update_bench(
 def _agent_config(algo: str, size: NetworkSize) -> Any:
     from dataclasses import replace
 
-    from herkit.agent_configs import default_agent_config
+    from herkit.config.agents import default_agent_config
 
     return replace(
         default_agent_config(algo), hidden=size.hidden, batch_size=size.batch_size,
@@ -150,7 +150,7 @@ def _time_row(
     training loop does for captured updates on a buffer on the GPU) of one row."""
     import torch
 
-    from herkit.learning import draws_on_device
+    from herkit.training.learner import draws_on_device
 
     def step() -> None:
         agent.update(buffer.sample(batch_size), count_goals=True)

@@ -109,7 +109,7 @@ from herkit.buffer.strategies import (
 )
 
 if TYPE_CHECKING:
-    from herkit.envs.conventions import GoalConventions
+    from herkit.buffer.conventions import GoalConventions
 
 # RewardFn, TorchRewardFn and compute_reward_of live in herkit.buffer.goal_env; they are
 # re-exported here, where they have always been imported from.
@@ -285,7 +285,7 @@ class HerReplayBuffer:
         beyond the GoalEnv's three become ``extra_keys``), ``reward_fn`` from the env's
         ``compute_reward`` unless given, ``n_envs`` from a vector env's ``num_envs`` unless
         given. The env's conventions are found as ``herkit train``
-        finds them (:func:`~herkit.envs.conventions.probe_conventions`, one function for
+        finds them (:func:`~herkit.buffer.conventions.probe_conventions`, one function for
         both): what it declares (``terminates_on_success``, ``continuing_task``) and what
         200 random steps of a fresh copy show (``gym.make`` of the env's spec, or a vector
         env's ``env_fns``): the reward range, the success key and whether episodes end on
@@ -300,7 +300,7 @@ class HerReplayBuffer:
         for clipping Q targets, is the agent's to use), :attr:`sources` where each setting
         came from, and the repr both. Other keyword arguments go to the constructor.
         """
-        from herkit.envs.conventions import declared_conventions, probe_conventions
+        from herkit.buffer.conventions import declared_conventions, probe_conventions
 
         settings = settings_of(env)
         sources = {"reward_fn": "given" if reward_fn is not None else "the env's compute_reward"}

@@ -52,7 +52,7 @@ class GoalEnv(gym.Env[GoalObs, ActType]):
     observation_space: gym.spaces.Dict  # type: ignore[assignment]  # narrower than the base
     terminates_on_success: bool = False
     """Whether ``step`` ends the episode (``terminated``) when the goal is reached; read by
-    :func:`herkit.envs.conventions.probe_conventions`."""
+    :func:`herkit.buffer.conventions.probe_conventions`."""
 
     @abstractmethod
     def compute_reward(

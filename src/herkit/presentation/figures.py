@@ -2,7 +2,7 @@
 ``report.html`` (:mod:`herkit.presentation.report`).
 
 ``python -m herkit.presentation.figures RUN [TITLE]`` draws both;
-:class:`~herkit.presentation.presenter.Presenter` runs it beside training, which never
+:class:`~herkit.training.presenter.Presenter` runs it beside training, which never
 imports this module.
 """
 
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from herkit.extras import needs_extra
-from herkit.run_paths import RunPaths
+from herkit.rundir.paths import RunPaths
 
 __all__ = ["present"]
 

@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from herkit.agent_configs import ALGOS
-from herkit.learning_settings import BOOKKEEPING
-from herkit.run_logs import read_progress
-from herkit.run_paths import RunPaths
+from herkit.config.agents import ALGOS
+from herkit.config.learning import BOOKKEEPING
+from herkit.rundir.logs import read_progress
+from herkit.rundir.paths import RunPaths
 
 __all__ = [
     "IGNORED_SETTINGS",

@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from herkit.files import naming, write_with
 from herkit.presentation.groups import (
     IGNORED_SETTINGS,
     SUCCESS,
@@ -32,6 +31,7 @@ from herkit.presentation.groups import (
     groups_to_json,
     moving_average,
 )
+from herkit.runtime.files import naming, write_with
 
 __all__ = [
     "BANDS",

@@ -34,7 +34,6 @@ import numpy as np
 from plotly.colors import hex_to_rgb, qualitative
 from plotly.io import to_html
 
-from herkit.files import naming, write_text
 from herkit.presentation.groups import (
     SUCCESS,
     Group,
@@ -45,7 +44,8 @@ from herkit.presentation.groups import (
 )
 from herkit.presentation.page import deferred_scripts, html_page
 from herkit.presentation.plots import _check_output, _wants_log
-from herkit.run_paths import RunPaths
+from herkit.rundir.paths import RunPaths
+from herkit.runtime.files import naming, write_text
 
 __all__ = ["episode_window", "read_table", "write_report"]
 

@@ -1,11 +1,10 @@
 """A run in progress, :class:`TrainingRun`: its collection and bookkeeping phases.
 
-:mod:`herkit.train` calls them in its loop: act, store, observe the env, reset the ended
-envs; evaluate and log, record a video, checkpoint. Learning is its :attr:`~TrainingRun.learner`
-(:class:`herkit.learning.Learner`); :class:`herkit.loop_state.LoopState` holds the counters
-that every checkpoint saves, :class:`herkit.records.RunRecords` the per-episode and
-per-update records.
-"""
+:mod:`herkit.training.loop` calls them in its loop: act, store, observe the env, reset the
+ended envs; evaluate and log, record a video, checkpoint. Learning is its
+:attr:`~TrainingRun.learner` (:class:`herkit.training.learner.Learner`);
+:class:`herkit.training.state.LoopState` holds the counters that every checkpoint saves,
+:class:`herkit.rundir.records.RunRecords` the per-episode and per-update records."""
 
 from __future__ import annotations
 
@@ -20,26 +19,26 @@ import numpy as np
 import torch
 
 from herkit.agents import Agent
+from herkit.buffer.conventions import GoalConventions, SuccessSignal
 from herkit.buffer.env_terms import RewardAudit
 from herkit.buffer.her import HerReplayBuffer
-from herkit.checkpoint import save_checkpoint
-from herkit.config import TrainConfig
-from herkit.console import Progress, StopOnSignal, say
-from herkit.distributed import Context
-from herkit.envs.conventions import GoalConventions, SuccessSignal
+from herkit.config.train import TrainConfig
 from herkit.envs.workers import WorkerVectorEnv
-from herkit.evaluation import evaluate
-from herkit.failures import DistributedError, check_finite_action
-from herkit.files import naming, write_text
-from herkit.learning import Learner
-from herkit.loop_state import LoopState, Metrics, progress_row, summary_of, target_reached
-from herkit.presentation.presenter import Presenter
-from herkit.presentation.video import write_video
-from herkit.records import RunRecords
-from herkit.restarts import with_restarts
-from herkit.run import write_run_config
-from herkit.run_logs import RunLogger
-from herkit.run_paths import RunPaths
+from herkit.rundir.checkpoint import save_checkpoint
+from herkit.rundir.logs import RunLogger
+from herkit.rundir.paths import RunPaths
+from herkit.rundir.records import RunRecords
+from herkit.runtime.console import Progress, StopOnSignal, say
+from herkit.runtime.distributed import Context
+from herkit.runtime.failures import DistributedError, check_finite_action
+from herkit.runtime.files import naming, write_text
+from herkit.training.build import write_run_config
+from herkit.training.evaluation import evaluate
+from herkit.training.learner import Learner
+from herkit.training.presenter import Presenter
+from herkit.training.restarts import with_restarts
+from herkit.training.state import LoopState, Metrics, progress_row, summary_of, target_reached
+from herkit.training.video import write_video
 
 __all__ = ["TrainingRun"]
 
@@ -47,8 +46,8 @@ __all__ = ["TrainingRun"]
 @dataclass(kw_only=True)
 class TrainingRun:
     """A run in progress: its settings, envs, agent, buffer, counters and logs. Its methods
-    are the phases of one iteration of the loop in :mod:`herkit.train`, in the loop's order;
-    :func:`herkit.startup.start_run` makes it."""
+    are the phases of one iteration of the loop in :mod:`herkit.training.loop`, in the loop's order;
+    :func:`herkit.training.startup.start_run` makes it."""
 
     config: TrainConfig
     conventions: GoalConventions
@@ -295,7 +294,7 @@ class TrainingRun:
 
     def finish(self, interrupted: bool) -> dict[str, Any]:
         """Write ``summary.json``, then ``curve.png`` and ``report.html``
-        (:mod:`herkit.presentation.presenter`); returns the summary."""
+        (:mod:`herkit.training.presenter`); returns the summary."""
         summary = self.write_summary(interrupted=True) if interrupted else self.write_summary()
         if self.context.is_main:
             self.presenter.final()

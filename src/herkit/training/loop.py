@@ -1,10 +1,10 @@
 """One training loop: collect -> store -> update -> evaluate -> log -> checkpoint.
 
 Read top to bottom, :func:`_train` is the whole algorithm. Each phase of an iteration is
-one named call on the :class:`herkit.phases.TrainingRun` that
-:func:`herkit.startup.start_run` sets up, and each can be opened on its own. What a run
+one named call on the :class:`herkit.training.run.TrainingRun` that
+:func:`herkit.training.startup.start_run` sets up, and each can be opened on its own. What a run
 is made of (its config file, envs, conventions, agent and buffer) comes from
-:mod:`herkit.run`. The vector envs run with autoreset disabled: a finished env is reset
+:mod:`herkit.training.build`. The vector envs run with autoreset disabled: a finished env is reset
 by mask after its final transition is stored, so the buffer always receives the true
 last observation of an episode.
 """
@@ -15,16 +15,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from herkit import distributed
-from herkit.config import TrainConfig
-from herkit.console import StopOnSignal
-from herkit.distributed import Context
+from herkit.config.train import TrainConfig
 from herkit.envs.failures import EnvFailure
-from herkit.failures import EXIT_CODES, DistributedError, Interrupted, RunFailed, stop_run
-from herkit.phases import TrainingRun
-from herkit.restarts import restart_training_envs
-from herkit.run_dir import owned_run_dir
-from herkit.startup import start_run
+from herkit.rundir.directory import owned_run_dir
+from herkit.runtime import distributed
+from herkit.runtime.console import StopOnSignal
+from herkit.runtime.distributed import Context
+from herkit.runtime.failures import EXIT_CODES, DistributedError, Interrupted, RunFailed
+from herkit.training.restarts import restart_training_envs
+from herkit.training.run import TrainingRun
+from herkit.training.startup import start_run
+from herkit.training.stopping import stop_run
 
 __all__ = ["Interrupted", "train"]
 
@@ -33,16 +34,16 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     """Run (or resume) training as configured; returns the run's summary.
 
     Launched by torchrun, every rank runs this loop on its own envs and buffer (see
-    :mod:`herkit.distributed`); env steps are counted over all ranks. SIGINT or SIGTERM
+    :mod:`herkit.runtime.distributed`); env steps are counted over all ranks. SIGINT or SIGTERM
     (Ctrl-C) ends the step in progress, writes a checkpoint there, ``summary.json`` and
     ``curve.png``, and raises :class:`Interrupted`; a second one stops at once.
 
     Raises:
         ValueError: bad settings, an env that cannot be made, an existing run directory
             (unless ``config.overwrite``), one in use by another process (see
-            :mod:`herkit.run_dir`), or a resume with nothing left to train.
+            :mod:`herkit.rundir.directory`), or a resume with nothing left to train.
         RunFailed: the run stopped on a failure (an env, a diverging learner, a write,
-            an unforeseen error; see :mod:`herkit.failures`): its text is one line, the
+            an unforeseen error; see :mod:`herkit.runtime.failures`): its text is one line, the
             traceback is in ``RUN/error.log``, the last good checkpoint kept.
     """
     context = distributed.init(config.resolved_device(), config.dist_timeout_s)
@@ -131,7 +132,7 @@ def _train(
 
 
 def _start(config: TrainConfig, resume: bool, context: Context) -> TrainingRun:
-    """:func:`~herkit.startup.start_run`, with an env that fails while the envs are made
+    """:func:`~herkit.training.startup.start_run`, with an env that fails while the envs are made
     said in one line (:class:`RunFailed`)."""
     try:
         return start_run(config, resume, context)

@@ -4,12 +4,12 @@
 its defaults for an env (the paper's bit-flipping setup, baselines' Fetch setup).
 
 The agents' settings (:class:`DQNConfig`, :class:`DDPGConfig`, :class:`SACConfig`) are in
-:mod:`herkit.agent_configs`; every config is frozen and checks its values in
+:mod:`herkit.config.agents`; every config is frozen and checks its values in
 ``__post_init__``, raising ``ValueError`` naming the field.
 
 A run's default directory name (:func:`default_run_name`) spells out its env, algorithm,
 strategy and seed and the learning settings that differ from its env's preset
-(:mod:`herkit.learning_settings`). ``herkit train`` is generated from :class:`TrainConfig`:
+(:mod:`herkit.config.learning`). ``herkit train`` is generated from :class:`TrainConfig`:
 its flags from the fields, its help from the docstring under each field.
 """
 
@@ -24,7 +24,8 @@ from typing import Annotated, Any, Literal
 
 import tyro
 
-from herkit.agent_configs import (
+from herkit.buffer.strategies import check_goal_mix_warmup
+from herkit.config.agents import (
     ALGOS,
     Algo,
     DDPGConfig,
@@ -34,10 +35,9 @@ from herkit.agent_configs import (
     UpdateMode,
     config_class,
 )
-from herkit.buffer.strategies import check_goal_mix_warmup
-from herkit.learning_settings import learning_differences
-from herkit.presets import preset_values
-from herkit.validation import check_bool, check_float, check_int, is_number
+from herkit.config.checks import check_bool, check_float, check_int, is_number
+from herkit.config.learning import learning_differences
+from herkit.config.presets import preset_values
 
 __all__ = [
     "DDPGConfig",
@@ -320,7 +320,7 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
 
 def preset_config(env_id: str, device: str = "cpu") -> TrainConfig:
     """TrainConfig defaults for ``env_id`` on ``device``: its preset (on a GPU its GPU
-    preset where it has one, :mod:`herkit.presets`), else the generic defaults; the
+    preset where it has one, :mod:`herkit.config.presets`), else the generic defaults; the
     device is kept in the config."""
     values = preset_values(env_id, gpu=on_gpu(device))
     if device != "cpu":
@@ -346,7 +346,7 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
     settings that differ from the env's preset are part of the name (spelled out when short,
     else a hash of them), so that two runs that learn differently never share a default
     directory; settings in :data:`BOOKKEEPING` are left out. ``preset`` is the config of
-    ``config``'s env with nothing changed (:func:`herkit.config.preset_config`)."""
+    ``config``'s env with nothing changed (:func:`herkit.config.train.preset_config`)."""
     preset_kwargs = preset.env_kwargs_dict()
     kwargs = {
         key: value

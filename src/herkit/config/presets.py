@@ -1,7 +1,7 @@
 """Per-env defaults of ``herkit train``: :data:`PRESETS`, :data:`GPU_PRESETS` and
 :func:`preset_values`.
 
-A preset is a dict of :class:`~herkit.config.TrainConfig` fields for one env id, or for a
+A preset is a dict of :class:`~herkit.config.train.TrainConfig` fields for one env id, or for a
 family of them by prefix (``Fetch``): the paper's bit-flipping setup, baselines' Fetch
 setup, and what the herkit envs and PointMaze solve with (docs/experiment-log.md). A run
 on a GPU (``--device cuda``) takes the GPU preset of its env where there is one: the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from herkit.agent_configs import DDPGConfig, DQNConfig
+from herkit.config.agents import DDPGConfig, DQNConfig
 
 __all__ = ["GPU_PRESETS", "PRESETS", "preset_values"]
 

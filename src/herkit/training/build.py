@@ -1,13 +1,13 @@
 """What a run is: its config on disk, its envs, its env's conventions, its agent and buffer.
 
-Training (:mod:`herkit.train`), evaluation (:mod:`herkit.evaluation`) and loading a trained
-policy (:mod:`herkit.policy`) all rebuild a run from the same pieces, so they live here,
-below all three: this module imports none of them.
+Training (:mod:`herkit.training.loop`), evaluation (:mod:`herkit.training.evaluation`) and
+loading a trained policy (:mod:`herkit.training.policy`) all rebuild a run from the same
+pieces, so they live here, below all three: this module imports none of them.
 
 - :func:`write_run_config` writes ``RUN/config.json`` (read by
-  :func:`herkit.run_config.load_run_config`).
+  :func:`herkit.config.run.load_run_config`).
 - :func:`resolve_conventions` asks the env how it scores and fills the config's open
-  settings from that (:mod:`herkit.envs.conventions`).
+  settings from that (:mod:`herkit.buffer.conventions`).
 - :func:`make_vector_env` makes a run's envs (in worker processes or in this one, as
   :func:`plan_run_cores` decides).
 - :func:`make_run_agent` and :func:`build` make its agent and replay buffer.
@@ -27,18 +27,18 @@ import numpy as np
 import torch
 
 from herkit.agents import Agent, GoalAgent, make_agent
+from herkit.buffer.conventions import GoalConventions, probe_conventions
 from herkit.buffer.her import HerReplayBuffer, compute_reward_of
-from herkit.config import TrainConfig
-from herkit.cores import CorePlan, plan_cores
-from herkit.distributed import Context
+from herkit.config.train import TrainConfig
 from herkit.envs import make_goal_env
-from herkit.envs.conventions import GoalConventions, probe_conventions
 from herkit.envs.failures import EnvFailure, Failed, raised
 from herkit.envs.torch_rewards import torch_reward_of
 from herkit.envs.workers import WorkerVectorEnv
-from herkit.files import write_text
-from herkit.precision import check_precision
-from herkit.run_paths import RunPaths
+from herkit.rundir.paths import RunPaths
+from herkit.runtime.cores import CorePlan, plan_cores
+from herkit.runtime.distributed import Context
+from herkit.runtime.files import write_text
+from herkit.runtime.precision import check_precision
 
 __all__ = [
     "buffer_placement",
@@ -87,7 +87,7 @@ def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventio
     """Probe the env's conventions; fill the settings of ``config`` that are None from them.
 
     ``reward_range``, ``terminal_on_success`` and ``success_key`` that are set (flags, or a
-    resumed run's config.json) win over the probe. See :mod:`herkit.envs.conventions`.
+    resumed run's config.json) win over the probe. See :mod:`herkit.buffer.conventions`.
     """
     env = make_goal_env(config.env_id, **config.env_kwargs_dict())
     try:

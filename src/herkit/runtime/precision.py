@@ -6,7 +6,7 @@ network's output layer stay float32 (:class:`herkit.agents.networks.MLP`). It pa
 the hardware multiplies bfloat16 natively (CPUs with AVX512-BF16 or AMX, CUDA GPUs that
 support it) and the batch is large enough to keep it busy; elsewhere it costs: on a CPU
 without those instructions a bfloat16 matrix product runs about 10x slower than float32.
-``auto`` therefore times the run's own update in both (:mod:`herkit.update_plan`, which
+``auto`` therefore times the run's own update in both (:mod:`herkit.training.update_plan`, which
 also chooses how the update runs).
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from herkit.buffer.batch import Batch
-from herkit.cores import cpu_flags
+from herkit.runtime.cores import cpu_flags
 
 __all__ = ["Precision", "check_precision", "fast_bf16", "synthetic_batch"]
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from herkit.config import TrainConfig
-from herkit.records import Means
+from herkit.config.train import TrainConfig
+from herkit.rundir.records import Means
 
 __all__ = ["LoopState", "Metrics", "progress_row", "summary_of", "target_reached", "target_rule"]
 

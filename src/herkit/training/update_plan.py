@@ -24,7 +24,7 @@ import torch
 
 from herkit.agents.runners import UPDATE_MODES, mode_available
 from herkit.buffer.batch import Batch
-from herkit.precision import fast_bf16, synthetic_batch
+from herkit.runtime.precision import fast_bf16, synthetic_batch
 
 __all__ = [
     "AUTO_BF16_SPEEDUP",

@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from herkit.console import say
-from herkit.run_paths import RunPaths
+from herkit.rundir.paths import RunPaths
+from herkit.runtime.console import say
 
 __all__ = ["FINAL_TIMEOUT_S", "Presenter"]
 

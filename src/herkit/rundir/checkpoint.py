@@ -27,10 +27,10 @@ from typing import Any
 import torch
 
 from herkit.buffer.her import HerReplayBuffer, RewardFn
-from herkit.distributed import Context
-from herkit.failures import Diverged, nonfinite_tensors
-from herkit.files import naming
-from herkit.run_paths import RunPaths
+from herkit.rundir.paths import RunPaths
+from herkit.runtime.distributed import Context
+from herkit.runtime.failures import Diverged, nonfinite_tensors
+from herkit.runtime.files import naming
 
 
 class CheckpointError(ValueError):

@@ -20,7 +20,7 @@ clipped to (empty where unbounded). Rank 0's updates, as in ``progress.csv``.
 Rows are kept in memory and appended at each evaluation and checkpoint (the last one ends
 the run), where every rank is at the same iteration: rank 0 writes every rank's episodes.
 A resumed run drops the rows after its checkpoint (see
-:class:`herkit.run_logs.RecordFile`): the episodes in progress at a checkpoint are never
+:class:`herkit.rundir.logs.RecordFile`): the episodes in progress at a checkpoint are never
 recorded, as the envs restart on resume, and the updates of an interval cut by a
 checkpoint go into the next row.
 """
@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from herkit.distributed import Context
-from herkit.run_logs import RecordFile
-from herkit.run_paths import RunPaths
+from herkit.rundir.logs import RecordFile
+from herkit.rundir.paths import RunPaths
+from herkit.runtime.distributed import Context
 
 __all__ = [
     "EPISODE_COLUMNS",

@@ -26,11 +26,11 @@ import numpy as np
 import torch
 
 from herkit.agents import GoalAgent
-from herkit.checkpoint import load_agent_state
-from herkit.config import TrainConfig
+from herkit.config.run import load_run_config
+from herkit.config.train import TrainConfig
 from herkit.envs import make_goal_env
-from herkit.run import make_run_agent
-from herkit.run_config import load_run_config
+from herkit.rundir.checkpoint import load_agent_state
+from herkit.training.build import make_run_agent
 
 __all__ = ["Policy", "load_policy", "make_run_agent"]
 
@@ -106,7 +106,7 @@ def load_policy(run_dir: str | Path, device: str = "cpu") -> Policy:
 
     Raises:
         ValueError: the directory has no valid ``config.json`` or checkpoint (a
-            :class:`herkit.checkpoint.CheckpointError` for a damaged one), or the device
+            :class:`herkit.rundir.checkpoint.CheckpointError` for a damaged one), or the device
             is not available.
     """
     config = load_run_config(run_dir)

@@ -13,7 +13,7 @@ A run directory (``herkit train --out RUN``) holds::
                      (``error.rankR.log`` for torchrun's rank R > 0)
     videos/          step-N.mp4 of evaluation episodes
     curve.png, report.html   figures drawn from the files above (:mod:`herkit.presentation.figures`)
-    .herkit-lock     the owning process (:mod:`herkit.run_dir`)
+    .herkit-lock     the owning process (:mod:`herkit.rundir.directory`)
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Run logs: ``progress.csv`` (one row per evaluation) and TensorBoard scalars, and the
-record files that :mod:`herkit.records` fills (:class:`RecordFile`: ``episodes.csv``,
+record files that :mod:`herkit.rundir.records` fills (:class:`RecordFile`: ``episodes.csv``,
 ``updates.csv``).
 
 CSV columns use plain names (``env_steps``, ``updates``, ``wall_s``, ``success_rate``,
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from herkit.files import append_text, write_text
-from herkit.run_paths import RunPaths
+from herkit.rundir.paths import RunPaths
+from herkit.runtime.files import append_text, write_text
 
 BASE_COLUMNS = ("env_steps", "updates", "episodes", "wall_s", "sps", "ups", "success_rate")
 _TAGS = {

@@ -7,7 +7,7 @@ is dropped for all of them), every episode in progress ends there as truncated (
 bootstrap, so what was stored stays correct), and all envs start new episodes. A failed
 evaluation or video is played again on rebuilt envs. Each restart says one line and counts
 in ``summary.json`` (``env_restarts``, kept across ``--resume``); past N the failure stops
-the run (:func:`herkit.failures.stop_run`).
+the run (:func:`herkit.runtime.failures.stop_run`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from herkit.console import say
 from herkit.envs.failures import EnvFailure
 from herkit.envs.workers import WorkerVectorEnv
-from herkit.files import append_text
+from herkit.runtime.console import say
+from herkit.runtime.files import append_text
 
 if TYPE_CHECKING:
-    from herkit.phases import TrainingRun
+    from herkit.training.run import TrainingRun
 
 __all__ = ["restart_training_envs", "with_restarts"]
 

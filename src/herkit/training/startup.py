@@ -17,18 +17,16 @@ import torch
 
 from herkit.agents import Agent
 from herkit.agents.runners import check_update_mode
+from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.her import HerReplayBuffer
-from herkit.checkpoint import checkpoint_state, load_checkpoint
-from herkit.config import TrainConfig
-from herkit.console import say
-from herkit.distributed import Context
-from herkit.envs.conventions import GoalConventions
+from herkit.config.train import TrainConfig
 from herkit.envs.workers import WorkerVectorEnv
-from herkit.loop_state import LoopState
-from herkit.phases import TrainingRun
-from herkit.precision import check_precision
-from herkit.presentation.video import render_frame
-from herkit.run import (
+from herkit.rundir.checkpoint import checkpoint_state, load_checkpoint
+from herkit.rundir.directory import check_new_run_dir, clear_run_dir, is_failed_run
+from herkit.runtime.console import say
+from herkit.runtime.distributed import Context
+from herkit.runtime.precision import check_precision
+from herkit.training.build import (
     build,
     make_vector_env,
     plan_run_cores,
@@ -37,8 +35,10 @@ from herkit.run import (
     saved_machine,
     write_run_config,
 )
-from herkit.run_dir import check_new_run_dir, clear_run_dir, is_failed_run
-from herkit.update_plan import choose_update
+from herkit.training.run import TrainingRun
+from herkit.training.state import LoopState
+from herkit.training.update_plan import choose_update
+from herkit.training.video import render_frame
 
 __all__ = ["start_run"]
 
@@ -147,7 +147,7 @@ def _choose_update(
     context: Context,
     machine: dict[str, Any],
 ) -> TrainConfig:
-    """The precision and update mode (:func:`~herkit.update_plan.choose_update`): what is
+    """The precision and update mode (:func:`~herkit.training.update_plan.choose_update`): what is
     given kept, ``auto`` timed; set on the agent and recorded in ``machine``."""
     given = config.precision != "auto" and config.update_mode != "auto"
     plan = choose_update(

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from herkit.failures import DistributedError
+from herkit.runtime.failures import DistributedError
 
 
 @dataclass(frozen=True)

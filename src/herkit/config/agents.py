@@ -9,7 +9,7 @@ Reinforcement Learning" (Fetch tasks: 3 x 256 ReLU layers, Adam 1e-3, gamma 0.98
 clipped to the return range); :class:`DQNConfig` follows the HER paper's bit-flipping
 setup (Andrychowicz et al., 2017). Every config is frozen and checks its values in
 ``__post_init__``, raising ``ValueError`` naming the field. The docstring under each field
-is its ``--help`` text. All are also importable from :mod:`herkit.config`.
+is its ``--help`` text. All are also importable from :mod:`herkit.config.train`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from herkit.validation import check_bool, check_float, check_int, is_number
+from herkit.config.checks import check_bool, check_float, check_int, is_number
 
 __all__ = [
     "ALGOS",

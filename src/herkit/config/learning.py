@@ -2,8 +2,8 @@
 
 :func:`learning_differences` says which settings differ between two config dicts,
 leaving out :data:`BOOKKEEPING` and the other algorithms' blocks. The same rule serves
-default run names (:meth:`herkit.config.TrainConfig.out_dir`), the hint for a used run
-directory (:mod:`herkit.run_dir`) and the grouping of runs in plots
+default run names (:meth:`herkit.config.train.TrainConfig.out_dir`), the hint for a used run
+directory (:mod:`herkit.rundir.directory`) and the grouping of runs in plots
 (:mod:`herkit.presentation.groups`); :data:`RESUME_MAY_CHANGE` is what ``herkit train --resume``
 accepts.
 """
@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from herkit.agent_configs import ALGOS
+from herkit.config.agents import ALGOS
 
 __all__ = ["BOOKKEEPING", "RESUME_MAY_CHANGE", "learning_differences"]
 

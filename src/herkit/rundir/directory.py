@@ -23,10 +23,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from herkit.checkpoint import CheckpointError, find_checkpoint
-from herkit.config import TrainConfig
-from herkit.learning_settings import learning_differences
-from herkit.run_paths import RunPaths
+from herkit.config.learning import learning_differences
+from herkit.config.train import TrainConfig
+from herkit.rundir.checkpoint import CheckpointError, find_checkpoint
+from herkit.rundir.paths import RunPaths
 
 LOCK_NAME = RunPaths(".").lock.name
 """The lock file's name inside a run directory."""
@@ -186,7 +186,7 @@ def check_new_run_dir(run_dir: Path, config: TrainConfig) -> bool:
 
 def differing_settings(run_dir: Path, config: TrainConfig) -> list[str]:
     """The learning settings in which ``config`` differs from the run saved in ``run_dir``
-    (see :func:`~herkit.learning_settings.learning_differences`)."""
+    (see :func:`~herkit.config.learning.learning_differences`)."""
     try:
         saved = json.loads(RunPaths(run_dir).config.read_text())
     except (OSError, ValueError):

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from herkit.agent_configs import Algo
-from herkit.config import TrainConfig, config_from_dict, preset_config
-from herkit.run_paths import RunPaths
+from herkit.config.agents import Algo
+from herkit.config.train import TrainConfig, config_from_dict, preset_config
+from herkit.rundir.paths import RunPaths
 
 __all__ = ["config_for", "load_run_config"]
 

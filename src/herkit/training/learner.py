@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from herkit.agents import Agent
 from herkit.buffer.device_sampler import DeviceSampler, unsupported
 from herkit.buffer.her import HerReplayBuffer
-from herkit.config import TrainConfig
-from herkit.distributed import Context
-from herkit.failures import check_finite_metrics
-from herkit.loop_state import LoopState, Metrics
-from herkit.records import RunRecords
+from herkit.config.train import TrainConfig
+from herkit.rundir.records import RunRecords
+from herkit.runtime.distributed import Context
+from herkit.runtime.failures import check_finite_metrics
+from herkit.training.state import LoopState, Metrics
 
 __all__ = ["Learner", "draws_on_device"]
 

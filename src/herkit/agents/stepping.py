@@ -1,4 +1,4 @@
-"""How an agent's updates run: :class:`Stepper`, the part of :class:`~herkit.agents.base.GoalAgent`
+"""How an agent's updates run: :class:`Stepper`, the part of an agent (:class:`SteppedAgent`)
 between a batch and the algorithm's gradient step.
 
 An update takes a batch (:meth:`Stepper.update`), or draws one within the step from a
@@ -13,19 +13,22 @@ captured as one graph holds the whole update: sampling, critic and actor steps, 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any, ClassVar, Protocol
 
+import numpy as np
 import torch
 
-from herkit.agents.inputs import RawBatch, TorchBatch
+from herkit.agents.inputs import AgentInputs, RawBatch, TorchBatch
+from herkit.agents.normalizer import Normalizer
 from herkit.agents.runners import StepRunner, check_update_mode
+from herkit.agents.update_log import UpdateLog
+from herkit.agents.updates import ValueScale
 from herkit.buffer.batch import Batch
 from herkit.config.agents import UpdateMode
+from herkit.runtime.distributed import Context
 
-if TYPE_CHECKING:
-    from herkit.agents.base import GoalAgent
-
-__all__ = ["Draw", "Stepper"]
+__all__ = ["Draw", "SteppedAgent", "Stepper"]
 
 Draw = Callable[..., tuple[torch.Tensor, ...]]
 """``draw(batch_size, generator, **flags)``: ``(observation, next_observation, goal,
@@ -34,10 +37,38 @@ action, reward, terminated)`` tensors on the device, device work only."""
 StepOutput = tuple[torch.Tensor, torch.Tensor, tuple[str, ...]]
 
 
+class SteppedAgent(Protocol):
+    """What a :class:`Stepper` uses of its agent (:class:`herkit.agents.base.GoalAgent`)."""
+
+    METRICS: ClassVar[tuple[str, ...]]
+    ACTION_DTYPE: ClassVar[torch.dtype]
+    device: torch.device
+    generator: torch.Generator
+    dist: Context
+    goal_normalizer: Normalizer
+    inputs: AgentInputs
+    values: ValueScale
+    log: UpdateLog
+    updates: int
+    priorities: torch.Tensor
+
+    def _actor_step(self) -> bool: ...
+
+    def _autocast(self) -> AbstractContextManager[Any]: ...
+
+    def _update(
+        self, batch: TorchBatch, actor_step: bool
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor]: ...
+
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]: ...
+
+    def update_goal_normalizer(self, goal: np.ndarray | torch.Tensor) -> None: ...
+
+
 class Stepper:
     """Runs the updates of ``agent`` (see the module's docstring)."""
 
-    def __init__(self, agent: GoalAgent) -> None:
+    def __init__(self, agent: SteppedAgent) -> None:
         self.agent = agent
         self.mode: UpdateMode = "eager"
         self.keep_log = False

@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from herkit import HerReplayBuffer
+from herkit.buffer import conventions as conventions_module
 from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.env_terms import RewardAudit
 from herkit.config.train import TrainConfig
-from herkit.buffer import conventions as conventions_module
 from herkit.envs.point_reach import PointReachEnv
 from herkit.training.loop import train
 from tagged import (

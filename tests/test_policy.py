@@ -27,7 +27,7 @@ def train_and_keep_agent(
     checkpoint = TrainingRun.checkpoint
 
     def keep(run: TrainingRun) -> None:
-        kept["agent"] = run.agent
+        kept["agent"] = run.parts.agent
         checkpoint(run)
 
     monkeypatch.setattr(TrainingRun, "checkpoint", keep)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from herkit.presentation.figures import present
+from herkit.presentation.presenter import Presenter
 from herkit.training.loop import train
-from herkit.training.presenter import Presenter
 from runs import quiet
 
 

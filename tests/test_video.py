@@ -16,10 +16,10 @@ import pytest
 
 import herkit
 from herkit.buffer.conventions import SuccessSignal
+from herkit.presentation.video import RenderError, label_frames, render_frame, write_video
 from herkit.training.build import make_vector_env
 from herkit.training.evaluation import evaluate
 from herkit.training.loop import train
-from herkit.training.video import RenderError, label_frames, render_frame, write_video
 from runs import quiet
 
 HAS_ROBOTICS = importlib.util.find_spec("gymnasium_robotics") is not None
@@ -134,7 +134,7 @@ def test_missing_opengl_library_is_named() -> None:
     code = (
         "import herkit\n"
         "from herkit.envs import make_goal_env\n"
-        "from herkit.training.video import render_frame\n"
+        "from herkit.presentation.video import render_frame\n"
         "env = make_goal_env('FetchReach-v4', render_mode='rgb_array')\n"
         "env.reset(seed=0)\n"
         "print(render_frame(env).shape)\n"

@@ -2,7 +2,7 @@
 runs grouped by setting in :mod:`~herkit.presentation.groups`), the interactive HTML report
 (:mod:`~herkit.presentation.report`, its page in :mod:`~herkit.presentation.page`), a run's
 figures drawn in a child process (:mod:`~herkit.presentation.figures`, started by
-:mod:`~herkit.training.presenter`) and videos (:mod:`~herkit.training.video`).
+:mod:`~herkit.presentation.presenter`) and videos (:mod:`~herkit.presentation.video`).
 
 The training loop imports the presenter and the video writer, never the plotting modules:
 a training process never imports matplotlib or Plotly, and a figure that fails cannot stop

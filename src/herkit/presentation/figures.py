@@ -2,7 +2,7 @@
 ``report.html`` (:mod:`herkit.presentation.report`).
 
 ``python -m herkit.presentation.figures RUN [TITLE]`` draws both;
-:class:`~herkit.training.presenter.Presenter` runs it beside training, which never
+:class:`~herkit.presentation.presenter.Presenter` runs it beside training, which never
 imports this module.
 """
 

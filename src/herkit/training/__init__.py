@@ -7,5 +7,5 @@ restarts and how a run stops (:mod:`~herkit.training.restarts`,
 and what rebuilds a run from its directory for training, evaluation and a loaded policy
 (:mod:`~herkit.training.build`, :mod:`~herkit.training.evaluation`,
 :mod:`~herkit.training.policy`). The figures are drawn in another process
-(:mod:`~herkit.training.presenter`); videos are written by :mod:`~herkit.training.video`.
+(:mod:`~herkit.presentation.presenter`); videos are written by :mod:`~herkit.presentation.video`.
 """

@@ -39,6 +39,7 @@ from herkit.runtime.cores import CorePlan, plan_cores
 from herkit.runtime.distributed import Context
 from herkit.runtime.files import write_text
 from herkit.runtime.precision import check_precision
+from herkit.training.seeds import RunSeeds
 
 __all__ = [
     "buffer_placement",
@@ -46,7 +47,6 @@ __all__ = [
     "make_run_agent",
     "make_vector_env",
     "plan_run_cores",
-    "rank_seed",
     "resolve_conventions",
     "saved_machine",
     "write_run_config",
@@ -192,11 +192,6 @@ def _on_gpu(config: TrainConfig) -> bool:
         return False
 
 
-def rank_seed(config: TrainConfig, context: Context) -> int:
-    """The seed of this rank's buffer, exploration and torch generator."""
-    return config.seed + 100_003 * context.rank
-
-
 def make_run_agent(
     config: TrainConfig,
     observation_space: gym.spaces.Space,
@@ -240,7 +235,7 @@ def build(
     device = context.device(config.resolved_device())
     agent = make_run_agent(config, envs.single_observation_space, envs.single_action_space, device)
     if context.active:
-        agent.join(context, exploration_seed=rank_seed(config, context))
+        agent.join(context, exploration_seed=RunSeeds(config.seed, context.rank).learner)
     buffer = HerReplayBuffer.from_env(
         envs,
         capacity=config.buffer_size,
@@ -258,7 +253,7 @@ def build(
         goal_mix_warmup=config.goal_mix_warmup,
         n_step=config.n_step,
         gamma=config.agent_config().gamma,
-        seed=rank_seed(config, context),
+        seed=RunSeeds(config.seed, context.rank).learner,
         **buffer_placement(config.buffer_device, device, envs),
     )
     return agent, buffer

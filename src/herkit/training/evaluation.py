@@ -17,7 +17,7 @@ import numpy as np
 
 from herkit.agents import Agent
 from herkit.buffer.conventions import SuccessSignal
-from herkit.training.video import label_frames, render_frame
+from herkit.presentation.video import label_frames, render_frame
 
 __all__ = ["EvalResult", "evaluate", "evaluate_run"]
 
@@ -128,9 +128,9 @@ def evaluate_run(
     (success by the env's own convention); with ``video``, also write the episodes to
     that ``.mp4`` or ``.gif`` file (played one after another on a single env)."""
     from herkit.buffer.her import compute_reward_of
+    from herkit.presentation.video import check_video_path, write_video
     from herkit.training.build import make_vector_env, resolve_conventions
     from herkit.training.policy import load_policy
-    from herkit.training.video import check_video_path, write_video
 
     if episodes < 1:
         raise ValueError(f"--episodes must be >= 1, got {episodes}")

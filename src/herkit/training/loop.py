@@ -1,12 +1,12 @@
-"""One training loop: collect -> store -> update -> evaluate -> log -> checkpoint.
+"""The training loop: learn, evaluate and checkpoint when due, collect; and again.
 
-Read top to bottom, :func:`_train` is the whole algorithm. Each phase of an iteration is
-one named call on the :class:`herkit.training.run.TrainingRun` that
-:func:`herkit.training.startup.start_run` sets up, and each can be opened on its own. What a run
-is made of (its config file, envs, conventions, agent and buffer) comes from
-:mod:`herkit.training.build`. The vector envs run with autoreset disabled: a finished env is reset
-by mask after its final transition is stored, so the buffer always receives the true
-last observation of an episode.
+Read top to bottom, :func:`_train` is the whole algorithm, in labelled sections. Each is
+one or two named calls on the parts of the :class:`~herkit.training.run.TrainingRun` that
+:func:`~herkit.training.startup.start_run` sets up: the
+:class:`~herkit.training.collector.Collector` acts and stores, the
+:class:`~herkit.training.learner.Learner` runs the updates owed (its only call site), the
+:class:`~herkit.training.schedule.Schedule` says what is due, and the run evaluates,
+records and checkpoints.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from herkit.runtime import distributed
 from herkit.runtime.console import StopOnSignal
 from herkit.runtime.distributed import Context
 from herkit.runtime.failures import EXIT_CODES, DistributedError, Interrupted, RunFailed
-from herkit.training.restarts import restart_training_envs
 from herkit.training.run import TrainingRun
+from herkit.training.schedule import Due
 from herkit.training.startup import start_run
 from herkit.training.stopping import stop_run
 
@@ -66,58 +66,48 @@ def _train(
     config: TrainConfig, resume: bool, context: Context, stop: StopOnSignal
 ) -> dict[str, Any]:
     run = _start(config, resume, context)
-    state, config = run.state, run.config
-    interrupted = False
+    collector, learner, schedule = run.collector, run.learner, run.schedule
+    state, overlap = run.state, run.parts.overlap
+    due = Due()  # what is due after the step just stored
+    sent = False  # whether the envs already step on `action`
     try:
-        try:
-            obs, _ = run.envs.reset(seed=run.reset_seed())
-        except EnvFailure as failure:
-            obs = restart_training_envs(run, failure)  # or stop: no restart left
-        while state.env_steps < config.steps:
-            try:
-                # act and learn: the updates owed so far run before acting, or (overlapped)
-                # while the env workers step on actions of the parameters before them
-                if run.overlap:
-                    action = run.act(obs)
-                    run.envs.step_async(action)
-                run.learner.learn()
-                if not run.overlap:
-                    action = run.act(obs)
-                    run.envs.step_async(action)
-                next_obs, reward, terminated, truncated, info = run.envs.step_wait()
-                # store (the env's reward and success kept: relabelling adds only the goal's part)
-                done, success = run.store(
-                    obs, action, next_obs, reward, terminated, truncated, info
-                )
-                run.observe_env(terminated, success)  # its reward terms, ending on success
-                state.env_steps += run.steps_per_iteration
-                run.learner.owe_updates()
-                obs = run.reset_ended(next_obs, done)
-            except EnvFailure as failure:  # nothing of this step is stored
-                obs = restart_training_envs(run, failure)  # or stop: no restart left
-                continue
-            interrupted = run.stop_requested(stop)
-            last = interrupted or state.env_steps >= config.steps
-            eval_due = last or state.env_steps >= state.next_eval
-            checkpoint_due = last or state.env_steps >= state.next_checkpoint
-            if (eval_due or checkpoint_due) and not interrupted:
-                run.learner.learn()  # evaluations and checkpoints see every update owed so far
-            if eval_due and not interrupted:
-                last = run.evaluate_and_log() or last  # True: the target is reached
-                state.next_eval += config.eval_every
-            video_due = last or state.env_steps >= state.next_video
-            if run.video_envs is not None and video_due and not interrupted:
+        obs = collector.reset()
+        while True:
+            # --- learn: every update owed so far (with overlap, the envs step meanwhile)
+            if not due.interrupted:
+                learner.learn()
+
+            # --- evaluate, record a video, checkpoint: when due, after every update owed
+            if due.evaluate:
+                due = schedule.evaluated(due, run.evaluate_and_log())  # target: last
+            if run.parts.video_envs is not None and schedule.video_due(due):
                 run.record_video()
-                state.next_video = state.env_steps + config.video_every
-            run.progress.update(state, force=last)
-            if checkpoint_due or last:
-                if not interrupted:  # an interrupted run's next checkpoint stays where it was
-                    state.next_checkpoint += config.checkpoint_every
+                schedule.recorded()
+            run.outputs.progress.update(state, force=due.last)
+            if due.checkpoint:
+                schedule.checkpointed(due)
                 run.checkpoint()
-            if last:
+            if due.last:
                 break
+
+            # --- collect: act, store the envs' step, owe the updates it brings
+            try:
+                if not sent:
+                    action = collector.act(obs)
+                next_obs, done = collector.store(obs, action)
+                learner.owe_updates()
+                obs = collector.reset_ended(next_obs, done)
+                due = schedule.due(stop)
+                # with overlap, the envs step on the next actions while the networks
+                # learn: actions of the parameters one update batch behind
+                sent = overlap and not due.anything
+                if sent:
+                    action = collector.act(obs)
+            except EnvFailure as failure:  # nothing of this step is stored
+                obs = collector.restart(failure)  # or stop: no restart left
+                due, sent = Due(), False
         run.close()
-        summary = run.finish(interrupted)
+        summary = run.finish(due.interrupted)
     except (KeyboardInterrupt, DistributedError):
         raise
     except Exception as error:  # an env, the learner, the disk or a bug: said in one line
@@ -125,8 +115,8 @@ def _train(
         raise stop_run(run, error) from error
     finally:
         run.close()
-        run.presenter.close()  # a failed run's figures: not waited for
-    if interrupted:
+        run.outputs.presenter.close()  # a failed run's figures: not waited for
+    if due.interrupted:
         raise Interrupted(run.run_dir, state.env_steps)
     return summary
 

@@ -21,6 +21,7 @@ from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.her import HerReplayBuffer
 from herkit.config.train import TrainConfig
 from herkit.envs.workers import WorkerVectorEnv
+from herkit.presentation.video import render_frame
 from herkit.rundir.checkpoint import checkpoint_state, load_checkpoint
 from herkit.rundir.directory import check_new_run_dir, clear_run_dir, is_failed_run
 from herkit.runtime.console import say
@@ -30,15 +31,16 @@ from herkit.training.build import (
     build,
     make_vector_env,
     plan_run_cores,
-    rank_seed,
     resolve_conventions,
     saved_machine,
     write_run_config,
 )
+from herkit.training.parts import RunParts
 from herkit.training.run import TrainingRun
+from herkit.training.schedule import first_state
+from herkit.training.seeds import RunSeeds
 from herkit.training.state import LoopState
 from herkit.training.update_plan import choose_update
-from herkit.training.video import render_frame
 
 __all__ = ["start_run"]
 
@@ -69,21 +71,23 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
     config = dataclasses.replace(
         config, torch_threads=plan.torch_threads, env_workers=plan.env_workers
     )
-    torch.manual_seed(rank_seed(config, context))
+    seeds = RunSeeds(config.seed, context.rank)
+    torch.manual_seed(seeds.learner)
     torch.set_num_threads(plan.torch_threads)
-    offset = 1_000 * context.rank
     with contextlib.ExitStack() as opened:  # envs may be worker processes: closed on failure
-        envs = make_vector_env(config, config.n_envs, offset, workers=plan.env_workers)
+        envs = make_vector_env(
+            config, config.n_envs, seeds.training_offset, workers=plan.env_workers
+        )
         opened.callback(envs.close)
         n_eval = min(config.eval_episodes, config.n_eval_envs)
         eval_envs = make_vector_env(
-            config, n_eval, seed_offset=10_000 + offset, workers=min(plan.env_workers, n_eval),
-            label="evaluation env",
+            config, n_eval, seed_offset=seeds.evaluation_offset,
+            workers=min(plan.env_workers, n_eval), label="evaluation env",
         )  # fmt: skip
         opened.callback(eval_envs.close)
         video_envs = None
         if config.video_every and main:
-            video_envs = _video_envs(config, seed_offset=20_000)
+            video_envs = _video_envs(config, seed_offset=seeds.video_offset)
             opened.callback(video_envs.close)
         agent, buffer = build(config, envs, context=context, conventions=conventions)
         machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
@@ -97,11 +101,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
                 clear_run_dir(run_dir)
             _announce(config, conventions, resume, run_dir, plan.describe(), machine, overlap)
         context.barrier()
-        state = LoopState(
-            next_eval=config.eval_every,
-            next_checkpoint=config.checkpoint_every,
-            next_video=config.video_every,
-        )
+        state = first_state(config)
         if resume:
             agent_state, buffer = load_checkpoint(
                 run_dir, buffer.reward_fn, device, context, buffer.device, buffer.torch_reward_fn
@@ -115,11 +115,12 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             machine = saved_machine(run_dir) | machine
         if main:  # also on resume, where --steps may have grown
             write_run_config(run_dir, config, conventions, buffer, machine)
-        run = TrainingRun(
+        parts = RunParts(
             config=config, conventions=conventions, context=context, run_dir=run_dir,
             envs=envs, eval_envs=eval_envs, video_envs=video_envs, agent=agent, buffer=buffer,
-            machine=machine, state=state, offset=offset, overlap=overlap,
+            machine=machine, seeds=seeds, overlap=overlap,
         )  # fmt: skip
+        run = TrainingRun(parts, state)
         opened.pop_all()  # the run closes its envs from now on
     return run
 

@@ -1,0 +1,173 @@
+"""Collecting experience: :class:`Collector` acts in the training envs and stores what
+they return.
+
+The vector envs run with autoreset disabled: a finished env is reset by mask after its
+final transition is stored, so the buffer always receives the true last observation of
+an episode. The env's own reward and success are stored with each step (relabelling
+changes only the goal's part). What the steps show of the env is said once: step
+rewards beyond ``compute_reward`` or outside the Q-target range, and, at its first
+success, whether its episodes end on success.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from herkit.buffer.env_terms import RewardAudit
+from herkit.envs.failures import EnvFailure
+from herkit.runtime.console import say
+from herkit.runtime.failures import check_finite_action
+from herkit.training.outputs import RunOutputs
+from herkit.training.parts import RunParts
+from herkit.training.restarts import EnvRestarts
+from herkit.training.state import LoopState, Metrics
+
+__all__ = ["Collector"]
+
+Observation = dict[str, np.ndarray]
+
+
+class Collector:
+    """Acts in the training envs of ``parts`` and stores their steps (see the module's
+    docstring)."""
+
+    def __init__(
+        self,
+        parts: RunParts,
+        state: LoopState,
+        metrics: Metrics,
+        outputs: RunOutputs,
+        restarts: EnvRestarts,
+    ) -> None:
+        self.parts = parts
+        self.state = state
+        self.metrics = metrics
+        self.outputs = outputs
+        self.restarts = restarts
+        self.terminal_unknown = parts.config.terminal_on_success is None
+        # the env's reward terms beyond compute_reward, said once (by the probe or here)
+        self.terms_reported = parts.conventions.step_reward_extra is not None
+        self.range_reported = False
+
+    def reset(self) -> Observation:
+        """Reset every training env (with a seed new to the run); the observations."""
+        try:
+            obs, _ = self.parts.envs.reset(seed=self._reset_seed())
+        except EnvFailure as failure:
+            return self.restart(failure)
+        return obs
+
+    def act(self, obs: Observation) -> np.ndarray:
+        """Send the envs the actions for ``obs`` (random for the first ``random_steps``,
+        then the exploring policy's); they step while the caller goes on. Returns the
+        actions."""
+        parts, state = self.parts, self.state
+        if state.env_steps < parts.config.random_steps:
+            action = parts.envs.action_space.sample()
+        else:
+            action = parts.agent.act(obs["observation"], obs["desired_goal"], deterministic=False)
+            check_finite_action(action, state.updates)
+        parts.envs.step_async(action)
+        return action
+
+    def store(self, obs: Observation, action: np.ndarray) -> tuple[Observation, np.ndarray]:
+        """Wait for the envs' step on ``action`` from ``obs``, store it (buffer,
+        normalisers, episode records) and count its env steps; returns the next
+        observations and which envs ended an episode (:meth:`reset_ended` resets them)."""
+        parts, state = self.parts, self.state
+        next_obs, reward, terminated, truncated, info = parts.envs.step_wait()
+        success = parts.success_of(info, next_obs)
+        parts.buffer.add(
+            obs, action, next_obs, terminated, truncated, info, reward=reward,
+            success=None if success is None else success > 0,
+        )  # fmt: skip
+        parts.agent.update_normalizer(obs["observation"], obs["desired_goal"])
+        done: np.ndarray = terminated | truncated
+        state.episodes += int(done.sum())
+        env_steps = state.env_steps + parts.steps_per_iteration  # once this step counts
+        self.outputs.records.episodes.step(env_steps, reward, done, success, next_obs)
+        if success is not None:
+            self.metrics.episode_successes.extend(success[done].tolist())
+        self._observe_env(terminated, success)
+        state.env_steps = env_steps
+        return next_obs, done
+
+    def reset_ended(self, next_obs: Observation, done: np.ndarray) -> Observation:
+        """The observations to act on next: ``next_obs``, where the envs whose episode
+        ended (``done``) are reset first."""
+        if not done.any():
+            return next_obs
+        fresh, _ = self.parts.envs.reset(options={"reset_mask": done})
+        return fresh
+
+    def restart(self, failure: EnvFailure) -> Observation:
+        """Rebuild the failed training envs, end every episode in progress, and reset all
+        envs; returns the observations to act on. Raises the failure when no restart is
+        left (:class:`~herkit.training.restarts.EnvRestarts`)."""
+        self.restarts.take(failure)
+        self.parts.buffer.end_episodes()
+        self.outputs.records.episodes.abandon()
+
+        def rebuild(failed: EnvFailure) -> Observation:
+            self.parts.envs.restart(failed.envs)
+            obs, _ = self.parts.envs.reset(seed=self._reset_seed())
+            return obs
+
+        return self.restarts.retry(failure, rebuild)
+
+    def _reset_seed(self) -> int:
+        state = self.state
+        return self.parts.seeds.training_reset(state.resets, state.env_restarts)
+
+    def _observe_env(self, terminated: np.ndarray, success: np.ndarray | None) -> None:
+        """What the stored steps show of the env (see the module's docstring)."""
+        self._report_rewards()
+        if self.terminal_unknown and success is not None and success.any():
+            self._learn_terminal_on_success(bool(terminated[success > 0].all()))
+
+    def _report_rewards(self) -> None:
+        """Warn once where the env's step rewards differ from compute_reward, and once
+        where they leave the range that Q targets are clipped to."""
+        parts = self.parts
+        main = parts.context.is_main
+        if not self.terms_reported and parts.buffer.audit.differing:
+            self.terms_reported = True
+            if main:
+                say(f"warning: {parts.buffer.audit.describe()}")
+                self.outputs.write_config()
+        if not self.range_reported:
+            outside = _outside(parts.buffer.audit, parts.config.reward_range)
+            if outside:
+                self.range_reported = True
+                if main:
+                    say(f"warning: {outside}")
+
+    def _learn_terminal_on_success(self, ended: bool) -> None:
+        """The env's first success shows whether its episodes end on success: tell the
+        settings, the conventions, the buffer and the agent."""
+        parts = self.parts
+        parts.conventions = parts.conventions.with_terminal_evidence(ended, self.state.env_steps)
+        parts.config = dataclasses.replace(parts.config, terminal_on_success=ended)
+        parts.buffer.terminal_on_success = ended
+        parts.agent.set_terminal_on_success(ended)
+        self.terminal_unknown = False
+        if parts.context.is_main:
+            say(f"{parts.config.env_id}: episodes end on success: {ended} "
+                f"({parts.conventions.sources['terminal_on_success']})")  # fmt: skip
+            self.outputs.write_config()
+
+
+def _outside(audit: RewardAudit, reward_range: tuple[float, float] | None) -> str:
+    """A warning if the env gave step rewards outside ``reward_range``, else ''."""
+    if reward_range is None:
+        return ""
+    low, high = reward_range
+    if audit.reward_low >= low - 1e-6 and audit.reward_high <= high + 1e-6:
+        return ""
+    return (
+        f"the env gave step rewards from {audit.reward_low:g} to {audit.reward_high:g}, "
+        f"outside the range [{low:g}, {high:g}] that Q targets are clipped to: pass "
+        "--reward-range LOW HIGH covering every reward the env can give"
+    )

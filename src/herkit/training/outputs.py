@@ -1,0 +1,102 @@
+"""What a run writes besides its checkpoints: :class:`RunOutputs`.
+
+``progress.csv`` and TensorBoard (:class:`~herkit.rundir.logs.RunLogger`, rank 0), the
+episode and update records (:class:`~herkit.rundir.records.RunRecords`), the progress
+bar, ``config.json``, ``summary.json``, videos, ``error.log``, and the figures, drawn in
+another process (:class:`~herkit.presentation.presenter.Presenter`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from herkit.presentation.presenter import Presenter
+from herkit.presentation.video import write_video
+from herkit.rundir.logs import RunLogger
+from herkit.rundir.paths import RunPaths
+from herkit.rundir.records import RunRecords
+from herkit.runtime.console import Progress
+from herkit.runtime.files import naming, write_text
+from herkit.training.build import write_run_config
+from herkit.training.parts import RunParts
+from herkit.training.state import LoopState, summary_of
+
+__all__ = ["RunOutputs"]
+
+
+class RunOutputs:
+    """The files, logs and progress bar of the run of ``parts`` at ``state``."""
+
+    def __init__(self, parts: RunParts, state: LoopState) -> None:
+        config, main = parts.config, parts.context.is_main
+        self.parts = parts
+        self.state = state
+        self.paths = RunPaths(parts.run_dir)
+        resumed = state.resets > 0
+        self.logger = (
+            RunLogger(parts.run_dir, config.tensorboard, state.env_steps if resumed else None)
+            if main
+            else None
+        )
+        self.records = RunRecords(
+            parts.run_dir, config.n_envs, config.log_updates_every, parts.context,
+            bounds=lambda: parts.agent.return_bounds,
+            resumed_at=(state.env_steps, state.updates) if resumed else None,
+        )  # fmt: skip
+        label = f"[bold]{config.env_id}[/] {config.algo}"
+        self.progress = Progress(
+            label, config.steps, state.env_steps, config.progress and main, state.updates
+        )
+        self.presenter = Presenter(parts.run_dir, f"{config.env_id} {config.algo}+HER")
+        self.closed = False
+
+    @property
+    def error_log(self) -> Path:
+        """This rank's ``error.log`` (``error.rank{r}.log`` for rank r > 0): the tracebacks
+        of env restarts and of the failure that stopped the run."""
+        return self.paths.error_log(self.parts.context.rank)
+
+    def write_config(self) -> None:
+        """``config.json`` as the run stands (rank 0)."""
+        parts = self.parts
+        if parts.context.is_main:
+            write_run_config(
+                parts.run_dir, parts.config, parts.conventions, parts.buffer, parts.machine
+            )
+
+    def log(self, row: dict[str, float]) -> None:
+        """A row of ``progress.csv`` (and TensorBoard), and the records kept so far."""
+        if self.logger is not None:
+            self.logger.log(row)
+        self.records.write()
+
+    def write_video(self, frames: list[np.ndarray], fps: float) -> None:
+        """``RUN/videos/step-N.mp4`` at the current step, and the video in TensorBoard."""
+        path = self.paths.video(self.state.env_steps)
+        with naming(path):
+            write_video(path, frames, fps)
+        if self.logger is not None:
+            self.logger.video("eval/video", frames, self.state.env_steps, fps)
+
+    def write_summary(self, **extra: Any) -> dict[str, Any]:
+        """``summary.json`` (rank 0) with ``extra`` entries; returns the summary."""
+        parts = self.parts
+        summary = summary_of(parts.config, self.state, parts.context.world_size)
+        summary["run_dir"] = str(parts.run_dir)
+        summary |= extra
+        if parts.context.is_main:
+            write_text(self.paths.summary, json.dumps(summary, indent=1))
+        return summary
+
+    def close(self) -> None:
+        """Stop the progress bar and close the logs (once; again does nothing)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.progress.close()
+        if self.logger is not None:
+            self.logger.close()

@@ -1,0 +1,63 @@
+"""What a training run is made of: :class:`RunParts`, the components that
+:func:`herkit.training.startup.start_run` builds (settings, env conventions, the process's
+place in a torchrun group, envs, agent, buffer, seeds) and the loop works with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from herkit.agents import Agent
+from herkit.buffer.conventions import GoalConventions, SuccessSignal
+from herkit.buffer.her import HerReplayBuffer
+from herkit.config.train import TrainConfig
+from herkit.envs.workers import WorkerVectorEnv
+from herkit.runtime.distributed import Context
+from herkit.training.seeds import RunSeeds
+
+__all__ = ["RunParts"]
+
+
+@dataclass(kw_only=True)
+class RunParts:
+    """The components of a run in progress. ``config`` and ``conventions`` are replaced
+    once the env's first success shows whether its episodes end on success."""
+
+    config: TrainConfig
+    conventions: GoalConventions
+    context: Context
+    run_dir: Path
+    envs: WorkerVectorEnv
+    """The training envs of this rank."""
+    eval_envs: WorkerVectorEnv
+    video_envs: WorkerVectorEnv | None
+    """One env that renders frames (rank 0, with ``--video-every``)."""
+    agent: Agent
+    buffer: HerReplayBuffer
+    machine: dict[str, Any]
+    """What config.json says of the machine: cores, the core plan, timed update modes."""
+    seeds: RunSeeds
+    overlap: bool
+    """Whether the envs step while the networks update."""
+    success_of: SuccessSignal = field(init=False)
+    """Reads success from a step's info or observation, by the env's convention."""
+
+    def __post_init__(self) -> None:
+        self.success_of = SuccessSignal(
+            self.conventions.success_key,
+            self.buffer.reward_fn,
+            self.conventions.success_reward,
+            self.config.info_keys,
+        )
+
+    @property
+    def steps_per_iteration(self) -> int:
+        """Env steps of one iteration of the loop, over all ranks."""
+        return self.config.n_envs * self.context.world_size
+
+    def close_envs(self) -> None:
+        """Close every env of the run."""
+        for envs in (self.envs, self.eval_envs, self.video_envs):
+            if envs is not None:
+                envs.close()

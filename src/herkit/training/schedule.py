@@ -1,0 +1,103 @@
+"""When a run evaluates, records a video, checkpoints and stops: :class:`Schedule`.
+
+After each stored step the loop asks what is due (:meth:`Schedule.due`): an evaluation
+every ``eval_every`` env steps, a checkpoint every ``checkpoint_every``, both at the last
+step, and a checkpoint alone when a signal asks the run to stop; a video (where the run
+records them) ``video_every`` env steps after the last one, and at the last step. The next
+steps at which each is due are counters of :class:`~herkit.training.state.LoopState`,
+saved in every checkpoint, so a resumed run keeps the same schedule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from herkit.config.train import TrainConfig
+from herkit.runtime.console import StopOnSignal
+from herkit.runtime.distributed import Context
+from herkit.training.state import LoopState
+
+__all__ = ["Due", "Schedule", "first_state"]
+
+
+def first_state(config: TrainConfig) -> LoopState:
+    """The counters of a new run with ``config``."""
+    return LoopState(
+        next_eval=config.eval_every,
+        next_checkpoint=config.checkpoint_every,
+        next_video=config.video_every,
+    )
+
+
+@dataclass(frozen=True)
+class Due:
+    """What is due after a step."""
+
+    interrupted: bool = False
+    """A signal asked the run to stop: a checkpoint, and nothing else."""
+    last: bool = False
+    """The run ends after this (its steps are done, it was interrupted, or it reached its
+    target)."""
+    evaluate: bool = False
+    checkpoint: bool = False
+    video: bool = False
+    """``video_every`` env steps have passed since the last video."""
+
+    @property
+    def anything(self) -> bool:
+        """Whether anything is due."""
+        return self.last or self.evaluate or self.checkpoint
+
+
+class Schedule:
+    """The schedule of a run with ``config``, whose counters are ``state``."""
+
+    def __init__(self, config: TrainConfig, state: LoopState, context: Context) -> None:
+        self.steps = config.steps
+        self.eval_every = config.eval_every
+        self.checkpoint_every = config.checkpoint_every
+        self.video_every = config.video_every
+        self.state = state
+        self.context = context
+        self.steps_per_iteration = config.n_envs * context.world_size
+
+    def due(self, stop: StopOnSignal) -> Due:
+        """What is due now (after a step was stored)."""
+        state = self.state
+        interrupted = self._stop_requested(stop)
+        last = interrupted or state.env_steps >= self.steps
+        return Due(
+            interrupted=interrupted,
+            last=last,
+            evaluate=not interrupted and (last or state.env_steps >= state.next_eval),
+            checkpoint=last or state.env_steps >= state.next_checkpoint,
+            video=state.env_steps >= state.next_video,
+        )
+
+    def evaluated(self, due: Due, target_reached: bool) -> Due:
+        """What is due after the evaluation ``due`` asked for (the run ends once its
+        target is reached); the next evaluation is due ``eval_every`` steps on."""
+        self.state.next_eval += self.eval_every
+        return replace(due, last=True, checkpoint=True) if target_reached else due
+
+    def video_due(self, due: Due) -> bool:
+        """Whether a video is due (``video_every`` steps after the last, and at the end)."""
+        return not due.interrupted and (due.last or due.video)
+
+    def recorded(self) -> None:
+        """A video was recorded now: the next is due ``video_every`` steps on."""
+        self.state.next_video = self.state.env_steps + self.video_every
+
+    def checkpointed(self, due: Due) -> None:
+        """A checkpoint was written: the next is due ``checkpoint_every`` steps on (an
+        interrupted run's next checkpoint stays where it was)."""
+        if not due.interrupted:
+            self.state.next_checkpoint += self.checkpoint_every
+
+    def _stop_requested(self, stop: StopOnSignal) -> bool:
+        """Whether a signal asks to stop; every rank stops at the same step (asked every
+        16 iterations with torchrun)."""
+        iteration = self.state.env_steps // self.steps_per_iteration
+        if not self.context.active or iteration % 16 == 0:
+            return not self.context.all_true(not stop.requested)
+        return False

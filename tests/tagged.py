@@ -146,7 +146,7 @@ class TaggedRun:
                 },
                 terminated,
                 truncated,
-                info={"step": obs[:, 1]} if self.buffer.info_keys else None,
+                info={"step": obs[:, 1]} if self.buffer.settings.info_keys else None,
                 **extra,
             )
             self.rows_written += 1

@@ -41,7 +41,7 @@ def step(n_envs: int = 1, obs_dtype: Any = np.float32) -> dict[str, Any]:
 
 def snapshot(buffer: HerReplayBuffer) -> tuple[Any, ...]:
     arrays, counters = buffer.storage.state()
-    leaves = None if buffer.tree is None else buffer.tree.leaves.copy()
+    leaves = None if buffer.sampler.tree is None else buffer.sampler.tree.leaves.copy()
     return {k: v.copy() for k, v in arrays.items()}, counters, leaves
 
 
@@ -214,7 +214,7 @@ def test_priorities_steer_sampling_and_weights(relabel: str) -> None:
     TaggedRun(buffer).feed([[10] * 5])
     fresh = buffer.sample(512)
     assert fresh.weights is not None and np.allclose(fresh.weights, 1.0)  # all at max priority
-    leaves = buffer.tree.leaves  # type: ignore[union-attr]
+    leaves = buffer.sampler.tree.leaves  # type: ignore[union-attr]
     live = np.flatnonzero(leaves > 0)
     buffer.update_priorities(live, np.full(len(live), 1e-3))
     favourite = live[7]
@@ -226,7 +226,7 @@ def test_priorities_steer_sampling_and_weights(relabel: str) -> None:
     if rare.any():  # beta=1: weights undo the sampling bias exactly
         assert batch.weights[~rare].max() == pytest.approx(1e-6, rel=1e-3)
     # New transitions come in at the running max priority.
-    assert buffer.max_priority == pytest.approx(1e3)
+    assert buffer.sampler.max_priority == pytest.approx(1e3)
 
 
 def test_dropped_transitions_get_zero_priority_and_ignore_updates() -> None:
@@ -235,11 +235,11 @@ def test_dropped_transitions_get_zero_priority_and_ignore_updates() -> None:
     run.feed([[4, 4, 4]])
     old = buffer.sample(64)
     run.feed([[5]])  # slots 0-4: overwrites episode 1 and slot 4 of episode 2, dropped whole
-    leaves = buffer.tree.leaves  # type: ignore[union-attr]
+    leaves = buffer.sampler.tree.leaves  # type: ignore[union-attr]
     dropped = np.isin(np.arange(12), [5, 6, 7])  # what is left of episode 2
     assert np.all(leaves[dropped] == 0) and np.all(leaves[~dropped] > 0)
     buffer.update_priorities(old.indices, np.full(64, 5.0))
-    assert np.all(buffer.tree.leaves[dropped] == 0)  # type: ignore[union-attr]
+    assert np.all(buffer.sampler.tree.leaves[dropped] == 0)  # type: ignore[union-attr]
 
 
 # -- dtypes, shapes, envs -------------------------------------------------------------------
@@ -364,7 +364,7 @@ def test_save_load_round_trips_exactly(
     assert not list(tmp_path.glob("*.tmp"))
     loaded = HerReplayBuffer.load(path, reward_fn=tag_reward)
     assert_same(snapshot(buffer), snapshot(loaded))
-    assert loaded.max_priority == buffer.max_priority and len(loaded) == len(buffer)
+    assert loaded.sampler.max_priority == buffer.sampler.max_priority and len(loaded) == len(buffer)
     # Same RNG state and bookkeeping: the two evolve identically from here on.
     twin = copy.deepcopy(run)
     twin.buffer = loaded
@@ -410,8 +410,8 @@ def test_a_file_of_the_previous_format_with_the_whole_table_loads(
     for name in ("episode_ids", "episode_starts", "episode_lengths"):
         del arrays[name]
     if prioritized:
-        assert buffer.tree is not None
-        arrays["priorities"] = np.asarray(buffer.tree.leaves)
+        assert buffer.sampler.tree is not None
+        arrays["priorities"] = np.asarray(buffer.sampler.tree.leaves)
     np.savez(tmp_path / "old.npz", meta=np.array(json.dumps(meta)), **arrays)
     old = HerReplayBuffer.load(tmp_path / "old.npz", reward_fn=tag_reward)
     new = HerReplayBuffer.load(tmp_path / "new.npz", reward_fn=tag_reward)

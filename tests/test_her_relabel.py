@@ -158,7 +158,7 @@ def test_relabelled_fraction_is_k_over_k_plus_one(strategy: str, k: int, relabel
     run.feed([list(rng.integers(5, 40, 60)) for _ in range(2)], end_open=True)
     batch = buffer.sample(40_000)
     fraction = np.mean(batch.goal[:, 0] >= 0)
-    n_goals = buffer.goals_per_transition
+    n_goals = buffer.settings.goals_per_transition
     assert fraction == pytest.approx(n_goals / (n_goals + 1), abs=0.012)
 
 
@@ -335,7 +335,7 @@ def test_goal_mix_warmup_takes_future_goals_until_it_ends(tmp_path: object) -> N
 
     path = Path(str(tmp_path)) / "buffer.npz"
     buffer.save(path)
-    assert HerReplayBuffer.load(path, tag_reward).goal_mix_warmup == 60
+    assert HerReplayBuffer.load(path, tag_reward).settings.goal_mix_warmup == 60
     with pytest.raises(ValueError, match="goal_mix_warmup=5 needs goal_mix"):
         make_buffer(10, 1, goal_mix_warmup=5)
     with pytest.raises(ValueError, match="goal_mix_warmup must be an int >= 0"):
@@ -356,7 +356,7 @@ def test_goal_mix_is_checked_and_saved(tmp_path: object) -> None:
     path = Path(str(tmp_path)) / "buffer.npz"
     buffer.save(path)
     loaded = HerReplayBuffer.load(path, tag_reward)
-    assert loaded.goal_mix == buffer.goal_mix == (0.2, 0.4, 0.4)
+    assert loaded.settings.goal_mix == buffer.settings.goal_mix == (0.2, 0.4, 0.4)
     np.testing.assert_array_equal(loaded.sample(64).goal, buffer.sample(64).goal)
 
 
@@ -446,7 +446,7 @@ def test_a_buffer_on_a_device_samples_what_the_numpy_buffer_samples(
     on_host = make_buffer(40 * n_envs, n_envs, seed=seed, **options)
     on_device = make_buffer(40 * n_envs, n_envs, device, seed=seed, **options)
     if not torch_reward:
-        on_device.torch_reward_fn = None
+        on_device.rewards.torch_reward_fn = None
     runs = [TaggedRun(on_host), TaggedRun(on_device)]
     for round_ in range(3):
         for run in runs:
@@ -489,7 +489,7 @@ def test_a_buffer_on_a_device_saves_and_loads_anywhere(tmp_path: object) -> None
 
 def test_torch_reward_fn_must_return_one_reward_per_sample() -> None:
     buffer = make_buffer(20, 1, "cpu", seed=0)
-    buffer.torch_reward_fn = lambda achieved, desired, info: achieved.sum()
+    buffer.rewards.torch_reward_fn = lambda achieved, desired, info: achieved.sum()
     TaggedRun(buffer).feed([[3]])
     with pytest.raises(ValueError, match="torch_reward_fn must return one reward"):
         buffer.sample(4)

@@ -52,7 +52,7 @@ class ThroughSB3:
     def __init__(self, adapter: HerReplayBuffer) -> None:
         self.adapter = adapter
         self.n_envs = adapter.n_envs
-        self.info_keys = ()
+        self.settings = adapter.buffer.settings
         self.storage = adapter.buffer.storage
 
     def __len__(self) -> int:
@@ -360,7 +360,7 @@ def test_other_sb3_algorithms_train_through_the_adapter(algo: str) -> None:
     )  # fmt: skip
     model.learn(400)
     assert model.replay_buffer.size() == 200 and model._n_updates > 0
-    assert model.replay_buffer.buffer.strategy.value == "random"
+    assert model.replay_buffer.buffer.settings.strategy.value == "random"
 
 
 # -- n-step returns ---------------------------------------------------------------------------

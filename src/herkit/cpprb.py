@@ -30,15 +30,16 @@ divides by the weight of the lowest-priority stored row (a min-tree it keeps for
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from herkit.buffer.checks import check_int
 from herkit.buffer.inputs import check_finite
 from herkit.buffer.priority import SumTree
+from herkit.buffer.settings import HerSettings
 from herkit.buffer.strategies import GOAL_STEPS, Strategy
 
 __all__ = ["HindsightReplayBuffer"]
@@ -50,19 +51,6 @@ _Spec = tuple[tuple[int, ...], np.dtype]
 
 def _identity(states: np.ndarray) -> np.ndarray:
     return states
-
-
-def _integer(name: str, value: object, minimum: int, allow_float: bool = False) -> int:
-    """``value`` as an int >= ``minimum`` (integral floats such as 1e6 if ``allow_float``)."""
-    number: int | None = None
-    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
-        number = int(value)
-    elif allow_float and isinstance(value, float) and value.is_integer():
-        number = int(value)
-    if number is None or number < minimum:
-        kind = "a positive int" if minimum == 1 else f"an int >= {minimum}"
-        raise ValueError(f"{name} must be {kind}, got {value!r}")
-    return number
 
 
 def _non_negative(name: str, value: Any) -> float:
@@ -103,14 +91,19 @@ class HindsightReplayBuffer:
         unknown = sorted(set(kwargs) - set(_OPTIONS))
         if unknown:
             raise TypeError(f"HindsightReplayBuffer got unexpected keyword argument(s): {unknown}")
-        self.size = _integer("size", size, 1, allow_float=True)
-        self.max_episode_len = _integer("max_episode_len", max_episode_len, 1, allow_float=True)
+        self.size = check_int("size", size, 1, whole_floats=True)
+        self.max_episode_len = check_int("max_episode_len", max_episode_len, 1, whole_floats=True)
         if strategy not in _KNOWN_STRATEGIES:
             raise ValueError(f"strategy must be one of {list(_KNOWN_STRATEGIES)}, got {strategy!r}")
-        self.strategy = Strategy.parse(strategy)
-        self.additional_goals = self.strategy.goals_per_transition(
-            _integer("additional_goals", additional_goals, 0)
+        self.settings = HerSettings(
+            strategy=Strategy.parse(strategy),
+            k=check_int("additional_goals", additional_goals, 0),
+            relabel="store",
+            prioritized=bool(prioritized),
         )
+        """The HER settings of cpprb's arguments (its priorities follow cpprb's own rules)."""
+        self.strategy = Strategy.parse(self.settings.strategy)
+        self.additional_goals = self.settings.goals_per_transition
 
         reserved = sorted({"rew", "goal"} & set(env_dict))
         if reserved:
@@ -264,7 +257,7 @@ class HindsightReplayBuffer:
         With PER the result also holds ``weights`` (float32) and ``indexes`` (int64);
         ``beta`` is ignored without PER.
         """
-        batch_size = _integer("batch_size", batch_size, 1)
+        batch_size = check_int("batch_size", batch_size, 1)
         if self._stored == 0:
             raise ValueError(
                 "cannot sample: the buffer is empty (transitions are stored only when "

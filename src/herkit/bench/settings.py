@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
 
 from herkit.bench.data import MANY_ENVS
+from herkit.buffer.checks import check_int
 
 
 @dataclass(frozen=True)
@@ -39,12 +37,12 @@ class BufferBenchConfig:
 
     def __post_init__(self) -> None:
         for name in ("capacity", "batch_size", "episode_length", "k", "seed"):
-            _require_int(name, getattr(self, name), minimum=0 if name in ("k", "seed") else 1)
+            check_int(name, getattr(self, name), 0 if name in ("k", "seed") else 1)
         stored = self.stored
         if not isinstance(stored, tuple) or not stored:
             raise ValueError(f"stored must be a non-empty tuple of ints, got {stored!r}")
         for value in stored:
-            _require_int("stored", value, minimum=1)
+            check_int("stored", value, 1)
         if len(set(stored)) != len(stored):
             raise ValueError(f"stored must not repeat a size, got {stored!r}")
         if any(value % self.episode_length for value in stored):
@@ -69,8 +67,3 @@ class BufferBenchConfig:
             raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
         if self.json_out is not None and (not isinstance(self.json_out, str) or not self.json_out):
             raise ValueError(f"json_out must be a non-empty path or None, got {self.json_out!r}")
-
-
-def _require_int(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")

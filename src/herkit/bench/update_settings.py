@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from herkit.buffer.checks import check_float, check_int
 from herkit.config.agents import ALGOS, UPDATE_MODES, Algo, UpdateMode
-from herkit.config.checks import check_float, check_int
 
 _SIZE = re.compile(r"^(\d+)x(\d+)(ln)?:(\d+)$")
 

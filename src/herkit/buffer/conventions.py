@@ -36,10 +36,11 @@ import gymnasium as gym
 import numpy as np
 
 from herkit.buffer.env_terms import RewardAudit, check_reward_shape
-from herkit.buffer.goal_env import RewardFn, declared_terminal
+from herkit.buffer.goal_env import RewardFn, declared_terminal, fresh_copy
 
 __all__ = [
-    "SUCCESS_KEYS", "GoalConventions", "SuccessSignal", "declared_conventions", "info_columns",
+    "SUCCESS_KEYS", "GoalConventions", "SuccessSignal", "conventions_of", "declared_conventions",
+    "info_columns",
     "probe_conventions",
 ]  # fmt: skip
 
@@ -172,6 +173,29 @@ def declared_conventions(env: Any, not_probed: str = "not probed") -> GoalConven
             or "not declared by the env: decided at the first success added",
         },
     )
+
+
+def conventions_of(
+    env: Any, reward_fn: RewardFn, *, probe: bool = True, info_keys: Sequence[str] = ()
+) -> GoalConventions:
+    """``env``'s conventions without ever acting in ``env`` itself: what it declares, and
+    with ``probe`` what random steps of a fresh copy show (:func:`probe_conventions`; a
+    vector env's ``env_fns``, or ``gym.make`` of its spec). Where no copy can be made, or
+    the copy fails to step, the declarations alone, with the reason in their sources."""
+    if not probe:
+        return declared_conventions(env)
+    copy, how = fresh_copy(env)
+    if copy is None:
+        return declared_conventions(env, f"not probed: {how}")
+    try:
+        return probe_conventions(copy, reward_fn, info_keys=info_keys)
+    except ValueError:  # herkit's own finding (compute_reward, info_keys)
+        raise
+    except Exception as error:  # the copy's own failure: the declarations alone
+        why = f"not probed: {how} raised {type(error).__name__}: {error}"
+        return declared_conventions(env, why)
+    finally:
+        copy.close()
 
 
 def probe_conventions(

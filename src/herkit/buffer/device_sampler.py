@@ -42,11 +42,11 @@ def unsupported(buffer: HerReplayBuffer) -> str | None:
         return "its data is on the host"
     if buffer.torch_reward_fn is None:
         return "its reward has no torch form"
-    if buffer.prioritized:
+    if buffer.settings.prioritized:
         return "prioritized replay samples from a sum tree on the host"
-    if buffer.relabel != "sample":
+    if buffer.settings.relabel != "sample":
         return "store-time relabelling"
-    if buffer.n_step > 1:
+    if buffer.settings.n_step > 1:
         return "n-step returns"
     return None
 
@@ -107,8 +107,8 @@ class DeviceSampler:
         if threshold is not None:
             self.threshold.fill_(threshold)
         warm = (
-            buffer.goal_mix is None
-            or storage.rows_written * buffer.n_envs >= buffer.goal_mix_warmup
+            buffer.settings.goal_mix is None
+            or storage.rows_written * buffer.n_envs >= buffer.settings.goal_mix_warmup
         )
         self._seen = storage.rows_written
         self._flags = {
@@ -168,7 +168,7 @@ class DeviceSampler:
             terminal = data["terminated"][slot]
         else:
             relabelled, goal = relabel
-            info = {key: data[f"info.{key}"][slot] for key in buffer.info_keys}
+            info = {key: data[f"info.{key}"][slot] for key in buffer.settings.info_keys}
             fn = buffer.torch_reward_fn
             assert fn is not None
             goal_reward = fn(next_achieved, goal, info).float()
@@ -218,8 +218,8 @@ class DeviceSampler:
         def per_sample(mask: torch.Tensor) -> torch.Tensor:
             return mask.reshape(-1, *(1,) * (goal.dim() - 1))
 
-        if buffer.goal_mix is not None:
-            real, future, desired = buffer.goal_mix if mix_warm else (0.0, 1.0, 0.0)
+        if buffer.settings.goal_mix is not None:
+            real, future, desired = buffer.settings.goal_mix if mix_warm else (0.0, 1.0, 0.0)
             kind = uniform()
             if desired > 0:
                 take_future = (kind >= real) & (kind < real + future)
@@ -234,14 +234,14 @@ class DeviceSampler:
             other, _ = self._slots(n, generator)
             goal = torch.where(per_sample(take_desired), data["desired_goal"][other], goal)
             return take_future | take_desired, goal
-        if not buffer.goals_per_transition:
+        if not buffer.settings.goals_per_transition:
             return None
-        relabel = uniform() < buffer.relabel_probability
-        if buffer.strategy is Strategy.RANDOM:
+        relabel = uniform() < buffer.settings.relabel_probability
+        if buffer.settings.strategy is Strategy.RANDOM:
             goal_slot, _ = self._slots(n, generator)
         else:
             goal_slot = self._goal_slots(slot, env, generator)
-            if buffer.strategy is Strategy.FINAL:  # an open episode has no final goal yet
+            if buffer.settings.strategy is Strategy.FINAL:  # an open episode has no final goal yet
                 relabel &= self.episode_length[self.episode_of[slot]] > 0
         chosen = data["next_achieved_goal"][goal_slot]
         return relabel, torch.where(per_sample(relabel), chosen, goal)
@@ -258,9 +258,9 @@ class DeviceSampler:
         length = torch.where(length == 0, self.rows_written - start, length)
         step = (slot // storage.n_envs - start) % storage.rows
         u = torch.rand(len(slot), generator=generator, dtype=torch.float64, device=self.device)
-        if buffer.strategy is Strategy.FINAL and buffer.goal_mix is None:
+        if buffer.settings.strategy is Strategy.FINAL and buffer.settings.goal_mix is None:
             goal_step = length - 1
-        elif buffer.strategy is Strategy.EPISODE and buffer.goal_mix is None:
+        elif buffer.settings.strategy is Strategy.EPISODE and buffer.settings.goal_mix is None:
             goal_step = torch.minimum((u * length).long(), length - 1)
         else:  # future: uniform over t .. length - 1, inclusive
             offset = torch.minimum((u * (length - step)).long(), length - step - 1)

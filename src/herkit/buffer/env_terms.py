@@ -32,7 +32,7 @@ reward differs from ``compute_reward``, and learns the threshold above. The func
 below the class compute the rewards of goals (:func:`host_rewards`,
 :func:`backend_rewards`), apply the reached rule (:func:`reached_threshold`,
 :func:`reached_on_host`, :func:`success_rule`) and score the steps that ``add`` stored
-(:func:`score_steps`: the columns ``reward``, ``reward_extra`` and ``success`` that
+(:class:`StepScorer`: the columns ``reward``, ``reward_extra`` and ``success`` that
 sampling reads).
 """
 
@@ -49,15 +49,16 @@ from herkit.buffer.goal_env import RewardFn, TorchRewardFn
 from herkit.buffer.storage import EpisodeStorage
 
 __all__ = [
+    "GoalRewards",
     "PendingStep",
     "RewardAudit",
+    "StepScorer",
     "backend_rewards",
     "check_reward_shape",
     "host_rewards",
     "reached",
     "reached_on_host",
     "reached_threshold",
-    "score_steps",
     "success_rule",
 ]
 
@@ -278,56 +279,117 @@ def success_rule(declared: float | None, audit: RewardAudit) -> str:
     return f"reward_fn(goal) == reward_fn(goal, goal) ({why})"
 
 
-def score_steps(
-    pending: Sequence[PendingStep],
-    storage: EpisodeStorage,
-    reward_fn: RewardFn,
-    info_keys: Sequence[str],
-    audit: RewardAudit,
-    declared_threshold: float | None,
-) -> None:
-    """Fill the ``reward``, ``reward_extra`` and ``success`` columns of the ``pending`` steps
-    (``n_envs`` slots each, in the order added) and account for them in ``audit``: one
-    ``reward_fn`` call for all of them.
+class StepScorer:
+    """Scores the steps that ``add`` stored, in batches: fills their ``reward``,
+    ``reward_extra`` and ``success`` columns (what sampling reads) and accounts for them in
+    :attr:`audit`. Steps wait in :attr:`pending` until :meth:`score` (before every sample
+    and save, and every few hundred adds, before the ring could overwrite them)."""
 
-    ``reward`` is the env's (``reward_fn`` of the step's own goal where none was given),
-    ``reward_extra`` its goal-free part (:meth:`RewardAudit.observe`), ``success`` the env's
-    flag where given; without one, success is decided by the reached rule only where an
-    episode ended (elsewhere it is never read).
-    """
-    n, ops, data = storage.n_envs, storage.ops, storage.data
-    slots = (np.array([entry[0] for entry in pending])[:, None] + np.arange(n)).ravel()
+    def __init__(
+        self,
+        storage: EpisodeStorage,
+        rewards: GoalRewards,
+        info_keys: Sequence[str],
+        declared_threshold: float | None,
+    ) -> None:
+        self.storage, self.rewards = storage, rewards
+        self.info_keys, self.declared_threshold = tuple(info_keys), declared_threshold
+        self.audit = RewardAudit()
+        """The env's rewards against ``reward_fn``, as of the last :meth:`score`."""
+        self.pending: list[PendingStep] = []
+        self.every = max(1, min(256, storage.rows // 2))
+        self.checked = False
 
-    def column(name: str) -> np.ndarray:
-        kept = [entry[4] for entry in pending]
-        if all(copy is not None for copy in kept):  # no read back from a device
-            return np.concatenate([copy[name] for copy in kept])  # type: ignore[index]
-        return ops.to_host(ops.take(data[name], slots))
+    def check_first(self, values: Mapping[str, np.ndarray]) -> None:
+        """Call ``reward_fn`` on the first step added, so that one of the wrong shape is
+        refused by that ``add`` (later steps are scored in batches)."""
+        if not self.checked:
+            info = {key: values[f"info.{key}"].astype(np.float64) for key in self.info_keys}
+            goals = values["next_achieved_goal"], values["desired_goal"]
+            host_rewards(self.rewards.reward_fn, *goals, info)
+            self.checked = True
 
-    info = {key: column(f"info.{key}") for key in info_keys}
-    achieved, desired = column("next_achieved_goal"), column("desired_goal")
-    goal_reward = host_rewards(reward_fn, achieved, desired, info)
-    given = [entry[1] for entry in pending]
-    if all(reward is None for reward in given):
-        env_reward = goal_reward
-    else:
-        env_reward = np.concatenate(
-            [goal_reward[i * n : (i + 1) * n] if r is None else r for i, r in enumerate(given)]
-        )
-    outcomes = [entry[2] for entry in pending]
-    known = None if all(o is None for o in outcomes) else np.concatenate(
-        [np.full(n, -1, np.int8) if o is None else o for o in outcomes]
-    )  # fmt: skip
-    extra = audit.observe(env_reward, goal_reward, known)
-    success = np.zeros(len(slots), bool) if known is None else known == 1
-    unknown = np.concatenate([entry[3] for entry in pending])  # done, success not given
-    if known is not None:
-        unknown &= known < 0
-    if unknown.any():  # the threshold as learned with these steps
-        threshold = reached_threshold(declared_threshold, audit)
-        ended = {key: value[unknown] for key, value in info.items()}
-        scored = goal_reward[unknown].astype(np.float32)
-        success[unknown] = reached_on_host(threshold, reward_fn, scored, desired[unknown], ended)
-    ops.assign(data["reward"], slots, env_reward.astype(np.float32))
-    ops.assign(data["reward_extra"], slots, extra)
-    ops.assign(data["success"], slots, success)
+    def added(self, step: PendingStep) -> None:
+        """Note a step written (scored with the next batch)."""
+        self.pending.append(step)
+        if len(self.pending) >= self.every:
+            self.score()
+
+    def threshold(self) -> float | None:
+        """The reward from which a goal counts as reached (:func:`reached_threshold`)."""
+        return reached_threshold(self.declared_threshold, self.audit)
+
+    def score(self) -> None:
+        """Score the pending steps (``n_envs`` slots each, in the order added) with one
+        ``reward_fn`` call.
+
+        ``reward`` is the env's (``reward_fn`` of the step's own goal where none was given),
+        ``reward_extra`` its goal-free part (:meth:`RewardAudit.observe`), ``success`` the
+        env's flag where given; without one, success is decided by the reached rule only
+        where an episode ended (elsewhere it is never read).
+        """
+        pending = self.pending
+        if not pending:
+            return
+        storage, reward_fn, audit = self.storage, self.rewards.reward_fn, self.audit
+        n, ops, data = storage.n_envs, storage.ops, storage.data
+        slots = (np.array([entry[0] for entry in pending])[:, None] + np.arange(n)).ravel()
+
+        def column(name: str) -> np.ndarray:
+            kept = [entry[4] for entry in pending]
+            if all(copy is not None for copy in kept):  # no read back from a device
+                return np.concatenate([copy[name] for copy in kept])  # type: ignore[index]
+            return ops.to_host(ops.take(data[name], slots))
+
+        info = {key: column(f"info.{key}") for key in self.info_keys}
+        achieved, desired = column("next_achieved_goal"), column("desired_goal")
+        goal_reward = host_rewards(reward_fn, achieved, desired, info)
+        given = [entry[1] for entry in pending]
+        if all(reward is None for reward in given):
+            env_reward = goal_reward
+        else:
+            env_reward = np.concatenate(
+                [goal_reward[i * n : (i + 1) * n] if r is None else r for i, r in enumerate(given)]
+            )
+        outcomes = [entry[2] for entry in pending]
+        known = None if all(o is None for o in outcomes) else np.concatenate(
+            [np.full(n, -1, np.int8) if o is None else o for o in outcomes]
+        )  # fmt: skip
+        extra = audit.observe(env_reward, goal_reward, known)
+        success = np.zeros(len(slots), bool) if known is None else known == 1
+        unknown = np.concatenate([entry[3] for entry in pending])  # done, success not given
+        if known is not None:
+            unknown &= known < 0
+        if unknown.any():  # the threshold as learned with these steps
+            threshold = self.threshold()
+            ended = {key: value[unknown] for key, value in info.items()}
+            scored = goal_reward[unknown].astype(np.float32)
+            success[unknown] = reached_on_host(
+                threshold, reward_fn, scored, desired[unknown], ended
+            )
+        ops.assign(data["reward"], slots, env_reward.astype(np.float32))
+        ops.assign(data["reward_extra"], slots, extra)
+        ops.assign(data["success"], slots, success)
+        self.pending = []
+
+
+class GoalRewards:
+    """The reward functions of a buffer: rewards of goals in the backend of the stored
+    columns (:func:`backend_rewards`), and whether goals are reached (the reached rule)."""
+
+    def __init__(
+        self, ops: ArrayOps, reward_fn: RewardFn, torch_reward_fn: TorchRewardFn | None
+    ) -> None:
+        self.ops, self.reward_fn, self.torch_reward_fn = ops, reward_fn, torch_reward_fn
+
+    def reward(self, achieved: Any, desired: Any, info: Mapping[str, Any]) -> Any:
+        """``reward_fn(achieved, desired, info)`` for a batch, in the backend."""
+        return backend_rewards(self.ops, self.reward_fn, self.torch_reward_fn, achieved, desired,
+                               info)  # fmt: skip
+
+    def reached(
+        self, threshold: float | None, goal_reward: Any, goal: Any, info: Mapping[str, Any]
+    ) -> Any:
+        """Whether each goal is reached, given ``goal_reward = reward_fn(achieved, goal)``:
+        at or above ``threshold``, else equal to the reward of the goal with itself."""
+        return reached(threshold, goal_reward, lambda: self.reward(goal, goal, info))

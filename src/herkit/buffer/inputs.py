@@ -2,7 +2,7 @@
 
 :func:`transition_fields` is the layout of a stored transition (its columns), and
 :data:`OBS_FIELDS` where ``add`` reads each observation column from. The rest are checks:
-:func:`check_settings` of the constructor's arguments, and the coercions of what ``add``
+:func:`check_functions` of the reward functions, and the coercions of what ``add``
 takes (:func:`as_column`, :func:`as_flags`, :func:`as_rewards`). Every check raises a
 ValueError that names the argument, so that a wrong input fails at the call that gave it,
 never deep inside numpy. The coercions take the fast path for input that already has the
@@ -23,15 +23,15 @@ from herkit.buffer.storage import FieldSpec
 
 __all__ = [
     "OBS_FIELDS",
+    "TransitionReader",
     "all_finite",
     "as_column",
     "as_flags",
     "as_rewards",
     "check_finite",
-    "check_settings",
+    "check_functions",
     "get_key",
     "nonfinite_rows",
-    "require_int",
     "transition_fields",
 ]
 
@@ -67,6 +67,78 @@ def transition_fields(
     return fields | info | extras
 
 
+class TransitionReader:
+    """Reads the arguments of ``add`` into the stored columns of ``n_envs`` transitions
+    laid out as ``specs`` (:func:`transition_fields`), checked before anything is written."""
+
+    def __init__(
+        self,
+        specs: Mapping[str, FieldSpec],
+        extra_keys: Mapping[str, FieldSpec],
+        info_keys: Sequence[str],
+        n_envs: int,
+    ) -> None:
+        self.specs, self.extra_keys = specs, extra_keys
+        self.info_keys, self.n_envs = tuple(info_keys), n_envs
+        self.labels = {field: label for field, (_, _, label) in OBS_FIELDS.items()}
+        """What errors call each field read from the arguments."""
+        for key in extra_keys:
+            self.labels |= {f"{side}.{key}": f"{side}[{key!r}]" for side in ("obs", "next_obs")}
+        self.labels["action"] = "action"
+        self.float_fields = [f for f in self.labels if specs[f].dtype.kind == "f"]
+        """The fields of :attr:`labels` that can hold NaN or infinity."""
+
+    def read(
+        self,
+        obs: Mapping[str, Any],
+        action: Any,
+        next_obs: Mapping[str, Any],
+        terminated: Any,
+        truncated: Any,
+        info: Mapping[str, Any] | None,
+    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The columns of one step of every env, and which envs ended an episode."""
+        n_envs, specs = self.n_envs, self.specs
+        sources = {"obs": obs, "next_obs": next_obs}
+        values = {
+            field: as_column(label, get_key(sources[source], source, key), specs[field], n_envs)
+            for field, (source, key, label) in OBS_FIELDS.items()
+        }
+        for key in self.extra_keys:
+            for side, given in sources.items():
+                field = f"{side}.{key}"
+                values[field] = as_column(self.labels[field], get_key(given, side, key),
+                                          specs[field], n_envs)  # fmt: skip
+        values["action"] = as_column("action", action, specs["action"], n_envs)
+        if not all_finite([values[field] for field in self.float_fields]):
+            for field in self.float_fields:  # name the field, env and count
+                check_finite(self.labels[field], values[field])
+        values["terminated"] = as_flags("terminated", terminated, n_envs)
+        done = values["terminated"] | as_flags("truncated", truncated, n_envs)
+        for key in self.info_keys:
+            if info is None or key not in info:
+                raise ValueError(f"info must hold the stored key {key!r} (info_keys)")
+            name = f"info.{key}"
+            values[name] = as_column(f"info[{key!r}]", info[key], specs[name], n_envs)
+        return values, done
+
+    def config(self) -> dict[str, Any]:
+        """The shapes and dtypes as a buffer's constructor takes them (JSON values)."""
+        specs = self.specs
+        return {
+            "observation_shape": list(specs["observation"].shape),
+            "goal_shape": list(specs["desired_goal"].shape),
+            "action_shape": list(specs["action"].shape),
+            "observation_dtype": specs["observation"].dtype.str,
+            "goal_dtype": specs["desired_goal"].dtype.str,
+            "action_dtype": specs["action"].dtype.str,
+            "n_envs": self.n_envs,
+            "extra_keys": {
+                key: [list(spec.shape), spec.dtype.str] for key, spec in self.extra_keys.items()
+            },
+        }
+
+
 def extra_key_specs(extra_keys: Any) -> dict[str, FieldSpec]:
     """``extra_keys`` (``{key: (shape, dtype)}``) as field specs; ValueError naming the
     argument for anything else, or for a key of the GoalEnv's three."""
@@ -87,54 +159,14 @@ def extra_key_specs(extra_keys: Any) -> dict[str, FieldSpec]:
     return specs
 
 
-def check_settings(
-    *,
-    capacity: Any,
-    n_step: Any,
-    gamma: Any,
-    n_envs: Any,
-    k: Any,
-    relabel: Any,
-    reward_fn: Any,
-    torch_reward_fn: Any,
-    success_threshold: Any,
-    alpha: float,
-    beta: float,
-    eps: float,
-) -> None:
-    """Refuse constructor arguments of the wrong type or out of range (ValueError)."""
-    require_int("capacity", capacity, minimum=1)
-    require_int("n_step", n_step, minimum=1)
-    if n_step > 1 and (
-        isinstance(gamma, bool) or not isinstance(gamma, int | float) or not 0 < gamma <= 1
-    ):
-        raise ValueError(f"n_step > 1 needs gamma in (0, 1], got gamma={gamma!r}")
-    require_int("n_envs", n_envs, minimum=1)
-    require_int("k", k, minimum=0)
-    if relabel not in ("sample", "store"):
-        raise ValueError(f"relabel must be 'sample' or 'store', got {relabel!r}")
+def check_functions(reward_fn: Any, torch_reward_fn: Any) -> None:
+    """Refuse reward functions that cannot be called (ValueError naming the argument)."""
     if not callable(reward_fn):
         raise ValueError(f"reward_fn must be callable, got {type(reward_fn).__name__}")
     if torch_reward_fn is not None and not callable(torch_reward_fn):
         raise ValueError(
             f"torch_reward_fn must be callable or None, got {type(torch_reward_fn).__name__}"
         )
-    if success_threshold is not None and (
-        isinstance(success_threshold, bool)
-        or not isinstance(success_threshold, int | float | np.floating)
-        or not np.isfinite(success_threshold)
-    ):
-        raise ValueError(
-            f"success_threshold must be a finite number or None, got {success_threshold!r}"
-        )
-    if alpha < 0 or beta < 0 or eps <= 0:
-        raise ValueError(f"alpha and beta must be >= 0 and eps > 0, got {alpha=}, {beta=}, {eps=}")
-
-
-def require_int(name: str, value: Any, minimum: int) -> None:
-    """Refuse ``value`` unless it is an int (not a bool) of at least ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
 
 
 def get_key(mapping: Mapping[str, Any], name: str, key: str) -> Any:

@@ -28,7 +28,8 @@ import numpy as np
 
 from herkit.buffer.env_terms import RewardAudit, host_rewards, reached_on_host
 from herkit.buffer.goal_env import RewardFn
-from herkit.buffer.priority import SumTree
+from herkit.buffer.sampler import TransitionSampler
+from herkit.buffer.settings import HerSettings
 from herkit.buffer.storage import EpisodeStorage
 
 __all__ = ["FORMAT_VERSION", "Persisted", "env_terms_of_format_1", "load_buffer", "save_buffer"]
@@ -43,12 +44,15 @@ class Persisted(Protocol):
     (:class:`herkit.buffer.her.HerReplayBuffer` is one)."""
 
     storage: EpisodeStorage
-    tree: SumTree | None
-    max_priority: float
+    sampler: TransitionSampler
+    settings: HerSettings
     rng: np.random.Generator
     audit: RewardAudit
-    info_keys: tuple[str, ...]
-    reward_fn: RewardFn
+
+    @property
+    def reward_fn(self) -> RewardFn:
+        """The buffer's vectorised reward function."""
+        ...
 
     def flush(self) -> None:
         """Score the steps added since the last sample (before they are written)."""
@@ -71,14 +75,15 @@ def save_buffer(buffer: Persisted, path: str | os.PathLike[str]) -> None:
     it, then a rename; removed if the write fails)."""
     buffer.flush()
     arrays, counters = buffer.storage.state()
-    if buffer.tree is not None:  # the leaves of the rows written (the rest are 0)
-        used = len(arrays["episode_of"]) * buffer.tree.capacity // buffer.storage.capacity
-        arrays["priorities"] = np.asarray(buffer.tree.leaves)[:used]
+    tree = buffer.sampler.tree
+    if tree is not None:  # the leaves of the rows written (the rest are 0)
+        used = len(arrays["episode_of"]) * tree.capacity // buffer.storage.capacity
+        arrays["priorities"] = np.asarray(tree.leaves)[:used]
     meta = {
         "format": FORMAT_VERSION,
         "config": buffer._config(),
         "counters": counters,
-        "max_priority": buffer.max_priority,
+        "max_priority": buffer.sampler.max_priority,
         "rng": buffer.rng.bit_generator.state,
         "audit": buffer.audit.to_dict(),
     }
@@ -111,12 +116,13 @@ def load_buffer(path: str | os.PathLike[str], build: Callable[..., _BufferT]) ->
         arrays |= env_terms_of_format_1(buffer, arrays)
     buffer.audit = RewardAudit.from_dict(meta.get("audit", {}))
     buffer.storage.restore(arrays, meta["counters"])
-    if buffer.tree is not None:
-        leaves = np.zeros(buffer.tree.capacity)
+    tree = buffer.sampler.tree
+    if tree is not None:
+        leaves = np.zeros(tree.capacity)
         saved = arrays["priorities"]
         leaves[: len(saved)] = saved
-        buffer.tree.load_leaves(leaves)
-    buffer.max_priority = float(meta["max_priority"])
+        tree.load_leaves(leaves)
+    buffer.sampler.max_priority = float(meta["max_priority"])
     buffer.rng.bit_generator.state = meta["rng"]
     return buffer
 
@@ -127,7 +133,7 @@ def env_terms_of_format_1(
     """The ``reward``, ``reward_extra`` and ``success`` columns for the data of a file of
     format 1, which held none: the rewards of ``buffer.reward_fn``, as that format's
     sampling computed them."""
-    info = {key: arrays[f"data.info.{key}"] for key in buffer.info_keys}
+    info = {key: arrays[f"data.info.{key}"] for key in buffer.settings.info_keys}
     achieved, desired = arrays["data.next_achieved_goal"], arrays["data.desired_goal"]
     reward = host_rewards(buffer.reward_fn, achieved, desired, info).astype(np.float32)
     threshold = buffer.reached_threshold()

@@ -1,13 +1,25 @@
-"""n-step returns of sampled transitions, as pure functions of the storage and the rewards.
+"""The rewards, terminal flags and discounts of sampled transitions for their goals:
+:func:`sample_returns`, one step or ``n``.
 
-The semantics are those of :mod:`herkit.buffer.her` ("n-step returns"): a sample at step
-``t`` sums ``gamma^j r_{t+j}`` over the ``m <= n`` steps of its episode from ``t`` on that
-are recorded and come no later than its first terminal step, and bootstraps from the
-observation after step ``t + m - 1`` with discount ``gamma ** m``. The buffer works in two
-stages: :func:`step_window` finds the slots of the ``n`` steps (bookkeeping, on the host);
-the buffer then takes every step's reward and terminal flag for the sample's goal, and
-:func:`n_step_sums` cuts the window at the first terminal step and sums it (in the
-backend of the stored columns).
+**What the env said is kept** (:mod:`herkit.buffer.env_terms`): a sample with its own goal
+gets the env's step reward and ``terminated`` flag as stored; a relabelled one gets
+``reward_fn(achieved_goal, desired_goal, info)`` (the GoalEnv signature, vectorised over the
+leading axis) for its goal plus the part of the env's reward that does not depend on the
+goal, and is terminal when the env ended for another reason than reaching the step's own
+goal, or (with ``terminal_on_success``) when its goal is reached.
+
+**n-step returns** (``n_step > 1``): the reward of a sample at step ``t`` is
+``sum_{j<m} gamma^j r_{t+j}``, every ``r_{t+j}`` taken for the sample's (possibly
+relabelled) goal as above, over the ``m <= n`` steps of its episode from ``t`` on that
+are recorded and come no later than the first terminal step (the env's flag, or with
+``terminal_on_success`` a relabelled goal reached). ``next_observation`` is then the
+observation after step ``t + m - 1``, ``terminated`` that step's flag, and the batch's
+``discount`` is ``gamma ** m``. An episode cut by a time limit, or still open, ends the
+window without ending the return: it bootstraps. This works in stages:
+:func:`step_window` finds the slots of the ``n`` steps (bookkeeping, on the host), every
+step's reward and terminal flag are taken for the sample's goal, and :func:`n_step_sums`
+cuts the window at the first terminal step and sums it (in the backend of the stored
+columns).
 """
 
 from __future__ import annotations
@@ -17,9 +29,54 @@ from typing import Any
 import numpy as np
 
 from herkit.buffer.backend import ArrayOps
+from herkit.buffer.env_terms import GoalRewards
 from herkit.buffer.storage import EpisodeStorage
 
-__all__ = ["n_step_sums", "step_window"]
+__all__ = ["n_step_sums", "sample_returns", "step_window"]
+
+
+def sample_returns(
+    storage: EpisodeStorage,
+    ops: ArrayOps,
+    slots: np.ndarray,
+    goal: Any,
+    relabel: np.ndarray | None,
+    next_achieved: Any,
+    *,
+    n_step: int,
+    gamma: float | None,
+    info_keys: tuple[str, ...],
+    terminal_on_success: bool | None,
+    goal_rewards: GoalRewards,
+    threshold: float | None,
+) -> tuple[Any, Any, np.ndarray, Any]:
+    """Reward, terminal flag, slot of the last step and discount of each sample: one step
+    (discount None: the agent's gamma), or ``n_step`` (see the module's docstring), every
+    reward and flag the env's where ``relabel`` is false (or None), else taken for
+    ``goal``; ``next_achieved`` is the samples' own."""
+    data, n = storage.data, n_step
+    flat = slots
+    if n > 1:
+        window, recorded = step_window(storage, slots, n)
+        flat = window.ravel()
+    rewards = ops.take(data["reward"], flat)
+    terminal = ops.take(data["terminated"], flat)
+    if relabel is not None and relabel.any():
+        goals = goal if n == 1 else ops.repeat(goal, n)
+        info = {key: ops.take(data[f"info.{key}"], flat) for key in info_keys}
+        achieved = next_achieved if n == 1 else ops.take(data["next_achieved_goal"], flat)
+        goal_reward = goal_rewards.reward(achieved, goals, info)
+        relabelled = relabel if n == 1 else np.repeat(relabel, n)
+        extra = ops.take(data["reward_extra"], flat)
+        rewards = ops.where(relabelled, goal_reward + extra, rewards)
+        if terminal_on_success:  # ended for another reason, or this goal reached
+            other_end = terminal & ~ops.take(data["success"], flat)
+            now_reached = goal_rewards.reached(threshold, goal_reward, goals, info)
+            terminal = ops.where(relabelled, other_end | now_reached, terminal)
+    if n == 1:
+        return rewards, ops.as_float32(terminal), slots, None
+    assert gamma is not None
+    return n_step_sums(ops, rewards, terminal, recorded, window, gamma)
 
 
 def step_window(

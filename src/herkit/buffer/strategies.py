@@ -10,17 +10,20 @@ transition a success.
 ``random`` draws from the whole buffer rather than one episode, so it has no function
 here: the buffer samples any stored transition for it.
 
-A goal mix (``goal_mix=(real, future, desired)``, see :mod:`herkit.buffer.her`) replaces
-the strategy: :func:`parse_goal_mix` checks its weights, :func:`goal_sources` draws where
-each sample's goal comes from.
+A goal mix (``goal_mix=(real, future, desired)``, see :mod:`herkit.buffer.relabel`)
+replaces the strategy: :func:`goal_sources` draws where each sample's goal comes from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from enum import Enum
+from typing import Literal
 
 import numpy as np
+
+StrategyName = Literal["future", "final", "episode", "random", "none"]
+"""The strategies by name (the values of :class:`Strategy`)."""
 
 GoalStepFn = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 """``(t, length, rng) -> goal steps``: the goal-step function of an in-episode strategy."""
@@ -81,34 +84,6 @@ GOAL_STEPS: dict[Strategy, GoalStepFn] = {
     Strategy.EPISODE: episode_steps,
 }
 """The in-episode strategies and their goal-step functions."""
-
-
-def parse_goal_mix(
-    weights: Sequence[float] | None, relabel: str
-) -> tuple[float, float, float] | None:
-    """``(real, future, desired)`` weights as probabilities summing to 1 (None: no mix)."""
-    if weights is None:
-        return None
-    values = np.asarray(weights, dtype=np.float64) if len(weights) == 3 else None
-    if values is None or not np.all(np.isfinite(values)) or values.min() < 0 or values.sum() <= 0:
-        raise ValueError(
-            "goal_mix must be 3 weights (real, future, desired), finite, >= 0 and not all 0, "
-            f"got {weights!r}"
-        )
-    if relabel != "sample":
-        raise ValueError("goal_mix needs relabel='sample' (goals are mixed at sample time)")
-    real, future, desired = (values / values.sum()).tolist()
-    return real, future, desired
-
-
-def check_goal_mix_warmup(steps: int, mix: tuple[float, float, float] | None) -> int:
-    """``steps`` as the transitions added before the goal ``mix`` applies (ValueError
-    unless an int >= 0, and 0 where there is no mix)."""
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ValueError(f"goal_mix_warmup must be an int >= 0 (transitions), got {steps!r}")
-    if steps and mix is None:
-        raise ValueError(f"goal_mix_warmup={steps} needs goal_mix (it delays the mix)")
-    return int(steps)
 
 
 def goal_sources(

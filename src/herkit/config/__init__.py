@@ -1,7 +1,7 @@
 """Every setting in one place: a training run's (:class:`TrainConfig`,
 :mod:`~herkit.config.train`), the agents' (:mod:`~herkit.config.agents`), the per-env presets
 (:mod:`~herkit.config.presets`), which settings change learning
-(:mod:`~herkit.config.learning`), the value checks (:mod:`~herkit.config.checks`), and a
+(:mod:`~herkit.config.learning`), and a
 run's settings made for an env or read back from its directory (:mod:`~herkit.config.run`).
 Each config is a frozen dataclass whose field docstrings are the command line's help.
 """

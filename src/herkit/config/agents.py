@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from herkit.config.checks import check_bool, check_float, check_int, is_number
+from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 
 __all__ = [
     "ALGOS",

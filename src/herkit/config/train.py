@@ -24,7 +24,9 @@ from typing import Annotated, Any, Literal
 
 import tyro
 
-from herkit.buffer.strategies import check_goal_mix_warmup
+from herkit.buffer.checks import check_bool, check_float, check_int, is_number
+from herkit.buffer.settings import HerSettings, RelabelMode
+from herkit.buffer.strategies import StrategyName
 from herkit.config.agents import (
     ALGOS,
     Algo,
@@ -35,7 +37,6 @@ from herkit.config.agents import (
     UpdateMode,
     config_class,
 )
-from herkit.config.checks import check_bool, check_float, check_int, is_number
 from herkit.config.learning import learning_differences
 from herkit.config.presets import preset_values
 
@@ -63,11 +64,11 @@ class TrainConfig:
     herkit/GridWorld-v0, herkit/MountainCarGoal-v0, FetchReach-v4 (etc.) or module:Id."""
     algo: Algo = "dqn"
     """Agent: dqn (discrete actions), ddpg, td3 or sac (continuous actions)."""
-    strategy: Literal["future", "final", "episode", "random", "none"] = "future"
+    strategy: StrategyName = "future"
     """HER goal strategy; none trains without relabelling."""
     k: int = 4
     """Relabelled goals per real transition (relabel probability k / (k + 1))."""
-    relabel: Literal["sample", "store"] = "sample"
+    relabel: RelabelMode = "sample"
     """Relabel a copy at sample time, or store k relabelled goals at episode end."""
     prioritized: bool = False
     """Prioritized experience replay."""
@@ -209,13 +210,11 @@ class TrainConfig:
         if not isinstance(self.env_id, str) or not self.env_id:
             raise ValueError(f"env_id must be a non-empty string, got {self.env_id!r}")
         for name, minimum in (
-            ("k", 0), ("steps", 1), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
+            ("steps", 1), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
             ("random_steps", 0), ("eval_every", 1), ("eval_episodes", 1), ("n_eval_envs", 1),
-            ("checkpoint_every", 1), ("video_every", 0), ("log_updates_every", 1), ("n_step", 1),
-            ("goal_mix_warmup", 0),
+            ("checkpoint_every", 1), ("video_every", 0), ("log_updates_every", 1),
         ):  # fmt: skip
             check_int(name, getattr(self, name), minimum)
-        check_goal_mix_warmup(self.goal_mix_warmup, self.goal_mix)
         if self.torch_threads is not None:
             check_int("torch_threads", self.torch_threads, 1)
         if self.env_workers is not None:
@@ -241,15 +240,20 @@ class TrainConfig:
                 )
         if self.terminal_on_success is not None:
             check_bool("terminal_on_success", self.terminal_on_success)
-        if self.success_threshold is not None and not is_number(self.success_threshold):
-            raise ValueError(
-                f"success_threshold must be a finite number, got {self.success_threshold!r}"
-            )
+        self.her_settings()  # the buffer's settings are checked where they are defined
         check_bool("overwrite", self.overwrite)
         device = self.device
         if not (device in ("cpu", "cuda", "auto", "mps") or device.startswith("cuda:")):
             raise ValueError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
         self.env_kwargs_dict()
+
+    def her_settings(self) -> HerSettings:
+        """The buffer's settings of this run: each field of
+        :class:`~herkit.buffer.settings.HerSettings` that is a setting here, and the agent's
+        ``gamma`` (the rest, e.g. the priority exponents, as that record defaults them)."""
+        mine = {field.name for field in dataclasses.fields(self)}
+        values = {name: getattr(self, name) for name in HerSettings.names() if name in mine}
+        return HerSettings(**values, gamma=self.agent_config().gamma)
 
     def env_kwargs_dict(self) -> dict[str, Any]:
         """``env_kwargs`` as a dict; ValueError for an item that is not KEY=VALUE."""

@@ -11,7 +11,7 @@ and VecEnv are read through :mod:`herkit.sb3.translate`, info dicts kept by
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from stable_baselines3.common.utils import get_device
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
 from herkit.buffer.her import HerReplayBuffer as _Buffer
+from herkit.buffer.settings import HerSettings
 from herkit.sb3 import views
 from herkit.sb3.ending import EndingRule
 from herkit.sb3.infos import SLOT_KEY, InfoStore, info_value
@@ -58,7 +59,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     """Stable-Baselines3's ``replay_buffer_class`` backed by :class:`herkit.HerReplayBuffer`.
 
     The arguments are SB3's, in SB3's order (the algorithm passes the first six), then
-    herkit's, keyword only (from ``relabel`` on).
+    herkit's, keyword only (from ``n_steps`` on).
 
     Args:
         buffer_size: transitions held, all envs together; the oldest whole episodes go first
@@ -77,23 +78,24 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             addition) or an SB3 ``GoalSelectionStrategy``.
         copy_info_dict: pass ``compute_reward`` the info dicts of the samples, as SB3 does
             (see :mod:`herkit.sb3.infos`); with ``info_keys``, one dict of those columns.
-        relabel: ``"sample"`` (default, relabel a copy at sample time) or ``"store"``.
-        goal_mix: ``(real, future, desired)`` weights in place of the strategy (sample mode).
-        terminal_on_success: a relabelled sample is terminal when its goal is reached, or
-            when the env ended for another reason (False: the stored flag is kept, as in
-            SB3). None (default): what the env declares (``terminates_on_success``, or
-            ``continuing_task``); where it declares nothing, SB3's flags are kept unless
-            the env both ends an episode at a success and gives step rewards with a term
-            ``compute_reward`` lacks (a crash penalty): then as True (see
-            :mod:`herkit.sb3`).
-        success_threshold: a goal counts as reached where ``compute_reward`` gives at least
-            this; None: learned from ``info["is_success"]`` (see
-            :mod:`herkit.buffer.env_terms`).
-        info_keys: numeric info fields stored per transition and passed to
-            ``compute_reward`` as one dict of arrays (with ``copy_info_dict=True``; the
-            fastest form, for a ``compute_reward`` written for it).
-        prioritized, alpha, beta: proportional prioritized replay (see the module docstring).
         seed: seed of the buffer's generator (None: drawn from numpy's global generator).
+        settings: herkit's settings (:class:`~herkit.buffer.settings.HerSettings`), or any
+            of its fields as a keyword: ``relabel``, ``goal_mix``, ``goal_mix_warmup``,
+            ``success_threshold``, ``info_keys``, ``prioritized``, ``alpha``, ``beta``,
+            ``eps``, ``terminal_on_success``, ``gamma``. The strategy, ``k`` and ``n_step``
+            are SB3's arguments here (``goal_selection_strategy``, ``n_sampled_goal``,
+            ``n_steps``). ``terminal_on_success``: a relabelled sample is terminal when its
+            goal is reached, or when the env ended for another reason (False: the stored
+            flag is kept, as in SB3). Unset: what the env declares
+            (``terminates_on_success``, or ``continuing_task``); where it declares nothing,
+            SB3's flags are kept unless the env both ends an episode at a success and gives
+            step rewards with a term ``compute_reward`` lacks (a crash penalty): then as
+            True (see :mod:`herkit.sb3`). ``success_threshold`` unset: learned from
+            ``info["is_success"]`` (see :mod:`herkit.buffer.env_terms`). ``info_keys``:
+            numeric info fields stored per transition and passed to ``compute_reward`` as
+            one dict of arrays (with ``copy_info_dict=True``; the fastest form, for a
+            ``compute_reward`` written for it). ``prioritized``, ``alpha``, ``beta``:
+            proportional prioritized replay (see the module docstring).
         n_steps, gamma: n-step returns, as SB3's ``NStepReplayBuffer`` takes them
             (``replay_buffer_kwargs={"n_steps": 3, "gamma": model_gamma}``): every reward
             of a sample's ``n_steps`` is its (relabelled) goal's, the sum is cut at a
@@ -121,18 +123,21 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         goal_selection_strategy: Any = "future",
         copy_info_dict: bool = False,
         *,
-        relabel: str = "sample",
-        goal_mix: Sequence[float] | None = None,
-        terminal_on_success: bool | None = None,
-        success_threshold: float | None = None,
-        info_keys: Sequence[str] = (),
-        prioritized: bool = False,
-        alpha: float = 0.6,
-        beta: float = 0.4,
-        seed: int | None = None,
         n_steps: int = 1,
-        gamma: float | None = None,
+        seed: int | None = None,
+        settings: HerSettings | None = None,
+        **changes: Any,
     ) -> None:
+        sb3_named = sorted({"strategy", "k", "n_step"} & set(changes))
+        if sb3_named:
+            raise TypeError(
+                f"{sb3_named}: herkit.sb3 takes SB3's names for these "
+                "(goal_selection_strategy, n_sampled_goal, n_steps)"
+            )
+        terminal_on_success = changes.pop(
+            "terminal_on_success", None if settings is None else settings.terminal_on_success
+        )
+        gamma = changes.get("gamma", None if settings is None else settings.gamma)
         check_arguments(buffer_size, observation_space, n_envs, optimize_memory_usage)
         check_n_steps(n_steps, gamma)
         self.buffer_size = max(int(buffer_size) // int(n_envs), 1)  # rows, as in SB3
@@ -150,11 +155,15 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         self.n_sampled_goal = int(n_sampled_goal)
         self.env = env
         self._reward_of_env: Any = None
-        self._info_keys = tuple(info_keys)
-        self._infos: InfoStore | None = None  # copy_info_dict without info_keys: first add
         self._ending = EndingRule(terminal_on_success is None and declared_terminal(env) is None)
         if terminal_on_success is None:
             terminal_on_success = declared_terminal(env)
+        her = HerSettings.of(settings, changes | {
+            "strategy": str(self.goal_selection_strategy), "k": self.n_sampled_goal,
+            "n_step": n_steps, "terminal_on_success": bool(terminal_on_success),
+        })  # fmt: skip
+        self._info_keys = her.info_keys
+        self._infos: InfoStore | None = None  # copy_info_dict without info_keys: first add
         if seed is None:  # numpy's global generator is what SB3's seed= sets
             seed = int(np.random.randint(2**31 - 1))  # noqa: NPY002
         space = observation_space.spaces
@@ -167,29 +176,18 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             goal_dtype=space["desired_goal"].dtype,
             action_dtype=action_dtype(action_space),
             reward_fn=self._compute_reward,
-            strategy=str(self.goal_selection_strategy),
-            k=self.n_sampled_goal,
             n_envs=self.n_envs,
-            relabel=relabel,  # type: ignore[arg-type]
-            goal_mix=goal_mix,
-            terminal_on_success=bool(terminal_on_success),
-            success_threshold=success_threshold,
-            info_keys=self._info_keys,
             extra_keys={
                 key: (self.obs_shape[key], space.dtype)
                 for key, space in observation_space.spaces.items()
                 if key not in GOAL_KEYS
             },
-            prioritized=prioritized,
-            alpha=alpha,
-            beta=beta,
             seed=seed,
-            n_step=n_steps,
-            gamma=gamma,
+            settings=her,
         )
         if n_steps > 1:
             warn_if_not_the_algorithms(gamma)
-        self.her_ratio = self.buffer.relabel_probability
+        self.her_ratio = self.buffer.settings.relabel_probability
         self.last_indices: np.ndarray | None = None
         self.last_weights: torch.Tensor | None = None
         self._reset_tracking()
@@ -243,10 +241,10 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         staged = None
         if self.copy_info_dict and not self._info_keys:
             info, staged = self._stage_infos(infos)
-        elif self.buffer.info_keys:
+        elif self.buffer.settings.info_keys:
             info = {
                 key: np.array([info_value(item, key) for item in infos])
-                for key in self.buffer.info_keys
+                for key in self.buffer.settings.info_keys
             }
         moved = self._continuing & ~self._matches_last(obs)
         if moved.any():  # reset outside add: that episode is over
@@ -369,7 +367,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled buffer; call :meth:`set_env` before sampling."""
         state.setdefault("_infos", None)
-        state.setdefault("_info_keys", tuple(state["buffer"].info_keys))
+        state.setdefault("_info_keys", tuple(state["buffer"].settings.info_keys))
         state.setdefault("_ending", EndingRule(False))  # pickled before the rule: as then
         self.__dict__.update(state)
 
@@ -383,7 +381,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         passed: Any
         if self._infos is not None:
             passed = self._infos.dicts(info)
-        elif self.buffer.info_keys:
+        elif self.buffer.settings.info_keys:
             passed = dict(info)
         else:
             passed = [{} for _ in achieved_goal]

@@ -226,8 +226,8 @@ def build(
 
     ``config`` is resolved (:func:`resolve_conventions`, which found ``conventions``): its
     ``reward_range`` bounds the agent's Q targets (None: not clipped) and
-    ``terminal_on_success`` (None: not known yet, False until the run's first success)
-    goes to the buffer. In a distributed run the agent joins ``context`` (rank 0's
+    ``terminal_on_success`` (None: not known yet, decided by the buffer at the run's first
+    success) goes to the buffer. In a distributed run the agent joins ``context`` (rank 0's
     parameters, averaged gradients) and each rank's buffer and exploration get a seed of
     their own.
     """
@@ -242,17 +242,8 @@ def build(
         conventions=conventions,
         probe=False,
         extra_keys={},  # herkit's agents read observation and goals only
-        strategy=config.strategy,
-        k=config.k,
-        relabel=config.relabel,
-        prioritized=config.prioritized,
-        terminal_on_success=bool(config.terminal_on_success),
-        success_threshold=config.success_threshold,
-        info_keys=config.info_keys,
-        goal_mix=config.goal_mix,
-        goal_mix_warmup=config.goal_mix_warmup,
-        n_step=config.n_step,
-        gamma=config.agent_config().gamma,
+        settings=config.her_settings(),
+        terminal_on_success=config.terminal_on_success,  # None: the first success decides
         seed=RunSeeds(config.seed, context.rank).learner,
         **buffer_placement(config.buffer_device, device, envs),
     )

@@ -90,7 +90,7 @@ class Collector:
         self.outputs.records.episodes.step(env_steps, reward, done, success, next_obs)
         if success is not None:
             self.metrics.episode_successes.extend(success[done].tolist())
-        self._observe_env(terminated, success)
+        self._observe_env()
         state.env_steps = env_steps
         return next_obs, done
 
@@ -121,11 +121,12 @@ class Collector:
         state = self.state
         return self.parts.seeds.training_reset(state.resets, state.env_restarts)
 
-    def _observe_env(self, terminated: np.ndarray, success: np.ndarray | None) -> None:
+    def _observe_env(self) -> None:
         """What the stored steps show of the env (see the module's docstring)."""
         self._report_rewards()
-        if self.terminal_unknown and success is not None and success.any():
-            self._learn_terminal_on_success(bool(terminated[success > 0].all()))
+        ended = self.parts.buffer.terminal_on_success  # decided at the first success added
+        if self.terminal_unknown and ended is not None:
+            self._learn_terminal_on_success(ended)
 
     def _report_rewards(self) -> None:
         """Warn once where the env's step rewards differ from compute_reward, and once
@@ -145,12 +146,11 @@ class Collector:
                     say(f"warning: {outside}")
 
     def _learn_terminal_on_success(self, ended: bool) -> None:
-        """The env's first success shows whether its episodes end on success: tell the
-        settings, the conventions, the buffer and the agent."""
+        """The buffer saw the env's first success, which shows whether its episodes end on
+        success: tell the settings, the conventions and the agent."""
         parts = self.parts
         parts.conventions = parts.conventions.with_terminal_evidence(ended, self.state.env_steps)
         parts.config = dataclasses.replace(parts.config, terminal_on_success=ended)
-        parts.buffer.terminal_on_success = ended
         parts.agent.set_terminal_on_success(ended)
         self.terminal_unknown = False
         if parts.context.is_main:

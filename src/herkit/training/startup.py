@@ -111,7 +111,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             state = LoopState(**agent_state["loop"])
             state.resets += 1
             buffer.end_episodes()  # the envs restart: episodes in progress end here
-            buffer.terminal_on_success = bool(config.terminal_on_success)  # decided after it?
+            buffer.terminal_on_success = config.terminal_on_success  # decided after it?
             machine = saved_machine(run_dir) | machine
         if main:  # also on resume, where --steps may have grown
             write_run_config(run_dir, config, conventions, buffer, machine)

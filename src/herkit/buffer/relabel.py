@@ -1,0 +1,202 @@
+"""Relabelling: the goal each sampled transition is trained for, one relabeller per mode.
+
+Two relabelling modes give the same distribution of goals:
+
+- ``relabel="sample"`` (default, :class:`SampleTimeGoals`): transitions are stored as
+  collected; at sample time each one is relabelled with probability ``k / (k + 1)`` in a
+  copy of the batch. The stored data never changes, and the steps of open episodes can
+  be sampled at once. Their goals follow one rule: a relabelled goal is an achieved goal
+  that the episode has already recorded. ``future`` draws from the recorded steps t.. so
+  far, ``episode`` from all recorded steps, ``random`` from any stored step; ``final``
+  does not relabel a transition of an open episode at all (its last step does not exist
+  yet), so it keeps its original goal until the episode ends.
+- ``relabel="store"`` (:class:`StoredGoals`): the paper's form. When an episode ends,
+  ``k`` goals per transition are drawn and written beside it; a sample is then one of the
+  ``k + 1`` (transition, goal) pairs, uniformly. Only finished episodes are sampled. The
+  goals are stored as values, not as indices, so dropping an old episode cannot redirect
+  them.
+
+A **goal mix** (``goal_mix=(real, future, desired)``, sample mode, :class:`MixedGoals`)
+replaces the strategy: each sample keeps its own goal, takes a future achieved goal of its
+episode (the ``future`` rule above), or takes the desired goal of a stored transition
+drawn uniformly from the whole buffer (mrl's "futureactual": goals the env really asks
+for, which the agent mostly fails), with probabilities proportional to the three weights.
+``future`` with ``k`` is the mix ``(1, k, 0)``; mrl's Fetch recipe ``futureactual_2_2`` is
+``(1, 2, 2)``. With ``goal_mix_warmup=N`` every sample takes a future goal until ``N``
+transitions have been added (mrl's ``future_warm_up``), and the mix applies from then on.
+
+A relabeller picks goals only; the rewards and terminal flags for them (the env's own
+terms kept, n-step sums) are :func:`herkit.buffer.returns.sample_returns`'.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from herkit.buffer.backend import ArrayOps
+from herkit.buffer.settings import HerSettings
+from herkit.buffer.storage import EpisodeStorage
+from herkit.buffer.strategies import GOAL_STEPS, Strategy, goal_sources
+
+__all__ = [
+    "MixedGoals",
+    "NoRelabelling",
+    "Relabeller",
+    "SampleTimeGoals",
+    "StoredGoals",
+    "goal_slots",
+    "relabeller_for",
+]
+
+Goals = tuple[Any, np.ndarray | None]
+"""The goals of a batch and the mask of those relabelled (None: none is)."""
+
+
+class Relabeller(Protocol):
+    """Picks the goals of sampled transitions."""
+
+    def goals(
+        self, slots: np.ndarray, copy: np.ndarray | None, goal: Any, rng: np.random.Generator
+    ) -> Goals:
+        """The goals of the transitions in ``slots`` (whose own goals are ``goal``; in
+        store mode ``copy`` says which of each one's goals was drawn)."""
+        ...
+
+
+def goal_slots(
+    storage: EpisodeStorage,
+    strategy: Strategy,
+    rng: np.random.Generator,
+    positions: tuple[np.ndarray, np.ndarray, np.ndarray],
+    env: np.ndarray,
+    closed_only: bool = False,
+) -> np.ndarray:
+    """The slots whose ``next_achieved_goal`` relabels the transitions at ``positions``
+    (their episodes' absolute start rows, lengths and steps) of envs ``env``."""
+    start, length, step = positions
+    if strategy is Strategy.RANDOM:
+        return storage.sample_slots(len(step), rng, closed_only)
+    goal_step = GOAL_STEPS[strategy](step, length, rng)
+    return storage.slot_of(start + goal_step, env)
+
+
+def per_sample(mask: np.ndarray, goal: Any) -> np.ndarray:
+    """A ``(B,)`` mask shaped to broadcast over the goals ``goal`` of any rank."""
+    return mask.reshape(-1, *(1,) * (goal.ndim - 1))
+
+
+class NoRelabelling:
+    """Every sample keeps its own goal (strategy ``none``, or ``k=0``)."""
+
+    def goals(
+        self, slots: np.ndarray, copy: np.ndarray | None, goal: Any, rng: np.random.Generator
+    ) -> Goals:
+        """``goal``, as it is."""
+        return goal, None
+
+
+class SampleTimeGoals:
+    """Relabels a share ``k / (k + 1)`` of each batch by the strategy (sample mode)."""
+
+    def __init__(self, storage: EpisodeStorage, ops: ArrayOps, settings: HerSettings) -> None:
+        self.storage, self.ops = storage, ops
+        self.strategy = Strategy.parse(settings.strategy)
+        self.probability = settings.relabel_probability
+
+    def goals(
+        self, slots: np.ndarray, copy: np.ndarray | None, goal: Any, rng: np.random.Generator
+    ) -> Goals:
+        """Goals for ``slots`` (see the class's docstring)."""
+        storage = self.storage
+        relabel = rng.random(len(slots)) < self.probability
+        if self.strategy is Strategy.FINAL:  # an open episode has no final goal yet
+            relabel &= storage.is_closed(slots)
+        env = slots % storage.n_envs
+        chosen_slots = goal_slots(storage, self.strategy, rng, storage.positions(slots), env)
+        chosen = self.ops.take(storage.data["next_achieved_goal"], chosen_slots)
+        return self.ops.where(per_sample(relabel, goal), chosen, goal), relabel
+
+
+class MixedGoals:
+    """Each sample keeps its goal, takes a future achieved goal, or a stored desired goal,
+    by the goal mix's probabilities (future goals only during ``goal_mix_warmup``)."""
+
+    def __init__(self, storage: EpisodeStorage, ops: ArrayOps, settings: HerSettings) -> None:
+        assert settings.goal_mix is not None
+        self.storage, self.ops = storage, ops
+        self.mix = settings.goal_mix
+        self.warmup = settings.goal_mix_warmup
+
+    def goals(
+        self, slots: np.ndarray, copy: np.ndarray | None, goal: Any, rng: np.random.Generator
+    ) -> Goals:
+        """Goals for ``slots`` (see the class's docstring)."""
+        storage, ops = self.storage, self.ops
+        warm = storage.rows_written * storage.n_envs >= self.warmup
+        mix = self.mix if warm else (0.0, 1.0, 0.0)
+        future, desired = goal_sources(mix, len(slots), rng)
+        env = slots % storage.n_envs
+        future_slots = goal_slots(storage, Strategy.FUTURE, rng, storage.positions(slots), env)
+        other_slots = storage.sample_slots(len(slots), rng, False)
+        future_goal = ops.take(storage.data["next_achieved_goal"], future_slots)
+        goal = ops.where(per_sample(future, goal), future_goal, goal)
+        desired_goal = ops.take(storage.data["desired_goal"], other_slots)
+        goal = ops.where(per_sample(desired, goal), desired_goal, goal)
+        return goal, future | desired
+
+
+class StoredGoals:
+    """Writes ``k`` goals per transition when its episode ends, and serves one of each
+    transition's ``k + 1`` goals per sample (store mode)."""
+
+    FIELD = "relabel_goal"
+    """The stored column of relabelled goals, ``(k, *goal_shape)`` per transition."""
+
+    def __init__(self, storage: EpisodeStorage, ops: ArrayOps, settings: HerSettings) -> None:
+        self.storage, self.ops = storage, ops
+        self.strategy = Strategy.parse(settings.strategy)
+        self.n_goals = settings.goals_per_transition
+        if self.n_goals:  # a (capacity * k, *goal_shape) view, for one gather
+            stored = storage.data[self.FIELD]
+            self.flat = stored.reshape(-1, *stored.shape[2:])
+
+    def episodes_ended(
+        self, ids: np.ndarray, envs: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Draw and write the goals of the just-ended episodes ``ids`` (of envs ``envs``);
+        returns the slots of their transitions, which may now be sampled."""
+        storage, n_goals = self.storage, self.n_goals
+        start, length, step, env = storage.steps_of(ids, envs)
+        slots = storage.slot_of(start + step, env)
+        if n_goals:
+            start, length, step, env = (np.repeat(a, n_goals) for a in (start, length, step, env))
+            chosen = goal_slots(storage, self.strategy, rng, (start, length, step), env, True)
+            goals = self.ops.take(storage.data["next_achieved_goal"], chosen)
+            goals = goals.reshape(len(slots), n_goals, *goals.shape[1:])
+            self.ops.assign(storage.data[self.FIELD], slots, goals)
+        return slots
+
+    def goals(
+        self, slots: np.ndarray, copy: np.ndarray | None, goal: Any, rng: np.random.Generator
+    ) -> Goals:
+        """The goal ``copy`` of each of ``slots``: its own for 0, the j-th stored for j."""
+        if copy is None:
+            return goal, None
+        relabel = copy > 0
+        chosen = self.ops.take(self.flat, slots * self.n_goals + np.maximum(copy - 1, 0))
+        return self.ops.where(per_sample(relabel, goal), chosen, goal), relabel
+
+
+def relabeller_for(
+    settings: HerSettings, storage: EpisodeStorage, ops: ArrayOps
+) -> SampleTimeGoals | MixedGoals | StoredGoals | NoRelabelling:
+    """The relabeller of ``settings``' mode."""
+    if settings.relabel == "store":
+        return StoredGoals(storage, ops, settings)
+    if settings.goal_mix is not None:
+        return MixedGoals(storage, ops, settings)
+    if settings.goals_per_transition:
+        return SampleTimeGoals(storage, ops, settings)
+    return NoRelabelling()

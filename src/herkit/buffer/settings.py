@@ -1,0 +1,175 @@
+"""How a HER buffer relabels and samples: :class:`HerSettings`, one record of every such
+setting.
+
+:class:`~herkit.buffer.her.HerReplayBuffer` takes it (or its fields as keywords), and so do
+the training settings (:meth:`herkit.config.TrainConfig.her_settings`) and both facades
+(:mod:`herkit.sb3`, :mod:`herkit.cpprb`): a setting is named, checked and defaulted here
+once, so that none of them can drift from another.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+import numpy as np
+
+from herkit.buffer.checks import check_int, is_number
+from herkit.buffer.strategies import Strategy, StrategyName
+
+__all__ = ["RELABEL_MODES", "HerSettings", "RelabelMode"]
+
+RelabelMode = Literal["sample", "store"]
+"""When goals are relabelled: in a copy of each sampled batch, or stored at episode end."""
+RELABEL_MODES: tuple[str, ...] = get_args(RelabelMode)
+
+
+@dataclass(frozen=True)
+class HerSettings:
+    """How goals are relabelled, which transitions are sampled and what their rewards and
+    terminal flags are (see :mod:`herkit.buffer.relabel`). Checked on construction (a
+    ValueError names the setting); a goal mix is kept as probabilities, with the future
+    rule (``strategy`` future, ``k`` 1) for its future share."""
+
+    strategy: Strategy | StrategyName = "future"
+    """Where relabelled goals come from: ``future``, ``final``, ``episode``, ``random`` or
+    ``none`` (no relabelling)."""
+    k: int = 4
+    """Relabelled goals per real transition (final uses 1, none 0)."""
+    relabel: RelabelMode = "sample"
+    """Relabel a copy of each sampled batch, or store ``k`` goals per transition when its
+    episode ends (the paper's form; only finished episodes are sampled)."""
+    goal_mix: tuple[float, float, float] | None = None
+    """``(real, future, desired)`` weights of a goal mix in place of ``strategy`` and
+    ``k`` (sample mode): each sample keeps its goal, takes a future achieved goal of its
+    episode, or the desired goal of any stored transition."""
+    goal_mix_warmup: int = 0
+    """Transitions added before the goal mix applies; until then every sample takes a
+    future goal. Needs ``goal_mix``."""
+    n_step: int = 1
+    """Steps summed per sample (n-step returns)."""
+    gamma: float | None = None
+    """Discount of the n-step sums; needed when ``n_step > 1``."""
+    prioritized: bool = False
+    """Proportional prioritized replay (Schaul et al. 2016)."""
+    alpha: float = 0.6
+    """Priority exponent."""
+    beta: float = 0.4
+    """Importance-sampling exponent (the default of ``sample``)."""
+    eps: float = 1e-6
+    """Added to every priority."""
+    terminal_on_success: bool | None = False
+    """The env ends episodes on success: a relabelled sample is terminal when its goal is
+    reached, or when the env ended its step for another reason. None: not known yet (the
+    first step added with a success decides it)."""
+    success_threshold: float | None = None
+    """A goal counts as reached where the reward function gives at least this (dense
+    rewards). None: learned from the success flags added, else ``reward_fn(g, g)``."""
+    info_keys: tuple[str, ...] = ()
+    """Numeric scalar info fields stored with each transition and handed to the reward
+    function, so that info-dependent rewards stay vectorised."""
+
+    def __post_init__(self) -> None:
+        strategy = Strategy.parse(self.strategy)
+        k = check_int("k", self.k, 0)
+        if self.relabel not in RELABEL_MODES:
+            raise ValueError(f"relabel must be 'sample' or 'store', got {self.relabel!r}")
+        mix = _goal_mix(self.goal_mix, self.relabel)
+        warmup = check_int("goal_mix_warmup", self.goal_mix_warmup, 0)
+        if warmup and mix is None:
+            raise ValueError(f"goal_mix_warmup={warmup} needs goal_mix (it delays the mix)")
+        if mix is not None:  # its future share follows the future rule
+            strategy, k = Strategy.FUTURE, 1
+        n_step = check_int("n_step", self.n_step, 1)
+        gamma = self.gamma
+        if n_step > 1 and not (gamma is not None and is_number(gamma) and 0 < gamma <= 1):
+            raise ValueError(f"n_step > 1 needs gamma in (0, 1], got gamma={gamma!r}")
+        if self.success_threshold is not None and not is_number(self.success_threshold):
+            raise ValueError(
+                f"success_threshold must be a finite number or None, got {self.success_threshold!r}"
+            )
+        if not (is_number(self.alpha) and is_number(self.beta) and is_number(self.eps)) or (
+            self.alpha < 0 or self.beta < 0 or self.eps <= 0
+        ):
+            raise ValueError(
+                "alpha and beta must be >= 0 and eps > 0, got "
+                f"alpha={self.alpha!r}, beta={self.beta!r}, eps={self.eps!r}"
+            )
+        terminal = self.terminal_on_success
+        keys = self.info_keys
+        if isinstance(keys, str) or not all(isinstance(key, str) for key in keys):
+            raise ValueError(f"info_keys must be a sequence of key names, got {keys!r}")
+        normal = {
+            "strategy": strategy,
+            "k": k,
+            "goal_mix": mix,
+            "goal_mix_warmup": warmup,
+            "n_step": n_step,
+            "gamma": None if gamma is None else float(gamma),
+            "prioritized": bool(self.prioritized),
+            "alpha": float(self.alpha),
+            "beta": float(self.beta),
+            "eps": float(self.eps),
+            "terminal_on_success": None if terminal is None else bool(terminal),
+            "success_threshold": None
+            if self.success_threshold is None
+            else float(self.success_threshold),
+            "info_keys": tuple(keys),
+        }
+        for name, value in normal.items():
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The names of the settings."""
+        return tuple(field.name for field in dataclasses.fields(cls))
+
+    @classmethod
+    def of(cls, settings: HerSettings | None, changes: Mapping[str, Any]) -> HerSettings:
+        """``settings`` (None: the defaults) with ``changes``; a TypeError names a
+        keyword that is not a setting."""
+        unknown = sorted(set(changes) - set(cls.names()))
+        if unknown:
+            raise TypeError(f"unexpected keyword argument(s) {unknown}: not HER settings")
+        if settings is not None and not changes:
+            return settings
+        return dataclasses.replace(settings or cls(), **changes)
+
+    @property
+    def goals_per_transition(self) -> int:
+        """Relabelled goals per real transition: ``k``, except 1 for final and 0 for none."""
+        return Strategy.parse(self.strategy).goals_per_transition(self.k)
+
+    @property
+    def relabel_probability(self) -> float:
+        """The share of samples that are relabelled (strategies): ``k / (k + 1)``."""
+        goals = self.goals_per_transition
+        return goals / (goals + 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as JSON values (what a saved buffer stores)."""
+        values = dataclasses.asdict(self)
+        values["strategy"] = Strategy.parse(self.strategy).value
+        values["goal_mix"] = None if self.goal_mix is None else list(self.goal_mix)
+        values["info_keys"] = list(self.info_keys)
+        return values
+
+
+def _goal_mix(weights: Any, relabel: str) -> tuple[float, float, float] | None:
+    """``(real, future, desired)`` weights as probabilities summing to 1 (None: no mix)."""
+    if weights is None:
+        return None
+    values = np.asarray(weights, dtype=np.float64) if len(weights) == 3 else None
+    if values is None or not np.all(np.isfinite(values)) or values.min() < 0 or values.sum() <= 0:
+        raise ValueError(
+            "goal_mix must be 3 weights (real, future, desired), finite, >= 0 and not all 0, "
+            f"got {weights!r}"
+        )
+    if relabel != "sample":
+        raise ValueError("goal_mix needs relabel='sample' (goals are mixed at sample time)")
+    if abs(values.sum() - 1.0) > 1e-12:  # kept as they are once normalised
+        values = values / values.sum()
+    real, future, desired = values.tolist()
+    return real, future, desired

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from readme_blocks import ROOT, python_block, python_blocks
-from test_cli import QUICK, herkit
+
+from runs import QUICK, herkit
 
 
 def own_env_example() -> str:

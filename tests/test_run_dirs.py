@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli import QUICK, herkit, start_until
 
 from herkit.config.train import DQNConfig, preset_config
 from herkit.rundir.directory import LOCK_NAME, RunDirInUse, RunDirLock
+from runs import QUICK, herkit, start_until
 
 
 @pytest.mark.slow("herkit train runs in subprocesses")

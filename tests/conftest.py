@@ -4,9 +4,15 @@
 A slow test says why with ``@pytest.mark.slow("reason")``: a learning run, whole training
 runs in subprocesses, torchrun, a browser, SB3's own test suite. A ``slow`` marker with no
 reason is an error, so that the reason stays next to the test.
+
+Fixtures shared by the test files are here too; plain helpers are in ``runs.py``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,3 +55,24 @@ def pytest_terminal_summary(
         terminalreporter.write_line(
             f"fast tier: {len(slow)} slow tests left out; python -m pytest --full runs them"
         )
+
+
+@pytest.fixture(scope="session")
+def train_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
+    """``train_once(**changes)``: the directory of a real, tiny `herkit train` run of
+    ``runs.quiet(**changes)``, trained the first time these changes are asked for and the
+    same directory after that (tests that change its files work on a copy)."""
+    from herkit.training.loop import train
+    from runs import quiet
+
+    trained: dict[str, Path] = {}
+
+    def run_of(**changes: Any) -> Path:
+        key = repr(sorted(changes.items()))
+        if key not in trained:
+            run = tmp_path_factory.mktemp("trained") / "run"
+            train(quiet(out=str(run), **changes))
+            trained[key] = run
+        return trained[key]
+
+    return run_of

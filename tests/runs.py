@@ -1,10 +1,23 @@
-"""Shared by the tests that train: a preset config made quiet and small."""
+"""Shared by the tests that train: a preset config made quiet and small, the quick flags of
+a short `herkit train`, and `python -m herkit` run in a subprocess."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from herkit.config.train import TrainConfig, config_from_dict, preset_config
+
+TESTS = Path(__file__).resolve().parent
+"""This folder: the modules of the tests' own envs (faulty.py, ledger.py, ...) are here."""
+
+QUIET: dict[str, Any] = {"progress": False, "tensorboard": False}
+"""The settings of a run that draws no progress bar and writes no TensorBoard events."""
 
 
 def quiet(**changes: Any) -> TrainConfig:
@@ -12,8 +25,71 @@ def quiet(**changes: Any) -> TrainConfig:
     ``precision="auto"`` chooses by timing updates on a CPU with bf16, so that two runs
     of a seed could differ."""
     env_id = changes.pop("env_id", "herkit/BitFlip-v0")
-    quiet = {"progress": False, "tensorboard": False, "precision": "fp32"}
-    values = preset_config(env_id).to_dict() | quiet
+    values = preset_config(env_id).to_dict() | QUIET | {"precision": "fp32"}
     for key, value in changes.items():  # agent settings are merged, not replaced
         values[key] = values[key] | value if isinstance(value, dict) else value
     return config_from_dict(values)
+
+
+def quick_flags(eval_episodes: int = 3) -> list[str]:
+    """The flags that keep a `herkit train` short and quiet: no progress bar, no
+    TensorBoard, ``eval_episodes`` episodes per evaluation."""
+    return ["--no-progress", "--no-tensorboard", "--eval-episodes", str(eval_episodes)]
+
+
+QUICK = quick_flags()
+""":func:`quick_flags` with 3 evaluation episodes, as most tests of the command use them."""
+
+
+def herkit_command(*args: str) -> list[str]:
+    """The command line of ``python -m herkit ARGS`` in this interpreter."""
+    return [sys.executable, "-m", "herkit", *args]
+
+
+def herkit(
+    *args: str,
+    timeout: float = 300,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m herkit ARGS`` run to its end in ``cwd`` (this folder if None) with the
+    environment ``env`` (this process's if None), its output captured as text."""
+    return subprocess.run(
+        herkit_command(*args), capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env
+    )
+
+
+def start_herkit(
+    args: list[str],
+    ready: Callable[[], bool],
+    within: float = 240,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[str]:
+    """``python -m herkit ARGS`` started, its output piped; returns once ``ready()``, once
+    it has ended, or after ``within`` seconds, whichever comes first."""
+    process = subprocess.Popen(
+        herkit_command(*args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=env,
+    )
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and process.poll() is None and not ready():
+        time.sleep(0.05)
+    return process
+
+
+def start_until(args: list[str], ready: Callable[[], bool]) -> subprocess.Popen[str]:
+    """Start ``herkit ARGS`` (quietly) and return once ``ready()``, still running."""
+    process = start_herkit([*args, *QUICK], ready)
+    assert process.poll() is None, "the run finished before it could be stopped"
+    return process
+
+
+def with_test_modules() -> dict[str, str]:
+    """This process's environment, with :data:`TESTS` and this process's ``sys.path`` on
+    the ``PYTHONPATH`` of a child, so that it imports the tests' envs as this one does."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), *sys.path]))

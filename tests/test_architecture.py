@@ -131,6 +131,8 @@ def test_the_loop_imports_no_plotting() -> None:
 def test_a_training_process_imports_neither_plotly_nor_matplotlib(tmp_path: Path) -> None:
     """A whole short run, then the modules the process holds (the figures were drawn by
     another process: they are there)."""
+    from herkit.rundir.paths import RunPaths
+
     run = tmp_path / "run"
     script = (
         "import sys\n"
@@ -145,8 +147,8 @@ def test_a_training_process_imports_neither_plotly_nor_matplotlib(tmp_path: Path
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
-    assert (run / "curve.png").stat().st_size > 0
-    assert (run / "report.html").stat().st_size > 0
+    assert RunPaths(run).curve.stat().st_size > 0
+    assert RunPaths(run).report.stat().st_size > 0
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,35 +17,8 @@ import torch
 from herkit import __version__ as herkit_version
 from herkit.cli_args import auto_flags
 from herkit.rundir.logs import read_progress
-
-QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "3"]
-
-
-def herkit(
-    *args: str, timeout: float = 300, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "herkit", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-    )
-
-
-def start_until(args: list[str], ready: Callable[[], bool]) -> subprocess.Popen[str]:
-    """Start ``herkit ARGS`` (quietly) and return once ``ready()``, still running."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "herkit", *args, *QUICK],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and process.poll() is None and not ready():
-        time.sleep(0.05)
-    assert process.poll() is None, "the run finished before it could be stopped"
-    return process
+from herkit.rundir.paths import RunPaths
+from runs import QUICK, herkit, start_until
 
 
 @pytest.mark.slow("herkit train, eval and plot in subprocesses")
@@ -56,7 +28,7 @@ def test_train_eval_plot(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["env_steps"] == 400 and summary["env_id"] == "herkit/BitFlip-v0"
-    assert json.loads((run / "summary.json").read_text()) == summary
+    assert json.loads(RunPaths(run).summary.read_text()) == summary
 
     evaluated = herkit("eval", str(run), "--episodes", "12", "--json")
     assert evaluated.returncode == 0, evaluated.stderr
@@ -77,11 +49,9 @@ def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
         str(tmp_path), "--eval-every", "60", "--eval-episodes", "2", "--no-progress",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert json.loads((tmp_path / "config.json").read_text())["env_kwargs"] == [
-        "n_bits=6",
-        "max_steps=6",
-    ]
-    assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
+    paths = RunPaths(tmp_path)
+    assert json.loads(paths.config.read_text())["env_kwargs"] == ["n_bits=6", "max_steps=6"]
+    assert list(paths.tensorboard.glob("events.out.tfevents.*"))
 
 
 @pytest.mark.slow("a herkit subprocess per bad input")
@@ -139,11 +109,11 @@ def test_bad_files_are_one_line_naming_the_file(tmp_path: Path) -> None:
     assert again.returncode == 2 and "already trained 200 env steps" in again.stderr
     assert "larger --steps" in again.stderr
 
-    (run / "config.json").write_text("{not json")
+    RunPaths(run).config.write_text("{not json")
     for args in (["eval", str(run)], ["train", "--resume", str(run), "--steps", "400"]):
         done = herkit(*args)
         assert done.returncode == 2, done.stderr
-        assert f"{run / 'config.json'} is not a valid herkit config" in done.stderr
+        assert f"{RunPaths(run).config} is not a valid herkit config" in done.stderr
         assert done.stderr.count("\n") == 1
 
     png = tmp_path / "new" / "folder" / "curves.png"  # plot makes the missing folders
@@ -174,7 +144,8 @@ def test_a_used_run_directory_is_never_clobbered(tmp_path: Path) -> None:
     run = tmp_path / "runs" / "herkit-BitFlip-v0-dqn-future-s0"  # strategy in the name
     lines = first.stderr.strip().splitlines()
     assert str(Path("runs") / run.name) in lines[0] and str(Path("runs") / run.name) in lines[-1]
-    assert json.loads((run / "config.json").read_text())["out"] == str(Path("runs") / run.name)
+    paths = RunPaths(run)
+    assert json.loads(paths.config.read_text())["out"] == str(Path("runs") / run.name)
     before = files_of(run)
 
     second = herkit("train", *args, "--eval-every", "100", cwd=tmp_path)  # same directory
@@ -186,13 +157,13 @@ def test_a_used_run_directory_is_never_clobbered(tmp_path: Path) -> None:
 
     plain = herkit("train", *args, "--strategy", "none", cwd=tmp_path)  # its own directory
     assert plain.returncode == 0, plain.stderr
-    assert (tmp_path / "runs" / "herkit-BitFlip-v0-dqn-none-s0" / "summary.json").exists()
+    assert RunPaths(tmp_path / "runs" / "herkit-BitFlip-v0-dqn-none-s0").summary.exists()
     assert files_of(run) == before
 
     replaced = herkit("train", *args, "--eval-every", "400", "--overwrite", cwd=tmp_path)
     assert replaced.returncode == 0, replaced.stderr
-    assert json.loads((run / "summary.json").read_text())["env_steps"] == 200
-    assert json.loads((run / "config.json").read_text())["eval_every"] == 400
+    assert json.loads(paths.summary.read_text())["env_steps"] == 200
+    assert json.loads(paths.config.read_text())["eval_every"] == 400
 
 
 @pytest.mark.slow("herkit train in subprocesses, signalled and resumed")
@@ -208,27 +179,28 @@ def test_a_signal_checkpoints_where_it_stopped_and_resume_continues_there(
     tmp_path: Path, signum: int, envs: list[str]
 ) -> None:
     run = tmp_path / "run"
+    paths = RunPaths(run)
     args = ["train", "--steps", "100000", "--eval-every", "250", "--checkpoint-every", "50000"]
     args += envs
     process = start_until(
         [*args, "--out", str(run)],
-        lambda: (run / "progress.csv").exists() and len(read_progress(run)) >= 3,
+        lambda: paths.progress.exists() and len(read_progress(run)) >= 3,
     )
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     last = stderr.strip().splitlines()[-1]
     assert last.startswith("herkit: interrupted at ") and f"herkit train --resume {run}" in last
-    stopped_at = json.loads((run / "checkpoint" / "state.json").read_text())["state"]["env_steps"]
+    stopped_at = json.loads((paths.checkpoint / "state.json").read_text())["state"]["env_steps"]
     assert f"interrupted at {stopped_at} env steps" in last
     assert 750 <= stopped_at < 50000  # the step where it stopped, not a periodic checkpoint
-    summary = json.loads((run / "summary.json").read_text())
+    summary = json.loads(paths.summary.read_text())
     assert summary["interrupted"] is True and summary["env_steps"] == stopped_at
-    assert (run / "curve.png").exists()
+    assert paths.curve.exists()
 
     resumed = herkit("train", "--resume", str(run), "--steps", str(stopped_at + 500))
     assert resumed.returncode == 0, resumed.stderr
-    summary = json.loads((run / "summary.json").read_text())
+    summary = json.loads(paths.summary.read_text())
     assert summary["env_steps"] == stopped_at + 500 and "interrupted" not in summary
     steps = [int(row["env_steps"]) for row in read_progress(run)]
     assert steps == sorted(set(steps)) and steps[-1] == stopped_at + 500
@@ -259,7 +231,7 @@ def test_pointmaze_by_id_alone(tmp_path: Path) -> None:
         *QUICK,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    config = json.loads((run / "config.json").read_text())
+    config = json.loads(RunPaths(run).config.read_text())
     assert config["algo"] == "sac"
     # the preset's continuing_task=False stays beside the kwarg given on the command line
     assert config["env_kwargs"] == ["continuing_task=False", "max_episode_steps=50"]
@@ -272,7 +244,7 @@ def test_pointmaze_by_id_alone(tmp_path: Path) -> None:
 def test_resume_after_a_kill_continues_and_keeps_progress_monotone(tmp_path: Path) -> None:
     run = tmp_path / "run"
     args = ["train", "--steps", "3000", "--eval-every", "250", "--checkpoint-every", "500"]
-    state = run / "checkpoint" / "state.json"
+    state = RunPaths(run).checkpoint / "state.json"
     process = start_until(
         [*args, "--out", str(run)],
         lambda: state.exists() and json.loads(state.read_text())["state"]["env_steps"] >= 1000,
@@ -283,7 +255,7 @@ def test_resume_after_a_kill_continues_and_keeps_progress_monotone(tmp_path: Pat
 
     resumed = herkit("train", "--resume", str(run))
     assert resumed.returncode == 0, resumed.stderr
-    summary = json.loads((run / "summary.json").read_text())
+    summary = json.loads(RunPaths(run).summary.read_text())
     assert summary["env_steps"] == 3000
     steps = [int(row["env_steps"]) for row in read_progress(run)]
     assert steps == sorted(set(steps)) and steps[-1] == 3000
@@ -293,32 +265,30 @@ def test_resume_after_a_kill_continues_and_keeps_progress_monotone(tmp_path: Pat
 @pytest.mark.slow("herkit train runs in subprocesses")
 def test_resume_extends_a_finished_run_and_refuses_other_changes(tmp_path: Path) -> None:
     run = tmp_path / "run"
+    paths = RunPaths(run)
     args = ["--eval-every", "200", "--checkpoint-every", "400", *QUICK]
     first = herkit("train", "--steps", "400", "--out", str(run), *args)
     assert first.returncode == 0, first.stderr
-    config_before = (run / "config.json").read_text()
+    config_before = paths.config.read_text()
 
     refused = herkit("train", "--resume", str(run), "--steps", "800", "--algo", "ddpg")
     assert refused.returncode == 2
     assert "algo cannot change" in refused.stderr and "steps" in refused.stderr
-    assert (run / "config.json").read_text() == config_before  # nothing stored changed
+    assert paths.config.read_text() == config_before  # nothing stored changed
 
     extended = herkit("train", "--resume", str(run), "--steps", "800", cwd=tmp_path)
     assert extended.returncode == 0, extended.stderr
-    assert json.loads((run / "summary.json").read_text())["env_steps"] == 800
+    assert json.loads(paths.summary.read_text())["env_steps"] == 800
     steps = [int(row["env_steps"]) for row in read_progress(run)]
     assert steps == [200, 400, 600, 800]
-    assert json.loads((run / "config.json").read_text())["steps"] == 800
+    assert json.loads(paths.config.read_text())["steps"] == 800
 
 
 def test_help_wraps_each_description_only_where_the_terminal_ends() -> None:
     """tyro keeps an indented docstring's source line breaks; --help must not show them:
     every line of a flag's description but its last is filled as far as the next word
     allows (greedy wrapping)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "herkit", "train", "--help"],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "100"},
-    )  # fmt: skip
+    done = herkit("train", "--help", timeout=120, env={**os.environ, "COLUMNS": "100"})
     assert done.returncode == 0, done.stderr
     inner = [line[2:-2] for line in done.stdout.splitlines() if line.startswith("│ ")]
     descriptions: list[list[str]] = [[]]

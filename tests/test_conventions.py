@@ -26,8 +26,10 @@ from herkit.config.run import load_run_config
 from herkit.config.train import DQNConfig, TrainConfig, preset_config
 from herkit.envs import HERKIT_IDS, make_goal_env
 from herkit.envs.point_reach import PointReachEnv
+from herkit.rundir.paths import RunPaths
 from herkit.training.build import resolve_conventions
 from herkit.training.loop import train
+from runs import QUIET
 
 
 class ZeroOneFlipEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -244,7 +246,7 @@ def zero_one_config(tmp_path: Path, name: str, **changes: Any) -> TrainConfig:
         env_id="test/ZeroOneFlip-v0", env_kwargs=("n_bits=10",), algo="dqn", steps=5_000,
         warmup_steps=256, updates_per_step=0.25, eval_every=5_000, eval_episodes=50, seed=0,
         dqn=DQNConfig(batch_size=256, epsilon=0.5, polyak=0.99), out=str(tmp_path / name),
-        progress=False, tensorboard=False,
+        **QUIET,
     )  # fmt: skip
     return TrainConfig(**(values | changes))
 
@@ -259,13 +261,12 @@ def test_zero_one_rewards_learn_by_default_and_fail_with_fetch_clipping(tmp_path
         preset = preset_config("herkit/PointReach-v0")  # DDPG, as for PointReach
         return dataclasses.replace(
             preset, env_id="test/ZeroOneReach-v0", steps=2_500, eval_every=2_500,
-            eval_episodes=20, out=str(tmp_path / name), progress=False, tensorboard=False,
-            **changes,
+            eval_episodes=20, out=str(tmp_path / name), **QUIET, **changes,
         )  # fmt: skip
 
     learned = train(config("probed"))
     assert learned["success_rate"] >= 0.9, learned
-    saved = json.loads((tmp_path / "probed" / "config.json").read_text())
+    saved = json.loads(RunPaths(tmp_path / "probed").config.read_text())
     assert saved["reward_range"] == [0.0, 1.0] and saved["success_key"] == "success"
     assert saved["terminal_on_success"] is True
 
@@ -295,7 +296,7 @@ def test_ending_on_success_is_decided_at_the_first_success_seen(
     resolved, found = resolve_conventions(config)
     assert found.terminal_on_success is None and resolved.terminal_on_success is None
     train(config)
-    saved = json.loads((tmp_path / "online" / "config.json").read_text())
+    saved = json.loads(RunPaths(tmp_path / "online").config.read_text())
     assert saved["terminal_on_success"] is True
     assert saved["conventions"]["sources"]["terminal_on_success"].startswith("observed at")
     assert load_run_config(tmp_path / "online").terminal_on_success is True
@@ -321,8 +322,7 @@ def test_training_with_a_reward_that_needs_info(tmp_path: Path) -> None:
     def config(name: str, **changes: Any) -> TrainConfig:
         return TrainConfig(
             "test/WeightedReach-v0", algo="ddpg", steps=200, warmup_steps=100, eval_every=200,
-            eval_episodes=2, out=str(tmp_path / name), progress=False, tensorboard=False,
-            **changes,
+            eval_episodes=2, out=str(tmp_path / name), **QUIET, **changes,
         )  # fmt: skip
 
     with pytest.raises(ValueError, match="info_keys"):
@@ -330,7 +330,7 @@ def test_training_with_a_reward_that_needs_info(tmp_path: Path) -> None:
     assert not (tmp_path / "without").exists()
     summary = train(config("with", info_keys=("weight",)))
     assert summary["env_steps"] == 200
-    saved = json.loads((tmp_path / "with" / "config.json").read_text())
+    saved = json.loads(RunPaths(tmp_path / "with").config.read_text())
     assert saved["reward_range"] == [-2.0, 0.0] and saved["info_keys"] == ["weight"]
 
 

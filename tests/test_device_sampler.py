@@ -215,6 +215,7 @@ def test_a_run_that_draws_on_the_device_trains(
 ) -> None:
     """The loop's drawn path end to end (on CPU tensors; on a GPU captured runs take it)."""
     import herkit.training.learner
+    from herkit.rundir.paths import RunPaths
     from herkit.training.loop import train
     from runs import quiet
 
@@ -233,7 +234,7 @@ def test_a_run_that_draws_on_the_device_trains(
     )  # fmt: skip
     summary = train(config)
     assert len(prepared) == summary["updates"] > 1000
-    rows = (tmp_path / "run" / "updates.csv").read_text().splitlines()
+    rows = RunPaths(tmp_path / "run").updates.read_text().splitlines()
     assert len(rows) > 20 and "critic_loss" in rows[0]
 
 
@@ -276,6 +277,7 @@ def test_a_captured_drawn_update_learns_what_the_eager_drawn_one_does(algo: str)
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_a_captured_run_on_the_gpu_trains(tmp_path: Path) -> None:
+    from herkit.rundir.paths import RunPaths
     from herkit.training.loop import train
     from runs import quiet
 
@@ -286,4 +288,4 @@ def test_a_captured_run_on_the_gpu_trains(tmp_path: Path) -> None:
     )  # fmt: skip
     summary = train(config)
     assert summary["updates"] > 1000 and summary["success_rate"] >= 0.0
-    assert "captured" in (tmp_path / "run" / "config.json").read_text()
+    assert "captured" in RunPaths(tmp_path / "run").config.read_text()

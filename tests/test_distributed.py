@@ -26,6 +26,9 @@ from herkit import Batch
 from herkit.agents import make_agent
 from herkit.config.train import DDPGConfig, DQNConfig
 from herkit.rundir.logs import read_progress
+from herkit.rundir.paths import RunPaths
+from runs import QUICK, herkit_command
+from runs import herkit as herkit_cli
 
 WORLD = 2
 
@@ -176,14 +179,14 @@ def kill_job(launcher: int) -> None:
             os.killpg(rank, signal.SIGKILL)  # the rank and its env workers
 
 
-QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "3", "--n-envs", "1"]
-QUICK += ["--precision", "fp32"]  # auto chooses by timing on a CPU with bf16: runs could differ
+# auto chooses the precision by timing on a CPU with bf16: runs could differ
+QUICK_RANKS = [*QUICK, "--n-envs", "1", "--precision", "fp32"]
 
 
 def start_job(args: list[str], ready: Callable[[], bool]) -> subprocess.Popen[str]:
     """Start ``torchrun ... herkit ARGS`` in a session of its own; return once ``ready()``."""
     process = subprocess.Popen(
-        torchrun(*args, *QUICK, port=free_port()),
+        torchrun(*args, *QUICK_RANKS, port=free_port()),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -199,8 +202,9 @@ def start_job(args: list[str], ready: Callable[[], bool]) -> subprocess.Popen[st
 @pytest.mark.slow("torchrun: several processes, killed and resumed")
 def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
     run = tmp_path / "run"
+    paths = RunPaths(run)
     args = ["train", "--steps", "2400", "--eval-every", "400", "--checkpoint-every", "400"]
-    state = run / "checkpoint" / "state.json"
+    state = paths.checkpoint / "state.json"
     process = start_job(
         [*args, "--out", str(run)],
         lambda: state.exists() and json.loads(state.read_text())["state"]["env_steps"] >= 800,
@@ -216,13 +220,13 @@ def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    summary = json.loads((run / "summary.json").read_text())
+    summary = json.loads(paths.summary.read_text())
     assert summary["world_size"] == WORLD and summary["env_steps"] == 2400
     assert resumed.stdout.count('"world_size"') == 1  # one summary, printed by rank 0
     steps = [int(row["env_steps"]) for row in read_progress(run)]
     assert steps == sorted(set(steps)) and steps[-1] == 2400
     # One episodes.csv holds both ranks' episodes, each once, in order of env steps.
-    with open(run / "episodes.csv", newline="") as file:
+    with open(paths.episodes, newline="") as file:
         episodes = list(csv.DictReader(file))
     assert {row["rank"] for row in episodes} == {"0", "1"}
     ended = [int(row["env_steps"]) for row in episodes]
@@ -236,25 +240,22 @@ def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
     obs, _ = env.reset(seed=0)
     batch = {key: np.stack([value] * 2) for key, value in obs.items()}
     rank1 = herkit.load_policy(run)
-    rank1_state = torch.load(run / "checkpoint" / "agent.rank1.pt", weights_only=True)
+    rank1_state = torch.load(paths.checkpoint / "agent.rank1.pt", weights_only=True)
     rank1.agent.load_state_dict(rank1_state["agent"])
     assert policy.act(batch).tolist() == rank1.act(batch).tolist() == [policy.act(obs)] * 2
 
     # A checkpoint of 2 ranks cannot be resumed by 1.
-    single = subprocess.run(
-        [sys.executable, "-m", "herkit", "train", "--resume", str(run), "--steps", "3000"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    single = herkit_cli("train", "--resume", str(run), "--steps", "3000", timeout=120)
     assert single.returncode == 2 and "written by 2 rank(s)" in single.stderr
 
 
 @pytest.mark.slow("torchrun: several processes")
 def test_a_rank_that_dies_makes_the_other_exit_with_a_clear_error(tmp_path: Path) -> None:
     port = free_port()
-    args = ["train", "--steps", "100000", "--out", str(tmp_path), "--dist-timeout-s", "30", *QUICK]
+    args = ["train", "--steps", "100000", "--out", str(tmp_path), "--dist-timeout-s", "30"]
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "herkit", *args],
+            herkit_command(*args, *QUICK_RANKS),
             env={**os.environ, **rank_env(rank, port)},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -263,7 +264,7 @@ def test_a_rank_that_dies_makes_the_other_exit_with_a_clear_error(tmp_path: Path
         for rank in range(WORLD)
     ]
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (tmp_path / "config.json").exists():
+    while time.monotonic() < deadline and not RunPaths(tmp_path).config.exists():
         time.sleep(0.05)
     time.sleep(2.0)  # both ranks are stepping and all-reducing now
     processes[1].kill()
@@ -281,10 +282,11 @@ def test_ctrl_c_to_torchrun_checkpoints_every_rank_at_one_step(tmp_path: Path) -
     """torchrun passes SIGINT on to its ranks; they agree on a step, write the checkpoint
     there together, and rank 0 says how to resume; resuming continues from that step."""
     run = tmp_path / "run"
+    paths = RunPaths(run)
     args = ["train", "--steps", "100000", "--eval-every", "400", "--checkpoint-every", "50000"]
     process = start_job(
         [*args, "--out", str(run)],
-        lambda: (run / "progress.csv").exists() and len(read_progress(run)) >= 2,
+        lambda: paths.progress.exists() and len(read_progress(run)) >= 2,
     )
     process.send_signal(signal.SIGINT)
     try:
@@ -292,12 +294,12 @@ def test_ctrl_c_to_torchrun_checkpoints_every_rank_at_one_step(tmp_path: Path) -
     finally:
         if process.poll() is None:
             kill_job(process.pid)
-    meta = json.loads((run / "checkpoint" / "state.json").read_text())
+    meta = json.loads((paths.checkpoint / "state.json").read_text())
     stopped_at = meta["state"]["env_steps"]
     assert meta["world_size"] == WORLD and 800 <= stopped_at < 50000, stderr[-3000:]
     assert f"interrupted at {stopped_at} env steps" in stderr
     assert f"torchrun --nproc-per-node {WORLD} -m herkit train --resume {run}" in stderr
-    assert json.loads((run / "summary.json").read_text())["interrupted"] is True
+    assert json.loads(paths.summary.read_text())["interrupted"] is True
 
     resumed = subprocess.run(
         torchrun("train", "--resume", str(run), "--steps", str(stopped_at + 400),
@@ -305,4 +307,4 @@ def test_ctrl_c_to_torchrun_checkpoints_every_rank_at_one_step(tmp_path: Path) -
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert json.loads((run / "summary.json").read_text())["env_steps"] == stopped_at + 400
+    assert json.loads(paths.summary.read_text())["env_steps"] == stopped_at + 400

@@ -18,6 +18,8 @@ from readme_blocks import README, ROOT, RUN_LANGUAGES, Block, blocks, commands, 
 
 import herkit.cli
 import herkit.training.loop
+from runs import herkit as herkit_cli
+from runs import quick_flags
 
 ALL = [block for page in pages() for block in blocks(page)]
 HERE = Path(__file__).resolve().parent
@@ -197,11 +199,8 @@ def _setup_for(page: Path, cwd: Path, train: bool = True) -> None:
         (cwd / "myreach.py").write_text(code[0])
     if page.name == "guide-training.md" and train:  # load_policy of a finished default run
         out = cwd / "runs" / "herkit-BitFlip-v0-dqn-future-s0"
-        done = subprocess.run(
-            [sys.executable, "-m", "herkit", "train", "--steps", "300", "--eval-every", "300",
-             "--eval-episodes", "2", "--no-progress", "--no-tensorboard", "--out", str(out)],
-            cwd=cwd, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+        done = herkit_cli("train", "--steps", "300", "--eval-every", "300",
+                          *quick_flags(eval_episodes=2), "--out", str(out), cwd=cwd)  # fmt: skip
         assert done.returncode == 0, done.stderr
 
 

@@ -20,7 +20,9 @@ from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.env_terms import RewardAudit
 from herkit.config.train import TrainConfig
 from herkit.envs.point_reach import PointReachEnv
+from herkit.rundir.paths import RunPaths
 from herkit.training.loop import train
+from runs import QUIET
 from tagged import (
     DEVICES,
     TaggedRun,
@@ -318,7 +320,7 @@ def test_training_reports_the_envs_extra_terms_once_and_records_them(
     train(
         TrainConfig(
             "test/CrashReach-v0", algo="ddpg", steps=1_500, warmup_steps=200, eval_every=1_500,
-            eval_episodes=2, out=str(tmp_path / "run"), progress=False, tensorboard=False,
+            eval_episodes=2, out=str(tmp_path / "run"), **QUIET,
         )
     )  # fmt: skip
     said = capsys.readouterr()
@@ -329,7 +331,7 @@ def test_training_reports_the_envs_extra_terms_once_and_records_them(
     else:
         assert "steps so far (first at step" in text
         assert text.count("outside the range [-1, 0] that Q targets are clipped to") == 1
-    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    saved = json.loads(RunPaths(tmp_path / "run").config.read_text())
     terms = saved["conventions"]["env_terms"]
     assert terms["steps"] == 1_500 and 0 < terms["differing"] < 1_500
     assert terms["extra_low"] == -5.0 and terms["extra_high"] == 0.0

@@ -20,6 +20,7 @@ from herkit.buffer.her import HerReplayBuffer
 from herkit.config.train import DDPGConfig, TrainConfig
 from herkit.rundir.checkpoint import load_checkpoint
 from herkit.rundir.logs import read_progress
+from herkit.rundir.paths import RunPaths
 from herkit.training.loop import train
 from runs import quiet
 
@@ -101,7 +102,7 @@ def test_overlapped_loop_stores_every_env_transition_once_in_order(tmp_path: Pat
     config = ledger_config(tmp_path)
     summary = train(config)
     run_dir = Path(summary["run_dir"])
-    machine = json.loads((run_dir / "config.json").read_text())["machine"]
+    machine = json.loads(RunPaths(run_dir).config.read_text())["machine"]
     assert "3 envs in 2 worker processes" in machine["core_plan"]
     buffer = stored_buffer(run_dir)
     data = columns(buffer)
@@ -145,7 +146,7 @@ def test_same_seed_gives_the_same_overlapped_run(tmp_path: Path) -> None:
     for name in a:
         np.testing.assert_array_equal(a[name], b[name])
     learned = ("env_steps", "updates", "episodes", "success_rate")  # the timings differ
-    rows = [read_progress(Path(s["run_dir"]) / "progress.csv") for s in (first, second)]
+    rows = [read_progress(RunPaths(s["run_dir"]).progress) for s in (first, second)]
     assert [[row[key] for key in learned] for row in rows[0]] == [
         [row[key] for key in learned] for row in rows[1]
     ]
@@ -172,6 +173,6 @@ def test_resume_continues_an_overlapped_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize("env_workers", [0, 1, 3])
 def test_env_workers_given_are_used(tmp_path: Path, env_workers: int) -> None:
     summary = train(ledger_config(tmp_path, env_workers=env_workers, steps=30, warmup_steps=15))
-    config = json.loads((Path(summary["run_dir"]) / "config.json").read_text())
+    config = json.loads(RunPaths(summary["run_dir"]).config.read_text())
     assert config["env_workers"] == env_workers
     assert config["torch_threads"] >= 1

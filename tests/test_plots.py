@@ -16,6 +16,7 @@ from herkit.cli import main
 from herkit.config.train import DDPGConfig, DQNConfig, TrainConfig
 from herkit.presentation.plots import aggregate_runs, figure, moving_average, plot_runs
 from herkit.rundir.logs import RunLogger, read_progress
+from herkit.rundir.paths import RunPaths
 
 PNG = b"\x89PNG\r\n\x1a\n"
 DEFAULT = TrainConfig()
@@ -41,7 +42,7 @@ def write_run(
     if config is not None:
         values: dict[str, Any] = dataclasses.replace(config, out=str(run_dir)).to_dict()
         values["conventions"] = {"probed_with_seed": config.seed}  # differs per run: ignored
-        (run_dir / "config.json").write_text(json.dumps(values))
+        RunPaths(run_dir).config.write_text(json.dumps(values))
     return run_dir
 
 
@@ -123,7 +124,7 @@ def test_strategies_are_groups_labelled_by_what_differs(tmp_path: Path) -> None:
 def test_runs_without_config_are_their_own_groups(tmp_path: Path) -> None:
     a = write_run(tmp_path / "alpha", STEPS, list(SUCCESS[0]), config=None)
     b = write_run(tmp_path / "beta", STEPS, list(SUCCESS[1]), config=None)
-    (b / "config.json").write_text("{not json")
+    RunPaths(b).config.write_text("{not json")
     groups = aggregate_runs([a, b])
     assert [g.label for g in groups] == ["alpha", "beta"] and groups[0].seeds == (None,)
 
@@ -170,8 +171,8 @@ def test_wall_seconds_as_x(tmp_path: Path) -> None:
 
 def test_plot_runs_keeps_its_old_call_and_writes_a_png(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", STEPS, list(SUCCESS[0]), {"actor_loss": [-1.0, -2, -3, -4]})
-    out = plot_runs([run], run / "curve.png", title="herkit/BitFlip-v0 dqn+HER")
-    assert out == run / "curve.png" and out.read_bytes()[:8] == PNG
+    out = plot_runs([run], RunPaths(run).curve, title="herkit/BitFlip-v0 dqn+HER")
+    assert out == RunPaths(run).curve and out.read_bytes()[:8] == PNG
     many = {f"{name}_loss": [10.0**-i for i in range(4)] for name in ("a", "b", "c", "d")}
     wide = write_run(tmp_path / "wide", STEPS, list(SUCCESS[1]), many, TrainConfig(k=8))
     out = plot_runs([run, wide], tmp_path / "new" / "both.png", x="wall_s", smooth=2, band="sem")

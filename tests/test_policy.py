@@ -14,6 +14,7 @@ import torch
 
 import herkit
 from herkit.rundir.checkpoint import CheckpointError
+from herkit.rundir.paths import RunPaths
 from herkit.training.loop import train
 from herkit.training.run import TrainingRun
 from runs import quiet
@@ -112,7 +113,7 @@ def test_load_policy_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
             herkit.load_policy(run, device="cuda")
     with pytest.raises(ValueError, match="not a torch device"):
         herkit.load_policy(run, device="gpu")
-    agent_file = run / "checkpoint" / "agent.pt"
+    agent_file = RunPaths(run).checkpoint / "agent.pt"
     agent_file.write_bytes(agent_file.read_bytes()[:-10])
     with pytest.raises(CheckpointError, match=r"agent\.pt is missing, truncated or corrupted"):
         herkit.load_policy(run)

@@ -4,35 +4,34 @@ exception out of the run, and a drawing stopped half way leaves no file behind."
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from herkit.presentation.figures import present
 from herkit.presentation.presenter import Presenter
-from herkit.training.loop import train
-from runs import quiet
+from herkit.rundir.paths import RunPaths
 
 
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real, tiny `herkit train` run."""
-    run = tmp_path_factory.mktemp("trained") / "run"
-    train(quiet(out=str(run), steps=400, eval_every=200, eval_episodes=2))
-    return run
+@pytest.fixture
+def trained(train_once: Callable[..., Path]) -> Path:
+    """A real, tiny `herkit train` run, trained once."""
+    return train_once(steps=400, eval_every=200, eval_episodes=2)
 
 
 @pytest.mark.slow("draws figures in child processes")
 def test_final_draws_the_figures_of_a_run(trained: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(trained, run)
-    for name in ("curve.png", "report.html"):
-        (run / name).unlink(missing_ok=True)
+    paths = RunPaths(run)
+    for figure in (paths.curve, paths.report):
+        figure.unlink(missing_ok=True)
     presenter = Presenter(run, "BitFlip dqn+HER")
     presenter.refresh()  # a background drawing in progress is stopped, then drawn over
     presenter.final()
-    assert (run / "curve.png").stat().st_size > 0
-    assert "BitFlip" in (run / "report.html").read_text()
+    assert paths.curve.stat().st_size > 0
+    assert "BitFlip" in paths.report.read_text()
     assert not list(run.glob("*.tmp"))
 
 
@@ -47,7 +46,7 @@ def test_a_failing_drawing_is_one_warning_naming_the_command(
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"herkit: warning: the figures of {run} were not made (")
     assert "progress.csv" in lines[0]
-    assert lines[0].endswith(f"make them with: herkit report {run} -o {run}/report.html")
+    assert lines[0].endswith(f"make them with: herkit report {run} -o {RunPaths(run).report}")
 
 
 @pytest.mark.slow("draws figures in a child process")
@@ -68,4 +67,5 @@ def test_present_draws_in_this_process_too(trained: Path, tmp_path: Path) -> Non
     run = tmp_path / "run"
     shutil.copytree(trained, run)
     present(run, "title")
-    assert (run / "curve.png").stat().st_size > 0 and (run / "report.html").exists()
+    paths = RunPaths(run)
+    assert paths.curve.stat().st_size > 0 and paths.report.exists()

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 from readme_blocks import ROOT, python_block, python_blocks
-from test_cli import QUICK, herkit
+
+from herkit.rundir.paths import RunPaths
+from runs import QUICK, herkit
 
 
 def own_env_example() -> str:
@@ -66,7 +68,7 @@ def test_your_own_env_trains_from_its_folder_with_an_algorithm_for_its_actions(
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "continuous action space: training with --algo sac" in done.stderr
-    assert json.loads((out / "config.json").read_text())["algo"] == "sac"
+    assert json.loads(RunPaths(out).config.read_text())["algo"] == "sac"
     told = herkit("train", "myreach:MyReach-v0", *args, "--algo", "ddpg", "--overwrite",
                   cwd=tmp_path)  # fmt: skip
     assert told.returncode == 0 and "--algo sac" not in told.stderr

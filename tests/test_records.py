@@ -17,6 +17,7 @@ from herkit.config.learning import BOOKKEEPING
 from herkit.config.train import TrainConfig
 from herkit.envs.bitflip import BitFlipEnv
 from herkit.rundir.logs import RecordFile, read_progress
+from herkit.rundir.paths import RunPaths
 from herkit.rundir.records import EPISODE_COLUMNS, EpisodeTracker, final_distances
 from herkit.training.loop import train
 from runs import quiet
@@ -76,7 +77,7 @@ def test_episode_rows_are_the_episodes_the_envs_played(tmp_path: Path) -> None:
     RecordedBitFlip.made.clear()
     config = small(tmp_path / "run", env_id="test/RecordedBitFlip-v0", seed=3)
     train(config)
-    columns, rows = read_csv(tmp_path / "run" / "episodes.csv")
+    columns, rows = read_csv(RunPaths(tmp_path / "run").episodes)
     assert columns == list(EPISODE_COLUMNS)
     assert [row["env_steps"] for row in rows] == sorted((row["env_steps"] for row in rows), key=int)
     for env in range(config.n_envs):  # the last env made with this env's seed (not the probe)
@@ -134,7 +135,7 @@ def test_update_rows_every_interval_with_the_algorithms_metrics(tmp_path: Path, 
     config = small(tmp_path / "run", env_id=env, algo=algo, steps=300, env_kwargs=(),
                    updates_per_step=1.0, log_updates_every=25, **{algo: nets})  # fmt: skip
     summary = train(config)
-    columns, rows = read_csv(tmp_path / "run" / "updates.csv")
+    columns, rows = read_csv(RunPaths(tmp_path / "run").updates)
     extremes = ["q_min", "q_max", "q_low", "q_high"]
     assert columns == ["updates", "env_steps", *METRICS[algo], *extremes]
     assert [int(row["updates"]) for row in rows] == list(range(25, summary["updates"] + 1, 25))
@@ -152,18 +153,19 @@ def test_update_rows_every_interval_with_the_algorithms_metrics(tmp_path: Path, 
 
 def test_resume_appends_without_gaps_or_duplicates(tmp_path: Path) -> None:
     run = tmp_path / "run"
+    paths = RunPaths(run)
     config = small(run, steps=300, checkpoint_every=200)
     first = train(config)
-    before = (run / "episodes.csv").read_text()
+    before = paths.episodes.read_text()
     train(dataclasses.replace(config, steps=600, log_updates_every=30), resume=True)
-    assert (run / "episodes.csv").read_text().startswith(before)
-    _, episodes = read_csv(run / "episodes.csv")
+    assert paths.episodes.read_text().startswith(before)
+    _, episodes = read_csv(paths.episodes)
     steps = [int(row["env_steps"]) for row in episodes]
     assert steps == sorted(steps) and steps[-1] <= 600 and steps[0] > 0
     keys = [(row["env_steps"], row["rank"], row["env"]) for row in episodes]
     assert len(set(keys)) == len(keys)
     assert len(episodes) == int(read_progress(run)[-1]["episodes"]) > 50
-    _, updates = read_csv(run / "updates.csv")
+    _, updates = read_csv(paths.updates)
     counts = [int(row["updates"]) for row in updates]
     assert counts == sorted(set(counts))
     assert all(n % (20 if n <= first["updates"] else 30) == 0 for n in counts)
@@ -172,23 +174,24 @@ def test_resume_appends_without_gaps_or_duplicates(tmp_path: Path) -> None:
 
 def test_rows_after_the_checkpoint_of_a_killed_run_are_dropped(tmp_path: Path) -> None:
     run = tmp_path / "run"
+    paths = RunPaths(run)
     config = small(run, steps=300, checkpoint_every=300)
     summary = train(config)
-    saved = {name: (run / name).read_text() for name in ("episodes.csv", "updates.csv")}
-    columns = saved["updates.csv"].splitlines()[0].count(",")
+    saved = {path: path.read_text() for path in (paths.episodes, paths.updates)}
+    columns = saved[paths.updates].splitlines()[0].count(",")
     fake = {  # the rows of a run killed after its checkpoint
-        "episodes.csv": ["302,0,0,-3,3,1,0", "310,0,1,-8,8,0,1"],
-        "updates.csv": [f"{summary['updates'] + 20}" + ",9" * columns],
+        paths.episodes: ["302,0,0,-3,3,1,0", "310,0,1,-8,8,0,1"],
+        paths.updates: [f"{summary['updates'] + 20}" + ",9" * columns],
     }
-    for name, lines in fake.items():
-        with open(run / name, "a") as file:
+    for path, lines in fake.items():
+        with open(path, "a") as file:
             file.write("".join(line + "\n" for line in lines))
     train(dataclasses.replace(config, steps=400), resume=True)
-    for name, text in saved.items():
-        now = (run / name).read_text()
-        assert now.startswith(text) and not set(fake[name]) & set(now.splitlines()), name
-        assert len(now.splitlines()) > len(text.splitlines()), name  # the resumed run's rows
-    _, episodes = read_csv(run / "episodes.csv")
+    for path, text in saved.items():
+        now = path.read_text()
+        assert now.startswith(text) and not set(fake[path]) & set(now.splitlines()), path.name
+        assert len(now.splitlines()) > len(text.splitlines()), path.name  # the resumed run's rows
+    _, episodes = read_csv(paths.episodes)
     assert len(episodes) == int(read_progress(run)[-1]["episodes"])
 
 

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,19 +24,15 @@ from herkit.cli import main
 from herkit.presentation.report import episode_window, read_table, write_report
 from herkit.rundir.logs import RunLogger
 from herkit.rundir.paths import RunPaths
-from herkit.training.loop import train
-from runs import quiet
 
 EPISODE_COLUMNS = ["env_steps", "rank", "env", "return", "length", "success", "final_distance"]
 ESCAPED = "<probe> & 'x'"  # a config value that must reach the page escaped
 
 
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real, tiny `herkit train` run (a few seconds)."""
-    run = tmp_path_factory.mktemp("trained") / "run"
-    train(quiet(out=str(run), steps=600, eval_every=200, eval_episodes=2))
-    return run
+@pytest.fixture
+def trained(train_once: Callable[..., Path]) -> Path:
+    """A real, tiny `herkit train` run (a few seconds), trained once."""
+    return train_once(steps=600, eval_every=200, eval_episodes=2)
 
 
 def copy_run(source: Path, target: Path, **config: Any) -> Path:
@@ -45,8 +42,8 @@ def copy_run(source: Path, target: Path, **config: Any) -> Path:
     paths = RunPaths(target)
     paths.episodes.unlink(missing_ok=True)
     paths.updates.unlink(missing_ok=True)
-    values = json.loads((target / "config.json").read_text()) | config
-    (target / "config.json").write_text(json.dumps(values))
+    values = json.loads(paths.config.read_text()) | config
+    paths.config.write_text(json.dumps(values))
     return target
 
 
@@ -89,7 +86,7 @@ def runs(trained: Path, tmp_path: Path) -> list[Path]:
     an older run of another setting without them."""
     her0 = copy_run(trained, tmp_path / "her-s0")
     her1 = copy_run(trained, tmp_path / "her-s1", seed=1)
-    config = json.loads((trained / "config.json").read_text())
+    config = json.loads(RunPaths(trained).config.read_text())
     conventions = config["conventions"] | {"sources": {"reward_range": ESCAPED}}
     plain = copy_run(trained, tmp_path / "plain-s0", strategy="none", conventions=conventions)
     write_episodes(her0, 300)

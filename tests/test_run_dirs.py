@@ -11,10 +11,40 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli import QUICK, herkit, start_until
 
 from herkit.config.train import DQNConfig, preset_config
 from herkit.rundir.directory import LOCK_NAME, RunDirInUse, RunDirLock
+from herkit.rundir.paths import RunPaths
+from runs import QUICK, herkit, start_until
+
+
+def test_run_paths_name_every_file_of_a_run_directory() -> None:
+    """The names on disk, written out once: users, scripts and the docs rely on them, and
+    every other test names a run's files through RunPaths."""
+    paths = RunPaths("runs/mine")
+    assert paths.root == Path("runs/mine") and RunPaths(Path("runs/mine")) == paths
+    named = [
+        (paths.config, "config.json"),
+        (paths.summary, "summary.json"),
+        (paths.progress, "progress.csv"),
+        (paths.episodes, "episodes.csv"),
+        (paths.updates, "updates.csv"),
+        (paths.tensorboard, "tb"),
+        (paths.checkpoint, "checkpoint"),
+        (paths.previous_checkpoint, "checkpoint.old"),
+        (paths.partial_checkpoint(400), ".checkpoint-400"),
+        (paths.error_log(), "error.log"),
+        (paths.error_log(rank=0), "error.log"),
+        (paths.error_log(rank=1), "error.rank1.log"),
+        (paths.video(250), "videos/step-000000250.mp4"),
+        (paths.video(1_234_567_890), "videos/step-1234567890.mp4"),
+        (paths.curve, "curve.png"),
+        (paths.report, "report.html"),
+        (paths.lock, ".herkit-lock"),
+    ]
+    for path, name in named:
+        assert path == Path("runs/mine") / name, name
+    assert paths.lock.name == LOCK_NAME
 
 
 @pytest.mark.slow("herkit train runs in subprocesses")
@@ -24,7 +54,7 @@ def test_a_second_run_into_a_held_directory_is_refused_and_told_who_holds_it(
     out = tmp_path / "same"
     first = start_until(
         ["train", "--out", str(out), "--steps", "1000000"],
-        ready=lambda: (out / "progress.csv").exists(),
+        ready=RunPaths(out).progress.exists,
     )
     try:
         second = herkit("train", "--out", str(out), "--steps", "200", *QUICK)
@@ -38,35 +68,37 @@ def test_a_second_run_into_a_held_directory_is_refused_and_told_who_holds_it(
         first.send_signal(signal.SIGINT)
         first.wait(timeout=120)
     assert first.returncode == 130, first.stderr
-    assert not (out / LOCK_NAME).exists()  # released on exit
-    config = json.loads((out / "config.json").read_text())
+    assert not RunPaths(out).lock.exists()  # released on exit
+    config = json.loads(RunPaths(out).config.read_text())
     assert config["steps"] == 1_000_000  # the first run's files, not the second's
 
 
 @pytest.mark.slow("herkit train runs in subprocesses")
 def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     out = tmp_path / "run"
+    paths = RunPaths(out)
     done = herkit("train", "--out", str(out), "--steps", "200", "--eval-every", "200", *QUICK)
     assert done.returncode == 0, done.stderr
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     holder = {"pid": gone.pid, "host": socket.gethostname(), "started": 0}
-    (out / LOCK_NAME).write_text(json.dumps(holder))
+    paths.lock.write_text(json.dumps(holder))
     resumed = herkit("train", "--resume", str(out), "--steps", "400", *QUICK)
     assert resumed.returncode == 0, resumed.stderr
-    assert json.loads((out / "summary.json").read_text())["env_steps"] == 400
-    assert not (out / LOCK_NAME).exists()
+    assert json.loads(paths.summary.read_text())["env_steps"] == 400
+    assert not paths.lock.exists()
 
 
 def test_a_lock_of_another_host_is_reported_with_the_file_to_delete(tmp_path: Path) -> None:
-    (tmp_path / LOCK_NAME).write_text(json.dumps({"pid": 1, "host": "elsewhere", "started": 0}))
+    lock = RunPaths(tmp_path).lock
+    lock.write_text(json.dumps({"pid": 1, "host": "elsewhere", "started": 0}))
     with pytest.raises(RunDirInUse, match="pid 1 on host elsewhere") as refused:
         RunDirLock(tmp_path).acquire()
-    assert f"delete {tmp_path / LOCK_NAME}" in str(refused.value)
+    assert f"delete {lock}" in str(refused.value)
     mine = RunDirLock(tmp_path / "fresh")
     with mine, pytest.raises(RunDirInUse, match="in use"):
         RunDirLock(tmp_path / "fresh").acquire()  # this very process holds it
-    assert not (tmp_path / "fresh" / LOCK_NAME).exists()
+    assert not RunPaths(tmp_path / "fresh").lock.exists()
 
 
 @pytest.mark.slow("herkit train runs in subprocesses")
@@ -146,15 +178,16 @@ def test_a_run_that_fails_before_its_first_checkpoint_leaves_nothing_and_can_be_
     # checkpoint) is not a run: --resume says so, and the same command replaces it.
     out = tmp_path / "killed"
     out.mkdir()
-    (out / "config.json").write_text(json.dumps(preset_config("herkit/BitFlip-v0").to_dict()))
-    (out / "progress.csv").write_text("env_steps\n")
+    paths = RunPaths(out)
+    paths.config.write_text(json.dumps(preset_config("herkit/BitFlip-v0").to_dict()))
+    paths.progress.write_text("env_steps\n")
     resumed = herkit("train", "--resume", str(out), *QUICK)
     assert resumed.returncode == 2 and "failed before its first checkpoint" in resumed.stderr
     assert "without --resume" in resumed.stderr
     retried = herkit("train", "--out", str(out), "--steps", "200", "--eval-every", "200", *QUICK)
     assert retried.returncode == 0, retried.stderr
     assert "replacing it" in retried.stderr
-    assert json.loads((out / "summary.json").read_text())["env_steps"] == 200
+    assert json.loads(paths.summary.read_text())["env_steps"] == 200
     # Files that are not a herkit run are never replaced.
     other = tmp_path / "mine"
     other.mkdir()

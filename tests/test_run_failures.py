@@ -20,42 +20,33 @@ from typing import Any
 import numpy as np
 import pytest
 
+import runs
 from herkit import cli
+from herkit.rundir.paths import RunPaths
 from herkit.runtime.failures import EXIT_CODES
+from runs import TESTS, quick_flags, start_herkit, with_test_modules
 
-HERE = Path(__file__).resolve().parent
-QUICK = ["--no-progress", "--no-tensorboard", "--eval-episodes", "2"]
 ENV = "faulty:FaultyBitFlip-v0"
 
 
 def herkit_args(run: Path, *args: str, kwargs: str = "", steps: int = 600) -> list[str]:
     return [
         "train", ENV, "--steps", str(steps), "--eval-every", "200", "--checkpoint-every",
-        "200", "--warmup-steps", "64", "--out", str(run), *QUICK, *args,
+        "200", "--warmup-steps", "64", "--out", str(run), *quick_flags(eval_episodes=2), *args,
         "--env-kwargs", "n_bits=4", *kwargs.split(),
     ]  # fmt: skip
 
 
 def start_until_checkpoint(run: Path, args: list[str]) -> subprocess.Popen[str]:
     """``herkit ARGS`` started, once ``run`` has its first checkpoint (or it ended)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "herkit", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=HERE,
-    )  # fmt: skip
-    state = run / "checkpoint" / "state.json"
-    deadline = time.monotonic() + 120
-    while not state.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return process
+    state = RunPaths(run).checkpoint / "state.json"
+    return start_herkit(args, state.exists, within=120, cwd=TESTS, env=with_test_modules())
 
 
-def herkit(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
-    return subprocess.run(
-        [sys.executable, "-m", "herkit", *args],
-        capture_output=True, text=True, timeout=timeout, env=env, cwd=HERE,
-    )  # fmt: skip
+def herkit(*args: str) -> subprocess.CompletedProcess[str]:
+    """:func:`runs.herkit` run where the faulty env imports: in this folder, with it on
+    the child's path."""
+    return runs.herkit(*args, timeout=240, cwd=TESTS, env=with_test_modules())
 
 
 def closing_line(stderr: str) -> str:
@@ -63,7 +54,8 @@ def closing_line(stderr: str) -> str:
 
 
 def checkpoint_steps(run: Path) -> int:
-    return int(json.loads((run / "checkpoint" / "state.json").read_text())["state"]["env_steps"])
+    state = RunPaths(run).checkpoint / "state.json"
+    return int(json.loads(state.read_text())["state"]["env_steps"])
 
 
 def processes_of(run: Path) -> list[int]:
@@ -94,7 +86,7 @@ def assert_left_clean(run: Path) -> None:
 def assert_resumes(run: Path, steps: int = 600) -> None:
     resumed = herkit("train", "--resume", str(run))
     assert resumed.returncode == 0, resumed.stderr
-    summary = json.loads((run / "summary.json").read_text())
+    summary = json.loads(RunPaths(run).summary.read_text())
     assert summary["env_steps"] == steps and "error" not in summary
 
 
@@ -111,6 +103,7 @@ def test_an_env_that_raises_stops_the_run_with_a_checkpoint_at_its_last_step(
     tmp_path: Path, placement: list[str], fault: str, label: str
 ) -> None:
     run, token = tmp_path / "run", tmp_path / "token"
+    paths = RunPaths(run)
     token.touch()
     kwargs = f"fault=raise token={token} {fault}"  # at > 200: not in the conventions probe
     done = herkit(*herkit_args(run, *placement, kwargs=kwargs, steps=1200))
@@ -123,11 +116,11 @@ def test_an_env_that_raises_stops_the_run_with_a_checkpoint_at_its_last_step(
     assert closing_line(done.stderr) == (
         f"herkit: error: {label} raised RuntimeError('the simulator blew up at {method} "
         f"{call}') in {method} at env step {at:,}; checkpoint at env step {at:,} kept; "
-        f"traceback in {run / 'error.log'}; continue with: herkit train --resume {run}"
+        f"traceback in {paths.error_log()}; continue with: herkit train --resume {run}"
     )
-    log = (run / "error.log").read_text()
+    log = paths.error_log().read_text()
     assert "The env's traceback:" in log and "_maybe_fail" in log and "Traceback" in log
-    summary = json.loads((run / "summary.json").read_text())
+    summary = json.loads(paths.summary.read_text())
     assert summary["exit_code"] == 3 and summary["env_steps"] == at
     assert_left_clean(run)
     assert_resumes(run, steps=1200)  # the token is used up: the resumed envs do not fail
@@ -157,7 +150,7 @@ def test_an_evaluation_env_that_raises_stops_the_run(tmp_path: Path) -> None:
     assert "at env step 200; checkpoint at env step 200 kept" in line
     assert_left_clean(run)
     assert_resumes(run)
-    steps = [row.split(",")[0] for row in (run / "progress.csv").read_text().splitlines()[1:]]
+    steps = [row.split(",")[0] for row in RunPaths(run).progress.read_text().splitlines()[1:]]
     assert steps == ["202", "400", "600"]  # the failed evaluation, at the resume's first step
 
 
@@ -186,8 +179,8 @@ def test_env_restarts_rebuild_a_failed_env_then_stop_past_the_limit(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     restarted = [line for line in done.stderr.splitlines() if "rebuilt it" in line]
     assert len(restarted) == 1 and "(env restart 1 of 2; traceback in" in restarted[0]
-    assert json.loads((run / "summary.json").read_text())["env_restarts"] == 1
-    assert "the simulator blew up" in (run / "error.log").read_text()
+    assert json.loads(RunPaths(run).summary.read_text())["env_restarts"] == 1
+    assert "the simulator blew up" in RunPaths(run).error_log().read_text()
 
     again = tmp_path / "again"  # every env fails at its 250th step
     args = herkit_args(again, "--n-envs", "2", "--env-restarts", "1", kwargs="at=250", steps=1200)
@@ -198,7 +191,7 @@ def test_env_restarts_rebuild_a_failed_env_then_stop_past_the_limit(tmp_path: Pa
     assert "env 1 (worker 0) raised RuntimeError('the simulator blew up at step 250')" in (
         closing_line(done.stderr)
     )
-    assert json.loads((again / "summary.json").read_text())["env_restarts"] == 1
+    assert json.loads(RunPaths(again).summary.read_text())["env_restarts"] == 1
     assert_left_clean(again)
 
 
@@ -219,7 +212,7 @@ def test_a_killed_worker_stops_the_run_at_once_or_is_restarted(
     if restarts:
         assert process.returncode == 0, stderr
         assert "died (exit code -9: killed by SIGKILL" in stderr and "rebuilt it" in stderr
-        assert json.loads((run / "summary.json").read_text())["env_restarts"] == 1
+        assert json.loads(RunPaths(run).summary.read_text())["env_restarts"] == 1
     else:
         assert process.returncode == 3, stderr
         assert time.monotonic() - killed < 30
@@ -235,11 +228,11 @@ def test_a_killed_worker_stops_the_run_at_once_or_is_restarted(
 
 
 def run_in_process(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(TESTS))
     try:
         code = cli.main(args)
     finally:
-        sys.path.remove(str(HERE))
+        sys.path.remove(str(TESTS))
     return code, capsys.readouterr().err
 
 
@@ -261,16 +254,17 @@ def test_a_full_disk_while_writing_a_checkpoint_keeps_the_previous_one(
 
     monkeypatch.setattr(persistence.np, "savez", disk_full_on_second)
     run = tmp_path / "run"
+    paths = RunPaths(run)
     code, stderr = run_in_process(herkit_args(run, kwargs="fault=none"), capsys)
     assert code == EXIT_CODES["write failed"] == 5, stderr
     assert closing_line(stderr) == (
-        f"herkit: error: cannot write {run / '.checkpoint-400' / 'buffer.npz'}: No space left "
-        f"on device at env step 400; checkpoint at env step 200 kept; traceback in "
-        f"{run / 'error.log'}; free space or fix the path, then continue with: herkit train "
+        f"herkit: error: cannot write {paths.partial_checkpoint(400) / 'buffer.npz'}: No space "
+        f"left on device at env step 400; checkpoint at env step 200 kept; traceback in "
+        f"{paths.error_log()}; free space or fix the path, then continue with: herkit train "
         f"--resume {run}"
     )
     assert checkpoint_steps(run) == 200
-    assert "OSError: [Errno 28]" in (run / "error.log").read_text()
+    assert "OSError: [Errno 28]" in paths.error_log().read_text()
     assert_left_clean(run)
     monkeypatch.undo()
     assert_resumes(run)
@@ -291,20 +285,21 @@ def test_a_full_disk_while_appending_a_log_row_leaves_no_part_of_it(
         @staticmethod
         def write(fd: int, data: Any) -> int:
             path = os.readlink(f"/proc/self/fd/{fd}")
-            if path.endswith("episodes.csv") and (run / "checkpoint").exists():
+            if path.endswith(paths.episodes.name) and paths.checkpoint.exists():
                 real_write(fd, bytes(data)[:7])
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             return real_write(fd, data)
 
     run = tmp_path / "run"
+    paths = RunPaths(run)
     monkeypatch.setattr(herkit.runtime.files, "os", Os())
     code, stderr = run_in_process(herkit_args(run, kwargs="fault=none"), capsys)
     assert code == 5, stderr
     assert closing_line(stderr).startswith(
-        f"herkit: error: cannot write {run / 'episodes.csv'}: No space left on device at env "
+        f"herkit: error: cannot write {paths.episodes}: No space left on device at env "
         "step 400; checkpoint at env step 200 kept"
     )
-    rows = (run / "episodes.csv").read_text().splitlines()
+    rows = paths.episodes.read_text().splitlines()
     assert all(len(row.split(",")) == 7 for row in rows)  # no row cut short
     assert_left_clean(run)
     monkeypatch.undo()
@@ -390,7 +385,7 @@ def test_a_full_disk_under_the_agents_file_is_an_oserror_naming_it(tmp_path: Pat
         with pytest.raises(OSError) as raised:
             save_checkpoint(disk, state, None, {"env_steps": 10, "updates": 7})  # type: ignore[arg-type]
         assert raised.value.errno == errno.ENOSPC
-        assert raised.value.filename == str(disk / ".checkpoint-10" / "agent.pt")
+        assert raised.value.filename == str(RunPaths(disk).partial_checkpoint(10) / "agent.pt")
         assert list(disk.iterdir()) == []  # nothing half-written stays
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
@@ -428,7 +423,7 @@ def test_an_unforeseen_error_is_one_line_with_the_traceback_kept(
         "herkit: error: the run raised KeyError('success_rate') at env step 400; checkpoint at "
         "env step 200 kept; traceback in"
     )
-    assert "in broken" in (run / "error.log").read_text()
+    assert "in broken" in RunPaths(run).error_log().read_text()
 
 
 def test_a_policy_that_gives_nan_actions_stops_before_the_env_steps(
@@ -462,11 +457,11 @@ def test_a_policy_that_gives_nan_actions_stops_before_the_env_steps(
 
 
 def test_the_docs_table_of_exit_codes_and_tests_is_this_code() -> None:
-    page = (HERE.parent / "docs" / "failures.md").read_text()
+    page = (TESTS.parent / "docs" / "failures.md").read_text()
     codes = re.findall(r"^\| (\d+) \| ", page.split("## Exit codes")[1].split("##")[0], re.M)
     assert sorted(map(int, codes)) == sorted(EXIT_CODES.values())
     for module, name in re.findall(r"`(test_\w+)\.py::(test_\w+)", page):
-        assert f"def {name}(" in (HERE / f"{module}.py").read_text(), (module, name)
+        assert f"def {name}(" in (TESTS / f"{module}.py").read_text(), (module, name)
 
 
 @pytest.mark.slow("training, then herkit eval in subprocesses")

@@ -15,6 +15,7 @@ from herkit.config.run import load_run_config
 from herkit.config.train import TrainConfig
 from herkit.rundir.checkpoint import CheckpointError, load_checkpoint
 from herkit.rundir.logs import read_progress
+from herkit.rundir.paths import RunPaths
 from herkit.training.loop import train
 from runs import quiet
 
@@ -65,8 +66,9 @@ def test_every_algorithm_runs_the_loop(tmp_path: Path, env_id: str, algo: str) -
     rows = read_progress(tmp_path / "run")
     assert [int(row["env_steps"]) for row in rows] == [120, 240]
     assert "critic_loss" in rows[-1] and np.isfinite(float(rows[-1]["critic_loss"]))
-    for name in ("config.json", "summary.json", "curve.png", "checkpoint/state.json"):
-        assert (tmp_path / "run" / name).exists(), name
+    paths = RunPaths(tmp_path / "run")
+    for path in (paths.config, paths.summary, paths.curve, paths.checkpoint / "state.json"):
+        assert path.exists(), path.relative_to(paths.root)
 
 
 @pytest.mark.parametrize("algo", ["dqn", "td3"])
@@ -86,7 +88,7 @@ def test_recipe_ingredients_run_the_loop(tmp_path: Path, algo: str) -> None:
     summary = train(config)
     assert summary["env_steps"] == 300 and summary["strategy"] == "mix1:2:2"
     assert summary["updates"] >= (300 - 64) * config.updates_per_step - 1
-    saved = json.loads((run / "config.json").read_text())
+    saved = json.loads(RunPaths(run).config.read_text())
     assert saved["precision"] == "bf16" and saved["n_step"] == 3
     assert saved["goal_mix"] == [1.0, 2.0, 2.0] and saved["goal_mix_warmup"] == 100
     resumed = train(dataclasses.replace(config, steps=450), resume=True)
@@ -136,7 +138,7 @@ def test_target_success_stops_when_evaluations_in_a_row_reach_it(tmp_path: Path)
 def progress_rows(run_dir: Path) -> list[dict[str, str]]:
     import csv
 
-    with open(run_dir / "progress.csv") as file:
+    with open(RunPaths(run_dir).progress) as file:
         return list(csv.DictReader(file))
 
 
@@ -148,7 +150,7 @@ def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
     train(config)
     # config.json holds what the run used: the env's conventions filled in, the precision,
     # threads and env workers that auto chose, and its directory
-    on_disk = json.loads((tmp_path / "config.json").read_text())
+    on_disk = json.loads(RunPaths(tmp_path).config.read_text())
     assert on_disk["precision"] in ("fp32", "bf16") and on_disk["torch_threads"] >= 1
     assert on_disk["env_workers"] == 0  # one env steps in the trainer process
     assert on_disk["precision"] in on_disk["machine"]["precision"]
@@ -188,11 +190,12 @@ def test_checkpoint_round_trip_restores_agent_and_buffer(tmp_path: Path) -> None
 def test_damaged_checkpoint_gives_a_clear_error(tmp_path: Path) -> None:
     config = quiet(out=str(tmp_path), steps=128, warmup_steps=32, eval_every=128, eval_episodes=2)
     train(config)
-    buffer_file = tmp_path / "checkpoint" / "buffer.npz"
+    checkpoint = RunPaths(tmp_path).checkpoint
+    buffer_file = checkpoint / "buffer.npz"
     buffer_file.write_bytes(buffer_file.read_bytes()[:1000])
     with pytest.raises(CheckpointError, match=r"buffer\.npz is missing, truncated or corrupted"):
         train(dataclasses.replace(config, steps=256), resume=True)
-    (tmp_path / "checkpoint" / "state.json").write_text("{")
+    (checkpoint / "state.json").write_text("{")
     with pytest.raises(CheckpointError, match=r"unreadable state\.json"):
         load_checkpoint(tmp_path, lambda a, g, i: np.zeros(len(a)))
 

@@ -326,12 +326,14 @@ def test_a_run_records_its_timed_choice_and_a_resume_keeps_it(
 
     import herkit.training.startup
     from herkit.config.train import TrainConfig
+    from herkit.rundir.paths import RunPaths
     from herkit.training.loop import train
+    from runs import QUIET
 
     run = tmp_path / "run"
-    config = TrainConfig(steps=300, out=str(run), progress=False, tensorboard=False)
+    config = TrainConfig(steps=300, out=str(run), **QUIET)
     train(config)
-    saved = json.loads((run / "config.json").read_text())
+    saved = json.loads(RunPaths(run).config.read_text())
     assert saved["update_mode"] in ("eager", "compiled") and saved["precision"] != "auto"
     assert "auto:" in saved["machine"]["update_mode"]
     asked: list[tuple[str, str]] = []

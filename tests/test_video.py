@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import gymnasium as gym
@@ -17,25 +18,20 @@ import pytest
 import herkit
 from herkit.buffer.conventions import SuccessSignal
 from herkit.presentation.video import RenderError, label_frames, render_frame, write_video
+from herkit.rundir.paths import RunPaths
 from herkit.training.build import make_vector_env
 from herkit.training.evaluation import evaluate
 from herkit.training.loop import train
+from runs import herkit as herkit_cli
 from runs import quiet
 
 HAS_ROBOTICS = importlib.util.find_spec("gymnasium_robotics") is not None
 
 
-@pytest.fixture(scope="module")
-def bitflip_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run = tmp_path_factory.mktemp("video") / "run"
-    train(quiet(out=str(run), steps=2_000, eval_every=1_000, env_kwargs=("n_bits=8",)))
-    return run
-
-
-def herkit_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "herkit", *args], capture_output=True, text=True, timeout=300
-    )
+@pytest.fixture
+def bitflip_run(train_once: Callable[..., Path]) -> Path:
+    """A policy trained once on 8 bits, whose episodes the tests play and record."""
+    return train_once(steps=2_000, eval_every=1_000, env_kwargs=("n_bits=8",))
 
 
 @pytest.mark.slow("training, then videos encoded")
@@ -88,11 +84,12 @@ def test_train_video_every_writes_videos_and_tensorboard(tmp_path: Path) -> None
     run = tmp_path / "run"
     config = quiet(out=str(run), steps=600, eval_every=300, video_every=250, tensorboard=True)
     train(config)
-    videos = sorted(path.name for path in (run / "videos").iterdir())
-    assert videos == ["step-000000250.mp4", "step-000000500.mp4", "step-000000600.mp4"]
+    paths = RunPaths(run)
+    videos = sorted(paths.video(0).parent.iterdir())
+    assert videos == [paths.video(250), paths.video(500), paths.video(600)]
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    events = EventAccumulator(str(run / "tb"), size_guidance={"images": 0})
+    events = EventAccumulator(str(paths.tensorboard), size_guidance={"images": 0})
     events.Reload()
     images = events.Images("eval/video")
     assert [image.step for image in images] == [250, 500, 600]

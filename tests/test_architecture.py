@@ -127,6 +127,62 @@ def test_the_loop_imports_no_plotting() -> None:
     assert PLOTTING - {"herkit.presentation.figures"} <= reachable("herkit.presentation.figures")
 
 
+def room_of(module: str) -> str:
+    """``herkit.training.loop`` -> ``training``; the package itself is ``herkit``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "herkit"
+
+
+LAYERS = [
+    ["__main__"],
+    ["cli"],
+    ["commands", "cli_args"],
+    ["herkit", "bench"],
+    ["training"],
+    ["presentation"],
+    ["agents", "rundir"],
+    ["config"],
+    ["envs", "runtime"],
+    ["sb3", "cpprb"],
+    ["buffer"],
+    ["extras"],
+]
+"""The package's rooms (a sub-package, or a module at its top), from the top: each imports
+only rooms of the layers below it. docs/architecture.md draws the same layers."""
+
+FACADES = {"sb3", "cpprb"}
+"""Rooms that nothing in the package imports."""
+
+
+def room_graph() -> dict[str, set[str]]:
+    """Which rooms each room imports (lazy and type-only imports included)."""
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        mine = room_of(name)
+        graph.setdefault(mine, set()).update(
+            room_of(target) for target in imported_modules(name, path) if room_of(target) != mine
+        )
+    return graph
+
+
+def test_each_room_imports_only_the_layers_below_it() -> None:
+    graph = room_graph()
+    layer = {room: depth for depth, rooms in enumerate(LAYERS) for room in rooms}
+    assert set(layer) == set(graph), "every room in one layer"
+    upward = [f"{room} -> {other}" for room, others in graph.items() for other in others
+              if layer[other] <= layer[room]]  # fmt: skip
+    assert not upward, "imports that do not go down: " + ", ".join(sorted(upward))
+    assert graph["buffer"] == {"extras"} and graph["extras"] == set()
+    assert not any(graph[room] & FACADES for room in graph)
+
+
+def test_the_architecture_page_draws_the_layers() -> None:
+    page = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text()
+    picture = page.split("<!-- layers -->\n```text\n")[1].split("```")[0]
+    drawn = [line.split("  ")[0].strip() for line in picture.splitlines()]
+    assert drawn == [", ".join(rooms) for rooms in LAYERS]
+
+
 @pytest.mark.slow("a training run in a subprocess")
 def test_a_training_process_imports_neither_plotly_nor_matplotlib(tmp_path: Path) -> None:
     """A whole short run, then the modules the process holds (the figures were drawn by

@@ -22,11 +22,11 @@ import pytest
 from herkit.agents import make_agent
 from herkit.buffer import conventions as conventions_module
 from herkit.buffer.conventions import GoalConventions, SuccessSignal, probe_conventions
-from herkit.config.run import load_run_config
 from herkit.config.train import DQNConfig, TrainConfig, preset_config
 from herkit.envs import HERKIT_IDS, make_goal_env
 from herkit.envs.point_reach import PointReachEnv
 from herkit.rundir.paths import RunPaths
+from herkit.rundir.settings import load_run_config
 from herkit.training.build import resolve_conventions
 from herkit.training.loop import train
 from runs import QUIET

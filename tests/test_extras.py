@@ -69,6 +69,31 @@ def test_imports_that_need_an_extra_say_which() -> None:
     assert done.stdout == "ok\n", done.stderr  # the buffer itself needs no extra
 
 
+@pytest.mark.parametrize(("name", "missing"), [("train", "torch"), ("TrainConfig", "tyro"),
+                                             ("config_for", "tyro")])  # fmt: skip
+def test_the_training_api_is_imported_on_first_use(name: str, missing: str) -> None:
+    done = run_without(missing, f"import herkit\nfrom herkit import {name}")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"ModuleNotFoundError: herkit.{name} needs {missing}, from herkit's train extra: "
+        "pip install 'herkit[train]'"
+    )
+    light = run_without("torch", "import herkit\nprint(sorted(herkit.__all__))")
+    assert light.returncode == 0 and "'train'" in light.stdout  # listed, not yet imported
+
+
+def test_the_training_api_from_the_package_is_the_training_api() -> None:
+    import herkit
+    from herkit.config.run import config_for
+    from herkit.config.train import TrainConfig
+    from herkit.training.loop import train
+
+    assert (herkit.train, herkit.TrainConfig, herkit.config_for) == (train, TrainConfig, config_for)
+    assert set(herkit.__all__) >= {"train", "TrainConfig", "config_for", "load_policy"}
+    with pytest.raises(AttributeError, match="module 'herkit' has no attribute 'trian'"):
+        herkit.trian  # noqa: B018
+
+
 def test_version_and_help_work_on_the_core_install() -> None:
     start = "sys.argv = ['herkit', {!r}]\nfrom herkit.__main__ import main\nsys.exit(main())"
     version = run_without("tyro", start.format("--version"))

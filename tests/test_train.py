@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import torch
 
-from herkit.config.run import load_run_config
 from herkit.config.train import TrainConfig
 from herkit.rundir.checkpoint import CheckpointError, load_checkpoint
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
+from herkit.rundir.settings import load_run_config
 from herkit.training.loop import train
 from runs import quiet
 

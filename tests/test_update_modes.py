@@ -346,7 +346,7 @@ def test_a_run_records_its_timed_choice_and_a_resume_keeps_it(
     monkeypatch.setattr(herkit.training.startup, "choose_update", recorded)
     import dataclasses
 
-    from herkit.config.run import load_run_config
+    from herkit.rundir.settings import load_run_config
 
     resumed = dataclasses.replace(load_run_config(run), steps=600, out=str(run))
     train(resumed, resume=True)

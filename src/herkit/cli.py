@@ -146,8 +146,9 @@ def report(
 
 
 def _train_main(args: list[str]) -> None:
-    from herkit.config.run import config_for, load_run_config
+    from herkit.config.run import config_for
     from herkit.config.train import TrainConfig, preset_config
+    from herkit.rundir.settings import load_run_config
 
     args = auto_flags(args)
     # First pass for the env id (and --resume), so that --help shows that env's preset.

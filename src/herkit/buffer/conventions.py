@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import gymnasium as gym
 import numpy as np
@@ -39,13 +39,21 @@ from herkit.buffer.env_terms import RewardAudit, check_reward_shape
 from herkit.buffer.goal_env import RewardFn, declared_terminal, fresh_copy
 
 __all__ = [
-    "SUCCESS_KEYS", "GoalConventions", "SuccessSignal", "conventions_of", "declared_conventions",
-    "info_columns",
-    "probe_conventions",
+    "SUCCESS_KEYS", "SUCCESS_SOURCES", "GoalConventions", "InfoSuccessKey", "SuccessKey",
+    "SuccessSignal", "conventions_of", "declared_conventions", "info_columns", "probe_conventions",
 ]  # fmt: skip
 
-SUCCESS_KEYS = ("is_success", "success")
+InfoSuccessKey = Literal["is_success", "success"]
+"""An info key that reports success."""
+
+SuccessKey = Literal[InfoSuccessKey, "compute_reward"]
+"""Where success is read: an info key, or ``compute_reward`` giving a reached goal's reward."""
+
+SUCCESS_KEYS: tuple[str, ...] = get_args(InfoSuccessKey)
 """Info keys that report success, in the order they are looked for."""
+
+SUCCESS_SOURCES: tuple[str, ...] = get_args(SuccessKey)
+"""Every value of :data:`SuccessKey`."""
 
 MAX_SPARSE_VALUES = 8
 """A reward with at most this many distinct values in the probe counts as sparse (bounded)."""
@@ -130,8 +138,8 @@ class SuccessSignal:
     ) -> None:
         if key == "compute_reward" and (reward_fn is None or success_reward is None):
             raise ValueError("success_key 'compute_reward' needs a sparse reward (success_reward)")
-        if key is not None and key not in (*SUCCESS_KEYS, "compute_reward"):
-            known = ", ".join(repr(k) for k in (*SUCCESS_KEYS, "compute_reward"))
+        if key is not None and key not in SUCCESS_SOURCES:
+            known = ", ".join(repr(k) for k in SUCCESS_SOURCES)
             raise ValueError(f"success_key must be one of {known} or None, got {key!r}")
         self.key = key
         self.reward_fn = reward_fn

@@ -2,12 +2,12 @@
 :mod:`~herkit.config.train`), the agents' (:mod:`~herkit.config.agents`), the per-env presets
 (:mod:`~herkit.config.presets`), which settings change learning
 (:mod:`~herkit.config.learning`), and a
-run's settings made for an env or read back from its directory (:mod:`~herkit.config.run`).
+run's settings made for an env as ``herkit train`` makes them (:mod:`~herkit.config.run`).
 Each config is a frozen dataclass whose field docstrings are the command line's help.
 """
 
 from herkit.config.agents import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
-from herkit.config.run import config_for, load_run_config
+from herkit.config.run import config_for
 from herkit.config.train import TrainConfig, preset_config
 
 __all__ = [
@@ -17,6 +17,5 @@ __all__ = [
     "SACConfig",
     "TrainConfig",
     "config_for",
-    "load_run_config",
     "preset_config",
 ]

@@ -1,38 +1,16 @@
-"""A run's settings made for an env as ``herkit train`` makes them (:func:`config_for`), and
-read back from a run directory (:func:`load_run_config`)."""
+"""A run's settings made for an env as ``herkit train`` makes them (:func:`config_for`); read
+back from a run directory by :func:`herkit.rundir.settings.load_run_config`."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from herkit.config.agents import Algo
-from herkit.config.train import TrainConfig, config_from_dict, preset_config
-from herkit.rundir.paths import RunPaths
+from herkit.config.train import TrainConfig, preset_config
 
-__all__ = ["config_for", "load_run_config"]
-
-
-def load_run_config(run_dir: str | Path) -> TrainConfig:
-    """The TrainConfig a run was started with (from ``RUN/config.json``).
-
-    Raises ValueError naming the file when it is missing, not JSON, or not a config.
-    """
-    path = RunPaths(run_dir).config
-    if not path.is_file():
-        raise ValueError(f"run directory {str(run_dir)!r} has no config.json")
-    try:
-        values = json.loads(path.read_text())
-        if not isinstance(values, dict):
-            raise ValueError(f"expected a JSON object, got {type(values).__name__}")
-        values.pop("conventions", None)
-        values.pop("machine", None)
-        return config_from_dict(values)
-    except (ValueError, TypeError) as error:
-        raise ValueError(f"{path} is not a valid herkit config ({error})") from None
+__all__ = ["config_for"]
 
 
 def config_for(env_id: str, **changes: Any) -> TrainConfig:

@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from herkit.buffer.checks import check_bool, check_float, check_int, is_number
+from herkit.buffer.conventions import SuccessKey
 from herkit.buffer.settings import HerSettings, RelabelMode
 from herkit.buffer.strategies import StrategyName
 from herkit.config.agents import (
@@ -146,7 +147,7 @@ class TrainConfig:
     reward_range: tuple[float, float] | None = None
     """Smallest and largest reward; Q targets are clipped to the returns they imply. None:
     probed from the env's compute_reward (no clipping where the reward is not bounded)."""
-    success_key: Literal["is_success", "success", "compute_reward"] | None = None
+    success_key: SuccessKey | None = None
     """Where success is read: info["is_success"], info["success"], or compute_reward giving
     the reward of a reached goal; None: from the env."""
     success_threshold: float | None = None

@@ -20,10 +20,9 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["GOAL_KEYS", "GoalEnv", "GoalObs", "goal_observation_space"]
+from herkit.buffer.goal_env import GOAL_KEYS
 
-GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
-"""The keys of a goal env's observation ``Dict``."""
+__all__ = ["GOAL_KEYS", "GoalEnv", "GoalObs", "goal_observation_space"]
 
 GoalObs = dict[str, NDArray[np.float32]]
 """A goal env's observation: ``observation``, ``achieved_goal`` and ``desired_goal`` arrays."""

@@ -5,7 +5,7 @@ loading a trained policy (:mod:`herkit.training.policy`) all rebuild a run from 
 pieces, so they live here, below all three: this module imports none of them.
 
 - :func:`write_run_config` writes ``RUN/config.json`` (read by
-  :func:`herkit.config.run.load_run_config`).
+  :func:`herkit.rundir.settings.load_run_config`).
 - :func:`resolve_conventions` asks the env how it scores and fills the config's open
   settings from that (:mod:`herkit.buffer.conventions`).
 - :func:`make_vector_env` makes a run's envs (in worker processes or in this one, as

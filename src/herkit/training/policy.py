@@ -26,10 +26,10 @@ import numpy as np
 import torch
 
 from herkit.agents import GoalAgent
-from herkit.config.run import load_run_config
 from herkit.config.train import TrainConfig
 from herkit.envs import make_goal_env
 from herkit.rundir.checkpoint import load_agent_state
+from herkit.rundir.settings import load_run_config
 from herkit.training.build import make_run_agent
 
 __all__ = ["Policy", "load_policy", "make_run_agent"]

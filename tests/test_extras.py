@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from herkit.buffer.batch import TORCH_MISSING
 from herkit.extras import extra_of, needs_extra
 
 
@@ -126,6 +127,8 @@ def test_batch_to_torch_without_torch_names_the_extra() -> None:
     assert done.stdout.strip() == (
         "Batch.to_torch needs torch, from herkit's train extra: pip install 'herkit[train]' torch"
     ), done.stderr
+    missing = ModuleNotFoundError("No module named 'torch'", name="torch")
+    assert TORCH_MISSING == needs_extra(missing, "Batch.to_torch")  # the buffer's own words
 
 
 def test_a_mistyped_fetch_id_without_the_robotics_extra_says_it_is_unknown() -> None:

@@ -7,6 +7,12 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["TORCH_MISSING", "Batch"]
+
+TORCH_MISSING = "Batch.to_torch needs torch, from herkit's train extra: pip install 'herkit[train]'"
+"""What :meth:`Batch.to_torch` says without torch (the buffer imports nothing of herkit
+outside it, so these are :func:`herkit.extras.needs_extra`'s words, written out)."""
+
 
 @dataclass(frozen=True)
 class Batch:
@@ -56,11 +62,7 @@ class Batch:
         try:
             import torch
         except ModuleNotFoundError as error:
-            from herkit.extras import needs_extra
-
-            raise ModuleNotFoundError(
-                needs_extra(error, "Batch.to_torch"), name=error.name
-            ) from None
+            raise ModuleNotFoundError(TORCH_MISSING, name=error.name) from None
 
         def convert(value: Any) -> Any:
             if value is None:

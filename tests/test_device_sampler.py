@@ -229,13 +229,13 @@ def test_a_run_that_draws_on_the_device_trains(
     monkeypatch.setattr(DeviceSampler, "prepare", counted)
     monkeypatch.setattr(herkit.training.learner, "draws_on_device", lambda agent, buffer: True)
     config = quiet(
-        env_id="herkit/PointReach-v0", algo="td3", steps=1_500, warmup_steps=200,
-        eval_every=500, buffer_device="device", out=str(tmp_path / "run"), update_mode="eager",
+        env_id="herkit/PointReach-v0", algo="td3", steps=600, warmup_steps=200,
+        eval_every=300, buffer_device="device", out=str(tmp_path / "run"), update_mode="eager",
     )  # fmt: skip
     summary = train(config)
-    assert len(prepared) == summary["updates"] > 1000
+    assert len(prepared) == summary["updates"] >= 300
     rows = RunPaths(tmp_path / "run").updates.read_text().splitlines()
-    assert len(rows) > 20 and "critic_loss" in rows[0]
+    assert len(rows) > 5 and "critic_loss" in rows[0]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")

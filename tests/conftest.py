@@ -57,6 +57,16 @@ def pytest_terminal_summary(
         )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def sb3_logs_in_the_session_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """SB3 makes a folder ``SB3-<time>`` in the system's temp directory for every model
+    without a log folder; ``SB3_LOGDIR`` (read by SB3, inherited by subprocesses) puts
+    them all in one folder of this session's, removed with it."""
+    import os
+
+    os.environ.setdefault("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
+
+
 @pytest.fixture(scope="session")
 def train_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
     """``train_once(**changes)``: the directory of a real, tiny `herkit train` run of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from herkit import Batch, HerReplayBuffer
@@ -48,6 +48,9 @@ def check_batch(
     for u in np.unique(uid):
         assert run.sampleable(int(u), closed_only), f"sampled dropped/open episode {u}"
         assert run.episodes[int(u)].env == env[uid == u][0]
+    # Nothing that may be sampled is left out (no episode dropped before it is overwritten).
+    whole = [ep.length for u, ep in run.episodes.items() if run.sampleable(u, closed_only)]
+    assert len(run.buffer) == sum(whole)
     # The reward is recomputed for the goal actually used.
     expected_reward = -np.any(batch.goal != batch.next_achieved_goal, axis=1).astype(np.float32)
     np.testing.assert_array_equal(batch.reward, expected_reward)
@@ -120,6 +123,24 @@ def test_goals_come_from_the_right_episode_and_steps(
         check_batch(run, strategy, relabel)
 
 
+@pytest.mark.parametrize("prioritized", [False, True])
+@pytest.mark.parametrize("relabel", ["sample", "store"])
+def test_long_episodes_beside_one_step_ones_stay_until_overwritten(
+    relabel: str, prioritized: bool
+) -> None:
+    """Two envs end an episode at every step, so episode ids are given again while the
+    third env's overwritten slots still name the ids of its dropped episodes: those must
+    drop nothing more (a whole episode was lost), nor bring a dropped one back."""
+    buffer = make_buffer(48, 3, None, strategy="future", relabel=relabel, prioritized=prioritized)
+    run = TaggedRun(buffer)
+    for _ in range(6):
+        run.feed([[1], [12], [1]])
+        check_batch(run, "future", relabel)
+        if prioritized:
+            batch = buffer.sample(64)
+            buffer.update_priorities(batch.indices, np.random.default_rng(0).random(64))
+
+
 @settings(max_examples=20, deadline=None)
 @given(
     strategy=st.sampled_from(["future", "final", "episode", "random"]),
@@ -128,6 +149,9 @@ def test_goals_come_from_the_right_episode_and_steps(
     seed=st.integers(0, 2**16),
     device=st.sampled_from(DEVICES),
 )
+# one env's long episodes beside two envs' one-step ones: episode ids are given again
+# while the long episodes' overwritten slots still name them
+@example(strategy="future", n_envs=3, lengths=[[1], [8, 1, 1, 1, 6], [1]], seed=0, device=None)
 def test_prioritized_sampling_obeys_the_same_rules(
     strategy: str, n_envs: int, lengths: list[list[int]], seed: int, device: str | None
 ) -> None:

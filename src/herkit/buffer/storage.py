@@ -8,7 +8,10 @@ runs of rows in that column (modulo ``rows``). Rows are also counted absolutely
 
 Episodes live in a table indexed by episode id: start row (absolute) and length (0 while
 the episode is open; its length is then ``rows_written - start``). A table of
-``capacity + n_envs + 1`` ids is never reused while an episode that holds a slot lives.
+``capacity + n_envs + 1`` ids is never reused while an episode that holds a slot lives
+(at most ``n_envs`` ids are given per row, and a live episode started less than ``rows``
+rows ago); the slots of an episode dropped earlier may still name its id after it was given
+to a newer episode, whose start then lies after the slot's row.
 
 Wrap-around: overwriting the first row of an old episode drops the whole episode. For
 each env, the rows that may be sampled are ``[valid_from[env], end)``: ``valid_from``
@@ -118,7 +121,10 @@ class EpisodeStorage:
 
     def _drop_overwritten(self, block: slice) -> np.ndarray:
         old = self.episode_of[block]
-        old_end = self.episode_start[old] + self.episode_length[old]
+        overwritten = self.rows_written - self.rows  # the absolute row the block held
+        # an id given since to a newer episode: the slot's episode was dropped before
+        named_right = self.episode_start[old] <= overwritten
+        old_end = np.where(named_right, self.episode_start[old] + self.episode_length[old], 0)
         new_from = np.maximum(self.valid_from, old_end)
         first_kept = self.rows_written - self.rows + 1
         lo = np.maximum(self.valid_from, first_kept)

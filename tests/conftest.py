@@ -29,6 +29,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow(reason): in the full tier only (python -m pytest --full); says why"
     )
+    # The tests' networks are small: one thread is faster than torch's default of one per
+    # core, several times so on a busy machine (a training run sets its own threads).
+    try:
+        import torch
+    except ModuleNotFoundError:
+        return
+    torch.set_num_threads(1)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -112,6 +112,7 @@ def test_her_learns_one_fixed_goal_because_relabelled_goals_are_normalised(
     assert unfixed["success_rate"] <= 0.1, unfixed
 
 
+@pytest.mark.slow("learning runs: 5-bit flipping to a success target, twice")
 def test_target_success_stops_when_evaluations_in_a_row_reach_it(tmp_path: Path) -> None:
     """The run stops at the first evaluation where the mean of the last 3 reaches the
     target (as progress.csv shows), not at one lucky evaluation; summary.json says so."""

@@ -27,7 +27,7 @@ import torch
 
 from herkit import Batch
 from herkit.agents import make_agent
-from herkit.config.train import DDPGConfig, preset_config
+from herkit.config import DDPGConfig, preset_config
 from herkit.rundir.logs import read_progress
 from herkit.training.loop import train
 

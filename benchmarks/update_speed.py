@@ -33,7 +33,7 @@ import inspect, json, sys, time
 import gymnasium, numpy as np, torch
 from herkit import HerReplayBuffer
 from herkit.agents import make_agent
-from herkit.config.train import DDPGConfig
+from herkit.config import DDPGConfig
 from herkit.bench import fetch_reward
 
 hidden, layer_norm, batch, precision, seconds = json.loads(sys.argv[1])

@@ -24,8 +24,8 @@ from herkit.agents import (
     make_agent,
 )
 from herkit.agents.base import ValueScale
+from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
 from herkit.config.agents import ALGOS
-from herkit.config.train import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
 
 OBS_DIM, GOAL_DIM, ACT_DIM, N_ACTIONS = 6, 3, 2, 4
 LOW = np.array([-1.0, 0.0], np.float32)

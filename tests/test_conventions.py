@@ -22,7 +22,7 @@ import pytest
 from herkit.agents import make_agent
 from herkit.buffer import conventions as conventions_module
 from herkit.buffer.conventions import GoalConventions, SuccessSignal, probe_conventions
-from herkit.config.train import DQNConfig, TrainConfig, preset_config
+from herkit.config import DQNConfig, TrainConfig, preset_config
 from herkit.envs import HERKIT_IDS, make_goal_env
 from herkit.envs.point_reach import PointReachEnv
 from herkit.rundir.paths import RunPaths

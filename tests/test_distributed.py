@@ -24,7 +24,7 @@ import torch.multiprocessing as mp
 import herkit
 from herkit import Batch
 from herkit.agents import make_agent
-from herkit.config.train import DDPGConfig, DQNConfig
+from herkit.config import DDPGConfig, DQNConfig
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
 from runs import QUICK, herkit_command

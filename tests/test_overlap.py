@@ -17,7 +17,7 @@ import pytest
 from ledger import ends_terminated, episode_length
 
 from herkit.buffer.her import HerReplayBuffer
-from herkit.config.train import DDPGConfig, TrainConfig
+from herkit.config import DDPGConfig, TrainConfig
 from herkit.rundir.checkpoint import load_checkpoint
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths

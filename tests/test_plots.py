@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from herkit.cli import main
-from herkit.config.train import DDPGConfig, DQNConfig, TrainConfig
-from herkit.presentation.plots import aggregate_runs, figure, moving_average, plot_runs
+from herkit.config import DDPGConfig, DQNConfig, TrainConfig
+from herkit.presentation.groups import aggregate_runs, moving_average
+from herkit.presentation.plots import figure, plot_runs
 from herkit.rundir.logs import RunLogger, read_progress
 from herkit.rundir.paths import RunPaths
 

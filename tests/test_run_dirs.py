@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from herkit.config.train import DQNConfig, preset_config
+from herkit.config import DQNConfig, preset_config
 from herkit.rundir.directory import LOCK_NAME, RunDirInUse, RunDirLock
 from herkit.rundir.paths import RunPaths
 from runs import QUICK, herkit, start_until

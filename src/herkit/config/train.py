@@ -42,10 +42,6 @@ from herkit.config.learning import learning_differences
 from herkit.config.presets import preset_values
 
 __all__ = [
-    "DDPGConfig",
-    "DQNConfig",
-    "OffPolicyConfig",
-    "SACConfig",
     "TrainConfig",
     "config_from_dict",
     "default_run_name",

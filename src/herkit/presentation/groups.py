@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -45,7 +45,7 @@ __all__ = [
 
 XAxis = Literal["env_steps", "wall_s"]
 """The ``x`` choices as a type."""
-X_AXES: tuple[XAxis, ...] = ("env_steps", "wall_s")
+X_AXES: tuple[XAxis, ...] = get_args(XAxis)
 """Columns of ``progress.csv`` that can be the x axis."""
 SUCCESS = "success_rate"
 """The evaluation success rate, the first panel."""

@@ -4,9 +4,9 @@
 :func:`~herkit.presentation.groups.aggregate_runs` (seeds of one setting become one group), then
 :func:`draw_groups` draws each group as one line, the mean over its seeds with a shaded
 band (min to max over the seeds, or the mean +- its standard error), in the success-rate
-panel and one panel per loss, and it can write the numbers as JSON. The grouping names
-(:class:`Curve`, :class:`Group`, :func:`aggregate_runs`, ...) live in
-:mod:`herkit.presentation.groups` and are re-exported here.
+panel and one panel per loss, and it can write the numbers as JSON. The grouping
+(:class:`~herkit.presentation.groups.Curve`, :class:`~herkit.presentation.groups.Group`)
+is :mod:`herkit.presentation.groups`'.
 """
 
 from __future__ import annotations
@@ -15,44 +15,25 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from herkit.presentation.groups import (
-    IGNORED_SETTINGS,
     SUCCESS,
-    X_AXES,
-    Curve,
     Group,
     XAxis,
     aggregate_runs,
     check_options,
     groups_to_json,
-    moving_average,
 )
 from herkit.runtime.files import naming, write_with
 
-__all__ = [
-    "BANDS",
-    "IGNORED_SETTINGS",
-    "SUCCESS",
-    "X_AXES",
-    "Band",
-    "Curve",
-    "Group",
-    "XAxis",
-    "aggregate_runs",
-    "draw_groups",
-    "figure",
-    "groups_to_json",
-    "moving_average",
-    "plot_runs",
-]
+__all__ = ["BANDS", "Band", "draw_groups", "figure", "plot_runs"]
 
 Band = Literal["minmax", "sem"]
 """The ``band`` choices as a type."""
-BANDS: tuple[Band, ...] = ("minmax", "sem")
+BANDS: tuple[Band, ...] = get_args(Band)
 """Shaded bands: min to max over the seeds, or mean +- standard error of the mean."""
 
 

@@ -6,6 +6,8 @@ of precision and mode made by timing and kept."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import math
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +22,7 @@ from herkit.agents import Normalizer, make_agent
 from herkit.agents.runners import UPDATE_MODES, check_update_mode
 from herkit.agents.update_log import UpdateLog
 from herkit.config.agents import ALGOS
+from herkit.runtime.distributed import Context
 from herkit.training.update_plan import AUTO_BF16_SPEEDUP, UpdatePlan, choose_update
 from test_agents import GOAL_DIM, OBS_DIM, agent_for, host, parameters, random_batch, space
 
@@ -308,6 +311,69 @@ def test_given_choices_are_kept_without_timing(monkeypatch: pytest.MonkeyPatch) 
     chosen = choose_update(agent, spaces(), space("sac"), 64, precision="bf16", mode="eager")
     assert chosen == UpdatePlan("bf16", "eager")
     assert (agent.precision, agent.update_mode) == ("bf16", "eager")
+
+
+@dataclasses.dataclass(frozen=True)
+class TwoRanks(Context):
+    """Rank 0 of two whose twin sums what it does (``other``: the twin's values by
+    collective, counted from 0, where they differ), recording each collective."""
+
+    rank: int = 0
+    world_size: int = 2
+    other: dict[int, float] = dataclasses.field(default_factory=dict)
+    calls: list[str] = dataclasses.field(default_factory=list)
+
+    def all_sum(self, values: np.ndarray) -> np.ndarray:
+        twin = self.other.get(len(self.calls))
+        self.calls.append("all_sum")
+        return np.asarray(values, np.float64) + (values if twin is None else twin)
+
+    def average_gradients(self, params: Any) -> None:
+        self.calls.append("average_gradients")
+
+    def broadcast_parameters(self, modules: Any) -> None:
+        self.calls.append("broadcast")
+
+
+def test_ranks_time_their_updates_alone_and_agree_by_one_mean_per_timing() -> None:
+    """How many updates fit a timing follows each rank's clock: a collective inside a
+    timing would cross the ranks' messages (gloo aborts). Each timing is averaged once."""
+    context = TwoRanks()
+    agent = agent_for("ddpg")
+    agent.join(context, exploration_seed=1)
+    chosen = choose_update(agent, spaces(), space("ddpg"), 32, expected_updates=10,
+                           distributed=True, mean=context.mean)  # fmt: skip
+    assert context.calls == ["broadcast", *["all_sum"] * len(chosen.timings_ms)]
+    assert agent.dist is context
+    agent.update(random_batch("ddpg", 32))
+    assert context.calls[-1] == "average_gradients"  # joined again after the timing
+
+
+def test_a_mode_that_fails_on_another_rank_is_left_out_on_every_rank(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import herkit.training.update_plan as plan
+
+    monkeypatch.setattr(plan, "fast_bf16", lambda device: False)
+    monkeypatch.setattr(plan, "mode_available", lambda mode, device: "captured" not in mode)
+    monkeypatch.setattr(plan, "time_update", lambda *args, **kwargs: 2.0)
+    context = TwoRanks(other={1: math.inf})  # the twin's compiled timing failed
+    chosen = choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 32, expected_updates=1e9,
+                           distributed=True, mean=context.mean)  # fmt: skip
+    assert chosen.mode == "eager" and chosen.timings_ms == {"fp32 eager": 2.0}
+    assert "fp32 compiled failed on another rank" in chosen.notes[0]
+
+    def fails(agent: Any, batch: Any, precision: str, mode: str) -> float:
+        if mode != "eager":
+            raise RuntimeError("cannot compile here")
+        return 2.0
+
+    monkeypatch.setattr(plan, "time_update", fails)
+    context = TwoRanks()  # the twin succeeds: it learns of this failure by the mean
+    chosen = choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 32, expected_updates=1e9,
+                           distributed=True, mean=context.mean)  # fmt: skip
+    assert chosen.mode == "eager" and "cannot compile here" in chosen.notes[0]
+    assert context.calls == ["all_sum", "all_sum"]  # the failed timing's mean is still made
 
 
 def test_a_real_timing_of_eager_updates_on_the_cpu() -> None:

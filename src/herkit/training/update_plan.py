@@ -10,12 +10,19 @@ costs tens of seconds (:data:`COMPILE_SECONDS`), so the compiled modes are timed
 where that is at most :data:`COMPILE_SHARE` of the run's expected update time. The choice
 and its timings are recorded in the run's ``config.json``; ``--resume`` and a rerun that
 names them reuse it, so a timing that flips cannot make one seed give two results.
+
+With several ranks each rank times its own updates alone (no gradient all-reduce: how
+many updates fit the timing's seconds follows each rank's clock, and unequal counts of
+collectives would cross the ranks' messages) and the timings are averaged over ranks, so
+every rank makes the same choice; a mode that fails on any rank is left out on all.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +31,7 @@ import torch
 
 from herkit.agents.runners import UPDATE_MODES, mode_available
 from herkit.buffer.batch import Batch
+from herkit.runtime.distributed import Context
 from herkit.runtime.precision import fast_bf16, synthetic_batch
 
 __all__ = [
@@ -129,12 +137,13 @@ def choose_update(
         return UpdatePlan(precisions[0], modes[0])
     batch = synthetic_batch(observation_space, action_space, batch_size)
     saved = agent.state_dict()
-    agent.update_normalizer(batch.observation, batch.goal)
-    if on_device:
-        batch = batch.to_torch(device)
     timings: dict[str, float] = {}
     notes: list[str] = []
     try:
+        with _alone(agent):
+            agent.update_normalizer(batch.observation, batch.goal)
+        if on_device:
+            batch = batch.to_torch(device)
         for each in precisions:
             timings[f"{each} eager"] = _timed(agent, batch, each, "eager", mean)
         eager_s = min(timings.values()) / 1000 * expected_updates
@@ -169,8 +178,31 @@ def choose_update(
 def _timed(
     agent: Any, batch: Batch, precision: str, mode: str, mean: Callable[[float], float] | None
 ) -> float:
-    ms = time_update(agent, batch, precision, mode)
-    return round(mean(ms) if mean is not None else ms, 4)
+    """:func:`time_update` on this rank alone, averaged over ranks by ``mean``; raises on
+    every rank where it failed on any (each rank calls ``mean`` once, failed or not)."""
+    try:
+        with _alone(agent):
+            ms = time_update(agent, batch, precision, mode)
+    except Exception:
+        if mean is not None:
+            mean(math.inf)  # the other ranks learn that it failed here
+        raise
+    if mean is not None:
+        ms = mean(ms)
+        if math.isinf(ms):
+            raise RuntimeError(f"{precision} {mode} failed on another rank")
+    return round(ms, 4)
+
+
+@contextmanager
+def _alone(agent: Any) -> Iterator[None]:
+    """``agent`` as if in one process (no collective) within the block."""
+    joined = agent.dist
+    agent.dist = Context()
+    try:
+        yield
+    finally:
+        agent.dist = joined
 
 
 def _pick(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 import tempfile
@@ -70,9 +71,11 @@ def add_run(path: Path, key: str, run: dict[str, Any], machine: dict[str, Any]) 
     """Write ``run`` into the record file ``path`` under ``runs[key]``, keeping every other
     run as the file holds it now (another job may have added or re-run some meanwhile);
     return all the runs."""
-    record = json.loads(path.read_text()) if path.exists() else {}
-    runs = record.get("runs", {}) | {key: run}
-    path.write_text(json.dumps(record | {"machine": machine, "runs": runs}, indent=1))
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two jobs ending at once: both runs kept
+        record = json.loads(path.read_text()) if path.exists() else {}
+        runs = record.get("runs", {}) | {key: run}
+        path.write_text(json.dumps(record | {"machine": machine, "runs": runs}, indent=1))
     return runs
 
 

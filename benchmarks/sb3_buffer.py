@@ -35,6 +35,7 @@ the env's success field at an episode's end), in the wall time. The time spent i
     python benchmarks/sb3_buffer.py --same-data               # what each buffer samples
     python benchmarks/sb3_buffer.py --tasks fetchreach-td3 --buffers herkit-finished
     python benchmarks/sb3_buffer.py --tasks bitflip --buffers herkit herkit-n3  # n-step
+    python benchmarks/sb3_buffer.py --tasks parking --buffers herkit-computed --seeds 0 1
     python benchmarks/sb3_buffer.py --paired sb3 herkit      # differences, 95 % intervals
 
 Needs stable-baselines3 (``bash install.sh sb3``), gymnasium-robotics for FetchReach and
@@ -81,11 +82,13 @@ TASKS: dict[str, dict[str, Any]] = {
 DEFAULT_TASKS = ("bitflip", "pointreach", "fetchreach", "fetchreach-td3", "pointmaze")
 BUFFERS = ("sb3", "herkit")
 """The pair each seed runs by default."""
-VARIANTS = ("herkit-finished", "herkit-n3", "herkit-terminal")
+VARIANTS = ("herkit-finished", "herkit-n3", "herkit-terminal", "herkit-computed")
 """Other buffers ``--buffers`` can name: herkit.sb3 sampling finished episodes only (an
-experiment), with 3-step returns (``n_steps=3, gamma=0.98``), and with
+experiment), with 3-step returns (``n_steps=3, gamma=0.98``), with
 ``terminal_on_success=True`` (what ``herkit train`` learns of an env that ends its episodes
-on success without declaring it, such as parking)."""
+on success without declaring it, such as parking), and storing ``compute_reward`` in place
+of the env's step reward (an experiment: SB3's buffer's rewards, without the terms
+``compute_reward`` lacks, such as parking's crash penalty)."""
 
 
 def finished_episodes_only() -> type:
@@ -105,6 +108,23 @@ def finished_episodes_only() -> type:
     return FinishedEpisodesOnly
 
 
+def computed_rewards_only() -> type:
+    """An experiment, not a herkit setting: herkit.sb3's buffer storing the env's
+    ``compute_reward`` as each step's reward, as SB3's buffer hands every sample (herkit
+    keeps the env's own step reward and the terms ``compute_reward`` lacks)."""
+    from herkit import sb3
+
+    class ComputedRewardsOnly(sb3.HerReplayBuffer):
+        def add(self, obs: Any, next_obs: Any, action: Any, reward: Any, done: Any,
+                infos: Any) -> None:  # fmt: skip
+            computed = self._compute_reward(
+                np.asarray(next_obs["achieved_goal"]), np.asarray(next_obs["desired_goal"]), {}
+            )
+            super().add(obs, next_obs, action, computed, done, infos)
+
+    return ComputedRewardsOnly
+
+
 def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
     """The SB3 model of ``task`` with SB3's or herkit's HER buffer."""
     import stable_baselines3
@@ -116,6 +136,8 @@ def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
     buffer_class = {"sb3": stable_baselines3.HerReplayBuffer}.get(buffer, sb3.HerReplayBuffer)
     if buffer == "herkit-finished":
         buffer_class = finished_episodes_only()
+    if buffer == "herkit-computed":
+        buffer_class = computed_rewards_only()
     her: dict[str, Any] = {"n_sampled_goal": 4, "goal_selection_strategy": "future"}
     if buffer == "herkit-n3":
         her |= {"n_steps": 3, "gamma": 0.98}

@@ -33,7 +33,7 @@ from herkit.agents.inputs import AgentInputs, TorchBatch
 from herkit.agents.networks import MLP
 from herkit.agents.normalizer import Normalizer
 from herkit.agents.protocol import Agent
-from herkit.agents.stepping import Draw, Stepper
+from herkit.agents.stepping import Draw, Reprioritize, Stepper
 from herkit.agents.update_log import UpdateLog
 from herkit.agents.updates import ValueScale, adam, frozen, return_bounds, weighted_mean
 from herkit.buffer.batch import Batch
@@ -249,11 +249,14 @@ class GoalAgent(ABC):
         """
         return self.stepper.update(batch, count_goals)
 
-    def attach_sampler(self, draw: Draw, batch_size: int) -> None:
+    def attach_sampler(
+        self, draw: Draw, batch_size: int, reprioritize: Reprioritize | None = None
+    ) -> None:
         """Let :meth:`update_drawn` draw its batches of ``batch_size`` with ``draw(batch_size,
         generator, **flags)`` (e.g. :meth:`herkit.buffer.device_sampler.DeviceSampler.draw`),
-        from the agent's torch generator."""
-        self.stepper.attach(draw, batch_size)
+        from the agent's torch generator; where it draws by priority, ``reprioritize(leaves,
+        td_abs)`` sets the drawn leaves' priorities after each update, on the device."""
+        self.stepper.attach(draw, batch_size, reprioritize)
 
     def update_drawn(
         self, flags: dict[str, Any], count_goals: bool = False

@@ -52,8 +52,9 @@ class Agent(Protocol):
         """How updates run (eager, compiled, captured, compiled-captured)."""
         ...
 
-    def attach_sampler(self, draw: Any, batch_size: int) -> None:
-        """Let :meth:`update_drawn` draw its batches on the device with ``draw``."""
+    def attach_sampler(self, draw: Any, batch_size: int, reprioritize: Any = None) -> None:
+        """Let :meth:`update_drawn` draw its batches on the device with ``draw`` (and set
+        the priorities of what it drew with ``reprioritize``)."""
         ...
 
     def update_drawn(

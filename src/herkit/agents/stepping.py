@@ -28,11 +28,16 @@ from herkit.buffer.batch import Batch
 from herkit.config.agents import UpdateMode
 from herkit.runtime.distributed import Context
 
-__all__ = ["Draw", "SteppedAgent", "Stepper"]
+__all__ = ["Draw", "Reprioritize", "SteppedAgent", "Stepper"]
 
 Draw = Callable[..., tuple[torch.Tensor, ...]]
 """``draw(batch_size, generator, **flags)``: ``(observation, next_observation, goal,
-action, reward, terminated)`` tensors on the device, device work only."""
+action, reward, terminated)`` tensors on the device, device work only; drawn by priority,
+followed by the importance ``weights`` and the drawn ``leaves``."""
+
+Reprioritize = Callable[[torch.Tensor, torch.Tensor], None]
+"""``reprioritize(leaves, td_abs)``: give the drawn leaves their new priorities on the
+device, device work only."""
 
 StepOutput = tuple[torch.Tensor, torch.Tensor, tuple[str, ...]]
 
@@ -74,6 +79,7 @@ class Stepper:
         self.keep_log = False
         self.draw: Draw | None = None
         self.draw_size = 0
+        self.reprioritize: Reprioritize | None = None
         self._column = {name: i for i, name in enumerate(agent.METRICS)}
         self._zero = torch.zeros((), device=agent.device)
         self._runners = self._make_runners()
@@ -102,9 +108,10 @@ class Stepper:
         for runner in self._runners.values():
             runner.reset()
 
-    def attach(self, draw: Draw, batch_size: int) -> None:
-        """Let :meth:`update_drawn` draw batches of ``batch_size`` with ``draw``."""
-        self.draw, self.draw_size = draw, batch_size
+    def attach(self, draw: Draw, batch_size: int, reprioritize: Reprioritize | None = None) -> None:
+        """Let :meth:`update_drawn` draw batches of ``batch_size`` with ``draw`` (by
+        priority: then ``reprioritize`` after each update)."""
+        self.draw, self.draw_size, self.reprioritize = draw, batch_size, reprioritize
         self._runners["drawn"].reset()
 
     # -- entry points -------------------------------------------------------------------
@@ -184,7 +191,13 @@ class Stepper:
         update in one step."""
         assert self.draw is not None
         drawn = self.draw(self.draw_size, self.agent.generator, **flags)
-        return self._raw_step(*drawn, None, None, actor_step=actor_step, count_goals=count_goals)
+        weights = drawn[6] if len(drawn) > 6 else None
+        output = self._raw_step(
+            *drawn[:6], None, weights, actor_step=actor_step, count_goals=count_goals
+        )
+        if self.reprioritize is not None:
+            self.reprioritize(drawn[7], output[1])
+        return output
 
     def _make_capturable(self) -> None:
         """Let the optimisers step inside a CUDA graph (their step counts on the device)."""

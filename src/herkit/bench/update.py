@@ -190,7 +190,7 @@ def _drawn_step(agent: Any, buffer: HerReplayBuffer, batch_size: int) -> Callabl
     from herkit.buffer.device_sampler import DeviceSampler
 
     sampler = DeviceSampler(buffer)
-    agent.attach_sampler(sampler.draw, batch_size)
+    agent.attach_sampler(sampler.draw, batch_size, sampler.reprioritize)
 
     def step() -> None:
         agent.update_drawn(sampler.prepare(), count_goals=True)

@@ -14,8 +14,12 @@ bookkeeping (a few rows and episodes per env step) to the device. :meth:`DeviceS
 then follows the buffer's rules exactly (see :mod:`herkit.buffer.her`: sample mode, the
 strategies and the goal mix, one-step returns, the env's reward terms and flags kept, the
 reached rule where episodes end on success) with other random numbers: its batches are
-samples of the same distribution, not the same batches. Prioritized replay, store-time
-relabelling and n-step returns sample on the host (:func:`unsupported` says why).
+samples of the same distribution, not the same batches. With prioritized replay the
+priorities live on the device too (:mod:`herkit.buffer.device_priority`): a draw takes
+slots by priority with their importance weights, and :meth:`DeviceSampler.reprioritize`
+sets the drawn slots' priorities after the update; :meth:`DeviceSampler.priorities_to_host`
+hands them to the host tree before the buffer is saved. Store-time relabelling and n-step
+returns sample on the host (:func:`unsupported` says why).
 
 This module imports torch: it is imported where a buffer on a device is trained from,
 never by :mod:`herkit.buffer` itself, whose core stays numpy.
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from herkit.buffer.device_priority import DevicePriorities
 from herkit.buffer.strategies import Strategy
 
 if TYPE_CHECKING:
@@ -42,8 +47,6 @@ def unsupported(buffer: HerReplayBuffer) -> str | None:
         return "its data is on the host"
     if buffer.torch_reward_fn is None:
         return "its reward has no torch form"
-    if buffer.settings.prioritized:
-        return "prioritized replay samples from a sum tree on the host"
     if buffer.settings.relabel != "sample":
         return "store-time relabelling"
     if buffer.settings.n_step > 1:
@@ -73,6 +76,10 @@ class DeviceSampler:
         self.rows_written = zeros(1)
         self.threshold = torch.zeros((), dtype=torch.float32, device=self.device)
         self._synced_rows: int | None = None  # rows of episode_of copied; None: none yet
+        self._valid_from = storage.valid_from.copy()  # the host's, at the last prepare
+        self.priorities = (
+            DevicePriorities(buffer.sampler, self.device) if buffer.settings.prioritized else None
+        )
         self._seen = -1
         self._flags: dict[str, Any] | None = None
 
@@ -92,15 +99,19 @@ class DeviceSampler:
             raise ValueError("cannot sample from an empty buffer: add transitions first")
         buffer.flush()
         changed = storage.take_changes()
-        if changed is None or self._synced_rows is None:  # everything: new, or restored
+        whole = changed is None or self._synced_rows is None  # new, or restored
+        if whole:
             self._synced_rows = None
             self.episode_start.copy_(self._upload(storage.episode_start))
             self.episode_length.copy_(self._upload(storage.episode_length))
-        elif len(changed):
+        elif changed is not None and len(changed):
             index = self._upload(changed)
             self.episode_start.index_copy_(0, index, self._upload(storage.episode_start[changed]))
             self.episode_length.index_copy_(0, index, self._upload(storage.episode_length[changed]))
-        self._sync_episode_of()
+        written = self._sync_episode_of()
+        if self.priorities is not None:
+            self._follow_priorities(None if whole else written)
+        self._valid_from = storage.valid_from.copy()
         self.valid_from.copy_(self._upload(storage.valid_from))
         self.rows_written.fill_(storage.rows_written)
         threshold = buffer.reached_threshold()
@@ -118,19 +129,55 @@ class DeviceSampler:
         }
         return self._flags
 
-    def _sync_episode_of(self) -> None:
+    def _sync_episode_of(self) -> np.ndarray | None:
+        """Copy the episodes of the slots written since the last call; returns those
+        slots (None: every slot copied)."""
         storage = self.storage
         done = storage.rows_written
-        start = 0 if self._synced_rows is None else self._synced_rows
-        if done - start >= storage.rows or self._synced_rows is None:
+        synced, self._synced_rows = self._synced_rows, done
+        if synced is None or done - synced >= storage.rows:
             self.episode_of.copy_(self._upload(storage.episode_of))
-        elif done > start:
-            rows = np.arange(start, done) % storage.rows
-            slots = (rows[:, None] * storage.n_envs + np.arange(storage.n_envs)).ravel()
+            return None
+        start = synced
+        rows = np.arange(start, done) % storage.rows
+        slots = (rows[:, None] * storage.n_envs + np.arange(storage.n_envs)).ravel()
+        if len(slots):
             self.episode_of.index_copy_(
                 0, self._upload(slots), self._upload(storage.episode_of[slots])
             )
-        self._synced_rows = done
+        return slots
+
+    def _follow_priorities(self, written: np.ndarray | None) -> None:
+        """Tell the device's priorities which slots may now be drawn and which no more:
+        the ``written`` ones and those of episodes dropped since the last prepare, live as
+        the host's tree says (None: take the host's tree whole)."""
+        assert self.priorities is not None
+        storage = self.storage
+        dropped = storage.valid_from - self._valid_from
+        if written is None or np.any((dropped < 0) | (dropped >= storage.rows)):
+            self.priorities.follow(None, None)
+            return
+        envs = np.repeat(np.arange(storage.n_envs), dropped)
+        offsets = np.arange(dropped.sum()) - np.repeat(np.cumsum(dropped) - dropped, dropped)
+        rows = np.repeat(self._valid_from, dropped) + offsets
+        slots = np.union1d(written, (rows % storage.rows) * storage.n_envs + envs)
+        if len(slots):
+            tree = self.buffer.sampler.tree
+            assert tree is not None
+            live = torch.from_numpy(tree.leaves[slots] > 0).to(self.device)
+            self.priorities.follow(self._upload(slots), live)
+
+    @property
+    def reprioritize(self) -> Any:
+        """``reprioritize(slots, td_abs)`` after an update on a draw by priority
+        (:meth:`DevicePriorities.reprioritize`), or None without prioritized replay."""
+        return None if self.priorities is None else self.priorities.reprioritize
+
+    def priorities_to_host(self) -> None:
+        """Copy the device's priorities to the host tree (see
+        :meth:`DevicePriorities.to_host`); nothing without prioritized replay."""
+        if self.priorities is not None:
+            self.priorities.to_host()
 
     @property
     def storage(self) -> Any:
@@ -155,11 +202,17 @@ class DeviceSampler:
         mix_warm: bool,
     ) -> tuple[torch.Tensor, ...]:
         """One batch as ``(observation, next_observation, goal, action, reward,
-        terminated)`` tensors: device work only, drawn from ``generator``. The flags are
-        what :meth:`prepare` returned."""
+        terminated)`` tensors, followed with prioritized replay by the importance weights
+        and the drawn slots: device work only, drawn from ``generator``. The flags are what
+        :meth:`prepare` returned."""
         buffer = self.buffer
         data = self.storage.data
-        slot, env = self._slots(batch_size, generator)
+        weights = None
+        if self.priorities is not None:
+            slot, weights = self.priorities.draw(batch_size, generator)
+            env = slot % self.storage.n_envs
+        else:
+            slot, env = self._slots(batch_size, generator)
         goal = data["desired_goal"][slot]
         next_achieved = data["next_achieved_goal"][slot]
         relabel = self._relabelled_goals(slot, env, goal, generator, mix_warm)
@@ -183,10 +236,11 @@ class DeviceSampler:
                     reached = goal_reward == fn(goal, goal, info).float()
                 other_end = terminal & ~data["success"][slot]
                 terminal = torch.where(relabelled, other_end | reached, terminal)
-        return (
+        batch = (
             data["observation"][slot], data["next_observation"][slot], goal,
             data["action"][slot], reward.float(), terminal.float(),
         )  # fmt: skip
+        return batch if weights is None else (*batch, weights, slot)
 
     def _slots(self, n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """``n`` sampleable slots, uniformly with replacement, and their envs."""

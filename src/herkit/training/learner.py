@@ -6,7 +6,8 @@ env steps are stored and runs them when the loop says so.
 runs every update owed: sample a batch, update the agent, refresh the priorities. Where
 updates are captured as CUDA graphs and the buffer lives on the GPU, the batch is drawn
 there within the captured update (:class:`~herkit.buffer.device_sampler.DeviceSampler`):
-sampling and the update are one graph replay.
+sampling and the update are one graph replay, and prioritized replay's priorities stay
+there too until :meth:`~Learner.settle` hands them to the buffer before a checkpoint.
 
 No update waits on the host: the agent keeps its metrics on its device, and
 :meth:`~Learner.read_metrics` reads them in one transfer once per row of ``updates.csv``
@@ -62,7 +63,7 @@ class Learner:
         self.agent.log_updates()
         if draws_on_device(self.agent, self.buffer):
             self.sampler = DeviceSampler(self.buffer)
-            self.agent.attach_sampler(self.sampler.draw, self.batch_size)
+            self.agent.attach_sampler(self.sampler.draw, self.batch_size, self.sampler.reprioritize)
 
     def owe_updates(self) -> None:
         """Owe ``updates_per_step`` updates per env step of this iteration, once updates
@@ -90,6 +91,13 @@ class Learner:
             state.owed_updates -= 1
             if state.updates % self.log_updates_every == 0:
                 self.read_metrics()
+
+    def settle(self) -> None:
+        """Bring to the host what the updates keep on the device, before a checkpoint:
+        the metrics (:meth:`read_metrics`) and the priorities of batches drawn there."""
+        self.read_metrics()
+        if self.sampler is not None:
+            self.sampler.priorities_to_host()
 
     def read_metrics(self) -> None:
         """Read the metrics of the updates since the last read from the agent (one

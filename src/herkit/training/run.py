@@ -112,7 +112,7 @@ class TrainingRun:
         state.wall_s = time.perf_counter() - self.started
         if not parts.agent.parameters_agree():
             raise DistributedError("the ranks' parameters have diverged")
-        self.learner.read_metrics()  # a diverged update stops the run before its weights
+        self.learner.settle()  # a diverged update stops the run before its weights
         self.outputs.records.write()  # first: rows cut short by a kill here go with it
         agent_state = {"agent": parts.agent.state_dict(), "torch_rng": torch.get_rng_state()}
         save_checkpoint(parts.run_dir, agent_state, parts.buffer, asdict(state), parts.context)

@@ -34,6 +34,7 @@ cat "$OUT/code.json"
 echo "== 1. device tests"
 timeout "$(share 100 450)" python3 -m pytest -q -x -p no:cacheprovider \
     tests/test_update_modes.py tests/test_device_buffer.py tests/test_her_relabel.py \
+    tests/test_device_sampler.py tests/test_device_priority.py \
     tests/test_policy.py 2>&1 | tee "$OUT/tests.log" | tail -15
 
 echo "== 2. herkit bench update"

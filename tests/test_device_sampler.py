@@ -247,8 +247,12 @@ def test_a_run_that_draws_on_the_device_trains(
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
 @pytest.mark.parametrize("algo", ["ddpg", "td3", "sac"])
-def test_a_captured_drawn_update_learns_what_the_eager_drawn_one_does(algo: str) -> None:
-    """Sampling and update in one graph: the same parameters as eager, drawn alike."""
+@pytest.mark.parametrize("prioritized", [False, True])
+def test_a_captured_drawn_update_learns_what_the_eager_drawn_one_does(
+    algo: str, prioritized: bool
+) -> None:
+    """Sampling and update in one graph (by priority: the new priorities too): the same
+    parameters and priorities as eager, drawn alike."""
     from test_update_modes import assert_same_learning
 
     from herkit.agents import make_agent
@@ -259,7 +263,7 @@ def test_a_captured_drawn_update_learns_what_the_eager_drawn_one_does(algo: str)
         buffer = HerReplayBuffer(
             4_000, observation_shape=6, goal_shape=3, action_shape=2, reward_fn=tag_reward,
             torch_reward_fn=torch_tag_reward, device="cuda", n_envs=4, seed=4,
-            goal_mix=(1, 2, 2), terminal_on_success=True,
+            goal_mix=(1, 2, 2), terminal_on_success=True, prioritized=prioritized,
         )  # fmt: skip
         rng = np.random.default_rng(0)
         for t in range(300):
@@ -271,15 +275,19 @@ def test_a_captured_drawn_update_learns_what_the_eager_drawn_one_does(algo: str)
         box = gymnasium.spaces.Box(-1.0, 1.0, (2,))
         agent = make_agent(algo, None, 6, 3, box, (-1.0, 0.0), "cuda", seed=7)
         agent.set_update_mode(mode)
-        agent.attach_sampler(sampler.draw, 256)
+        agent.attach_sampler(sampler.draw, 256, sampler.reprioritize)
         agent.log_updates()
         agent.update_normalizer(np.zeros((1, 6)), np.zeros((1, 3)))
         for _ in range(12):
             agent.update_drawn(sampler.prepare(), count_goals=True)
-        agents.append((agent, agent.update_metrics()))
-    (eager, rows_eager), (captured, rows_captured) = agents
+        sampler.priorities_to_host()
+        leaves = None if buffer.sampler.tree is None else buffer.sampler.tree.leaves.copy()
+        agents.append((agent, agent.update_metrics(), leaves))
+    (eager, rows_eager, leaves_eager), (captured, rows_captured, leaves_captured) = agents
     assert parameters(eager).keys() == parameters(captured).keys()
     assert_same_learning(eager, captured, rows_eager, rows_captured, tol=2e-3)
+    if prioritized:
+        np.testing.assert_allclose(leaves_captured, leaves_eager, rtol=2e-3)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

@@ -155,6 +155,14 @@ def test_new_slots_take_the_largest_priority_and_dropped_ones_none() -> None:
     assert device_live[0] and not device_live[1:5].any()
     sampler.reprioritize(torch.tensor([3]), torch.tensor([9.0]))  # dropped: stays out
     assert numpy(sampler.priorities.tree.leaves)[3] == 0.0
+    run.feed([[4]], steps=25)  # more than the ring holds between two prepares
+    sampler.prepare()
+    device_live, host_live = live(sampler)
+    np.testing.assert_array_equal(device_live, host_live)
+    leaves = numpy(sampler.priorities.tree.leaves)
+    # the largest given so far (9, to a dropped slot: counted, as the host counts it)
+    np.testing.assert_allclose(leaves[device_live], 9.0)
+    assert float(sampler.priorities.max_priority) == pytest.approx(9.0)
 
 
 def test_a_saved_buffer_keeps_the_priorities_learnt_on_the_device(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ instead: a sum tree of torch tensors whose writes and searches are fixed-shape d
 (a gather or a scatter per level of the tree, no host read), so that drawing by priority,
 the importance weights and the new priorities after an update all run within a captured
 update. The host tree stays the record of the priorities: the device's are copied to it
-by :meth:`DevicePriorities.to_host` (before a checkpoint), and from it when the device's
-copy is built or the buffer was restored.
+by :meth:`DevicePriorities.to_host` (before a checkpoint), and from it by
+:meth:`DevicePriorities.from_host` when the device's copy is built or the buffer restored.
 
 Which transitions may be drawn follows the host's bookkeeping: the slots written since
 the last :meth:`DevicePriorities.follow` get the largest priority given so far (the host's
@@ -112,22 +112,19 @@ class DevicePriorities:
         self.tree = DeviceSumTree(host.capacity, device)
         self.max_priority = torch.ones((), dtype=torch.float64, device=device)
         self.alpha, self.beta, self.eps = sampler.alpha, sampler.beta, sampler.eps
-        self._from_host()
+        self.from_host()
 
-    def _from_host(self) -> None:
-        """Take the host tree's leaves and largest priority."""
+    def from_host(self) -> None:
+        """Take the host tree's leaves and largest priority (the buffer is new, or was
+        restored)."""
         host = self.sampler.tree
         assert host is not None
         self.tree.load(torch.from_numpy(np.array(host.leaves)).to(self.device))
         self.max_priority.fill_(self.sampler.max_priority)
 
-    def follow(self, slots: torch.Tensor | None, live: torch.Tensor | None) -> None:
+    def follow(self, slots: torch.Tensor, live: torch.Tensor) -> None:
         """The ``slots`` written or dropped since the last call: those ``live`` may be drawn,
-        with the largest priority so far, the others no more. None: everything changed,
-        take the host's tree (new, or the buffer restored)."""
-        if slots is None or live is None:
-            self._from_host()
-            return
+        with the largest priority so far, the others no more."""
         self.tree.set(slots, torch.where(live, self.max_priority, 0.0))
 
     def draw(self, n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
@@ -144,7 +141,7 @@ class DevicePriorities:
         value = (td_abs.detach().to(torch.float64).reshape(-1) + self.eps) ** self.alpha
         current = self.tree.leaves[slots]
         self.tree.set(slots, torch.where(current > 0, value, current))
-        torch.maximum(self.max_priority, value.max(), out=self.max_priority)
+        self.max_priority.copy_(torch.maximum(self.max_priority, value.max()))
 
     def to_host(self) -> None:
         """Copy the priorities and the largest one to the host tree (one read), so that

@@ -110,7 +110,7 @@ class DeviceSampler:
             self.episode_length.index_copy_(0, index, self._upload(storage.episode_length[changed]))
         written = self._sync_episode_of()
         if self.priorities is not None:
-            self._follow_priorities(None if whole else written)
+            self._follow_priorities(whole, written)
         self._valid_from = storage.valid_from.copy()
         self.valid_from.copy_(self._upload(storage.valid_from))
         self.rows_written.fill_(storage.rows_written)
@@ -147,20 +147,24 @@ class DeviceSampler:
             )
         return slots
 
-    def _follow_priorities(self, written: np.ndarray | None) -> None:
-        """Tell the device's priorities which slots may now be drawn and which no more:
-        the ``written`` ones and those of episodes dropped since the last prepare, live as
-        the host's tree says (None: take the host's tree whole)."""
+    def _follow_priorities(self, whole: bool, written: np.ndarray | None) -> None:
+        """Tell the device's priorities which slots may now be drawn and which no more,
+        as the host's tree says: the ``written`` ones (None: every slot) and those of
+        episodes dropped since the last prepare. ``whole``: the buffer is new or was
+        restored, its tree is taken as it is."""
         assert self.priorities is not None
+        if whole:
+            self.priorities.from_host()
+            return
         storage = self.storage
         dropped = storage.valid_from - self._valid_from
         if written is None or np.any((dropped < 0) | (dropped >= storage.rows)):
-            self.priorities.follow(None, None)
-            return
-        envs = np.repeat(np.arange(storage.n_envs), dropped)
-        offsets = np.arange(dropped.sum()) - np.repeat(np.cumsum(dropped) - dropped, dropped)
-        rows = np.repeat(self._valid_from, dropped) + offsets
-        slots = np.union1d(written, (rows % storage.rows) * storage.n_envs + envs)
+            slots = np.arange(storage.capacity)
+        else:
+            envs = np.repeat(np.arange(storage.n_envs), dropped)
+            offsets = np.arange(dropped.sum()) - np.repeat(np.cumsum(dropped) - dropped, dropped)
+            rows = np.repeat(self._valid_from, dropped) + offsets
+            slots = np.union1d(written, (rows % storage.rows) * storage.n_envs + envs)
         if len(slots):
             tree = self.buffer.sampler.tree
             assert tree is not None

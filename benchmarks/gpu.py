@@ -78,6 +78,12 @@ def read_run(directory: Path, name: str) -> dict[str, Any] | None:
     return run
 
 
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a ``herkit bench update --json-out`` file, none where it is missing (a
+    check stopped before it)."""
+    return json.loads(path.read_text())["rows"] if path.exists() else []
+
+
 def record(directory: Path) -> str:
     """File the GPU check's output ``directory`` (its ``$OUT``) into :data:`RECORD`."""
     bench = json.loads((directory / "bench.json").read_text())
@@ -87,6 +93,7 @@ def record(directory: Path) -> str:
         "gpu": gpu,
         "code": json.loads((directory / "code.json").read_text()),
         "rows": bench["rows"],
+        "prioritized_rows": read_rows(directory / "bench-prioritized.json"),
         "tests": (directory / "tests.log").read_text().strip().splitlines()[-3:],
         "runs": {name: read_run(directory, name) for name in ("push", "slide")},
     }

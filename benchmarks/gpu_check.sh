@@ -8,10 +8,11 @@
 # It installs the wheels (herkit itself runs from src/), then, each phase within its
 # share of the time left:
 #   1. the device tests (captured updates against eager ones, the buffer on the GPU);
-#   2. herkit bench update (sample + update per size, precision and mode, GPU busy share);
+#   2. herkit bench update (sample + update per size, precision and mode, GPU busy share;
+#      then prioritized replay: its priorities on the host, or on the GPU in the graph);
 #   3. herkit train FetchPush-v4 --device cuda --target-success 0.9 (its GPU preset);
 #   4. herkit train FetchSlide-v4 --device cuda for the time Push leaves (a minute at least).
-# and leaves 8 files in $OUT for `python benchmarks/gpu.py record $OUT` here.
+# and leaves 9 files in $OUT for `python benchmarks/gpu.py record $OUT` here.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/herkit-gpu-check}
@@ -40,6 +41,9 @@ timeout "$(share 100 450)" python3 -m pytest -q -x -p no:cacheprovider \
 echo "== 2. herkit bench update"
 timeout "$(share 150 300)" python3 -m herkit bench update --device cuda --seconds 1 \
     --modes eager captured compiled-captured --json-out "$OUT/bench.json"
+timeout "$(share 60 300)" python3 -m herkit bench update --device cuda --seconds 1 \
+    --sizes 3x512ln:2048 --precisions bf16 --modes eager captured --prioritized \
+    --json-out "$OUT/bench-prioritized.json"
 
 run() {  # NAME ENV SECONDS [FLAGS...]: a timed run, stopped by SIGTERM (checkpoint, summary)
     local name=$1 env=$2 seconds=$3; shift 3
@@ -57,6 +61,6 @@ if [ "$(left)" -ge 60 ]; then  # what Push left: Slide's rates and the start of 
     echo "== 4. FetchSlide"
     run slide FetchSlide-v4 "$(share 1200 0)" --target-success 0.8
 fi
-rm -f "$OUT/slide-config.json"  # 8 files come back; Slide's settings are Push's preset
+rm -f "$OUT/slide-config.json"  # 9 files come back; Slide's settings are Push's preset
 ls -l "$OUT"
 echo "gpu_check: done in $(( $(date +%s) - started )) s"

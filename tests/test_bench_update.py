@@ -8,6 +8,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import gymnasium
+import numpy as np
 import pytest
 
 from herkit import cli
@@ -72,6 +74,25 @@ def test_a_tiny_run_times_every_row_the_device_can_run() -> None:
         assert row["busy"] is None and row["error"] is None and row["buffer"] == "host"
         assert row["sampled"] == "host"
     assert len(lines) == 2 and "updates/s" in lines[0]
+
+
+@pytest.mark.parametrize("buffer", ["host", "device"])
+def test_a_prioritized_row_sets_the_priorities_as_a_run_does(buffer: str) -> None:
+    from herkit.agents import make_agent
+    from herkit.bench.update import _agent_config, _time_row
+
+    config = UpdateBenchConfig(algos=("ddpg",), sizes=("1x16:32",), precisions=("fp32",),
+                               modes=("eager",), device="cpu", seconds=0.05, fill=800,
+                               buffer=buffer, prioritized=True)  # fmt: skip
+    (row,) = run_update_bench(config)
+    assert row["prioritized"] is True and row["updates_per_s"] > 0 and row["error"] is None
+    sampled = filled_buffer(800, "cpu" if buffer == "device" else None, False, 0, True)
+    (size,) = config.parsed_sizes()
+    agent = make_agent("ddpg", _agent_config("ddpg", size), 25, 3,
+                       gymnasium.spaces.Box(-1.0, 1.0, (4,)), (-1.0, 0.0))  # fmt: skip
+    _time_row(agent, sampled, 32, "eager", 0.05)
+    assert sampled.sampler.tree is not None
+    assert len(np.unique(sampled.sampler.tree.leaves)) > 50  # TD errors, not the first max
 
 
 def test_a_mode_that_fails_gives_a_row_that_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

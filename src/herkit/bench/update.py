@@ -3,8 +3,9 @@
 It times what the training loop does per update, ``agent.update(buffer.sample(batch),
 count_goals=True)``, with FetchPush's shapes (observation 25, goals 3, action 4; DQN
 with 4 discrete actions) from a buffer of ``fill`` random transitions of 16 envs in
-episodes of 50 steps (future, k = 4),
-for every algorithm, network size and batch, precision and update mode asked
+episodes of 50 steps (future, k = 4; with ``prioritized`` sampled by priority, the
+priorities set from each update's TD errors), for every algorithm, network size and
+batch, precision and update mode asked
 (:class:`~herkit.bench.update_settings.UpdateBenchConfig`). Each row gives updates per
 second over ``seconds`` after a warm-up (compiling and capturing, timed as
 ``warmup_s``), sampled as the training loop samples (``sampled``: a captured update on a
@@ -46,10 +47,13 @@ EPISODE_STEPS = 50
 _PROFILED_UPDATES = 20
 
 
-def filled_buffer(fill: int, device: Any, discrete: bool, seed: int) -> HerReplayBuffer:
+def filled_buffer(
+    fill: int, device: Any, discrete: bool, seed: int, prioritized: bool = False
+) -> HerReplayBuffer:
     """A buffer of at least ``fill`` random FetchPush-shaped transitions from
     :data:`ENVS` envs in episodes of :data:`EPISODE_STEPS` steps, its data on ``device``
-    (None: numpy on the host; rewards in torch on a device)."""
+    (None: numpy on the host; rewards in torch on a device), sampled by priority where
+    ``prioritized``."""
     from herkit.envs.torch_rewards import GoalDistanceReward
 
     rng = np.random.default_rng(seed)
@@ -58,7 +62,7 @@ def filled_buffer(fill: int, device: Any, discrete: bool, seed: int) -> HerRepla
         rounds * ENVS * EPISODE_STEPS, observation_shape=OBSERVATION_DIM, goal_shape=GOAL_DIM,
         action_shape=() if discrete else ACTION_DIM,
         action_dtype=np.int64 if discrete else np.float32, reward_fn=fetch_reward,
-        strategy="future", k=4, n_envs=ENVS, seed=seed, device=device,
+        strategy="future", k=4, n_envs=ENVS, seed=seed, device=device, prioritized=prioritized,
         torch_reward_fn=GoalDistanceReward(0.05) if device is not None else None,
     )  # fmt: skip
     running = np.zeros(ENVS, bool)
@@ -106,7 +110,11 @@ def run_update_bench(
         discrete = algo == "dqn"
         if discrete not in buffers:
             buffers[discrete] = filled_buffer(
-                config.fill, device if on_device else None, discrete, config.seed
+                config.fill,
+                device if on_device else None,
+                discrete,
+                config.seed,
+                config.prioritized,
             )
         buffer = buffers[discrete]
         space = (gymnasium.spaces.Discrete(4) if discrete
@@ -124,6 +132,7 @@ def run_update_bench(
                         "algo": algo, "hidden": list(size.hidden), "layer_norm": size.layer_norm,
                         "batch_size": size.batch_size, "precision": precision, "mode": mode,
                         "device": str(device), "buffer": "device" if on_device else "host",
+                        "prioritized": config.prioritized,
                     }  # fmt: skip
                     row |= _time_row(agent, buffer, size.batch_size, mode, config.seconds)
                     rows.append(row)
@@ -153,7 +162,10 @@ def _time_row(
     from herkit.training.learner import draws_on_device
 
     def step() -> None:
-        agent.update(buffer.sample(batch_size), count_goals=True)
+        batch = buffer.sample(batch_size)
+        agent.update(batch, count_goals=True)
+        if buffer.settings.prioritized:  # as the training loop does: a read per update
+            buffer.update_priorities(batch.indices, agent.priorities)
 
     def synchronize() -> None:
         if agent.device.type == "cuda":
@@ -252,8 +264,9 @@ def print_update_table(rows: list[dict[str, Any]], console: Any = None) -> None:
     lines: dict[tuple[Any, ...], dict[str, str]] = {}
     for row in rows:
         size = f"{len(row['hidden'])}x{row['hidden'][0]}{' LN' if row['layer_norm'] else ''}"
+        buffer = f"{row['buffer']} buffer{', prioritized' if row.get('prioritized') else ''}"
         key = (row["algo"], size, str(row["batch_size"]), row["precision"],
-               f"{row['device']} ({row['buffer']} buffer)")  # fmt: skip
+               f"{row['device']} ({buffer})")  # fmt: skip
         if row["updates_per_s"] is None:
             cell = "failed"
         else:

@@ -56,6 +56,10 @@ class UpdateBenchConfig:
     buffer: Literal["auto", "host", "device"] = "auto"
     """Where the sampled buffer keeps its data: host (numpy), device (torch tensors on
     --device), or auto (device on a GPU, else host)."""
+    prioritized: bool = False
+    """Sample by priority and give the sampled transitions their TD errors as priorities
+    after each update, as a ``--prioritized`` run does (on the device where the batch is
+    drawn there)."""
     seconds: float = 2.0
     """Seconds each row is timed (after its warm-up: compiling and capturing)."""
     threads: int = 1

@@ -82,13 +82,21 @@ TASKS: dict[str, dict[str, Any]] = {
 DEFAULT_TASKS = ("bitflip", "pointreach", "fetchreach", "fetchreach-td3", "pointmaze")
 BUFFERS = ("sb3", "herkit")
 """The pair each seed runs by default."""
-VARIANTS = ("herkit-finished", "herkit-n3", "herkit-terminal", "herkit-computed")
+VARIANTS = (
+    "herkit-finished",
+    "herkit-n3",
+    "herkit-terminal",
+    "herkit-computed",
+    "herkit-sb3rewards",
+)
 """Other buffers ``--buffers`` can name: herkit.sb3 sampling finished episodes only (an
 experiment), with 3-step returns (``n_steps=3, gamma=0.98``), with
 ``terminal_on_success=True`` (what ``herkit train`` learns of an env that ends its episodes
 on success without declaring it, such as parking), and storing ``compute_reward`` in place
-of the env's step reward (an experiment: SB3's buffer's rewards, without the terms
-``compute_reward`` lacks, such as parking's crash penalty)."""
+of the env's step reward (an experiment: no sample keeps the terms ``compute_reward``
+lacks, such as parking's crash penalty), and with SB3's rewards and flags (an experiment:
+a relabelled sample gets ``compute_reward`` alone, a real one the env's reward, and a
+reached relabelled goal is not terminal)."""
 
 
 def finished_episodes_only() -> type:
@@ -125,6 +133,40 @@ def computed_rewards_only() -> type:
     return ComputedRewardsOnly
 
 
+def sb3_rewards() -> type:
+    """An experiment, not a herkit setting: herkit.sb3's buffer giving rewards as SB3's
+    buffer does, ``compute_reward`` alone to relabelled samples (herkit adds the terms of
+    the env's reward that ``compute_reward`` lacks) and the env's reward to real ones."""
+    import dataclasses
+
+    from herkit import sb3
+
+    class Sb3Rewards(sb3.HerReplayBuffer):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            inner = self.buffer
+            goals, sample = inner.relabeller.goals, inner.sample
+            relabelled: list[Any] = [None]
+
+            def recorded(*goal_args: Any) -> Any:
+                goal, relabel = goals(*goal_args)
+                relabelled[0] = relabel
+                return goal, relabel
+
+            def sampled(*sample_args: Any, **sample_kwargs: Any) -> Any:
+                batch = sample(*sample_args, **sample_kwargs)
+                if relabelled[0] is None:
+                    return batch
+                computed = self._compute_reward(batch.next_achieved_goal, batch.goal, {})
+                reward = np.where(relabelled[0], computed, batch.reward).astype(np.float32)
+                return dataclasses.replace(batch, reward=reward)
+
+            inner.relabeller.goals = recorded
+            inner.sample = sampled  # type: ignore[method-assign]
+
+    return Sb3Rewards
+
+
 def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
     """The SB3 model of ``task`` with SB3's or herkit's HER buffer."""
     import stable_baselines3
@@ -139,6 +181,9 @@ def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
     if buffer == "herkit-computed":
         buffer_class = computed_rewards_only()
     her: dict[str, Any] = {"n_sampled_goal": 4, "goal_selection_strategy": "future"}
+    if buffer == "herkit-sb3rewards":
+        buffer_class = sb3_rewards()
+        her |= {"terminal_on_success": False}
     if buffer == "herkit-n3":
         her |= {"n_steps": 3, "gamma": 0.98}
     if buffer == "herkit-terminal":

@@ -251,3 +251,27 @@ def test_a_prioritized_run_that_draws_on_the_device_checkpoints_its_priorities(
     )
     assert saved.sampler.tree is not None
     np.testing.assert_allclose(saved.sampler.tree.leaves, device_leaves)
+
+
+@pytest.mark.slow("compiles an update: a minute on two cores")
+def test_a_compiled_drawn_prioritized_update_learns_what_the_eager_one_does() -> None:
+    """torch.compile traces the draw by priority and the new priorities with the update."""
+    from test_agents import agent_for, parameters
+
+    learnt = []
+    for mode in ("eager", "compiled"):
+        buffer = random_buffer("ddpg", prioritized=True)
+        sampler = DeviceSampler(buffer)
+        agent = agent_for("ddpg", seed=2)
+        agent.set_update_mode(mode)
+        agent.attach_sampler(sampler.draw, 64, sampler.reprioritize)
+        for _ in range(5):
+            agent.update_drawn(sampler.prepare())
+        sampler.priorities_to_host()
+        assert buffer.sampler.tree is not None
+        learnt.append((parameters(agent), buffer.sampler.tree.leaves.copy()))
+    (eager, eager_leaves), (compiled, compiled_leaves) = learnt
+    for (name, a), b in zip(eager.items(), compiled.values(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5, msg=name)
+    np.testing.assert_allclose(compiled_leaves, eager_leaves, rtol=1e-4)
+    assert len(np.unique(eager_leaves)) > 50

@@ -308,3 +308,33 @@ def test_ctrl_c_to_torchrun_checkpoints_every_rank_at_one_step(tmp_path: Path) -
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert json.loads(paths.summary.read_text())["env_steps"] == stopped_at + 400
+
+
+@pytest.mark.slow("torchrun: several processes, an env that fails on one rank")
+@pytest.mark.parametrize(("during", "at"), [("step", 700), ("reset", 107)])
+def test_an_env_restart_on_one_rank_keeps_the_ranks_in_step(
+    tmp_path: Path, during: str, at: int
+) -> None:
+    """One rank's env fails and is rebuilt: in a step (the step is lost on that rank
+    alone), or in the reset right after a stored step at which the ranks ask whether to
+    stop (every 16 iterations). What is due follows the steps stored on every rank alike,
+    so the ranks keep meeting at the same collectives and the run ends. Random actions
+    throughout make where the env fails independent of learning."""
+    from runs import TESTS, with_test_modules
+
+    run, token = tmp_path / "run", tmp_path / "token"
+    token.touch()  # one env of one rank fails, once
+    done = subprocess.run(
+        torchrun("train", "faulty:FaultyBitFlip-v0", "--steps", "2400", "--eval-every", "400",
+                 "--env-restarts", "1", "--dist-timeout-s", "60", "--random-steps", "1200",
+                 "--out", str(run), *QUICK_RANKS, "--env-kwargs", "n_bits=4", "fault=raise",
+                 f"during={during}", f"at={at}", f"token={token}", port=free_port()),
+        capture_output=True, text=True, timeout=300, cwd=TESTS, env=with_test_modules(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    (rebuilt,) = [line for line in done.stderr.splitlines() if "rebuilt it" in line]
+    assert not token.exists() and "(env restart 1 of 1" in rebuilt
+    if during == "reset":  # the case of this test: where the ranks ask whether to stop
+        stored = int(rebuilt.split(" at env step ")[1].split(":")[0].replace(",", ""))
+        assert stored // WORLD % 16 == 0, rebuilt
+    assert json.loads(RunPaths(run).summary.read_text())["env_steps"] == 2400

@@ -91,21 +91,24 @@ def _train(
                 break
 
             # --- collect: act, store the envs' step, owe the updates it brings
+            due = Due()  # nothing new is due until a step is stored
             try:
                 if not sent:
                     action = collector.act(obs)
                 next_obs, done = collector.store(obs, action)
                 learner.owe_updates()
-                obs = collector.reset_ended(next_obs, done)
+                # what is due follows the steps stored alone (not a reset that fails after
+                # them), so that every rank of a torchrun job asks at the same steps
                 due = schedule.due(stop)
+                obs = collector.reset_ended(next_obs, done)
                 # with overlap, the envs step on the next actions while the networks
                 # learn: actions of the parameters one update batch behind
                 sent = overlap and not due.anything
                 if sent:
                     action = collector.act(obs)
-            except EnvFailure as failure:  # nothing of this step is stored
+            except EnvFailure as failure:  # nothing of a step not yet stored is stored
                 obs = collector.restart(failure)  # or stop: no restart left
-                due, sent = Due(), False
+                sent = False
         run.close()
         summary = run.finish(due.interrupted)
     except (KeyboardInterrupt, DistributedError):

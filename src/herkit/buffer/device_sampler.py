@@ -138,8 +138,7 @@ class DeviceSampler:
         if synced is None or done - synced >= storage.rows:
             self.episode_of.copy_(self._upload(storage.episode_of))
             return None
-        start = synced
-        rows = np.arange(start, done) % storage.rows
+        rows = np.arange(synced, done) % storage.rows
         slots = (rows[:, None] * storage.n_envs + np.arange(storage.n_envs)).ravel()
         if len(slots):
             self.episode_of.index_copy_(

@@ -139,33 +139,33 @@ def choose_update(
     saved = agent.state_dict()
     timings: dict[str, float] = {}
     notes: list[str] = []
-    try:
-        with _alone(agent):
+    with _alone(agent):  # no collective: each rank times its own updates
+        try:
             agent.update_normalizer(batch.observation, batch.goal)
-        if on_device:
-            batch = batch.to_torch(device)
-        for each in precisions:
-            timings[f"{each} eager"] = _timed(agent, batch, each, "eager", mean)
-        eager_s = min(timings.values()) / 1000 * expected_updates
-        compile_ok = mode != "auto" or COMPILE_SECONDS <= COMPILE_SHARE * eager_s
-        if not compile_ok and any("compiled" in m for m in modes):
-            notes.append(
-                f"compiling not timed: it costs about {COMPILE_SECONDS:g} s, more than "
-                f"{COMPILE_SHARE:.0%} of the run's {eager_s:,.0f} s of updates"
-            )
-        for each in precisions:
-            for candidate in modes:
-                if candidate == "eager" or ("compiled" in candidate and not compile_ok):
-                    continue
-                try:
-                    timings[f"{each} {candidate}"] = _timed(agent, batch, each, candidate, mean)
-                except Exception as error:
-                    notes.append(f"{candidate} failed here: {type(error).__name__}: {error}")
-                    modes = [m for m in modes if m != candidate]
-                    agent.load_state_dict(saved)
-    finally:
-        agent.load_state_dict(saved)
-        agent.update_metrics()  # the timing updates are not the run's
+            if on_device:
+                batch = batch.to_torch(device)
+            for each in precisions:
+                timings[f"{each} eager"] = _timed(agent, batch, each, "eager", mean)
+            eager_s = min(timings.values()) / 1000 * expected_updates
+            compile_ok = mode != "auto" or COMPILE_SECONDS <= COMPILE_SHARE * eager_s
+            if not compile_ok and any("compiled" in m for m in modes):
+                notes.append(
+                    f"compiling not timed: it costs about {COMPILE_SECONDS:g} s, more than "
+                    f"{COMPILE_SHARE:.0%} of the run's {eager_s:,.0f} s of updates"
+                )
+            for each in precisions:
+                for candidate in modes:
+                    if candidate == "eager" or ("compiled" in candidate and not compile_ok):
+                        continue
+                    try:
+                        timings[f"{each} {candidate}"] = _timed(agent, batch, each, candidate, mean)
+                    except Exception as error:
+                        notes.append(f"{candidate} failed here: {type(error).__name__}: {error}")
+                        modes = [m for m in modes if m != candidate]
+                        agent.load_state_dict(saved)
+        finally:
+            agent.load_state_dict(saved)
+            agent.update_metrics()  # the timing updates are not the run's
     chosen_precision, chosen_mode = _pick(timings, precisions, modes)
     agent.set_precision(chosen_precision)
     agent.set_update_mode(chosen_mode)
@@ -178,11 +178,10 @@ def choose_update(
 def _timed(
     agent: Any, batch: Batch, precision: str, mode: str, mean: Callable[[float], float] | None
 ) -> float:
-    """:func:`time_update` on this rank alone, averaged over ranks by ``mean``; raises on
-    every rank where it failed on any (each rank calls ``mean`` once, failed or not)."""
+    """:func:`time_update`, averaged over ranks by ``mean``; raises on every rank where it
+    failed on any (each rank calls ``mean`` once, failed or not)."""
     try:
-        with _alone(agent):
-            ms = time_update(agent, batch, precision, mode)
+        ms = time_update(agent, batch, precision, mode)
     except Exception:
         if mean is not None:
             mean(math.inf)  # the other ranks learn that it failed here

@@ -88,6 +88,9 @@ VARIANTS = (
     "herkit-terminal",
     "herkit-computed",
     "herkit-sb3rewards",
+    "herkit-terms",
+    "herkit-ends",
+    "herkit-sb3rules",
 )
 """Other buffers ``--buffers`` can name: herkit.sb3 sampling finished episodes only (an
 experiment), with 3-step returns (``n_steps=3, gamma=0.98``), with
@@ -96,7 +99,12 @@ on success without declaring it, such as parking), and storing ``compute_reward`
 of the env's step reward (an experiment: no sample keeps the terms ``compute_reward``
 lacks, such as parking's crash penalty), and with SB3's rewards and flags (an experiment:
 a relabelled sample gets ``compute_reward`` alone, a real one the env's reward, and a
-reached relabelled goal is not terminal)."""
+reached relabelled goal is not terminal); and herkit's two rules for relabelled samples
+through the facade's settings, each on its own: the env's reward terms kept with SB3's
+flags (``herkit-terms``: ``keep_env_terms=True, terminal_on_success=False``), a reached
+relabelled goal terminal with ``compute_reward`` alone (``herkit-ends``:
+``keep_env_terms=False, terminal_on_success=True``), and neither (``herkit-sb3rules``:
+SB3's rules as settings, what ``herkit-sb3rewards`` does by patching)."""
 
 
 def finished_episodes_only() -> type:
@@ -188,6 +196,11 @@ def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
         her |= {"n_steps": 3, "gamma": 0.98}
     if buffer == "herkit-terminal":
         her |= {"terminal_on_success": True}
+    rules = {"herkit-terms": (True, False), "herkit-ends": (False, True),
+             "herkit-sb3rules": (False, False)}  # fmt: skip
+    if buffer in rules:
+        keep, ends = rules[buffer]
+        her |= {"keep_env_terms": keep, "terminal_on_success": ends}
     common: dict[str, Any] = {
         "learning_rate": 1e-3, "gamma": 0.98, "buffer_size": 1_000_000, "batch_size": 256,
         "replay_buffer_class": buffer_class, "seed": seed, "device": "cpu", "verbose": 0,

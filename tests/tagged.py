@@ -204,12 +204,12 @@ def check_n_step_batch(
 
 
 def expected_env_terms(
-    run: TaggedRun, batch: Batch, terminal_on_success: bool
+    run: TaggedRun, batch: Batch, terminal_on_success: bool, keep_env_terms: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """The reward and terminal flag each sample of a host ``batch`` of a run with
     ``env_terms`` must have: its own goal gets what the env gave; a relabelled goal its
-    compute_reward plus the step's penalty, terminal after a crash or, where episodes end
-    on success, when it is reached."""
+    compute_reward plus (``keep_env_terms``) the step's penalty, terminal after a crash or,
+    where episodes end on success, when it is reached."""
     uid, t, env = (batch.observation[:, i].astype(int) for i in range(3))
     own_goal = np.stack([-1 - uid, np.zeros_like(uid), env], axis=1)
     relabelled = np.any(batch.goal != own_goal, axis=1)
@@ -217,7 +217,8 @@ def expected_env_terms(
     lengths_of = np.array([run.episodes[u].length for u in uid])
     closed = np.array([run.episodes[u].closed for u in uid])
     ended = closed & (t == lengths_of - 1) & (uid % 2 == 1)  # the env's terminated flag
-    reward = np.where(relabelled & reached, 0.0, -1.0) + penalty(uid, t)
+    kept = ~relabelled | keep_env_terms
+    reward = np.where(relabelled & reached, 0.0, -1.0) + np.where(kept, penalty(uid, t), 0.0)
     if not terminal_on_success:
         return reward, ended.astype(np.float32)
     terminal = np.where(relabelled, (ended & crashed(uid)) | reached, ended)

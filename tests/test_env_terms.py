@@ -50,6 +50,7 @@ def tagged_buffer(capacity: int, n_envs: int, device: str | None, **kwargs: Any)
     strategy=st.sampled_from(["future", "final", "episode", "random", "none"]),
     mode=st.sampled_from(["sample", "store", "mix"]),
     terminal_on_success=st.booleans(),
+    keep_env_terms=st.booleans(),
     prioritized=st.booleans(),
     capacity=st.sampled_from([30, 300]),
     device=st.sampled_from(DEVICES),
@@ -60,30 +61,35 @@ def test_penalties_and_crashes_survive_every_strategy_and_mode(
     strategy: str,
     mode: str,
     terminal_on_success: bool,
+    keep_env_terms: bool,
     prioritized: bool,
     capacity: int,
     device: str | None,
 ) -> None:
     """Every sample's reward and terminal flag, checked against an explicit computation
     from the tags: its own goal gets what the env gave; a relabelled goal gets its
-    compute_reward plus the step's penalty, and is terminal after a crash or, where
-    episodes end on success, when it is reached."""
+    compute_reward plus the step's penalty (``keep_env_terms=False``: without it), and is
+    terminal after a crash or, where episodes end on success, when it is reached."""
     if mode == "mix" and terminal_on_success:
         # a "desired" draw may give a step its own goal back, which the tagged env (whose
         # goals are never reached) reports reached at a success ending: no consistent env
         terminal_on_success = False
+    if mode == "mix":
+        # such a draw is a relabelled sample (compute_reward alone without keep_env_terms),
+        # which the tags cannot tell from a sample that kept its own goal
+        keep_env_terms = True
     buffer = tagged_buffer(
         capacity, n_envs, device, strategy=strategy,
         relabel="store" if mode == "store" else "sample",
         goal_mix=(1, 2, 2) if mode == "mix" else None, prioritized=prioritized,
-        terminal_on_success=terminal_on_success, seed=3,
+        terminal_on_success=terminal_on_success, keep_env_terms=keep_env_terms, seed=3,
     )  # fmt: skip
     run = TaggedRun(buffer, env_terms=True)
     run.feed([lengths] * n_envs, steps=2 * sum(lengths) + 1)
     if len(buffer) == 0:
         return
     batch = host(buffer.sample(400))
-    reward, terminal = expected_env_terms(run, batch, terminal_on_success)
+    reward, terminal = expected_env_terms(run, batch, terminal_on_success, keep_env_terms)
     np.testing.assert_allclose(batch.reward, reward, atol=1e-6)
     np.testing.assert_array_equal(batch.terminated, terminal)
     uid, env = batch.observation[:, 0].astype(int), batch.observation[:, 2].astype(int)

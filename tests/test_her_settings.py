@@ -12,7 +12,7 @@ from herkit.buffer.settings import HerSettings
 from herkit.buffer.strategies import Strategy, StrategyName
 from herkit.config.train import TrainConfig
 
-NOT_TRAINING_SETTINGS = {"gamma", "alpha", "beta", "eps"}
+NOT_TRAINING_SETTINGS = {"gamma", "alpha", "beta", "eps", "keep_env_terms"}
 """HerSettings fields that are not a flag of ``herkit train``: the agent's discount, and the
 priority exponents and floor (the paper's values)."""
 

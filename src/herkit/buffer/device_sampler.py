@@ -228,9 +228,10 @@ class DeviceSampler:
             fn = buffer.torch_reward_fn
             assert fn is not None
             goal_reward = fn(next_achieved, goal, info).float()
-            reward = torch.where(
-                relabelled, goal_reward + data["reward_extra"][slot], data["reward"][slot]
-            )
+            relabelled_reward = goal_reward
+            if buffer.settings.keep_env_terms:  # a frozen setting: fixed at capture
+                relabelled_reward = goal_reward + data["reward_extra"][slot]
+            reward = torch.where(relabelled, relabelled_reward, data["reward"][slot])
             terminal = data["terminated"][slot]
             if terminal_on_success:
                 if threshold:

@@ -339,7 +339,8 @@ class HerReplayBuffer:
         reward, terminated, last, discount = sample_returns(
             self.storage, ops, slots, goal, relabel, next_achieved,
             n_step=her.n_step, gamma=her.gamma, info_keys=her.info_keys,
-            terminal_on_success=her.terminal_on_success, goal_rewards=self.rewards,
+            terminal_on_success=her.terminal_on_success, keep_env_terms=her.keep_env_terms,
+            goal_rewards=self.rewards,
             threshold=self.reached_threshold(),
         )  # fmt: skip
         return Batch(

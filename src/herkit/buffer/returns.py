@@ -5,8 +5,9 @@
 gets the env's step reward and ``terminated`` flag as stored; a relabelled one gets
 ``reward_fn(achieved_goal, desired_goal, info)`` (the GoalEnv signature, vectorised over the
 leading axis) for its goal plus the part of the env's reward that does not depend on the
-goal, and is terminal when the env ended for another reason than reaching the step's own
-goal, or (with ``terminal_on_success``) when its goal is reached.
+goal (``keep_env_terms=False``: ``reward_fn`` alone), and is terminal when the env ended
+for another reason than reaching the step's own goal, or (with ``terminal_on_success``)
+when its goal is reached.
 
 **n-step returns** (``n_step > 1``): the reward of a sample at step ``t`` is
 ``sum_{j<m} gamma^j r_{t+j}``, every ``r_{t+j}`` taken for the sample's (possibly
@@ -47,6 +48,7 @@ def sample_returns(
     gamma: float | None,
     info_keys: tuple[str, ...],
     terminal_on_success: bool | None,
+    keep_env_terms: bool = True,
     goal_rewards: GoalRewards,
     threshold: float | None,
 ) -> tuple[Any, Any, np.ndarray, Any]:
@@ -67,8 +69,10 @@ def sample_returns(
         achieved = next_achieved if n == 1 else ops.take(data["next_achieved_goal"], flat)
         goal_reward = goal_rewards.reward(achieved, goals, info)
         relabelled = relabel if n == 1 else np.repeat(relabel, n)
-        extra = ops.take(data["reward_extra"], flat)
-        rewards = ops.where(relabelled, goal_reward + extra, rewards)
+        relabelled_reward = goal_reward
+        if keep_env_terms:  # the goal-free part of the env's reward
+            relabelled_reward = goal_reward + ops.take(data["reward_extra"], flat)
+        rewards = ops.where(relabelled, relabelled_reward, rewards)
         if terminal_on_success:  # ended for another reason, or this goal reached
             other_end = terminal & ~ops.take(data["success"], flat)
             now_reached = goal_rewards.reached(threshold, goal_reward, goals, info)

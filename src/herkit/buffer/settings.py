@@ -16,7 +16,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from herkit.buffer.checks import check_int, is_number
+from herkit.buffer.checks import check_bool, check_int, is_number
 from herkit.buffer.strategies import Strategy, StrategyName
 
 __all__ = ["RELABEL_MODES", "HerSettings", "RelabelMode"]
@@ -64,6 +64,12 @@ class HerSettings:
     """The env ends episodes on success: a relabelled sample is terminal when its goal is
     reached, or when the env ended its step for another reason. None: not known yet (the
     first step added with a success decides it)."""
+    keep_env_terms: bool = True
+    """A relabelled sample's reward keeps the part of the env's step reward that
+    ``compute_reward`` lacks (a crash penalty, a reward wrapper's term): ``compute_reward``
+    of its goal plus ``r - compute_reward`` of the step's own goal. False: ``compute_reward``
+    alone, as Stable-Baselines3's HER buffer gives it. Samples that keep their own goal
+    always get the env's reward."""
     success_threshold: float | None = None
     """A goal counts as reached where the reward function gives at least this (dense
     rewards). None: learned from the success flags added, else ``reward_fn(g, g)``."""
@@ -113,6 +119,7 @@ class HerSettings:
             "beta": float(self.beta),
             "eps": float(self.eps),
             "terminal_on_success": None if terminal is None else bool(terminal),
+            "keep_env_terms": check_bool("keep_env_terms", self.keep_env_terms),
             "success_threshold": None
             if self.success_threshold is None
             else float(self.success_threshold),

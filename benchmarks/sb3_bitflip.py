@@ -85,13 +85,12 @@ def _median(values: list[float]) -> float | None:
 
 
 def section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """Section 1 of docs/sb3.md, and its verdicts against the targets."""
+    """Section 1 of docs/sb3.md, and its lines of the summary of speed-ups."""
     lines: list[str] = []
     verdicts: list[str] = []
     sp = speedups(part, "dqn", "dqn")
     budget = budget_ratios(part, "dqn", "dqn")
     ratio_text = ", ".join(f"seed {e['seed']}: {speedup_text(e)}" for e in sp["per_seed"])
-    exact = [e["ratio"] for e in sp["per_seed"] if e["kind"] == "="]
     h, s = (
         [
             r["first_0.9_wall_s"]
@@ -125,14 +124,9 @@ def section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
         *settings_table(SETTINGS),
         "",
     ]
-    met = bool(exact) and all(e["kind"] in ("=", ">") and e["ratio"] >= 2 for e in sp["per_seed"])
     verdicts.append(
-        f"- Bit flipping, wall time to 0.9 at least 2x faster than SB3: "
-        f"**{'met' if met else 'not met'}** (SB3 / herkit: {ratio_text})."
-    )
-    verdicts.append(
-        "- Bit flipping, whole budget at least 2x faster than SB3: "
-        f"**{'met' if budget and min(budget) >= 2 else 'not met'}** ({ratios_text(budget)})."
+        f"- Bit flipping, DQN+HER: wall time to 0.9, SB3 / herkit: {ratio_text}; loop wall "
+        f"time of the whole budget, SB3 / herkit: {ratios_text(budget)}."
     )
     return lines, verdicts
 

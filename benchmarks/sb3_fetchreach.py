@@ -62,7 +62,7 @@ SETTINGS: list[tuple[str, str, str]] = [
 
 
 def section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """Section 2 of docs/sb3.md, and its verdicts against the targets."""
+    """Section 2 of docs/sb3.md, and its lines of the summary of speed-ups."""
     lines: list[str] = []
     verdicts: list[str] = []
     lines += [
@@ -80,7 +80,6 @@ def section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
         if not sp["per_seed"]:
             continue
         ratio_text = ", ".join(f"seed {e['seed']}: {runs.speedup_text(e)}" for e in sp["per_seed"])
-        met = all(e["kind"] in ("=", ">") and e["ratio"] >= 2 for e in sp["per_seed"])
         pair = f"herkit {h_algo.upper()} vs SB3 {s_algo.upper()}" + (
             "" if h_algo == s_algo else " (herkit's default preset; different algorithms)"
         )
@@ -90,10 +89,8 @@ def section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
             f"the whole budget, SB3 / herkit: {runs.ratios_text(budget)}."
         )
         verdicts.append(
-            f"- FetchReach, {pair}, at least 2x faster to 0.9: "
-            f"**{'met' if met else 'not met'}** ({ratio_text}); whole budget: "
-            f"**{'met' if budget and min(budget) >= 2 else 'not met'}** "
-            f"({runs.ratios_text(budget)})."
+            f"- FetchReach, {pair}: wall time to 0.9, SB3 / herkit: {ratio_text}; whole "
+            f"budget: {runs.ratios_text(budget)}."
         )
     lines += [
         "",

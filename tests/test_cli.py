@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -124,6 +127,12 @@ def test_bad_files_are_one_line_naming_the_file(tmp_path: Path) -> None:
 def test_version_and_bare_flags() -> None:
     done = herkit("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"herkit {herkit_version}"
+    assert herkit("-V").stdout == done.stdout
+    helped = herkit("--help", env={**os.environ, "COLUMNS": "100"})
+    assert helped.returncode == 0, helped.stderr
+    assert "[-V]" in helped.stdout.splitlines()[0]  # usage: herkit [-h] [-V] {train,...}
+    assert re.search(r"-V, --version +print herkit's version and exit", helped.stdout)
+    assert f"herkit {herkit_version}: " in helped.stdout
     assert auto_flags(["--terminal-on-success", "--steps", "5"])[:2] == [
         "--terminal-on-success",
         "True",
@@ -221,6 +230,44 @@ def test_a_second_signal_stops_at_once() -> None:
     assert signal.getsignal(signal.SIGINT) is before
 
 
+@pytest.mark.slow("a herkit train run in a subprocess")
+def test_output_to_a_file_or_pipe_gets_progress_lines_as_it_trains(tmp_path: Path) -> None:
+    """Where stderr is no terminal (a log file, a job scheduler) there is no bar to redraw:
+    a plain line follows each evaluation, before the run's last line."""
+    done = herkit("train", "--steps", "600", "--eval-every", "300", "--eval-episodes", "3",
+                  "--no-tensorboard", "--out", str(tmp_path / "run"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    said = [i for i, line in enumerate(lines) if re.match(r"herkit: [\d,]+/600 env steps", line)]
+    end = next(i for i, line in enumerate(lines) if line.startswith("herkit: done:"))
+    assert len(said) == 2 and said[-1] < end, done.stderr
+    first = lines[said[0]]
+    assert first.startswith("herkit: 300/600 env steps (50%), success rate "), first
+    assert all(word in first for word in ("env steps/s", "updates/s", "elapsed", "left"))
+    assert "━" not in done.stderr + done.stdout  # no bar drawn into the file
+
+
+def test_progress_lines_follow_evaluations_at_most_every_few_seconds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from herkit.runtime.console import Progress
+
+    state = types.SimpleNamespace(env_steps=0, updates=0, success_rate=math.nan)
+    progress = Progress("[bold]env[/] algo", 1000, 0)  # stderr is captured: no terminal
+    progress.update(state)  # no evaluation yet, and no minute without a line
+    state.env_steps, state.updates, state.success_rate = 500, 100, 0.25
+    progress.update(state, evaluated=True)
+    progress.update(state, evaluated=True)  # seconds after the last line: not again
+    state.env_steps = 1000
+    progress.update(state, force=True)  # the last
+    progress.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("herkit: 500/1,000 env steps (50%), success rate 0.25, ")
+    assert lines[1].startswith("herkit: 1,000/1,000 env steps (100%), success rate 0.25, ")
+    assert "left" in lines[0] and "left" not in lines[1]
+
+
 @pytest.mark.slow("a PointMaze training run in a subprocess")
 def test_pointmaze_by_id_alone(tmp_path: Path) -> None:
     pytest.importorskip("gymnasium_robotics", reason="needs herkit[robotics]")
@@ -236,7 +283,7 @@ def test_pointmaze_by_id_alone(tmp_path: Path) -> None:
     # the preset's continuing_task=False stays beside the kwarg given on the command line
     assert config["env_kwargs"] == ["continuing_task=False", "max_episode_steps=50"]
     assert config["reward_range"] == [0.0, 1.0] and config["success_key"] == "success"
-    assert config["terminal_on_success"] is True
+    assert config["her"]["terminal_on_success"] is True
     assert "PointMazeEnv.continuing_task" in done.stderr
 
 

@@ -22,6 +22,7 @@ import pytest
 from herkit.agents import make_agent
 from herkit.buffer import conventions as conventions_module
 from herkit.buffer.conventions import GoalConventions, SuccessSignal, probe_conventions
+from herkit.buffer.settings import HerSettings
 from herkit.config import DQNConfig, TrainConfig, preset_config
 from herkit.envs import HERKIT_IDS, make_goal_env
 from herkit.envs.point_reach import PointReachEnv
@@ -176,7 +177,7 @@ def test_probe_of_a_zero_one_env_with_info_success_and_extra_keys() -> None:
     assert found.reward_range == (0.0, 1.0) and found.success_reward == 1.0
     assert found.success_key == "success"
     assert found.terminal_on_success is True
-    assert "a success in the random steps ended its episode" in found.sources["terminal_on_success"]
+    assert "a success ended its episode" in found.sources["terminal_on_success"]
 
 
 def test_probe_of_a_dense_reward_without_success_signal() -> None:
@@ -268,7 +269,7 @@ def test_zero_one_rewards_learn_by_default_and_fail_with_fetch_clipping(tmp_path
     assert learned["success_rate"] >= 0.9, learned
     saved = json.loads(RunPaths(tmp_path / "probed").config.read_text())
     assert saved["reward_range"] == [0.0, 1.0] and saved["success_key"] == "success"
-    assert saved["terminal_on_success"] is True
+    assert saved["her"]["terminal_on_success"] is True
 
     clipped = train(config("fetch", reward_range=(-1.0, 0.0)))
     assert clipped["success_rate"] <= 0.1, clipped
@@ -294,21 +295,22 @@ def test_ending_on_success_is_decided_at_the_first_success_seen(
     monkeypatch.setattr("herkit.training.build.probe_conventions", short_probe)
     config = zero_one_config(tmp_path, "online", steps=1_500, eval_every=1_500, eval_episodes=5)
     resolved, found = resolve_conventions(config)
-    assert found.terminal_on_success is None and resolved.terminal_on_success is None
+    assert found.terminal_on_success is None and resolved.her.terminal_on_success is None
     train(config)
     saved = json.loads(RunPaths(tmp_path / "online").config.read_text())
-    assert saved["terminal_on_success"] is True
+    assert saved["her"]["terminal_on_success"] is True
     assert saved["conventions"]["sources"]["terminal_on_success"].startswith("observed at")
-    assert load_run_config(tmp_path / "online").terminal_on_success is True
+    assert load_run_config(tmp_path / "online").her.terminal_on_success is True
 
 
 def test_given_settings_win_over_the_probe() -> None:
     config = TrainConfig(
         "herkit/PointReach-v0", algo="ddpg", reward_range=(-2.0, 0.0),
-        terminal_on_success=True, success_key="compute_reward",
+        her=HerSettings(terminal_on_success=True), success_key="compute_reward",
     )  # fmt: skip
     resolved, found = resolve_conventions(config)
-    assert resolved.reward_range == (-2.0, 0.0) and resolved.terminal_on_success is True
+    assert resolved.reward_range == (-2.0, 0.0) and resolved.her.terminal_on_success is True
+    assert found.sources["terminal_on_success"].startswith("given")
     assert resolved.success_key == "compute_reward" and found.success_reward == 0.0
     assert found.sources["reward_range"].startswith("given")
     with pytest.raises(ValueError, match="needs a sparse reward"):
@@ -328,10 +330,10 @@ def test_training_with_a_reward_that_needs_info(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="info_keys"):
         train(config("without"))
     assert not (tmp_path / "without").exists()
-    summary = train(config("with", info_keys=("weight",)))
+    summary = train(config("with", her=HerSettings(info_keys=("weight",))))
     assert summary["env_steps"] == 200
     saved = json.loads(RunPaths(tmp_path / "with").config.read_text())
-    assert saved["reward_range"] == [-2.0, 0.0] and saved["info_keys"] == ["weight"]
+    assert saved["reward_range"] == [-2.0, 0.0] and saved["her"]["info_keys"] == ["weight"]
 
 
 class ScalarRewardEnv(PointReachEnv):

@@ -75,6 +75,14 @@ def test_constructor_validation(kwargs: dict, error: type, pattern: str) -> None
         make(**kwargs)
 
 
+@pytest.mark.parametrize("given", [{}, {"alpha": 0.7, "eps": 1e-3}])
+def test_the_settings_record_holds_the_priorities_in_use(given: dict[str, float]) -> None:
+    """``settings`` is the buffer's own: cpprb's eps default (1e-4), not HerSettings' own."""
+    rb = make(prioritized=True, **given)
+    assert (rb.settings.alpha, rb.settings.eps) == (rb.alpha, rb.eps)
+    assert (rb.alpha, rb.eps) == (given.get("alpha", 0.6), given.get("eps", 1e-4))
+
+
 @pytest.mark.parametrize("key", ["rew", "goal"])
 def test_env_dict_must_not_define_rew_or_goal(key: str) -> None:
     with pytest.raises(ValueError, match=key):

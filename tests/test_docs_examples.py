@@ -149,7 +149,7 @@ def test_every_command_of_the_docs_is_accepted(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    _setup_for(block.page, tmp_path, train=False)
+    setup_for(block.page, tmp_path, train=False)
     for words in commands(block):
         bound: dict[str, str] = {}  # for VAR in A B ...: each $VAR checked with A
         for statement in _statements(words):
@@ -192,7 +192,7 @@ def test_a_quoted_block_is_still_in_the_source_in_this_order(block: Block) -> No
             at = found + len(piece)
 
 
-def _setup_for(page: Path, cwd: Path, train: bool = True) -> None:
+def setup_for(page: Path, cwd: Path, train: bool = True) -> None:
     """What a page's examples take as already done (``train``: runs they load)."""
     if page.name == "guide-own-env.md":  # its module, imported by herkit train mymodule:Env
         code = [b.code for b in blocks(page) if b.language == "python"]
@@ -211,7 +211,7 @@ RUNNABLE = sorted({b.page for b in ALL if b.language == "python" and not b.excer
 @pytest.mark.parametrize("page", RUNNABLE, ids=[p.name for p in RUNNABLE])
 def test_every_python_example_of_a_page_runs_in_order(page: Path, tmp_path: Path) -> None:
     code = "\n".join(b.code for b in blocks(page) if b.language == "python" and not b.excerpt_of)
-    _setup_for(page, tmp_path)
+    setup_for(page, tmp_path)
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                           text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, f"{page.name}:\n{done.stderr[-3000:]}"

@@ -427,6 +427,42 @@ def test_make_goal_env_unknown_id() -> None:
         make_goal_env("no_such_module:Foo-v0")
 
 
+class NeedsMissingPackage(BitFlipEnv):
+    """An old version of an env, made with a package that is gone (as FetchPush-v1 needs
+    mujoco-py)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        raise gym.error.DependencyNotInstalled("No module named 'old_sim'. (HINT: install it)")
+
+
+def test_an_unknown_id_suggests_the_newest_version_of_what_is_registered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import herkit.envs.registration as registration
+
+    for version, entry in ((1, NeedsMissingPackage), (3, BitFlipEnv)):
+        monkeypatch.setitem(gym.registry, f"Gadget-v{version}", gym.envs.registration.EnvSpec(
+            f"Gadget-v{version}", entry_point=entry))  # fmt: skip
+    monkeypatch.setattr(registration, "register_robotics_envs", lambda: True)  # installed
+    with pytest.raises(ValueError) as installed:
+        make_goal_env("Gadgt-v1")
+    message = str(installed.value)
+    assert message.startswith("unknown env id 'Gadgt-v1' (did you mean Gadget-v3?); "), message
+    assert "pip install" not in message and "gymnasium-robotics adds Fetch tasks" in message
+    monkeypatch.setattr(registration, "register_robotics_envs", lambda: False)  # not importable
+    with pytest.raises(ValueError) as missing:
+        make_goal_env("Gadget-v9")
+    message = str(missing.value)
+    assert message.startswith("unknown env id 'Gadget-v9' (did you mean Gadget-v3?); "), message
+    assert message.endswith("and PointMaze need pip install 'herkit[robotics]'")
+    with pytest.raises(ValueError) as old, warnings.catch_warnings():  # registered, but its
+        warnings.simplefilter("ignore")  # package is gone (gymnasium: "out of date")
+        make_goal_env("Gadget-v1")
+    assert str(old.value) == (
+        "cannot make 'Gadget-v1': No module named 'old_sim' (its current version is Gadget-v3)"
+    )
+
+
 def test_make_goal_env_rejects_non_goal_envs() -> None:
     with pytest.raises(ValueError, match="'CartPole-v1' is not a goal env"):
         make_goal_env("CartPole-v1")

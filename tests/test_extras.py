@@ -104,6 +104,7 @@ def test_version_and_help_work_on_the_core_install() -> None:
     from herkit.commands import SUMMARIES
 
     assert all(f"  {name} " in shown.stdout for name in SUMMARIES)
+    assert "herkit --version (or -V) prints the version." in shown.stdout
     assert shown.stdout.rstrip().endswith(
         "every command needs tyro, from herkit's train extra: pip install 'herkit[train]'"
     )

@@ -13,6 +13,7 @@ import torch
 
 from herkit import Batch, HerReplayBuffer
 from herkit.buffer.goal_env import GOAL_KEYS
+from herkit.buffer.settings import HerSettings
 from tagged import TaggedRun, tag_reward
 
 
@@ -451,6 +452,23 @@ def test_from_env_takes_ending_on_success_as_the_env_declares_it() -> None:
     assert reached.any() and np.all(batch.terminated[reached])
 
 
+@pytest.mark.parametrize("how", ["keyword", "settings"])
+def test_from_env_keeps_the_ending_given_by_keyword_or_in_settings(how: str) -> None:
+    """The caller's terminal_on_success wins over what the env declares, given either way
+    (given in ``settings``, it was once silently replaced by the declaration)."""
+    env = gym.make("herkit/BitFlip-v0", n_bits=4)  # declares that it ends on success
+    given: dict[str, Any] = (
+        {"terminal_on_success": False}
+        if how == "keyword"
+        else {"settings": HerSettings(k=2, terminal_on_success=False)}
+    )
+    buffer = HerReplayBuffer.from_env(env, 1_000, probe=False, **given)
+    assert buffer.terminal_on_success is False
+    assert buffer.sources["terminal_on_success"] == "given"
+    undecided = HerReplayBuffer.from_env(env, 1_000, probe=False, settings=HerSettings(k=2))
+    assert undecided.terminal_on_success is True and undecided.settings.k == 2
+
+
 class Silent(gym.Env):  # type: ignore[type-arg]
     """An env of another library: BitFlip (which ends on success) declaring nothing."""
 
@@ -532,7 +550,7 @@ def test_from_env_finds_what_an_env_does_not_declare_as_herkit_train_does() -> N
     buffer = HerReplayBuffer.from_env(env, 100)
     assert buffer.terminal_on_success is True
     assert buffer.sources["terminal_on_success"] == (
-        "probe: a success in the random steps ended its episode"
+        "probe: in the random steps, a success ended its episode"
     )
     assert buffer.conventions is not None
     assert buffer.conventions.reward_range == (-1.0, 0.0)
@@ -575,7 +593,7 @@ def test_an_ending_left_unknown_is_decided_by_the_first_success_added(tmp_path: 
         assert buffer.terminal_on_success is (True if info["is_success"] else None)
         obs = env.reset()[0] if terminated or truncated else next_obs
     assert buffer.sources["terminal_on_success"] == (
-        "observed at the first success added: it ended its episode"
+        "observed at the first success added, a success ended its episode"
     )
 
 

@@ -4,42 +4,57 @@ names and the facades agree with it, and a bad value is named."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
+import subprocess
 from typing import Any, get_args
 
 import pytest
 
 from herkit.buffer.settings import HerSettings
 from herkit.buffer.strategies import Strategy, StrategyName
-from herkit.config.train import TrainConfig
-
-NOT_TRAINING_SETTINGS = {"gamma", "alpha", "beta", "eps", "keep_env_terms"}
-"""HerSettings fields that are not a flag of ``herkit train``: the agent's discount, and the
-priority exponents and floor (the paper's values)."""
+from herkit.config.her import RunHerSettings
+from herkit.config.train import TrainConfig, config_from_dict
+from runs import herkit_command
 
 
 def test_the_strategy_names_are_the_strategies() -> None:
     assert list(get_args(StrategyName)) == [strategy.value for strategy in Strategy]
 
 
-def test_every_other_her_setting_is_a_training_setting_with_the_same_default() -> None:
-    her = {field.name: field for field in dataclasses.fields(HerSettings)}
-    train = {field.name: field for field in dataclasses.fields(TrainConfig)}
-    assert set(her) - set(train) == NOT_TRAINING_SETTINGS
-    assert set(HerSettings.names()) == set(her)
-    for name in set(her) - NOT_TRAINING_SETTINGS:
-        if name == "terminal_on_success":  # a run asks the env (None); a bare buffer does not
-            assert (her[name].default, train[name].default) == (False, None)
-        else:
-            assert her[name].default == train[name].default, name
+def test_a_run_holds_the_buffers_settings_with_their_defaults() -> None:
+    her = TrainConfig().her
+    assert isinstance(her, HerSettings) and her.values() == HerSettings().values()
+    flags = {field.name.replace("_", "-") for field in dataclasses.fields(HerSettings)}
+    env = os.environ | {"COLUMNS": "200"}
+    shown = subprocess.run(herkit_command("train", "--help"), capture_output=True, text=True,
+                           env=env, check=True).stdout  # fmt: skip
+    shown_flags = set(re.findall(r"--([a-z-]+)", shown))
+    assert flags - shown_flags == {"gamma"}  # the agent's
 
 
 def test_a_run_hands_its_settings_to_the_buffer() -> None:
-    config = TrainConfig(strategy="episode", k=2, n_step=3, prioritized=True, info_keys=("x",))
+    her = RunHerSettings(strategy="episode", k=2, n_step=3, prioritized=True, info_keys=("x",))
+    config = TrainConfig(her=her)
     settings = config.her_settings()
-    assert (settings.strategy, settings.k, settings.n_step, settings.prioritized) == (
-        Strategy.EPISODE, 2, 3, True,
+    assert type(settings) is HerSettings
+    assert settings.values() == her.values() | {"gamma": config.agent_config().gamma}
+    assert config.with_her(k=5).her_settings().k == 5
+
+
+def test_a_runs_discount_is_the_agents() -> None:
+    with pytest.raises(ValueError, match=r"her.gamma must be None.*--ALGO.gamma"):
+        TrainConfig(her=HerSettings(n_step=3, gamma=0.9))
+    assert TrainConfig(her=HerSettings(k=2)).her.k == 2  # the buffer's record is taken too
+
+
+def test_a_config_json_of_the_flat_form_loads() -> None:
+    config = config_from_dict({"strategy": "final", "k": 2, "terminal_on_success": True,
+                               "goal_mix": None, "info_keys": ["x"]})  # fmt: skip
+    assert (config.her.strategy, config.her.k, config.her.terminal_on_success) == (
+        Strategy.FINAL, 2, True,
     )  # fmt: skip
-    assert settings.info_keys == ("x",) and settings.gamma == config.agent_config().gamma
+    assert config.her.info_keys == ("x",) and config_from_dict(config.to_dict()) == config
 
 
 @pytest.mark.parametrize(

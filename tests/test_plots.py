@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from herkit.buffer.settings import HerSettings
 from herkit.cli import main
 from herkit.config import DDPGConfig, DQNConfig, TrainConfig
 from herkit.presentation.groups import aggregate_runs, moving_average
@@ -110,7 +111,7 @@ def test_strategies_are_groups_labelled_by_what_differs(tmp_path: Path) -> None:
         STEPS,
         [0.0] * 4,
         {"critic_loss": [1.0] * 4},
-        TrainConfig(strategy="none"),
+        TrainConfig(her=HerSettings(strategy="none")),
     )
     groups = aggregate_runs([*future, none])
     assert [g.label for g in groups] == ["strategy=future (3 seeds)", "strategy=none (seed 0)"]
@@ -175,14 +176,18 @@ def test_plot_runs_keeps_its_old_call_and_writes_a_png(tmp_path: Path) -> None:
     out = plot_runs([run], RunPaths(run).curve, title="herkit/BitFlip-v0 dqn+HER")
     assert out == RunPaths(run).curve and out.read_bytes()[:8] == PNG
     many = {f"{name}_loss": [10.0**-i for i in range(4)] for name in ("a", "b", "c", "d")}
-    wide = write_run(tmp_path / "wide", STEPS, list(SUCCESS[1]), many, TrainConfig(k=8))
+    wide = write_run(
+        tmp_path / "wide", STEPS, list(SUCCESS[1]), many, TrainConfig(her=HerSettings(k=8))
+    )
     out = plot_runs([run, wide], tmp_path / "new" / "both.png", x="wall_s", smooth=2, band="sem")
     assert out.read_bytes()[:8] == PNG
 
 
 def test_cli_writes_png_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = three_seeds(tmp_path / "future")
-    none = write_run(tmp_path / "none", STEPS, [0.0] * 4, config=TrainConfig(strategy="none"))
+    none = write_run(
+        tmp_path / "none", STEPS, [0.0] * 4, config=TrainConfig(her=HerSettings(strategy="none"))
+    )
     png, numbers = tmp_path / "out" / "curves.png", tmp_path / "out" / "curves.json"
     args = ["plot", *map(str, [*runs, none]), "-o", str(png), "--json", str(numbers)]
     assert main([*args, "--smooth", "2", "--band", "sem"]) == 0
@@ -256,12 +261,15 @@ def test_the_legend_of_many_long_labels_stays_inside_the_picture(tmp_path: Path)
             STEPS,
             list(SUCCESS[i % 3]),
             {"critic_loss": list(LOSS[i % 3])},
-            TrainConfig(k=i + 1, goal_mix=(1.0, 2.0, float(i)), dqn=DQNConfig(lr=1e-3 / (i + 1))),
+            TrainConfig(
+                her=HerSettings(goal_mix=(1.0, 2.0, float(i))),
+                dqn=DQNConfig(lr=1e-3 / (i + 1)),
+            ),
         )
         for i in range(7)
     ]
     groups = aggregate_runs(runs)
-    assert all("k=" in g.label and "dqn.lr=" in g.label for g in groups)
+    assert all("goal_mix=" in g.label and "dqn.lr=" in g.label for g in groups)
     fig = figure(groups)
     try:
         fig.canvas.draw()
@@ -271,6 +279,25 @@ def test_the_legend_of_many_long_labels_stays_inside_the_picture(tmp_path: Path)
         assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0
         panels = min(ax.get_tightbbox(renderer).y0 for ax in fig.axes if ax.get_visible())
         assert box.y1 <= panels + 1  # below the panels, not over them
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+
+
+X_AXES = [("env_steps", "env steps"), ("wall_s", "wall-clock seconds of training")]
+
+
+@pytest.mark.parametrize(("x", "x_title"), X_AXES)
+def test_every_panel_names_its_axes(tmp_path: Path, x: str, x_title: str) -> None:
+    runs = three_seeds(tmp_path / "dqn")
+    losses = {"critic_loss": list(LOSS[0]), "actor_loss": list(LOSS[1])}
+    runs.append(write_run(tmp_path / "other", STEPS, list(SUCCESS[0]), losses, config=None))
+    fig = figure(aggregate_runs(runs, x=x))
+    try:
+        shown = [ax for ax in fig.axes if ax.get_visible()]
+        assert [ax.get_ylabel() for ax in shown] == ["success rate", "actor loss", "critic loss"]
+        assert {ax.get_xlabel() for ax in shown} == {x_title}
     finally:
         import matplotlib.pyplot as plt
 

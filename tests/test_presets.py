@@ -49,7 +49,7 @@ def test_the_command_line_takes_the_gpu_preset_with_device_cuda() -> None:
     from herkit.cli import _parse_train
 
     config = config_for("FetchPush-v4", device="cuda", steps=1000)
-    assert config.ddpg.hidden == (512, 512, 512) and config.goal_mix == (1.0, 2.0, 2.0)
+    assert config.ddpg.hidden == (512, 512, 512) and config.her.goal_mix == (0.2, 0.4, 0.4)
     assert config.device == "cuda" and config.steps == 1000
     preset = preset_config("FetchPush-v4", "cuda")
     parsed = _parse_train(["FetchPush-v4", "--device", "cuda"], default=preset)

@@ -158,6 +158,7 @@ def test_report_is_self_contained_and_renders_in_a_browser(
     assert 'class="scatterlayer' in dom and "mean of the last 60 episodes" in dom
     assert "min-max of Q" in dom and "lowest TD target allowed" in dom
     assert "highest allowed" not in dom  # q_high unbounded: no line
+    assert min(dom.count('class="xtitle"'), dom.count('class="ytitle"')) >= figures  # named
 
     shot = tmp_path / "report.png"
     browse(out, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1400,4000")
@@ -171,6 +172,34 @@ def test_the_error_banner_shows_script_errors(trained: Path, tmp_path: Path) -> 
     broken.write_text(out.read_text().replace("</body>", "<script>nosuch.thing()</script></body>"))
     dom = browse(broken, tmp_path / "profile", "--dump-dom")
     assert "JavaScript error: " in errors_shown(dom) and "nosuch" in errors_shown(dom)
+
+
+def figure_layouts(page: str) -> list[dict[str, Any]]:
+    """The layout of every Plotly figure of a report, as the page hands it to Plotly."""
+    decoder, layouts = json.JSONDecoder(), []
+    for call in re.finditer(r"Plotly\.newPlot\(\s*", page):
+        at = call.end()
+        for _ in range(3):  # the div's id, the traces, the layout
+            value, at = decoder.raw_decode(page, at)
+            at = re.compile(r"\s*,\s*").match(page, at).end()  # type: ignore[union-attr]
+        layouts.append(value)
+    return layouts
+
+
+def test_every_figure_names_its_axes(runs: list[Path], tmp_path: Path) -> None:
+    """Plotly.js 3 and later show an axis title given as {"text": ...} and ignore a bare
+    string, so each axis of each figure must carry one that way."""
+    page = write_report(runs, tmp_path / "report.html").read_text()
+    layouts = figure_layouts(page)
+    assert len(layouts) == page.count('class="plotly-graph-div"') >= 19
+    titles = [(layout["xaxis"]["title"]["text"], layout["yaxis"]["title"]["text"])
+              for layout in layouts]  # fmt: skip
+    assert all(x and y for x, y in titles), titles
+    success = "success rate of evaluation episodes"
+    assert titles[:2] == [("env steps", success), ("wall-clock seconds of training", success)]
+    assert ("env steps", "return (sum of rewards)") in titles
+    assert ("updates (gradient steps)", "critic loss") in titles
+    assert ("updates (gradient steps)", "Q value") in titles
 
 
 def test_an_old_run_without_records_and_one_without_config(trained: Path, tmp_path: Path) -> None:

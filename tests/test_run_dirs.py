@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,9 +110,9 @@ def test_default_names_keep_tasks_and_learning_settings_apart(tmp_path: Path) ->
         for config in (
             base,
             dataclasses.replace(base, env_kwargs=("n_bits=30",)),
-            dataclasses.replace(base, k=8),
+            base.with_her(k=8),
             dataclasses.replace(base, dqn=DQNConfig(lr=3e-4)),
-            dataclasses.replace(base, strategy="none"),
+            base.with_her(strategy="none"),
             dataclasses.replace(base, seed=1),
         )
     }
@@ -132,12 +133,46 @@ def test_hints_for_a_used_directory_work(tmp_path: Path) -> None:
     args = ["--out", str(out), "--eval-every", "200", *QUICK]
     assert herkit("train", *args, "--steps", "200").returncode == 0
     same = herkit("train", *args, "--steps", "400")  # same learning settings: --resume
-    assert same.returncode == 2 and f"--resume {out}" in same.stderr
+    assert same.returncode == 2 and f"--resume {out} --steps 400" in same.stderr
+    assert "finished at 200 env steps" in same.stderr
     followed = herkit("train", "--resume", str(out), "--steps", "400", *QUICK)
     assert followed.returncode == 0, followed.stderr
     other = herkit("train", *args, "--steps", "400", "--k", "2")  # --resume would refuse k
     assert other.returncode == 2 and "other settings (k)" in other.stderr
     assert "continue it with --resume" not in other.stderr
+
+
+def test_a_used_directory_says_whether_its_run_finished_and_what_trains_it_on(
+    tmp_path: Path,
+) -> None:
+    """A plain --resume of a finished run is refused (nothing left to train): the hint
+    for a finished run is --resume with a larger --steps."""
+    from herkit.rundir.directory import check_new_run_dir
+    from herkit.training.loop import train
+    from runs import quiet
+
+    run = tmp_path / "run"
+    config = quiet(steps=200, eval_every=200, eval_episodes=2, out=str(run))
+    train(config)
+
+    def refusal(**changes: Any) -> str:
+        with pytest.raises(ValueError) as refused:
+            check_new_run_dir(run, dataclasses.replace(config, **changes))
+        return str(refused.value)
+
+    assert refusal() == (
+        f"run directory {str(run)!r} already holds this run, finished at 200 env steps: train "
+        f"it further with --resume {run} --steps N (N above 200), or train into another --out "
+        "DIR (--overwrite replaces it)"
+    )
+    assert f"train it on to 400 with --resume {run} --steps 400, or" in refusal(steps=400)
+    paths = RunPaths(run)  # as if stopped early (Ctrl-C, a failure): a plain --resume goes on
+    paths.config.write_text(json.dumps(json.loads(paths.config.read_text()) | {"steps": 1000}))
+    assert refusal() == (
+        f"run directory {str(run)!r} already holds this run, stopped at 200 of 1,000 env "
+        f"steps: continue it with --resume {run}, or train into another --out DIR "
+        "(--overwrite replaces it)"
+    )
 
 
 BOOM = '''

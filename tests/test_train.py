@@ -89,8 +89,8 @@ def test_recipe_ingredients_run_the_loop(tmp_path: Path, algo: str) -> None:
     assert summary["env_steps"] == 300 and summary["strategy"] == "mix1:2:2"
     assert summary["updates"] >= (300 - 64) * config.updates_per_step - 1
     saved = json.loads(RunPaths(run).config.read_text())
-    assert saved["precision"] == "bf16" and saved["n_step"] == 3
-    assert saved["goal_mix"] == [1.0, 2.0, 2.0] and saved["goal_mix_warmup"] == 100
+    assert saved["precision"] == "bf16" and saved["her"]["n_step"] == 3
+    assert saved["her"]["goal_mix"] == [0.2, 0.4, 0.4] and saved["her"]["goal_mix_warmup"] == 100
     resumed = train(dataclasses.replace(config, steps=450), resume=True)
     assert resumed["env_steps"] == 450
 
@@ -156,9 +156,8 @@ def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
     assert on_disk["env_workers"] == 0  # one env steps in the trainer process
     assert on_disk["precision"] in on_disk["machine"]["precision"]
     resolved = dataclasses.replace(
-        config,
+        config.with_her(terminal_on_success=True),
         reward_range=(-1.0, 0.0),
-        terminal_on_success=True,
         success_key="is_success",
         precision=on_disk["precision"],
         update_mode=on_disk["update_mode"],

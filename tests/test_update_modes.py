@@ -292,6 +292,54 @@ def test_compiling_is_timed_only_where_the_run_pays_for_it(
     assert long.mode == "compiled" and not long.notes
 
 
+def test_the_slow_timings_are_said_before_and_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    import herkit.training.update_plan as plan
+
+    said: list[str] = []
+    timings = {"fp32 eager": 4.0, "fp32 compiled": 1.0}
+    timed = fake_timings(timings)
+
+    def recorded(agent: Any, batch: Any, precision: str, mode: str, mean: Any) -> float:
+        said.append(f"timed {precision} {mode}")
+        return timed(agent, batch, precision, mode, mean)
+
+    monkeypatch.setattr(plan, "fast_bf16", lambda device: False)
+    monkeypatch.setattr(plan, "_timed", recorded)
+    choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=1e9,
+                  tell=said.append)  # fmt: skip
+    assert said[0] == "timed fp32 eager" and said[2] == "timed fp32 compiled"
+    assert said[1].startswith(
+        "timing the update in fp32 compiled against eager, to run the fastest; compiling "
+        "takes a minute or two (--update-mode"
+    )
+    assert said[3].startswith("timed in ") and said[3].endswith("the updates run fp32 compiled")
+    said.clear()  # a short run compiles nothing: nothing slow to say
+    choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=10,
+                  tell=said.append)  # fmt: skip
+    assert said == ["timed fp32 eager"]
+
+
+@pytest.mark.slow("torch.compile compiles an update: about 30 s")
+@pytest.mark.skipif(
+    shutil.which("g++") is None and shutil.which("c++") is None,
+    reason="torch.compile on a CPU needs a C++ compiler",
+)
+def test_compiling_while_timing_says_what_it_does_and_no_torch_profiler_note(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    cached = getattr(torch._logging, "warning_once", None)  # torch says each note once
+    if cached is not None and hasattr(cached, "cache_clear"):  # a process: as if new
+        cached.cache_clear()
+    said: list[str] = []
+    chosen = choose_update(agent_for("dqn"), spaces(), space("dqn"), 32, precision="fp32",
+                           expected_updates=1e9, tell=said.append)  # fmt: skip
+    assert "fp32 compiled" in chosen.timings_ms, chosen
+    assert len(said) == 2 and said[0].startswith("timing the update in fp32 compiled")
+    assert said[1].startswith("timed in ")
+    printed = capfd.readouterr()
+    assert "Profiler" not in printed.out + printed.err, printed.err
+
+
 def test_a_mode_that_fails_here_is_left_out_and_said(monkeypatch: pytest.MonkeyPatch) -> None:
     import herkit.training.update_plan as plan
 

@@ -14,14 +14,14 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import tyro
 
 from herkit import __version__
 from herkit.bench import BufferBenchConfig, UpdateBenchConfig, bench_buffer
 from herkit.cli_args import auto_flags, parse, unwrap_help, with_suggestions
-from herkit.commands import SUMMARIES
+from herkit.commands import SUMMARIES, TAGLINE
 from herkit.config.learning import RESUME_MAY_CHANGE
 from herkit.envs.failures import EnvFailure
 from herkit.extras import needs_extra
@@ -164,8 +164,11 @@ def _train_main(args: list[str]) -> None:
         changed = [
             field.name
             for field in dataclasses.fields(TrainConfig)
-            if field.name not in ("resume", *RESUME_MAY_CHANGE)
+            if field.name not in ("resume", "her", *RESUME_MAY_CHANGE)
             and getattr(config, field.name) != getattr(saved, field.name)
+        ]
+        changed += [
+            name for name, value in config.her.values().items() if value != getattr(saved.her, name)
         ]
         if changed:
             raise ValueError(
@@ -257,7 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(_unknown_command(args[0]))
         else:
             commands: dict[str, Callable[..., Any]] = {"train": _train_help, **COMMANDS}
-            parse(tyro.extras.subcommand_cli_from_dict, commands, args=args, prog="herkit")
+            parse(tyro.cli, _top_level(commands), args=args, prog="herkit",
+                  description=f"herkit {__version__}: {TAGLINE}")  # fmt: skip
     except ValueError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
         return 2
@@ -295,6 +299,27 @@ def _unknown_command(word: str) -> str:
     close = difflib.get_close_matches(word, list(SUMMARIES), n=1, cutoff=0.6)
     hint = f" (did you mean herkit {close[0]}?)" if close else ""
     return f"unknown command {word!r}{hint}; the commands are {', '.join(SUMMARIES)}"
+
+
+def _top_level(commands: dict[str, Callable[..., Any]]) -> Callable[..., None]:
+    """What tyro parses as ``herkit ...``: one of ``commands`` and ``-V/--version``
+    (which :func:`main` answers before any parsing; here so that ``--help`` lists it)."""
+    chosen = Union[  # type: ignore[valid-type]  # noqa: UP007 (a Union built at run time)
+        tuple(Annotated[Any, tyro.conf.subcommand(name, constructor=command)]
+              for name, command in commands.items())
+    ]  # fmt: skip
+
+    def herkit(command: Any, version: bool = False) -> None:
+        """The ``herkit`` command line."""
+
+    herkit.__annotations__ = {
+        "command": Annotated[chosen, tyro.conf.arg(name="")],
+        "version": Annotated[bool, tyro.conf.FlagCreatePairsOff, tyro.conf.arg(
+            aliases=("-V",), help="print herkit's version and exit", help_behavior_hint=""
+        )],
+        "return": None,
+    }  # fmt: skip
+    return herkit
 
 
 def _train_help() -> None:

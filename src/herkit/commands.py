@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from herkit import __version__
 
-__all__ = ["SUMMARIES", "short_help"]
+__all__ = ["SUMMARIES", "TAGLINE", "short_help"]
+
+TAGLINE = "Hindsight Experience Replay for goal-conditioned RL"
+"""What herkit is, in the first line of ``herkit --help``."""
 
 SUMMARIES = {
     "train": "train an agent with HER on a goal env (herkit train --help lists the flags)",
@@ -22,10 +25,12 @@ def short_help() -> str:
     """One screen: what herkit is and its commands."""
     width = max(map(len, SUMMARIES))
     lines = [
-        f"herkit {__version__}: Hindsight Experience Replay for goal-conditioned RL",
+        f"herkit {__version__}: {TAGLINE}",
         "",
         "usage: herkit COMMAND [FLAGS]    (herkit COMMAND --help for its flags)",
         "",
         *(f"  {name:<{width}}  {what}" for name, what in SUMMARIES.items()),
+        "",
+        "herkit --version (or -V) prints the version.",
     ]
     return "\n".join(lines)

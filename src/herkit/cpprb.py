@@ -100,8 +100,11 @@ class HindsightReplayBuffer:
             k=check_int("additional_goals", additional_goals, 0),
             relabel="store",
             prioritized=bool(prioritized),
+            alpha=kwargs.get("alpha", 0.6),
+            eps=kwargs.get("eps", 1e-4),  # cpprb's default
         )
-        """The HER settings of cpprb's arguments (its priorities follow cpprb's own rules)."""
+        """The HER settings of cpprb's arguments, checked and defaulted by
+        :class:`~herkit.buffer.settings.HerSettings` (priorities follow cpprb's own rules)."""
         self.strategy = Strategy.parse(self.settings.strategy)
         self.additional_goals = self.settings.goals_per_transition
 
@@ -128,8 +131,7 @@ class HindsightReplayBuffer:
         self.goal_func = goal_func or _identity
         self.state, self.action, self.next_state = state, action, next_state
         self.prioritized = bool(prioritized)
-        self.alpha = _non_negative("alpha", kwargs.get("alpha", 0.6))
-        self.eps = _non_negative("eps", kwargs.get("eps", 1e-4))
+        self.alpha, self.eps = self.settings.alpha, self.settings.eps
         self.rng = np.random.default_rng(kwargs.get("seed"))
 
         self._ring = {k: np.zeros((self.size, *s), dtype=d) for k, (s, d) in ring_specs.items()}

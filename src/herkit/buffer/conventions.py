@@ -17,7 +17,7 @@ A trainer that assumes one family's convention silently learns nothing on anothe
 - **ends on success**: what the env declares (``terminates_on_success`` on herkit's envs,
   ``continuing_task`` on gymnasium-robotics' mazes), else what the random steps showed
   (``terminated`` at a success step or not); still unknown, the trainer decides at the
-  first success it sees (:meth:`GoalConventions.with_terminal_evidence`).
+  first success it sees (:mod:`herkit.buffer.ending`, the one owner of this rule).
 - **terms beyond compute_reward**: where the env's step rewards differ from
   ``compute_reward`` of the same goals (a penalty, a reward wrapper), the difference is
   reported and the reward range widened by it; the buffer keeps the env's rewards and adds
@@ -35,8 +35,10 @@ from typing import Any, Literal, get_args
 import gymnasium as gym
 import numpy as np
 
-from herkit.buffer.env_terms import RewardAudit, check_reward_shape
-from herkit.buffer.goal_env import RewardFn, declared_terminal, fresh_copy
+from herkit.buffer.ending import UNKNOWN, Ending
+from herkit.buffer.env_terms import RewardAudit
+from herkit.buffer.goal_env import RewardFn, env_ending, fresh_copy
+from herkit.buffer.per_sample import RewardRefused, batch_refusal, error_line
 
 __all__ = [
     "SUCCESS_KEYS", "SUCCESS_SOURCES", "GoalConventions", "InfoSuccessKey", "SuccessKey",
@@ -82,13 +84,16 @@ class GoalConventions:
     warnings: tuple[str, ...] = ()
     """Problems found, one line each (e.g. step rewards that compute_reward does not give)."""
 
-    def with_terminal_evidence(self, ended: bool, env_steps: int) -> GoalConventions:
-        """These conventions once a success step was seen to end (or not end) its episode."""
-        sources = self.sources | {
-            "terminal_on_success": f"observed at {env_steps} env steps: a success "
-            + ("ended its episode" if ended else "did not end its episode")
-        }
-        return dataclasses.replace(self, terminal_on_success=ended, sources=sources)
+    @property
+    def ending(self) -> Ending:
+        """Whether the env's episodes end on success, with its source."""
+        return Ending(self.terminal_on_success, self.sources.get("terminal_on_success", UNKNOWN))
+
+    def with_ending(self, ending: Ending) -> GoalConventions:
+        """These conventions with ``ending`` (e.g. once a buffer saw the env's first
+        success end, or not end, its episode)."""
+        sources = self.sources | {"terminal_on_success": ending.source}
+        return dataclasses.replace(self, terminal_on_success=ending.ends, sources=sources)
 
     def describe(self) -> str:
         """One line: the reward range, success signal and terminal rule, with sources."""
@@ -166,19 +171,18 @@ class SuccessSignal:
 
 def declared_conventions(env: Any, not_probed: str = "not probed") -> GoalConventions:
     """What ``env`` declares without being stepped: whether its episodes end on success
-    (:func:`~herkit.buffer.goal_env.declared_terminal`); the reward range and success key
-    are left unknown, their source ``not_probed`` (which may say why)."""
-    terminal, how = declared_terminal(env)
+    (:func:`~herkit.buffer.goal_env.env_ending`); the reward range and success key are left
+    unknown, their source ``not_probed`` (which may say why)."""
+    ending = env_ending(env)
     return GoalConventions(
         reward_range=None,
         success_reward=None,
         success_key=None,
-        terminal_on_success=terminal,
+        terminal_on_success=ending.ends,
         sources={
             "reward_range": not_probed,
             "success_key": not_probed,
-            "terminal_on_success": how
-            or "not declared by the env: decided at the first success added",
+            "terminal_on_success": ending.source,
         },
     )
 
@@ -217,8 +221,10 @@ def probe_conventions(
     """Find out ``env``'s conventions from ``steps`` random steps (see the module docstring).
 
     ``reward_fn`` is the vectorised ``compute_reward`` that relabelling will use, called
-    with the ``info_keys`` columns as its info. Raises ValueError, naming ``info_keys``,
-    when ``reward_fn`` fails on a batch of the env's goals.
+    with the ``info_keys`` columns as its info. Raises ValueError when ``reward_fn`` fails
+    on a batch of the env's goals: that it takes one goal at a time (where one goal pair
+    works; :func:`~herkit.buffer.per_sample.per_sample` gives it batches), else the single
+    call's own error, naming ``info_keys``.
     """
     record = _random_steps(env, info_keys, seed, steps)
     achieved, desired, info = record.achieved, record.desired, record.columns
@@ -226,15 +232,13 @@ def probe_conventions(
     def rewards(a: np.ndarray, d: np.ndarray, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         try:
             value = np.asarray(reward_fn(a, d, columns), dtype=np.float64)
-        except Exception as error:
-            raise ValueError(
-                f"compute_reward failed on a batch of {len(a)} goals ({type(error).__name__}: "
-                f"{error}); it must accept goals batched on the leading axis, and if the "
-                "reward needs info fields, name them with info_keys (--info-keys KEY ...)"
-            ) from error
-        check_reward_shape(
-            "compute_reward (goals batched on the leading axis)", value.shape, len(a)
-        )
+        except RewardRefused:  # a per-sample reward failing on one goal: it names the cause
+            raise
+        except Exception as error:  # one goal at a time, or a failure of its own (info)
+            raise batch_refusal(reward_fn, a, d, columns, error_line(error)) from error
+        if value.shape != (len(a),):
+            why = f"it gave shape {value.shape}, not ({len(a)},)"
+            raise batch_refusal(reward_fn, a, d, columns, why)
         return value
 
     sources: dict[str, str] = {}
@@ -297,24 +301,20 @@ def probe_conventions(
             "reward is not sparse, so success rates cannot be measured (NaN)"
         )
 
-    terminal, how = declared_terminal(env)
-    if terminal is None:
-        if success_key in SUCCESS_KEYS:
-            success = np.array([bool(i.get(success_key, False)) for i in record.infos])
-        else:  # compute_reward, or no signal (then never)
-            success = recomputed == (success_reward if sparse else np.nan)
-        if success.any():
-            terminal = bool(record.terminated[success].all())
-            ended = "ended its episode" if terminal else "did not end its episode"
-            how = f"probe: a success in the random steps {ended}"
-        else:
-            how = "not declared and no success in the random steps: decided at the first one"
-    sources["terminal_on_success"] = how
+    if success_key in SUCCESS_KEYS:
+        success = np.array([bool(i.get(success_key, False)) for i in record.infos])
+    else:  # compute_reward, or no signal (then never)
+        success = recomputed == (success_reward if sparse else np.nan)
+    ending = env_ending(env).after(success, record.terminated, "probe: in the random steps")
+    if ending.ends is None:
+        ending = Ending(None, "not declared and no success in the random steps: decided at the "
+                        "first one")  # fmt: skip
+    sources["terminal_on_success"] = ending.source
     return GoalConventions(
         reward_range=reward_range,
         success_reward=success_reward if sparse else None,
         success_key=success_key,
-        terminal_on_success=terminal,
+        terminal_on_success=ending.ends,
         step_reward_extra=(float(extra.min()), float(extra.max())) if extra.any() else None,
         sources=sources,
         warnings=tuple(warnings),

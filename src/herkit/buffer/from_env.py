@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from herkit.buffer.conventions import GoalConventions, conventions_of
+from herkit.buffer.ending import Ending
 from herkit.buffer.goal_env import RewardFn, compute_reward_of, settings_of
 from herkit.buffer.settings import HerSettings
 
@@ -28,12 +29,14 @@ def arguments_from_env(
     if n_envs is not None:
         arguments["n_envs"] = n_envs
     arguments["reward_fn"] = compute_reward_of(env) if reward_fn is None else reward_fn
+    her = HerSettings.of(
+        given.get("settings"), {name: given[name] for name in HerSettings.names() if name in given}
+    )
     if conventions is None:
-        keys = given.get("info_keys", (given.get("settings") or HerSettings()).info_keys)
-        conventions = conventions_of(env, arguments["reward_fn"], probe=probe, info_keys=keys)
+        conventions = conventions_of(
+            env, arguments["reward_fn"], probe=probe, info_keys=her.info_keys
+        )
     sources.update(conventions.sources)
-    if "terminal_on_success" in given:
-        sources["terminal_on_success"] = "given"
-    else:
-        arguments["terminal_on_success"] = conventions.terminal_on_success
-    return arguments | given, sources, conventions
+    ending = Ending.given(her.terminal_on_success).otherwise(conventions.ending)
+    sources["terminal_on_success"] = ending.source
+    return arguments | given | {"terminal_on_success": ending.ends}, sources, conventions

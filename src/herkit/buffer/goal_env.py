@@ -4,7 +4,7 @@ and whether the env says that its episodes end on success.
 The buffer never holds an env (DESIGN principle 2): :meth:`HerReplayBuffer.from_env
 <herkit.buffer.her.HerReplayBuffer.from_env>` takes from it, once, the constructor
 arguments of :func:`settings_of`, the env's ``compute_reward`` (:func:`compute_reward_of`)
-and its declared ending on success (:func:`declared_terminal`, which ``herkit train``'s
+and its declared ending on success (:func:`env_ending`, which ``herkit train``'s
 conventions probe reads too), and forgets the env.
 """
 
@@ -15,9 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from herkit.buffer.ending import Ending, declared_ending
+from herkit.buffer.per_sample import per_sample
+
 __all__ = [
-    "ENDING_DECLARATIONS", "GOAL_KEYS", "RewardFn", "TorchRewardFn", "compute_reward_of",
-    "declared_terminal", "ending_declared", "first_env", "fresh_copy", "settings_of",
+    "GOAL_KEYS", "RewardFn", "TorchRewardFn", "compute_reward_of", "env_ending", "first_env",
+    "fresh_copy", "settings_of",
 ]  # fmt: skip
 
 RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
@@ -40,6 +43,14 @@ def settings_of(env: Any) -> dict[str, Any]:
         raise ValueError(
             "env must be a GoalEnv: its observation space must be a Dict with keys "
             f"{GOAL_KEYS}, got {space}"
+        )
+    composite = [key for key in GOAL_KEYS[1:] if getattr(space[key], "shape", None) is None]
+    if composite:
+        raise ValueError(
+            f"env's {' and '.join(composite)} spaces are {type(space[composite[0]]).__name__} "
+            "spaces (named sub-goals), which the buffer cannot store: wrap the env first, "
+            "env = herkit.envs.FlatGoals(env), which flattens them into Box goals and gives "
+            "compute_reward its dicts back (herkit train does this itself)"
         )
     return {
         "observation_shape": space["observation"].shape,
@@ -83,34 +94,27 @@ def fresh_copy(env: Any) -> tuple[Any, str]:
         return None, f"its spec cannot make a fresh copy ({type(error).__name__}: {error})"
 
 
-ENDING_DECLARATIONS = (("terminates_on_success", True), ("continuing_task", False))
-"""The attributes by which an env says whether its episodes end on success (herkit's envs;
-gymnasium-robotics' mazes), in the order they are read, each with the value that says so."""
-
-
-def ending_declared(read: Callable[[str], Any]) -> tuple[bool | None, str]:
-    """Whether episodes end on success by the first of :data:`ENDING_DECLARATIONS` that
-    ``read(name)`` finds a bool for, and that name; (None, "") where none is found."""
-    for name, ends in ENDING_DECLARATIONS:
-        value = read(name)
-        if isinstance(value, bool):
-            return value == ends, name
-    return None, ""
-
-
-def declared_terminal(env: Any) -> tuple[bool | None, str]:
-    """Whether a GoalEnv (or the first env of a vector env) says that it ends its episodes
-    on success (:func:`ending_declared`), and where it says so; (None, "") where it says
-    nothing."""
+def env_ending(env: Any) -> Ending:
+    """What a GoalEnv (or the first env of a vector env) declares of its episodes ending on
+    success (:func:`herkit.buffer.ending.declared_ending`); unknown where it says nothing."""
     unwrapped = first_env(env).unwrapped
-    ends, name = ending_declared(lambda attribute: getattr(unwrapped, attribute, None))
-    return ends, f"declared by {type(unwrapped).__name__}.{name}" if name else ""
+    return declared_ending(
+        lambda attribute: getattr(unwrapped, attribute, None), type(unwrapped).__name__
+    )
 
 
 def compute_reward_of(env: Any) -> RewardFn:
-    """The ``compute_reward`` of a GoalEnv, or of the first env of a vector env."""
+    """The ``compute_reward`` of a GoalEnv, or of the first env of a vector env: that of
+    its outermost wrapper that has one (e.g. :class:`herkit.envs.FlatGoals`), else of the
+    env itself; called once per sample where it takes one goal at a time
+    (:func:`~herkit.buffer.per_sample.per_sample`)."""
     env = first_env(env)
-    compute_reward = getattr(env.unwrapped, "compute_reward", None)
+    read = getattr(env, "get_wrapper_attr", None)
+    try:
+        compute_reward = read("compute_reward") if read else None
+    except AttributeError:
+        compute_reward = None
+    compute_reward = compute_reward or getattr(env.unwrapped, "compute_reward", None)
     if compute_reward is None:
         raise ValueError("env must be a GoalEnv with a compute_reward method, or pass reward_fn")
-    return compute_reward
+    return per_sample(compute_reward, f"{type(env.unwrapped).__name__}.compute_reward")

@@ -27,6 +27,7 @@ from herkit.buffer.backend import array_ops
 from herkit.buffer.batch import Batch
 from herkit.buffer.checks import check_int
 from herkit.buffer.conventions import GoalConventions
+from herkit.buffer.ending import UNKNOWN, Ending
 from herkit.buffer.env_terms import (
     GoalRewards,
     RewardAudit,
@@ -34,7 +35,7 @@ from herkit.buffer.env_terms import (
     success_rule,
 )
 from herkit.buffer.from_env import arguments_from_env
-from herkit.buffer.goal_env import RewardFn, TorchRewardFn, compute_reward_of
+from herkit.buffer.goal_env import RewardFn, TorchRewardFn
 from herkit.buffer.inputs import (
     TransitionReader,
     as_flags,
@@ -51,19 +52,15 @@ from herkit.buffer.settings import HerSettings
 from herkit.buffer.storage import EpisodeStorage, FieldSpec
 from herkit.buffer.strategies import Strategy
 
-# RewardFn, TorchRewardFn and compute_reward_of live in herkit.buffer.goal_env; they are
-# re-exported here, where they have always been imported from.
-__all__ = ["HerReplayBuffer", "RewardFn", "TorchRewardFn", "compute_reward_of"]
+__all__ = ["HerReplayBuffer"]
 
 
 class HerReplayBuffer:
     """Hindsight Experience Replay buffer for ``n_envs`` envs stepping together.
 
     How goals are relabelled and transitions sampled is ``settings``
-    (:class:`~herkit.buffer.settings.HerSettings`: strategy, k, relabel, goal_mix,
-    goal_mix_warmup, n_step, gamma, prioritized, alpha, beta, eps, terminal_on_success,
-    success_threshold, info_keys), or the same names given as keywords (which change
-    ``settings`` where both are given).
+    (:class:`~herkit.buffer.settings.HerSettings`), or its fields given as keywords (which
+    change ``settings`` where both are given).
 
     Args:
         capacity: transitions held (rounded down to a multiple of ``n_envs``); the
@@ -81,11 +78,10 @@ class HerReplayBuffer:
             relabelling touches only the goals.
         seed: seed of the buffer's own ``np.random.Generator``.
         device: None (default) keeps the data in numpy arrays; a torch device (``"cuda"``,
-            or ``"cpu"`` for torch tensors in host memory) keeps it in tensors there, so
-            that relabelled batches are gathered on the device and returned as tensors
-            (``Batch.indices`` stays numpy). Bookkeeping and random draws stay on the host,
-            so a buffer on a device samples exactly what a numpy buffer with the same seed
-            samples.
+            or ``"cpu"`` for host tensors) keeps it in tensors there, where batches are
+            gathered and relabelled (``Batch.indices`` stays numpy). Bookkeeping and random
+            draws stay on the host: a buffer on a device samples what a numpy buffer with
+            the same seed samples.
         torch_reward_fn: ``reward_fn`` in torch form for a buffer on a device (rewards are
             then computed there); without it ``reward_fn`` gets host copies.
     """
@@ -168,11 +164,12 @@ class HerReplayBuffer:
         ``conventions`` passes ones already found instead; ``probe=False`` reads the
         declarations alone.
 
-        ``terminal_on_success`` comes from the conventions unless given; where they leave
-        it unknown it is None, and the first ``add`` with a success decides it (as in
-        ``herkit train``). :attr:`conventions` holds what was found (the reward range,
-        for clipping Q targets, is the agent's to use), :attr:`sources` where each setting
-        came from, and the repr both. Other keyword arguments go to the constructor.
+        ``terminal_on_success`` comes from the conventions unless given (as a keyword or in
+        ``settings``); where they leave it unknown it is None, and the first ``add`` with a
+        success decides it, as in ``herkit train`` (:mod:`herkit.buffer.ending`).
+        :attr:`conventions` holds what was found (the reward range, for clipping Q targets,
+        is the agent's to use), :attr:`sources` where each setting came from, and the repr
+        both. Other keyword arguments go to the constructor.
         """
         arguments, sources, conventions = arguments_from_env(
             env, n_envs, reward_fn, conventions, probe, kwargs
@@ -212,13 +209,20 @@ class HerReplayBuffer:
 
     @property
     def terminal_on_success(self) -> bool | None:
-        """Whether the env ends episodes on success (None: not known yet); set it where
-        the caller finds out (see :class:`~herkit.buffer.settings.HerSettings`)."""
+        """Whether the env ends episodes on success (None: not known yet)."""
         return self.settings.terminal_on_success
 
-    @terminal_on_success.setter
-    def terminal_on_success(self, value: bool | None) -> None:
-        self.settings = HerSettings.of(self.settings, {"terminal_on_success": value})
+    @property
+    def ending(self) -> Ending:
+        """:attr:`terminal_on_success` with where it came from."""
+        ends = self.terminal_on_success
+        source = self.sources.get("terminal_on_success", UNKNOWN if ends is None else "given")
+        return Ending(ends, source)
+
+    def set_ending(self, ending: Ending) -> None:
+        """Take ``ending`` (:mod:`herkit.buffer.ending`), e.g. a resumed run's."""
+        self.settings = HerSettings.of(self.settings, {"terminal_on_success": ending.ends})
+        self.sources["terminal_on_success"] = ending.source
 
     def add(
         self,
@@ -249,8 +253,12 @@ class HerReplayBuffer:
         given_success = None if success is None else as_flags("success", success, n_envs)
         self.storage.check_room()
         self.scorer.check_first(values)
-        if self.terminal_on_success is None and given_success is not None and given_success.any():
-            self._learn_terminal_on_success(bool(values["terminated"][given_success].all()))
+        if self.terminal_on_success is None:  # the env's first success decides
+            ending = self.ending.after(
+                given_success, values["terminated"], "observed at the first success added"
+            )
+            if ending.ends is not None:
+                self.set_ending(ending)
         base, dropped = self.storage.write(values)
         outcome = None if given_success is None else given_success.astype(np.int8)
         kept = None
@@ -262,13 +270,6 @@ class HerReplayBuffer:
         self.sampler.added(int(base), self.n_envs, dropped)
         if done.any():
             self._episodes_ended(done)
-
-    def _learn_terminal_on_success(self, ended: bool) -> None:
-        """The first success added shows whether the env's episodes end on success."""
-        self.terminal_on_success = ended
-        self.sources["terminal_on_success"] = "observed at the first success added: it " + (
-            "ended its episode" if ended else "did not end its episode"
-        )
 
     @property
     def reward_fn(self) -> RewardFn:

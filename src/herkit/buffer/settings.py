@@ -60,10 +60,11 @@ class HerSettings:
     """Importance-sampling exponent (the default of ``sample``)."""
     eps: float = 1e-6
     """Added to every priority."""
-    terminal_on_success: bool | None = False
+    terminal_on_success: bool | None = None
     """The env ends episodes on success: a relabelled sample is terminal when its goal is
-    reached, or when the env ended its step for another reason. None: not known yet (the
-    first step added with a success decides it)."""
+    reached, or when the env ended its step for another reason. None: not given, so the
+    env decides (:mod:`herkit.buffer.ending`): what it declares (read by ``from_env``),
+    else whether its first success added ends its episode."""
     keep_env_terms: bool = True
     """A relabelled sample's reward keeps the part of the env's step reward that
     ``compute_reward`` lacks (a crash penalty, a reward wrapper's term): ``compute_reward``
@@ -131,7 +132,7 @@ class HerSettings:
     @classmethod
     def names(cls) -> tuple[str, ...]:
         """The names of the settings."""
-        return tuple(field.name for field in dataclasses.fields(cls))
+        return tuple(field.name for field in dataclasses.fields(HerSettings))
 
     @classmethod
     def of(cls, settings: HerSettings | None, changes: Mapping[str, Any]) -> HerSettings:
@@ -143,6 +144,10 @@ class HerSettings:
         if settings is not None and not changes:
             return settings
         return dataclasses.replace(settings or cls(), **changes)
+
+    def values(self) -> dict[str, Any]:
+        """The settings by name, as they are (the fields of :class:`HerSettings` only)."""
+        return {name: getattr(self, name) for name in HerSettings.names()}
 
     @property
     def goals_per_transition(self) -> int:

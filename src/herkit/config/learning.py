@@ -14,9 +14,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from herkit.buffer.settings import HerSettings
 from herkit.config.agents import ALGOS
 
-__all__ = ["BOOKKEEPING", "RESUME_MAY_CHANGE", "learning_differences"]
+__all__ = ["BOOKKEEPING", "RESUME_MAY_CHANGE", "flat_settings", "learning_differences"]
 
 RESUME_MAY_CHANGE = (
     "steps", "eval_every", "eval_episodes", "checkpoint_every", "video_every", "target_success",
@@ -34,13 +35,22 @@ evaluation, checkpoint, video and update-log cadence (evaluation uses its own en
 and threads."""
 
 
+def flat_settings(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A config dict (:meth:`TrainConfig.to_dict`, or an older run's config.json with the HER
+    settings at the top) as JSON values with its HER settings at the top, by their names,
+    those it lacks at their defaults."""
+    flat = json.loads(json.dumps(dict(values)))  # tuples: lists
+    her = HerSettings().to_dict() | flat.pop("her", {})
+    return {name: flat.get(name, value) for name, value in her.items()} | flat
+
+
 def learning_differences(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str]:
     """The learning settings of the config dict ``mine`` (:meth:`TrainConfig.to_dict`) that
     differ from those of ``theirs`` (another such dict, or a run's config.json), as names
     (``k``, ``dqn.lr`` for the settings of ``mine``'s algorithm). Left out: the settings in
     :data:`BOOKKEEPING`, the other algorithms' blocks, and settings ``mine`` leaves to the
     env or the machine (None, ``auto``)."""
-    mine, theirs = json.loads(json.dumps(mine)), json.loads(json.dumps(theirs))  # tuples: lists
+    mine, theirs = flat_settings(mine), flat_settings(theirs)
     algo = mine["algo"]
     differ = [
         name

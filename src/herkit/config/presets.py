@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from herkit.config.agents import DDPGConfig, DQNConfig
+from herkit.config.her import RunHerSettings
 
 __all__ = ["GPU_PRESETS", "PRESETS", "preset_values"]
 
@@ -113,8 +114,7 @@ _FETCH_GPU = dict(
         action_l2=0.01,
         random_eps=0.2,
     ),
-    goal_mix=(1.0, 2.0, 2.0),
-    goal_mix_warmup=25_000,
+    her=RunHerSettings(goal_mix=(1.0, 2.0, 2.0), goal_mix_warmup=25_000),
     eval_episodes=50,
     n_eval_envs=10,
     checkpoint_every=200_000,

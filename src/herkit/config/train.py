@@ -26,8 +26,8 @@ import tyro
 
 from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 from herkit.buffer.conventions import SuccessKey
-from herkit.buffer.settings import HerSettings, RelabelMode
-from herkit.buffer.strategies import StrategyName
+from herkit.buffer.settings import HerSettings
+from herkit.buffer.strategies import Strategy
 from herkit.config.agents import (
     ALGOS,
     Algo,
@@ -38,7 +38,8 @@ from herkit.config.agents import (
     UpdateMode,
     config_class,
 )
-from herkit.config.learning import learning_differences
+from herkit.config.her import RunHerSettings
+from herkit.config.learning import flat_settings, learning_differences
 from herkit.config.presets import preset_values
 
 __all__ = [
@@ -61,24 +62,11 @@ class TrainConfig:
     herkit/GridWorld-v0, herkit/MountainCarGoal-v0, FetchReach-v4 (etc.) or module:Id."""
     algo: Algo = "dqn"
     """Agent: dqn (discrete actions), ddpg, td3 or sac (continuous actions)."""
-    strategy: StrategyName = "future"
-    """HER goal strategy; none trains without relabelling."""
-    k: int = 4
-    """Relabelled goals per real transition (relabel probability k / (k + 1))."""
-    relabel: RelabelMode = "sample"
-    """Relabel a copy at sample time, or store k relabelled goals at episode end."""
-    prioritized: bool = False
-    """Prioritized experience replay."""
-    goal_mix: tuple[float, float, float] | None = None
-    """Weights of a goal mix (REAL FUTURE DESIRED) in place of --strategy and --k: a
-    sample keeps its goal, takes a future achieved goal of its episode, or takes the
-    desired goal of any stored transition (mrl's Fetch recipe: 1 2 2); sample mode only."""
-    goal_mix_warmup: int = 0
-    """Transitions a process adds to its buffer before --goal-mix applies; until then every
-    sample takes a future goal (mrl waits 25,000 env steps)."""
-    n_step: int = 1
-    """n-step returns: rewards of up to n steps of the episode summed per sample, each
-    recomputed for the sample's relabelled goal (truncation and termination respected)."""
+    her: Annotated[RunHerSettings, tyro.conf.OmitArgPrefixes, tyro.conf.arg(name="her")] = (
+        RunHerSettings()  # noqa: RUF009 (frozen, so sharing it is safe)
+    )
+    """The replay buffer's HER settings (:class:`herkit.buffer.settings.HerSettings`); their
+    flags have no prefix: --strategy, --k, --goal-mix, --terminal-on-success, ..."""
     normalize_relabelled_goals: bool = True
     """Also feed the goal normaliser the goals of every sampled batch, relabelled ones
     included (as baselines' HER does), not only the goals the env gave. Without it an env
@@ -136,24 +124,12 @@ class TrainConfig:
     """Gradient updates per row of RUN/updates.csv (their mean losses and Q values)."""
     resume: str | None = None
     """Continue the run in this directory from its checkpoint (its config.json is used)."""
-    terminal_on_success: bool | None = None
-    """Relabelled successes are terminal (for envs that end episodes on success, e.g. bit
-    flipping, PointMaze); None: from the env (what it declares, else what it does). Also
-    given as --terminal-on-success / --no-terminal-on-success."""
     reward_range: tuple[float, float] | None = None
     """Smallest and largest reward; Q targets are clipped to the returns they imply. None:
     probed from the env's compute_reward (no clipping where the reward is not bounded)."""
     success_key: SuccessKey | None = None
     """Where success is read: info["is_success"], info["success"], or compute_reward giving
     the reward of a reached goal; None: from the env."""
-    success_threshold: float | None = None
-    """A relabelled goal counts as reached where compute_reward gives at least this (dense
-    rewards; e.g. -0.12 for highway-env's parking); None: learned from the env's success
-    signal on the goals it was given, else compute_reward equal to that of a goal reached
-    exactly. Decides which relabelled samples are terminal where episodes end on success."""
-    info_keys: tuple[str, ...] = ()
-    """Numeric info fields stored with each transition and passed to compute_reward (for
-    envs whose reward needs info)."""
     dist_timeout_s: float = 300.0
     """torch.distributed (torchrun) runs: seconds a collective waits for the other ranks
     before failing."""
@@ -235,9 +211,7 @@ class TrainConfig:
                 raise ValueError(
                     f"reward_range must be (low, high) with low <= high, got {self.reward_range}"
                 )
-        if self.terminal_on_success is not None:
-            check_bool("terminal_on_success", self.terminal_on_success)
-        self.her_settings()  # the buffer's settings are checked where they are defined
+        object.__setattr__(self, "her", RunHerSettings.of(self.her))
         check_bool("overwrite", self.overwrite)
         device = self.device
         if not (device in ("cpu", "cuda", "auto", "mps") or device.startswith("cuda:")):
@@ -245,12 +219,12 @@ class TrainConfig:
         self.env_kwargs_dict()
 
     def her_settings(self) -> HerSettings:
-        """The buffer's settings of this run: each field of
-        :class:`~herkit.buffer.settings.HerSettings` that is a setting here, and the agent's
-        ``gamma`` (the rest, e.g. the priority exponents, as that record defaults them)."""
-        mine = {field.name for field in dataclasses.fields(self)}
-        values = {name: getattr(self, name) for name in HerSettings.names() if name in mine}
-        return HerSettings(**values, gamma=self.agent_config().gamma)
+        """The buffer's settings of this run: :attr:`her` with the agent's ``gamma``."""
+        return self.her.buffer_settings(self.agent_config().gamma)
+
+    def with_her(self, **changes: Any) -> TrainConfig:
+        """This config with ``changes`` to its HER settings."""
+        return dataclasses.replace(self, her=RunHerSettings.of(self.her, changes))
 
     def env_kwargs_dict(self) -> dict[str, Any]:
         """``env_kwargs`` as a dict; ValueError for an item that is not KEY=VALUE."""
@@ -292,14 +266,17 @@ class TrainConfig:
         return Path("runs") / default_run_name(self, preset_config(self.env_id, self.device))
 
     def her_name(self) -> str:
-        """How goals are relabelled, in a word: the strategy, or ``mix1:2:2`` for a goal mix."""
-        if self.goal_mix is None:
-            return self.strategy
-        return "mix" + ":".join(f"{weight:g}" for weight in self.goal_mix)
+        """How goals are relabelled, in a word: the strategy, or for a goal mix its weights
+        relative to the smallest (``mix1:2:2``)."""
+        mix = self.her.goal_mix
+        if mix is None:
+            return Strategy.parse(self.her.strategy).value
+        unit = min(weight for weight in mix if weight > 0)  # the mix kept as probabilities
+        return "mix" + ":".join(f"{round(weight / unit, 6):g}" for weight in mix)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (what config.json holds)."""
-        return dataclasses.asdict(self)
+        return dataclasses.asdict(self) | {"her": self.her.to_dict()}
 
 
 def config_from_dict(values: dict[str, Any]) -> TrainConfig:
@@ -310,9 +287,12 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
         if "hidden" in agent:
             agent["hidden"] = tuple(agent["hidden"])
         fields[algo] = config_class(algo)(**agent)
-    for name in ("env_kwargs", "reward_range", "info_keys", "goal_mix"):
+    for name in ("env_kwargs", "reward_range"):
         if fields.get(name) is not None:
             fields[name] = tuple(fields[name])
+    # a config.json written before TrainConfig held a HerSettings has its fields at the top
+    her = {name: fields.pop(name) for name in HerSettings.names() if name in fields}
+    fields["her"] = RunHerSettings.of(None, dict(fields.get("her") or {}) | her)
     unknown = sorted(set(fields) - {field.name for field in dataclasses.fields(TrainConfig)})
     if unknown:
         raise ValueError(f"unknown settings {', '.join(unknown)}")
@@ -354,7 +334,7 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
         for key, value in config.env_kwargs_dict().items()
         if key not in preset_kwargs or preset_kwargs[key] != value
     }
-    mine = config.to_dict()
+    mine = flat_settings(config.to_dict())
 
     def value(name: str) -> Any:
         block, _, key = name.rpartition(".")

@@ -9,11 +9,14 @@ Importing this package registers herkit's envs with gymnasium:
   position (200 steps).
 
 :func:`make_goal_env` makes any of these, any registered gymnasium goal env, ``module:Id``
-ids and the gymnasium-robotics Fetch tasks, and refuses envs that are not goal envs.
+ids and the gymnasium-robotics Fetch tasks, and refuses envs that are not goal envs; an
+env whose goals are dicts comes wrapped in :class:`FlatGoals` (flat goals for the buffer,
+its own dicts for its ``compute_reward``).
 """
 
 from herkit.envs.bitflip import BitFlipEnv
 from herkit.envs.core import GOAL_KEYS, GoalEnv
+from herkit.envs.flat_goals import FlatGoals
 from herkit.envs.grid_world import GridWorldEnv
 from herkit.envs.mountain_car_goal import MountainCarGoalEnv
 from herkit.envs.point_reach import PointReachEnv
@@ -31,6 +34,7 @@ __all__ = [
     "GOAL_KEYS",
     "HERKIT_IDS",
     "BitFlipEnv",
+    "FlatGoals",
     "GoalEnv",
     "GridWorldEnv",
     "MountainCarGoalEnv",

@@ -17,6 +17,7 @@ import gymnasium as gym
 from gymnasium.envs.registration import find_highest_version, load_env_creator, parse_env_id
 
 from herkit.envs.core import GOAL_KEYS
+from herkit.envs.flat_goals import FlatGoals, has_composite_goals
 from herkit.envs.offscreen import GL_INSTALL_HINT, choose_mujoco_gl
 
 __all__ = [
@@ -99,7 +100,10 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
     ``env_id`` is a herkit id (``herkit/BitFlip-v0``...), any registered gymnasium id, or
     ``module:Id`` (``module`` is imported first, as :func:`gymnasium.make` does). The Fetch
     ids (:data:`FETCH_IDS` and their variants such as ``FetchReachDense-v4``), PointMaze
-    and the other gymnasium-robotics ids register gymnasium-robotics on first use.
+    and the other gymnasium-robotics ids register gymnasium-robotics on first use. An env
+    whose goals are ``Dict`` (or ``Tuple``) spaces comes wrapped in
+    :class:`~herkit.envs.flat_goals.FlatGoals`: flat ``Box`` goals, and its own
+    ``compute_reward`` called on its own dicts.
 
     Raises:
         ValueError: ``env_id`` is unknown, its module cannot be imported, gymnasium-robotics
@@ -121,6 +125,11 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
         env = gym.make(name, **kwargs)
     except TypeError as error:
         raise ValueError(_bad_kwargs_message(env_id, name, kwargs, error)) from None
+    except gym.error.DependencyNotInstalled as error:  # e.g. FetchPush-v1 needs mujoco-py
+        newest = _newest_versions(list(gym.registry)).get(_family(name), name)
+        reason = str(error).split(" (HINT")[0].splitlines()[0].rstrip(".")
+        instead = f" (its current version is {newest})" if newest != name else ""
+        raise ValueError(f"cannot make {env_id!r}: {reason}{instead}") from None
     if not is_goal_env(env):
         env.close()
         raise ValueError(
@@ -128,6 +137,8 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
             f"{GOAL_KEYS} and a compute_reward method (got observation space "
             f"{env.observation_space}); herkit's goal envs are {', '.join(HERKIT_IDS)}"
         )
+    if has_composite_goals(env.observation_space):  # goals that are dicts: flat for storage
+        env = FlatGoals(env)
     return env
 
 
@@ -191,7 +202,8 @@ def _register_robotics(env_id: str, required: bool) -> None:
             return
         name = env_id.split(":")[-1]
         if not ROBOTICS_ID.match(name):  # a mistyped id: say so before what to install
-            raise ValueError(_unknown_id(env_id, name, [*gym.registry, *FETCH_IDS])) from error
+            known = [*gym.registry, *FETCH_IDS]
+            raise ValueError(_unknown_id(env_id, name, known, robotics=False)) from error
         raise ValueError(
             f"{env_id!r} needs gymnasium-robotics (and mujoco); install it with {_ROBOTICS_HINT}"
         ) from error
@@ -217,16 +229,44 @@ def _check_known(env_id: str, name: str) -> None:
         namespace, base, version = None, name, 0
     if version is None and find_highest_version(namespace, base) is not None:
         return  # gym.make picks the latest version (with a warning)
-    raise ValueError(_unknown_id(env_id, name, list(gym.registry)))
+    robotics = register_robotics_envs()
+    raise ValueError(_unknown_id(env_id, name, list(gym.registry), robotics))
 
 
-def _unknown_id(env_id: str, name: str, known: list[str]) -> str:
-    """That ``env_id`` is unknown, the ``known`` ids it resembles, then what herkit has and
-    what the robotics extra adds."""
-    close = difflib.get_close_matches(name, list(dict.fromkeys(known)), n=3, cutoff=0.8)
-    suggestion = f" (did you mean {', '.join(close)}?)" if close else ""
+def _unknown_id(env_id: str, name: str, known: list[str], robotics: bool) -> str:
+    """That ``env_id`` is unknown, the newest version of the ``known`` ids it resembles,
+    what herkit has, and the robotics extra to install unless ``robotics`` (installed)."""
+    newest = _newest_versions(known)
+    close = difflib.get_close_matches(_family(name), list(newest), n=3, cutoff=0.8)
+    suggestion = f" (did you mean {', '.join(newest[c] for c in close)}?)" if close else ""
+    fetch = f"Fetch tasks ({', '.join(FETCH_IDS)}) and PointMaze"
+    extra = f"gymnasium-robotics adds {fetch}" if robotics else f"{fetch} need {_ROBOTICS_HINT}"
     return (
         f"unknown env id {env_id!r}{suggestion}; herkit's goal envs are "
-        f"{', '.join(HERKIT_IDS)}; Fetch tasks ({', '.join(FETCH_IDS)}) and PointMaze need "
-        f"{_ROBOTICS_HINT}"
+        f"{', '.join(HERKIT_IDS)}; {extra}"
     )
+
+
+def _family(env_id: str) -> str:
+    """``env_id`` without its version: ``FetchPush-v4`` -> ``FetchPush``."""
+    try:
+        namespace, base, _ = parse_env_id(env_id)
+    except gym.error.Error:
+        return env_id
+    return f"{namespace}/{base}" if namespace else base
+
+
+def _newest_versions(ids: list[str]) -> dict[str, str]:
+    """Each family of ``ids`` (:func:`_family`) and its newest id: old versions of an env
+    (``FetchPush-v1``, which needs mujoco-py) are never suggested beside the current one."""
+    newest: dict[str, tuple[int, str]] = {}
+    for env_id in ids:
+        try:
+            _, _, version = parse_env_id(env_id)
+        except gym.error.Error:
+            continue
+        family = _family(env_id)
+        rank = -1 if version is None else version
+        if family not in newest or rank > newest[family][0]:
+            newest[family] = (rank, env_id)
+    return {family: env_id for family, (_, env_id) in newest.items()}

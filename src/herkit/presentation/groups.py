@@ -26,7 +26,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from herkit.config.agents import ALGOS
-from herkit.config.learning import BOOKKEEPING
+from herkit.config.learning import BOOKKEEPING, flat_settings
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
 
@@ -209,12 +209,13 @@ def check_options(x: str, smooth: int) -> None:
 
 
 def _read_config(run_dir: Path) -> dict[str, Any] | None:
-    """The run's config.json as a dict; None when missing or not a JSON object."""
+    """The run's config.json as a dict, its HER settings at the top
+    (:func:`~herkit.config.learning.flat_settings`); None when missing or not a JSON object."""
     try:
         config = json.loads(RunPaths(run_dir).config.read_text())
     except (OSError, ValueError):
         return None
-    return config if isinstance(config, dict) else None
+    return flat_settings(config) if isinstance(config, dict) else None
 
 
 def _grouping_settings(config: dict[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from herkit.presentation.groups import (
 )
 from herkit.runtime.files import naming, write_with
 
-__all__ = ["BANDS", "Band", "draw_groups", "figure", "plot_runs"]
+__all__ = ["BANDS", "X_TITLES", "Band", "draw_groups", "figure", "plot_runs"]
 
 Band = Literal["minmax", "sem"]
 """The ``band`` choices as a type."""
@@ -60,6 +60,10 @@ def draw_groups(
     return out
 
 
+X_TITLES = {"env_steps": "env steps", "wall_s": "wall-clock seconds of training"}
+"""The title of each x axis that a plot can have."""
+
+
 def figure(groups: Sequence[Group], title: str | None = None, band: Band = "minmax") -> Any:
     """The matplotlib figure that :func:`draw_groups` saves (close it when done)."""
     import matplotlib
@@ -74,7 +78,7 @@ def figure(groups: Sequence[Group], title: str | None = None, band: Band = "minm
     fig, axes = plt.subplots(rows, columns, figsize=(4.6 * columns, 3.6 * rows), squeeze=False)
     flat = axes.ravel()
     palette = plt.get_cmap("tab10" if len(groups) <= 10 else "tab20")
-    xlabel = "env steps" if not groups or groups[0].x == "env_steps" else "wall seconds"
+    xlabel = X_TITLES["env_steps" if not groups else groups[0].x]
     for ax, name in zip(flat, panels, strict=False):
         drawn: list[np.ndarray] = []
         for index, group in enumerate(groups):

@@ -43,7 +43,7 @@ from herkit.presentation.groups import (
     moving_average,
 )
 from herkit.presentation.page import deferred_scripts, html_page
-from herkit.presentation.plots import _check_output, _wants_log
+from herkit.presentation.plots import X_TITLES, _check_output, _wants_log
 from herkit.rundir.paths import RunPaths
 from herkit.runtime.files import naming, write_text
 
@@ -89,9 +89,9 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
     names = _run_names(runs)
 
     body = [_header(runs, names, configs), "<h2>Evaluation success rate</h2>"]
-    steps = _success_figure(by_steps, "env steps", "Success rate against env steps")
-    wall = "wall-clock seconds of training"
-    body.append(_grid(steps, _success_figure(by_wall, wall, "Success rate against time")))
+    steps = _success_figure(by_steps, X_TITLES["env_steps"], "Success rate against env steps")
+    wall = _success_figure(by_wall, X_TITLES["wall_s"], "Success rate against time")
+    body.append(_grid(steps, wall))
     for run, name in zip(runs, names, strict=True):
         run_name = html.escape(name)
         body += [f"<h2>Run {run_name}: training episodes</h2>", _grid(*_episode_panels(run))]
@@ -185,7 +185,9 @@ class _Figure:
         self.title = title
         self.data: list[dict[str, Any]] = []
         margin = {"l": 70, "r": 20, "t": 30, "b": 110 if legend else 60}
-        self.xaxis, self.yaxis = AXIS | {"title": x_title}, AXIS | {"title": y_title}
+        # an axis title is {"text": ...}: Plotly.js 3 and later ignore a bare string
+        self.xaxis = AXIS | {"title": {"text": x_title}}
+        self.yaxis = AXIS | {"title": {"text": y_title}}
         self.layout = LAYOUT | {"margin": margin, "showlegend": legend,
                                 "xaxis": self.xaxis, "yaxis": self.yaxis}  # fmt: skip
 

@@ -26,7 +26,8 @@ from typing import Any
 
 import torch
 
-from herkit.buffer.her import HerReplayBuffer, RewardFn
+from herkit.buffer.goal_env import RewardFn
+from herkit.buffer.her import HerReplayBuffer
 from herkit.rundir.paths import RunPaths
 from herkit.runtime.distributed import Context
 from herkit.runtime.failures import Diverged, nonfinite_tensors

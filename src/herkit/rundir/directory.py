@@ -25,7 +25,7 @@ from typing import Any
 
 from herkit.config.learning import learning_differences
 from herkit.config.train import TrainConfig
-from herkit.rundir.checkpoint import CheckpointError, find_checkpoint
+from herkit.rundir.checkpoint import CheckpointError, checkpoint_state, find_checkpoint
 from herkit.rundir.paths import RunPaths
 
 LOCK_NAME = RunPaths(".").lock.name
@@ -170,6 +170,7 @@ def check_new_run_dir(run_dir: Path, config: TrainConfig) -> bool:
         return False
     if config.overwrite or is_failed_run(run_dir):
         return True
+    state = "already exists"
     if not has_checkpoint(run_dir):
         hint = "it is not a herkit run: train into another --out DIR"
     elif other := differing_settings(run_dir, config):
@@ -178,10 +179,33 @@ def check_new_run_dir(run_dir: Path, config: TrainConfig) -> bool:
             "take yours: train into another --out DIR"
         )
     else:
-        hint = f"continue it with --resume {run_dir}, or train into another --out DIR"
-    raise ValueError(
-        f"run directory {str(run_dir)!r} already exists: {hint} (--overwrite replaces it)"
-    )
+        state, hint = _how_to_continue(run_dir, config)
+    raise ValueError(f"run directory {str(run_dir)!r} {state}: {hint} (--overwrite replaces it)")
+
+
+def _how_to_continue(run_dir: Path, config: TrainConfig) -> tuple[str, str]:
+    """The state of the run with ``config``'s settings in ``run_dir``, and how to train
+    it on: ``--resume`` while it has env steps left, with a larger ``--steps`` once it
+    has finished (a plain ``--resume`` of a finished run is refused)."""
+    try:
+        done = int(checkpoint_state(run_dir)["env_steps"])
+        planned = int(json.loads(RunPaths(run_dir).config.read_text())["steps"])
+    except (CheckpointError, OSError, ValueError, KeyError, TypeError):
+        return (
+            "already exists",
+            f"continue it with --resume {run_dir}, or train into another --out DIR",
+        )
+    other = "or train into another --out DIR"
+    if done < planned:
+        return (
+            f"already holds this run, stopped at {done:,} of {planned:,} env steps",
+            f"continue it with --resume {run_dir}, {other}",
+        )
+    state = f"already holds this run, finished at {done:,} env steps"
+    resume = f"--resume {run_dir} --steps"
+    if config.steps > done:
+        return state, f"train it on to {config.steps:,} with {resume} {config.steps}, {other}"
+    return state, f"train it further with {resume} N (N above {done}), {other}"
 
 
 def differing_settings(run_dir: Path, config: TrainConfig) -> list[str]:

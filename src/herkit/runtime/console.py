@@ -1,8 +1,10 @@
 """What a training run says and hears on the terminal: its ``herkit: ...`` lines, its
-progress bar, and the signals (Ctrl-C, SIGTERM) that ask it to stop."""
+progress (a bar, or plain lines where stderr is no terminal), and the signals (Ctrl-C,
+SIGTERM) that ask it to stop."""
 
 from __future__ import annotations
 
+import math
 import signal
 import sys
 import threading
@@ -53,15 +55,37 @@ class _Counters(Protocol):
     success_rate: float
 
 
+BAR_EVERY_S = 0.25
+"""The progress bar is redrawn at most this often (seconds)."""
+PLAIN_MIN_S = 10.0
+"""Where stderr is no terminal, a progress line follows an evaluation unless the last
+line is younger than this (seconds)..."""
+PLAIN_EVERY_S = 60.0
+"""...and one is written at least this often (seconds) while evaluations are rarer."""
+
+
 class Progress:
-    """A rich progress bar with live success rate, env steps/s and updates/s (silent when
-    disabled): the envs' and the learner's rates side by side."""
+    """A run's progress on stderr: where it is a terminal, a rich progress bar with live
+    success rate, env steps/s and updates/s (the envs' and the learner's rates side by
+    side); elsewhere (a log file, a pipe, a job scheduler) a plain ``herkit: ...`` line
+    after each evaluation and at least every :data:`PLAIN_EVERY_S` seconds. Silent when
+    disabled."""
 
     def __init__(
         self, label: str, steps: int, done: int, enabled: bool = True, updates: int = 0
     ) -> None:
         self._bar: Any = None
+        self._plain = False
+        self._steps = steps
+        self._last = self._start = (time.perf_counter(), done, updates)
+        self._said = -math.inf  # when the last plain line was written: none yet
         if not enabled:
+            return
+        from rich.console import Console
+
+        console = Console(stderr=True)  # stdout carries the JSON summary
+        if not (console.is_jupyter or _is_terminal(sys.stderr)):
+            self._plain = True
             return
         from rich.progress import (
             BarColumn,
@@ -79,36 +103,78 @@ class Progress:
             TextColumn("{task.fields[sps]} steps/s"),
             TextColumn("{task.fields[ups]} updates/s"),
             TimeRemainingColumn(),
+            console=console,
             auto_refresh=False,  # a refresh thread would contend with the loop for the GIL
         )
         self._task = self._bar.add_task(
             "train", total=steps, completed=done, success="-", sps="-", ups="-"
         )
         self._bar.start()
-        self._last = self._start = (time.perf_counter(), done, updates)
 
-    def update(self, state: _Counters, force: bool = False) -> None:
-        """Show ``state``'s env steps and success rate (at most 4 times a second unless
-        ``force``; the forced last line gives the whole run's rate)."""
-        if self._bar is None:
-            return
+    def update(self, state: _Counters, force: bool = False, evaluated: bool = False) -> None:
+        """Show ``state``'s env steps and success rate: the bar at most 4 times a second, a
+        plain line after an evaluation (``evaluated``) or a minute after the last one;
+        both at once when ``force`` (the last line gives the whole run's rate)."""
         now = time.perf_counter()
-        then, steps, updates = self._last
-        if now - then < 0.25 and not force:
+        if self._bar is not None:
+            due = now - self._last[0] >= BAR_EVERY_S
+        elif self._plain:
+            due = (evaluated and now - self._said >= PLAIN_MIN_S) or (
+                now - self._last[0] >= PLAIN_EVERY_S  # since the last line, or the start
+            )
+        else:
             return
-        if force:  # the last line: the whole run's rate (its last interval held the
-            then, steps, updates = self._start  # evaluation, video and checkpoint)
-        elapsed = max(now - then, 1e-9)
+        if not (due or force):
+            return
+        then, steps, updates = self._start if force else self._last  # the last interval
+        elapsed = max(now - then, 1e-9)  # of a forced line held evaluation and checkpoint
         sps = (state.env_steps - steps) / elapsed
-        ups = f"{(state.updates - updates) / elapsed:,.0f}"
+        ups = (state.updates - updates) / elapsed
         self._last = (now, state.env_steps, state.updates)
+        if self._bar is None:
+            self._said = now
+            say(self._line(state, sps, ups, now - self._start[0]))
+            return
         success = "-" if np.isnan(state.success_rate) else f"{state.success_rate:.2f}"
         self._bar.update(
-            self._task, completed=state.env_steps, success=success, sps=f"{sps:,.0f}", ups=ups
-        )
+            self._task, completed=state.env_steps, success=success, sps=f"{sps:,.0f}",
+            ups=f"{ups:,.0f}",
+        )  # fmt: skip
         self._bar.refresh()
+
+    def _line(self, state: _Counters, sps: float, ups: float, elapsed: float) -> str:
+        """The plain progress line: steps, success, rates, time spent and left."""
+        share = state.env_steps / max(self._steps, 1)
+        success = (
+            "not evaluated yet" if np.isnan(state.success_rate) else f"{state.success_rate:.2f}"
+        )
+        line = (
+            f"{state.env_steps:,}/{self._steps:,} env steps ({share:.0%}), success rate "
+            f"{success}, {sps:,.0f} env steps/s, {ups:,.0f} updates/s, "
+            f"{_clock(elapsed)} elapsed"
+        )
+        left = self._steps - state.env_steps
+        if left > 0 and sps > 0:
+            line += f", about {_clock(left / sps)} left"
+        return line
 
     def close(self) -> None:
         """Leave the bar's last line on the terminal."""
         if self._bar is not None:
             self._bar.stop()
+
+
+def _is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal (not a file or pipe; FORCE_COLOR aside, which
+    asks for colours, not for a bar redrawn in place)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or closed
+        return False
+
+
+def _clock(seconds: float) -> str:
+    """``seconds`` as m:ss, or h:mm:ss from an hour on."""
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"

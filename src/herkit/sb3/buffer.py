@@ -23,17 +23,17 @@ from stable_baselines3.common.type_aliases import DictReplayBufferSamples
 from stable_baselines3.common.utils import get_device
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
+from herkit.buffer.ending import Ending
 from herkit.buffer.her import HerReplayBuffer as _Buffer
 from herkit.buffer.settings import HerSettings
 from herkit.sb3 import views
-from herkit.sb3.ending import EndingRule
 from herkit.sb3.infos import SLOT_KEY, InfoStore, info_value
 from herkit.sb3.samples import sb3_samples
 from herkit.sb3.translate import (
     action_dtype,
     check_arguments,
     check_n_steps,
-    declared_terminal,
+    declared_ending_of,
     reward_function,
     same_observations,
     strategy_name,
@@ -49,6 +49,11 @@ TRUNCATION_WARNING = (
     "you should use `truncate_last_trajectory=False` to avoid that issue."
 )
 """SB3's warning when ``truncate_last_trajectory`` ends episodes in progress."""
+
+
+FACADE_SETTINGS = HerSettings()
+"""The settings of a buffer given no ``settings``, before SB3's arguments and herkit's
+keywords change them."""
 
 
 class InfoFieldsChosen(UserWarning):
@@ -134,9 +139,6 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
                 f"{sb3_named}: herkit.sb3 takes SB3's names for these "
                 "(goal_selection_strategy, n_sampled_goal, n_steps)"
             )
-        terminal_on_success = changes.pop(
-            "terminal_on_success", None if settings is None else settings.terminal_on_success
-        )
         gamma = changes.get("gamma", None if settings is None else settings.gamma)
         check_arguments(buffer_size, observation_space, n_envs, optimize_memory_usage)
         check_n_steps(n_steps, gamma)
@@ -155,13 +157,12 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         self.n_sampled_goal = int(n_sampled_goal)
         self.env = env
         self._reward_of_env: Any = None
-        self._ending = EndingRule(terminal_on_success is None and declared_terminal(env) is None)
-        if terminal_on_success is None:
-            terminal_on_success = declared_terminal(env)
-        her = HerSettings.of(settings, changes | {
+        her = HerSettings.of(settings or FACADE_SETTINGS, changes | {
             "strategy": str(self.goal_selection_strategy), "k": self.n_sampled_goal,
-            "n_step": n_steps, "terminal_on_success": bool(terminal_on_success),
+            "n_step": n_steps,
         })  # fmt: skip
+        ending = Ending.given(her.terminal_on_success).otherwise(declared_ending_of(env))
+        her = HerSettings.of(her, {"terminal_on_success": ending.ends})
         self._info_keys = her.info_keys
         self._infos: InfoStore | None = None  # copy_info_dict without info_keys: first add
         if seed is None:  # numpy's global generator is what SB3's seed= sets
@@ -185,6 +186,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             seed=seed,
             settings=her,
         )
+        self.buffer.sources["terminal_on_success"] = ending.source
         if n_steps > 1:
             warn_if_not_the_algorithms(gamma)
         self.her_ratio = self.buffer.settings.relabel_probability
@@ -252,7 +254,6 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         success = None
         if infos and all("is_success" in item for item in infos):
             success = np.array([bool(item["is_success"]) for item in infos])
-        self._ending.observe(success, terminated)
         try:
             self.buffer.add(
                 obs,
@@ -294,8 +295,6 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     ) -> DictReplayBufferSamples:
         """A batch of SB3 samples with relabelled goals and recomputed rewards
         (:mod:`herkit.sb3.samples`)."""
-        if self._ending.learns:
-            self.buffer.terminal_on_success = self._ending.terminal_on_success(self.buffer)
         batch = self.buffer.sample(batch_size)
         self.last_indices = batch.indices
         self.last_weights = (
@@ -325,7 +324,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         old = self.buffer
         config = old._config() | {"info_keys": info_keys}
         self.buffer = _Buffer(reward_fn=self._compute_reward, **config)
-        self.buffer.rng = old.rng
+        self.buffer.rng, self.buffer.sources = old.rng, old.sources
 
     def truncate_last_trajectory(self) -> None:
         """End the episodes in progress as if cut by a time limit (they bootstrap), with
@@ -368,7 +367,6 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         """Restore a pickled buffer; call :meth:`set_env` before sampling."""
         state.setdefault("_infos", None)
         state.setdefault("_info_keys", tuple(state["buffer"].settings.info_keys))
-        state.setdefault("_ending", EndingRule(False))  # pickled before the rule: as then
         self.__dict__.update(state)
 
     # -- internals -------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 :class:`herkit.sb3.HerReplayBuffer` takes SB3's spellings: a ``GoalSelectionStrategy`` or
 a name (:func:`strategy_name`), the action space whose dtype SB3 stores in its own way
 (:func:`action_dtype`), and the training VecEnv, whose first env declares whether episodes
-end on success (:func:`declared_terminal`) and scores samples (:func:`reward_function`).
+end on success (:func:`declared_ending_of`) and scores samples (:func:`reward_function`).
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from gymnasium import spaces
 from stable_baselines3.common.type_aliases import DictReplayBufferSamples
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
-from herkit.buffer.goal_env import GOAL_KEYS, ending_declared
+from herkit.buffer.ending import Ending, declared_ending
+from herkit.buffer.goal_env import GOAL_KEYS
 from herkit.buffer.strategies import Strategy
 
 __all__ = [
-    "action_dtype", "check_arguments", "check_n_steps", "declared_terminal", "reward_function",
+    "action_dtype", "check_arguments", "check_n_steps", "declared_ending_of", "reward_function",
     "same_observations", "strategy_name", "warn_if_not_the_algorithms",
 ]  # fmt: skip
 
@@ -108,17 +109,17 @@ def warn_if_not_the_algorithms(gamma: float | None, depth: int = 8) -> None:
             return
 
 
-def declared_terminal(env: VecEnv | None) -> bool | None:
-    """Whether the first env of a VecEnv (in this process or a worker's) says that its
-    episodes end on success, by herkit's rule (:func:`~herkit.buffer.goal_env.ending_declared`);
-    None where it says nothing."""
+def declared_ending_of(env: VecEnv | None) -> Ending:
+    """What the first env of a VecEnv (in this process or a worker's) declares of its
+    episodes ending on success (:func:`herkit.buffer.ending.declared_ending`); unknown where
+    it says nothing or there is no env."""
     if env is None:
-        return None
+        return Ending(None)
 
     def read(name: str) -> Any:
         return env.get_attr(name, indices=[0])[0] if env.has_attr(name) else None
 
-    return ending_declared(read)[0]
+    return declared_ending(read, "the env")
 
 
 def reward_function(env: VecEnv | None) -> Any:

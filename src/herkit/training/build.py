@@ -28,7 +28,10 @@ import torch
 
 from herkit.agents import Agent, GoalAgent, make_agent
 from herkit.buffer.conventions import GoalConventions, probe_conventions
-from herkit.buffer.her import HerReplayBuffer, compute_reward_of
+from herkit.buffer.ending import Ending
+from herkit.buffer.goal_env import compute_reward_of
+from herkit.buffer.her import HerReplayBuffer
+from herkit.buffer.settings import HerSettings
 from herkit.config.train import TrainConfig
 from herkit.envs import make_goal_env
 from herkit.envs.failures import EnvFailure, Failed, raised
@@ -86,13 +89,14 @@ def saved_machine(run_dir: Path) -> dict[str, Any]:
 def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventions]:
     """Probe the env's conventions; fill the settings of ``config`` that are None from them.
 
-    ``reward_range``, ``terminal_on_success`` and ``success_key`` that are set (flags, or a
-    resumed run's config.json) win over the probe. See :mod:`herkit.buffer.conventions`.
+    ``reward_range``, ``success_key`` and the HER setting ``terminal_on_success`` that are set
+    (flags, or a resumed run's config.json) win over the probe (for the last, by the order
+    of :mod:`herkit.buffer.ending`). See :mod:`herkit.buffer.conventions`.
     """
     env = make_goal_env(config.env_id, **config.env_kwargs_dict())
     try:
         probed = probe_conventions(
-            env, compute_reward_of(env), info_keys=config.info_keys, seed=config.seed
+            env, compute_reward_of(env), info_keys=config.her.info_keys, seed=config.seed
         )
     except ValueError:
         raise
@@ -105,7 +109,7 @@ def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventio
         env.close()
     given = "given (flag or config.json)"
     sources = dict(probed.sources)
-    for name in ("reward_range", "terminal_on_success", "success_key"):
+    for name in ("reward_range", "success_key"):
         if getattr(config, name) is not None:
             sources[name] = given
     success_key = config.success_key or probed.success_key
@@ -117,20 +121,14 @@ def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventio
     conventions = dataclasses.replace(
         probed,
         reward_range=config.reward_range or probed.reward_range,
-        terminal_on_success=(
-            config.terminal_on_success
-            if config.terminal_on_success is not None
-            else probed.terminal_on_success
-        ),
         success_key=success_key,
         sources=sources,
-    )
+    ).with_ending(Ending.given(config.her.terminal_on_success, given).otherwise(probed.ending))
     resolved = dataclasses.replace(
         config,
         reward_range=conventions.reward_range,
-        terminal_on_success=conventions.terminal_on_success,
         success_key=conventions.success_key,  # type: ignore[arg-type]
-    )
+    ).with_her(terminal_on_success=conventions.terminal_on_success)
     return resolved, conventions
 
 
@@ -211,7 +209,7 @@ def make_run_agent(
         reward_range=config.reward_range,
         device=device,
         seed=config.seed,
-        terminal_on_success=config.terminal_on_success,
+        terminal_on_success=config.her.terminal_on_success,
         precision="fp32" if config.precision == "auto" else config.precision,
     )
 
@@ -225,9 +223,9 @@ def build(
     """The agent and the buffer that fit ``envs``.
 
     ``config`` is resolved (:func:`resolve_conventions`, which found ``conventions``): its
-    ``reward_range`` bounds the agent's Q targets (None: not clipped) and
-    ``terminal_on_success`` (None: not known yet, decided by the buffer at the run's first
-    success) goes to the buffer. In a distributed run the agent joins ``context`` (rank 0's
+    ``reward_range`` bounds the agent's Q targets (None: not clipped) and its HER settings
+    go to the buffer (``terminal_on_success`` None: not known yet, decided by the buffer at
+    the run's first success). In a distributed run the agent joins ``context`` (rank 0's
     parameters, averaged gradients) and each rank's buffer and exploration get a seed of
     their own.
     """
@@ -242,8 +240,9 @@ def build(
         conventions=conventions,
         probe=False,
         extra_keys={},  # herkit's agents read observation and goals only
-        settings=config.her_settings(),
-        terminal_on_success=config.terminal_on_success,  # None: the first success decides
+        # the conventions, resolved with the config, say whether episodes end on success
+        # (None: the first success added decides), and where that came from
+        settings=HerSettings.of(config.her_settings(), {"terminal_on_success": None}),
         seed=RunSeeds(config.seed, context.rank).learner,
         **buffer_placement(config.buffer_device, device, envs),
     )

@@ -11,8 +11,6 @@ success, whether its episodes end on success.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from herkit.buffer.env_terms import RewardAudit
@@ -46,7 +44,7 @@ class Collector:
         self.metrics = metrics
         self.outputs = outputs
         self.restarts = restarts
-        self.terminal_unknown = parts.config.terminal_on_success is None
+        self.terminal_unknown = parts.config.her.terminal_on_success is None
         # the env's reward terms beyond compute_reward, said once (by the probe or here)
         self.terms_reported = parts.conventions.step_reward_extra is not None
         self.range_reported = False
@@ -124,9 +122,8 @@ class Collector:
     def _observe_env(self) -> None:
         """What the stored steps show of the env (see the module's docstring)."""
         self._report_rewards()
-        ended = self.parts.buffer.terminal_on_success  # decided at the first success added
-        if self.terminal_unknown and ended is not None:
-            self._learn_terminal_on_success(ended)
+        if self.terminal_unknown and self.parts.buffer.terminal_on_success is not None:
+            self._learn_ending()  # the buffer saw the env's first success
 
     def _report_rewards(self) -> None:
         """Warn once where the env's step rewards differ from compute_reward, and once
@@ -145,17 +142,18 @@ class Collector:
                 if main:
                     say(f"warning: {outside}")
 
-    def _learn_terminal_on_success(self, ended: bool) -> None:
+    def _learn_ending(self) -> None:
         """The buffer saw the env's first success, which shows whether its episodes end on
-        success: tell the settings, the conventions and the agent."""
-        parts = self.parts
-        parts.conventions = parts.conventions.with_terminal_evidence(ended, self.state.env_steps)
-        parts.config = dataclasses.replace(parts.config, terminal_on_success=ended)
-        parts.agent.set_terminal_on_success(ended)
+        success (:mod:`herkit.buffer.ending`): tell the settings, the conventions and the
+        agent."""
+        parts, ending = self.parts, self.parts.buffer.ending
+        parts.conventions = parts.conventions.with_ending(ending)
+        parts.config = parts.config.with_her(terminal_on_success=ending.ends)
+        parts.agent.set_terminal_on_success(ending.ends)
         self.terminal_unknown = False
         if parts.context.is_main:
-            say(f"{parts.config.env_id}: episodes end on success: {ended} "
-                f"({parts.conventions.sources['terminal_on_success']})")  # fmt: skip
+            say(f"{parts.config.env_id}: episodes end on success: {ending.ends} "
+                f"({ending.source}, at {self.state.env_steps:,} env steps)")  # fmt: skip
             self.outputs.write_config()
 
 

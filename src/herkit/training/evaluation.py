@@ -127,7 +127,7 @@ def evaluate_run(
     """Evaluate the policy of a run's checkpoint on fresh envs, as training evaluates it
     (success by the env's own convention); with ``video``, also write the episodes to
     that ``.mp4`` or ``.gif`` file (played one after another on a single env)."""
-    from herkit.buffer.her import compute_reward_of
+    from herkit.buffer.goal_env import compute_reward_of
     from herkit.presentation.video import check_video_path, write_video
     from herkit.training.build import make_vector_env, resolve_conventions
     from herkit.training.policy import load_policy
@@ -149,7 +149,7 @@ def evaluate_run(
             conventions.success_key,
             compute_reward_of(envs),
             conventions.success_reward,
-            config.info_keys,
+            config.her.info_keys,
         )
         result = evaluate(policy.agent, envs, episodes, seed, success_of, deterministic, frames)
         fps = float(envs.metadata.get("render_fps") or 30)

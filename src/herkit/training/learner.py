@@ -128,5 +128,5 @@ class Learner:
             updates_per_iteration=config.n_envs * config.updates_per_step,
             warmup_steps=config.warmup_steps,
             normalize_relabelled_goals=config.normalize_relabelled_goals,
-            prioritized=config.prioritized, log_updates_every=config.log_updates_every,
+            prioritized=config.her.prioritized, log_updates_every=config.log_updates_every,
         )  # fmt: skip

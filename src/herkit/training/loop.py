@@ -83,7 +83,7 @@ def _train(
             if run.parts.video_envs is not None and schedule.video_due(due):
                 run.record_video()
                 schedule.recorded()
-            run.outputs.progress.update(state, force=due.last)
+            run.outputs.progress.update(state, force=due.last, evaluated=due.evaluate)
             if due.checkpoint:
                 schedule.checkpointed(due)
                 run.checkpoint()

@@ -48,7 +48,7 @@ class RunParts:
             self.conventions.success_key,
             self.buffer.reward_fn,
             self.conventions.success_reward,
-            self.config.info_keys,
+            self.config.her.info_keys,
         )
 
     @property

@@ -111,7 +111,8 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             state = LoopState(**agent_state["loop"])
             state.resets += 1
             buffer.end_episodes()  # the envs restart: episodes in progress end here
-            buffer.terminal_on_success = config.terminal_on_success  # decided after it?
+            if conventions.terminal_on_success is not None:  # maybe decided after it
+                buffer.set_ending(conventions.ending)
             machine = saved_machine(run_dir) | machine
         if main:  # also on resume, where --steps may have grown
             write_run_config(run_dir, config, conventions, buffer, machine)
@@ -162,6 +163,7 @@ def _choose_update(
         on_device=buffer.device is not None,
         distributed=context.active,
         mean=context.mean if context.active else None,
+        tell=say if context.is_main else None,
     )
     if not given:
         machine["update_ms"] = plan.timings_ms

@@ -19,6 +19,7 @@ every rank makes the same choice; a mode that fails on any rank is left out on a
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -108,6 +109,7 @@ def choose_update(
     on_device: bool = False,
     distributed: bool = False,
     mean: Callable[[float], float] | None = None,
+    tell: Callable[[str], None] | None = None,
 ) -> UpdatePlan:
     """The precision and update mode for ``agent``'s updates at ``batch_size``.
 
@@ -119,7 +121,9 @@ def choose_update(
     their cost small (:data:`COMPILE_SHARE`). ``mean`` averages each timing over ranks,
     so every rank decides alike. The agent's state is restored afterwards; its
     precision and mode are set to the choice. A mode that fails to compile or capture
-    here is left out, and the reason kept in :attr:`UpdatePlan.notes`.
+    here is left out, and the reason kept in :attr:`UpdatePlan.notes`. ``tell`` hears a
+    line before the slow timings (compiling, capturing) and one with their outcome;
+    torch.compile's notes on the profiler hooks it skips are held back meanwhile.
     """
     device = agent.device
     precisions = [precision] if precision != "auto" else (
@@ -139,6 +143,8 @@ def choose_update(
     saved = agent.state_dict()
     timings: dict[str, float] = {}
     notes: list[str] = []
+    slow: list[tuple[str, str]] = []  # what compiles or captures: seconds to minutes
+    started = time.perf_counter()
     with _alone(agent):  # no collective: each rank times its own updates
         try:
             agent.update_normalizer(batch.observation, batch.goal)
@@ -153,9 +159,18 @@ def choose_update(
                     f"compiling not timed: it costs about {COMPILE_SECONDS:g} s, more than "
                     f"{COMPILE_SHARE:.0%} of the run's {eager_s:,.0f} s of updates"
                 )
-            for each in precisions:
-                for candidate in modes:
-                    if candidate == "eager" or ("compiled" in candidate and not compile_ok):
+            slow = [
+                (each, candidate)
+                for each in precisions
+                for candidate in modes
+                if candidate != "eager" and ("compiled" not in candidate or compile_ok)
+            ]
+            started = time.perf_counter()
+            if slow and tell is not None:
+                tell(_timing_line(slow, precision, mode))
+            with _no_profiler_notes():
+                for each, candidate in slow:
+                    if candidate not in modes:  # failed in the other precision
                         continue
                     try:
                         timings[f"{each} {candidate}"] = _timed(agent, batch, each, candidate, mean)
@@ -169,10 +184,50 @@ def choose_update(
     chosen_precision, chosen_mode = _pick(timings, precisions, modes)
     agent.set_precision(chosen_precision)
     agent.set_update_mode(chosen_mode)
+    if slow and tell is not None:
+        seconds = time.perf_counter() - started
+        tell(f"timed in {seconds:.0f} s: the updates run {chosen_precision} {chosen_mode}")
     on = "device" if on_device else "host"
     summary = ", ".join(f"{name} {ms:.3g}" for name, ms in timings.items())
     why = f"timed at batch {batch_size} on the {on}: {summary} ms per update"
     return UpdatePlan(chosen_precision, chosen_mode, timings, why, tuple(notes))
+
+
+def _timing_line(slow: Sequence[tuple[str, str]], precision: str, mode: str) -> str:
+    """What is about to be timed, why, and the flags that choose without timing."""
+    flags = [flag for flag, value in (("--update-mode", mode), ("--precision", precision))
+             if value == "auto"]  # fmt: skip
+    choose = f"{' and '.join(flags)} choose{'s' if len(flags) == 1 else ''} without timing"
+    what = ", ".join(f"{each} {candidate}" for each, candidate in slow)
+    compiles = any("compiled" in candidate for _, candidate in slow)
+    cost = "compiling takes a minute or two" if compiles else "capturing takes seconds"
+    return f"timing the update in {what} against eager, to run the fastest; {cost} ({choose})..."
+
+
+_PROFILER_NOTES = {
+    "torch._dynamo.variables.ctx_manager": "Profiler record function %s will be ignored",
+    "torch._dynamo.variables.torch": "Profiler function %s will be ignored",
+}
+"""The warnings torch.compile logs (logger: message) when it traces past the profiler
+hooks of an optimiser step: it leaves them out, which changes nothing of the update."""
+
+
+def _not_a_profiler_note(record: logging.LogRecord) -> bool:
+    return record.msg != _PROFILER_NOTES.get(record.name)
+
+
+@contextmanager
+def _no_profiler_notes() -> Iterator[None]:
+    """torch.compile's notes on the profiler hooks (:data:`_PROFILER_NOTES`) held back
+    within the block; torch's other messages pass."""
+    loggers = [logging.getLogger(name) for name in _PROFILER_NOTES]
+    for logger in loggers:
+        logger.addFilter(_not_a_profiler_note)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(_not_a_profiler_note)
 
 
 def _timed(

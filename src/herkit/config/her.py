@@ -1,0 +1,52 @@
+"""The HER settings of a training run: :class:`RunHerSettings`, the buffer's
+:class:`~herkit.buffer.settings.HerSettings` as ``herkit train`` takes them.
+
+:class:`~herkit.config.train.TrainConfig` holds one in its ``her`` field (its flags are
+``--strategy``, ``--k``, ... without a prefix), so that a HER setting is named, checked and
+defaulted once, by the buffer's record, and a run's buffer is built from it as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import tyro
+
+from herkit.buffer.settings import HerSettings
+
+__all__ = ["RunHerSettings"]
+
+
+@dataclass(frozen=True)
+class RunHerSettings(HerSettings):
+    """How goals are relabelled, which transitions are sampled and what their rewards and
+    terminal flags are (the replay buffer's settings)."""
+
+    gamma: tyro.conf.Suppress[float | None] = None
+    """Not a flag: the discount of n-step sums is the agent's (``--ALGO.gamma``)."""
+
+    def __post_init__(self) -> None:
+        if self.gamma is not None:
+            raise ValueError(
+                f"her.gamma must be None: a run's n-step sums use the agent's gamma "
+                f"(--ALGO.gamma), got {self.gamma!r}"
+            )
+        # every other setting checked and normalised by the buffer's record, with a stand-in
+        # for the agent's discount
+        checked = HerSettings(**(self.values() | {"gamma": 1.0}))
+        for name, value in checked.values().items():
+            object.__setattr__(self, name, None if name == "gamma" else value)
+
+    @classmethod
+    def of(cls, settings: HerSettings | None, changes: Any = None) -> RunHerSettings:
+        """``settings`` (None: the defaults) as a run's, with ``changes`` (a ValueError if
+        they set ``gamma``, which is the agent's)."""
+        if settings is not None and not isinstance(settings, HerSettings):
+            raise ValueError(f"her must be a HerSettings, got {type(settings).__name__}")
+        values = {} if settings is None else settings.values()
+        return cls(**(values | dict(changes or {})))
+
+    def buffer_settings(self, gamma: float) -> HerSettings:
+        """These settings for the buffer, with the agent's discount ``gamma``."""
+        return HerSettings(**(self.values() | {"gamma": gamma}))

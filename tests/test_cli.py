@@ -352,6 +352,26 @@ def test_help_wraps_each_description_only_where_the_terminal_ends() -> None:
             assert len(line) + 1 + len(after.split()[0]) > width, "\n".join(lines)
 
 
+def test_train_help_says_whose_defaults_it_shows_and_only_their_algorithm() -> None:
+    """Grouped (the HER settings, the algorithm's settings), the run's algorithm only, and
+    the defaults named: bit flipping's budget is not an own env's."""
+    env = {**os.environ, "COLUMNS": "100"}
+    shown = herkit("train", "--help", timeout=120, env=env)
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "The defaults shown are herkit/BitFlip-v0's preset, for --algo dqn" in text
+    assert "--steps INT" in text and "(default: 10000)" in text
+    assert "100,000 for an env without a preset" in text
+    boxes = [line.split("─ ")[1].split(" ─")[0] for line in shown.stdout.splitlines()
+             if line.startswith("╭─ ")]  # fmt: skip
+    assert boxes == ["positional arguments", "options", "her options", "dqn options"]
+    assert "--ddpg.lr" not in text and "--strategy {future,final,episode,random,none}" in text
+    assert "``" not in text and ":class:" not in text  # the docstrings' markup is gone
+    td3 = " ".join(herkit("train", "--algo", "td3", "--help", env=env).stdout.split())
+    assert "--td3.lr" in td3 and "--dqn.lr" not in td3 and "for --algo td3" in td3
+    assert len(shown.stdout.splitlines()) < 230
+
+
 @pytest.mark.parametrize(
     "args",
     [["--help"], ["train", "--help"], ["train", "--steps", "-5"], ["train", "NoSuchEnv-v9"],

@@ -8,11 +8,13 @@ as one line on stderr with exit code 2, never as a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, Union
 
@@ -178,6 +180,11 @@ def _train_main(args: list[str]) -> None:
         config, resume = dataclasses.replace(config, resume=None), True
     else:
         preset = preset_config(first.env_id, first.device)  # a GPU preset with --device cuda
+        if len(without_help) < len(args):  # --help: of the algorithm the run would have
+            algo = first.algo if any(arg.startswith("--algo") for arg in args) else None
+            with contextlib.suppress(ValueError):
+                algo = algo or config_for(first.env_id).algo
+            preset = dataclasses.replace(preset, algo=algo or preset.algo)
         parsed = _parse_train(args, default=preset)
         changes = {
             field.name: getattr(parsed, field.name)
@@ -204,10 +211,41 @@ def _parse_train(args: list[str], **kwargs: Any) -> Any:
     from herkit.config.train import TrainConfig
 
     unwrap_help(TrainConfig)
+    target: type = TrainConfig
+    if "-h" in args or "--help" in args:
+        target, kwargs = _help_view(kwargs.get("default") or TrainConfig())
     try:
-        return parse(tyro.cli, TrainConfig, args, "herkit train", **kwargs)
+        return parse(tyro.cli, target, args, "herkit train", **kwargs)
     except ValueError as error:
         raise ValueError(with_suggestions(str(error), args)) from None
+
+
+def _help_view(default: Any) -> tuple[type, dict[str, Any]]:
+    """What ``herkit train --help`` shows for the config ``default`` (the env's preset):
+    TrainConfig with the other algorithms' settings left out, and a description that says
+    whose defaults are shown."""
+    from herkit.config.agents import ALGOS
+    from herkit.config.presets import preset_values
+    from herkit.config.train import TrainConfig
+
+    own = {field.name: field for field in dataclasses.fields(TrainConfig)}
+    others = [algo for algo in ALGOS if algo != default.algo]
+    hidden = [(algo, tyro.conf.Suppress[Any], dataclasses.field(default=own[algo].default))
+              for algo in others]  # fmt: skip
+    view = dataclasses.make_dataclass("TrainConfig", hidden, bases=(TrainConfig,), frozen=True)
+    whose = (
+        f"{default.env_id}'s preset" if preset_values(default.env_id)
+        else f"the defaults of an env without a preset, such as {default.env_id}"
+    )  # fmt: skip
+    description = textwrap.fill(
+        "Train a goal-conditioned agent with HER. The defaults shown are "
+        f"{whose}, for --algo {default.algo}; herkit train ENV_ID --help shows another env's, "
+        f"herkit train ENV_ID --algo ALGO --help another algorithm's flags "
+        f"(--{'.*, --'.join(others)}.* are not shown here).",
+        width=88,
+    )
+    values = {name: getattr(default, name) for name in own}
+    return view, {"default": view(**values), "description": description}
 
 
 def _guess_env_id(args: list[str]) -> str:

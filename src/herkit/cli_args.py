@@ -19,7 +19,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SYNONYMS", "auto_flags", "field_help", "parse", "unwrap_help",
+__all__ = ["SYNONYMS", "auto_flags", "field_help", "parse", "plain", "unwrap_help",
            "with_suggestions"]  # fmt: skip
 
 
@@ -70,8 +70,18 @@ def field_help(cls: type) -> dict[str, str]:
                     and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
                     and isinstance(doc.value.value, str)):  # fmt: skip
                 paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(doc.value.value))
-                docs[field.target.id] = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+                text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+                docs[field.target.id] = plain(text)
     return docs
+
+
+def plain(text: str) -> str:
+    """A docstring's reStructuredText as plain help text, as Sphinx shows it: ``code`` as
+    code, a role such as :class:`herkit.buffer.HerSettings` as its target (with ``~``, the
+    target's last name)."""
+    text = re.sub(r":\w+:`~(?:[\w.]+\.)?([^`]+)`", r"\1", text)
+    text = re.sub(r":\w+:`([^`]+)`", r"\1", text)
+    return re.sub(r"``([^`]+)``", r"\1", text)
 
 
 def unwrap_help(cls: type) -> None:

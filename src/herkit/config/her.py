@@ -14,6 +14,7 @@ from typing import Any
 import tyro
 
 from herkit.buffer.settings import HerSettings
+from herkit.buffer.strategies import Strategy, StrategyName
 
 __all__ = ["RunHerSettings"]
 
@@ -23,6 +24,9 @@ class RunHerSettings(HerSettings):
     """How goals are relabelled, which transitions are sampled and what their rewards and
     terminal flags are (the replay buffer's settings)."""
 
+    strategy: StrategyName = "future"  # its name, as the flags show it
+    """Where relabelled goals come from: future, final, episode, random or none (no
+    relabelling)."""
     gamma: tyro.conf.Suppress[float | None] = None
     """Not a flag: the discount of n-step sums is the agent's (``--ALGO.gamma``)."""
 
@@ -37,6 +41,7 @@ class RunHerSettings(HerSettings):
         checked = HerSettings(**(self.values() | {"gamma": 1.0}))
         for name, value in checked.values().items():
             object.__setattr__(self, name, None if name == "gamma" else value)
+        object.__setattr__(self, "strategy", Strategy.parse(checked.strategy).value)
 
     @classmethod
     def of(cls, settings: HerSettings | None, changes: Any = None) -> RunHerSettings:

@@ -74,7 +74,8 @@ class TrainConfig:
     relabelled goal is clipped to the normaliser's bound, and HER learns nothing (goal
     mountain car, docs/experiment-log.md)."""
     steps: int = 100_000
-    """Budget in env steps (all envs together)."""
+    """Budget in env steps (all envs together); by default the env's preset's, 100,000 for
+    an env without a preset."""
     n_envs: int = 1
     """Training envs per process (in worker processes when more than one and a CPU core
     per process is spare, else stepped in turn in the trainer)."""

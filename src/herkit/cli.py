@@ -230,8 +230,8 @@ def _help_view(default: Any) -> tuple[type, dict[str, Any]]:
 
     own = {field.name: field for field in dataclasses.fields(TrainConfig)}
     others = [algo for algo in ALGOS if algo != default.algo]
-    hidden = [(algo, tyro.conf.Suppress[Any], dataclasses.field(default=own[algo].default))
-              for algo in others]  # fmt: skip
+    suppressed: Any = tyro.conf.Suppress[Any]  # a type at run time, for make_dataclass
+    hidden = [(algo, suppressed, dataclasses.field(default=own[algo].default)) for algo in others]
     view = dataclasses.make_dataclass("TrainConfig", hidden, bases=(TrainConfig,), frozen=True)
     whose = (
         f"{default.env_id}'s preset" if preset_values(default.env_id)

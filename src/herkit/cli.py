@@ -230,7 +230,7 @@ def _help_view(default: Any) -> tuple[type, dict[str, Any]]:
 
     own = {field.name: field for field in dataclasses.fields(TrainConfig)}
     others = [algo for algo in ALGOS if algo != default.algo]
-    suppressed: Any = tyro.conf.Suppress[Any]  # a type at run time, for make_dataclass
+    suppressed: Any = Annotated[Any, tyro.conf.Suppress]  # a type at run time: make_dataclass
     hidden = [(algo, suppressed, dataclasses.field(default=own[algo].default)) for algo in others]
     view = dataclasses.make_dataclass("TrainConfig", hidden, bases=(TrainConfig,), frozen=True)
     whose = (

@@ -181,6 +181,7 @@ def test_relabelled_rewards_are_the_envs_compute_reward_of_its_own_dicts(
     assert "µs each" in found[0] and "\n" not in found[0]
 
 
+@pytest.mark.slow("a short training run per env")
 @pytest.mark.parametrize("env_id", [COLOURS, ONE_AT_A_TIME])
 def test_training_on_dict_goals_or_one_goal_at_a_time_runs(env_id: str, tmp_path: Path) -> None:
     config = TrainConfig(

@@ -97,6 +97,7 @@ VARIANTS = (
     "herkit-terms",
     "herkit-ends",
     "herkit-sb3rules",
+    "herkit-both",
 )
 """Other buffers ``--buffers`` can name: herkit.sb3 sampling finished episodes only (an
 experiment), with 3-step returns (``n_steps=3, gamma=0.98``), with
@@ -109,8 +110,10 @@ reached relabelled goal is not terminal); and herkit's two rules for relabelled 
 through the facade's settings, each on its own: the env's reward terms kept with SB3's
 flags (``herkit-terms``: ``keep_env_terms=True, terminal_on_success=False``), a reached
 relabelled goal terminal with ``compute_reward`` alone (``herkit-ends``:
-``keep_env_terms=False, terminal_on_success=True``), and neither (``herkit-sb3rules``:
-SB3's rules as settings, what ``herkit-sb3rewards`` does by patching)."""
+``keep_env_terms=False, terminal_on_success=True``), neither (``herkit-sb3rules``: SB3's
+rules as settings, what ``herkit-sb3rewards`` does by patching), and both
+(``herkit-both``: ``keep_env_terms=True``, the ending from the env, as the facade's
+default was before it took SB3's rewards)."""
 
 
 def finished_episodes_only() -> type:
@@ -203,7 +206,7 @@ def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
     if buffer == "herkit-terminal":
         her |= {"terminal_on_success": True}
     rules = {"herkit-terms": (True, False), "herkit-ends": (False, True),
-             "herkit-sb3rules": (False, False)}  # fmt: skip
+             "herkit-sb3rules": (False, False), "herkit-both": (True, None)}  # fmt: skip
     if buffer in rules:
         keep, ends = rules[buffer]
         her |= {"keep_env_terms": keep, "terminal_on_success": ends}

@@ -141,17 +141,25 @@ def test_tagged_goals_through_the_adapter(
     strategy=st.sampled_from(["future", "final", "episode", "random"]),
     relabel=st.sampled_from(["sample", "store"]),
     terminal_on_success=st.booleans(),
+    keep_env_terms=st.sampled_from([None, True, False]),
     n_envs=st.integers(1, 3),
     lengths=st.lists(episode_lists, min_size=3, max_size=3),
 )
 def test_penalties_and_crashes_survive_the_adapter(
-    strategy: str, relabel: str, terminal_on_success: bool, n_envs: int, lengths: list[list[int]]
+    strategy: str,
+    relabel: str,
+    terminal_on_success: bool,
+    keep_env_terms: bool | None,
+    n_envs: int,
+    lengths: list[list[int]],
 ) -> None:
-    """The env's reward reaches SB3 for a sample's own goal, plus its penalty for a
-    relabelled one; a crash is terminal for every goal (SB3 drops the penalty)."""
+    """The env's reward reaches SB3 for a sample's own goal; a relabelled one gets
+    compute_reward alone, as from SB3, and its penalty too with ``keep_env_terms=True``; a
+    crash is terminal for every goal."""
+    given = {} if keep_env_terms is None else {"keep_env_terms": keep_env_terms}
     adapter, run = tagged_adapter(
         n_envs, 40, goal_selection_strategy=strategy, relabel=relabel,
-        terminal_on_success=terminal_on_success, seed=0,
+        terminal_on_success=terminal_on_success, seed=0, **given,
     )  # fmt: skip
     run.env_terms = True
     run.feed([ls * 2 for ls in lengths[:n_envs]])
@@ -163,7 +171,8 @@ def test_penalties_and_crashes_survive_the_adapter(
     reached = np.all(batch.goal == batch.next_achieved_goal, axis=1)
     ended = np.array([run.episodes[u].closed and s == run.episodes[u].length - 1
                       for u, s in zip(uid, t, strict=True)]) & (uid % 2 == 1)  # fmt: skip
-    expected = np.where(relabelled & reached, 0.0, -1.0) + penalty(uid, t)
+    kept = ~relabelled | bool(keep_env_terms)
+    expected = np.where(relabelled & reached, 0.0, -1.0) + np.where(kept, penalty(uid, t), 0.0)
     np.testing.assert_allclose(batch.reward, expected, atol=1e-6)
     crash = ended & crashed(uid)
     terminal = np.where(relabelled, crash | reached, ended) if terminal_on_success else ended

@@ -45,20 +45,22 @@ Different from SB3 (SB3's behaviour first):
   samples the steps recorded so far of episodes in progress (their relabelled goals come
   from steps already recorded; ``final`` keeps their own goal until they end), so training
   can start before the first episode ends. ``relabel="store"`` samples finished episodes only.
-- SB3 gives a relabelled sample ``compute_reward`` alone, which drops the terms of the
-  env's reward that ``compute_reward`` lacks (highway-env's parking: a -5 collision
-  penalty; SAC then learns to crash); herkit adds them: the env's reward minus
-  ``compute_reward`` of the step's own goal (see :mod:`herkit.buffer.env_terms`).
 - SB3 keeps the stored ``done`` flag for relabelled samples; herkit does too where episodes
-  do not end on success. Where they do (``terminal_on_success``; by default what the env
-  declares, ``terminates_on_success`` or ``continuing_task=False``; an env that declares
-  nothing keeps SB3's flags unless it is seen both to end an episode at a success and to
-  give step rewards with a term ``compute_reward`` lacks, such as highway-env's parking:
-  there bootstrapping past a reached goal charges it with the penalties of steps the env
-  would never have run) a relabelled sample is terminal when its
-  goal is reached (the env's success test: a threshold on ``compute_reward`` learned from
+  do not end on success. Where they do, a relabelled sample is terminal when its goal is
+  reached (the env's success test: a threshold on ``compute_reward`` learned from
   ``info["is_success"]``, or ``success_threshold=``) or when the env ended the step for
-  another reason (a crash), where SB3 keeps the flag of the original goal.
+  another reason (a crash), where SB3 keeps the flag of the original goal. Whether they do
+  is what the env declares (``terminates_on_success``, or ``continuing_task=False``), else
+  what its first success shows (did it end its episode?), as herkit's own buffer decides
+  (:mod:`herkit.buffer.ending`); ``terminal_on_success=False`` keeps SB3's flags.
+
+Kept from SB3 by default, herkit's own buffer differing: a relabelled sample's reward is
+``compute_reward`` alone, which drops the terms of the env's reward that ``compute_reward``
+lacks (highway-env's parking: a -5 collision penalty). ``keep_env_terms=True`` adds them,
+the env's reward minus ``compute_reward`` of the step's own goal, as
+:class:`herkit.HerReplayBuffer` does (:mod:`herkit.buffer.env_terms`); with SB3's SAC on
+parking it learned less (docs/guide-sb3.md has the figures of both envs measured).
+
 - When an env is reset outside the buffer's sight (a second ``learn()`` with
   ``reset_num_timesteps=True`` resets the envs), SB3 glues the new episode onto the old one
   and draws ``future`` goals across the two; herkit ends the old episode when an env's

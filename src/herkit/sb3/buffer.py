@@ -51,9 +51,10 @@ TRUNCATION_WARNING = (
 """SB3's warning when ``truncate_last_trajectory`` ends episodes in progress."""
 
 
-FACADE_SETTINGS = HerSettings()
+FACADE_SETTINGS = HerSettings(keep_env_terms=False)
 """The settings of a buffer given no ``settings``, before SB3's arguments and herkit's
-keywords change them."""
+keywords change them: herkit's, but a relabelled sample's reward is ``compute_reward``
+alone, as SB3 gives it (see :mod:`herkit.sb3`)."""
 
 
 class InfoFieldsChosen(UserWarning):
@@ -84,18 +85,19 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         copy_info_dict: pass ``compute_reward`` the info dicts of the samples, as SB3 does
             (see :mod:`herkit.sb3.infos`); with ``info_keys``, one dict of those columns.
         seed: seed of the buffer's generator (None: drawn from numpy's global generator).
-        settings: herkit's settings (:class:`~herkit.buffer.settings.HerSettings`), or any
-            of its fields as a keyword: ``relabel``, ``goal_mix``, ``goal_mix_warmup``,
-            ``success_threshold``, ``info_keys``, ``prioritized``, ``alpha``, ``beta``,
-            ``eps``, ``terminal_on_success``, ``gamma``. The strategy, ``k`` and ``n_step``
-            are SB3's arguments here (``goal_selection_strategy``, ``n_sampled_goal``,
-            ``n_steps``). ``terminal_on_success``: a relabelled sample is terminal when its
-            goal is reached, or when the env ended for another reason (False: the stored
-            flag is kept, as in SB3). Unset: what the env declares
-            (``terminates_on_success``, or ``continuing_task``); where it declares nothing,
-            SB3's flags are kept unless the env both ends an episode at a success and gives
-            step rewards with a term ``compute_reward`` lacks (a crash penalty): then as
-            True (see :mod:`herkit.sb3`). ``success_threshold`` unset: learned from
+        settings: herkit's settings (:class:`~herkit.buffer.settings.HerSettings`; None:
+            :data:`FACADE_SETTINGS`), or any of its fields as a keyword: ``relabel``,
+            ``goal_mix``, ``goal_mix_warmup``, ``success_threshold``, ``info_keys``,
+            ``prioritized``, ``alpha``, ``beta``, ``eps``, ``terminal_on_success``,
+            ``keep_env_terms``, ``gamma``. The strategy, ``k`` and ``n_step`` are SB3's
+            arguments here (``goal_selection_strategy``, ``n_sampled_goal``, ``n_steps``).
+            ``terminal_on_success``: a relabelled sample is terminal when its goal is
+            reached, or when the env ended for another reason (False: the stored flag is
+            kept, as in SB3). Unset: what the env declares (``terminates_on_success``, or
+            ``continuing_task``), else what its first success shows
+            (:mod:`herkit.buffer.ending`). ``keep_env_terms=True``: a relabelled sample's
+            reward keeps the env's terms beyond ``compute_reward`` (unset: ``compute_reward``
+            alone, as in SB3). ``success_threshold`` unset: learned from
             ``info["is_success"]`` (see :mod:`herkit.buffer.env_terms`). ``info_keys``:
             numeric info fields stored per transition and passed to ``compute_reward`` as
             one dict of arrays (with ``copy_info_dict=True``; the fastest form, for a

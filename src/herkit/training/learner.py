@@ -52,7 +52,6 @@ class Learner:
     """Updates owed per loop iteration: ``updates_per_step`` for each env of this rank."""
     warmup_steps: int
     normalize_relabelled_goals: bool
-    prioritized: bool
     log_updates_every: int
     can_update: bool = False
     """Whether updates may start (warm-up over and every rank's buffer non-empty)."""
@@ -85,7 +84,7 @@ class Learner:
             else:
                 batch = self.buffer.sample(self.batch_size)
                 self.agent.update(batch, count_goals=count_goals)
-                if self.prioritized:
+                if self.buffer.settings.prioritized:
                     self.buffer.update_priorities(batch.indices, self.agent.priorities)
             state.updates += 1
             state.owed_updates -= 1
@@ -128,5 +127,5 @@ class Learner:
             updates_per_iteration=config.n_envs * config.updates_per_step,
             warmup_steps=config.warmup_steps,
             normalize_relabelled_goals=config.normalize_relabelled_goals,
-            prioritized=config.her.prioritized, log_updates_every=config.log_updates_every,
+            log_updates_every=config.log_updates_every,
         )  # fmt: skip

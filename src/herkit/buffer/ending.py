@@ -26,8 +26,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "ENDING_DECLARATIONS", "UNKNOWN", "Ending", "declared_ending", "ending_declared",
-    "first_success_ends",
+    "ENDING_DECLARATIONS", "UNKNOWN", "Ending", "declared_ending", "first_success_ends",
 ]  # fmt: skip
 
 ENDING_DECLARATIONS = (("terminates_on_success", True), ("continuing_task", False))
@@ -82,18 +81,12 @@ def first_success_ends(success: np.ndarray | None, terminated: np.ndarray) -> bo
     return bool(np.asarray(terminated, dtype=bool)[success].all())
 
 
-def ending_declared(read: Callable[[str], Any]) -> tuple[bool | None, str]:
-    """Whether episodes end on success by the first of :data:`ENDING_DECLARATIONS` that
-    ``read(name)`` finds a bool for, and that name; (None, "") where none is found."""
+def declared_ending(read: Callable[[str], Any], owner: str) -> Ending:
+    """What an env declares: the first of :data:`ENDING_DECLARATIONS` that ``read(name)``
+    (the env's attribute) finds a bool for, its source naming ``owner`` (the env's class);
+    unknown where none is found."""
     for name, ends in ENDING_DECLARATIONS:
         value = read(name)
         if isinstance(value, bool | np.bool_):
-            return bool(value) == ends, name
-    return None, ""
-
-
-def declared_ending(read: Callable[[str], Any], owner: str) -> Ending:
-    """What an env declares (:func:`ending_declared`, reading its attributes with
-    ``read``), its source naming ``owner`` (the env's class); unknown where it says nothing."""
-    ends, name = ending_declared(read)
-    return Ending(ends, f"declared by {owner}.{name}") if name else Ending(None)
+            return Ending(bool(value) == ends, f"declared by {owner}.{name}")
+    return Ending(None)

@@ -1,0 +1,47 @@
+"""Whether an env's episodes end on success is decided in one place, herkit.buffer.ending:
+the caller's setting, else the env's declaration, else its first success."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from herkit.buffer.ending import UNKNOWN, Ending, declared_ending, first_success_ends
+
+
+def test_the_callers_setting_then_the_declaration_then_the_first_success() -> None:
+    declared = Ending(False, "declared by Env.continuing_task")
+    assert Ending.given(True).otherwise(declared) == Ending(True, "given")
+    assert Ending.given(None).otherwise(declared) == declared
+    unknown = Ending.given(None).otherwise(Ending(None))
+    assert unknown == Ending(None, UNKNOWN)
+    seen = unknown.after(np.array([False, True]), np.array([False, True]), "observed at step 9")
+    assert seen == Ending(True, "observed at step 9, a success ended its episode")
+    assert seen.after(np.array([True]), np.array([False]), "later") is seen  # decided once
+    assert declared.after(np.array([True]), np.array([True]), "observed") is declared
+
+
+@pytest.mark.parametrize(
+    ("success", "terminated", "ends"),
+    [(None, [True], None), ([False, False], [True, True], None), ([True, False], [True, False],
+     True), ([True, True], [True, False], False)],
+)  # fmt: skip
+def test_the_first_success_shows_whether_episodes_end_on_it(
+    success: list[bool] | None, terminated: list[bool], ends: bool | None
+) -> None:
+    given = None if success is None else np.array(success)
+    assert first_success_ends(given, np.array(terminated)) is ends
+
+
+def test_the_declarations_are_read_in_order_and_only_as_bools() -> None:
+    def reader(**attributes: object):  # type: ignore[no-untyped-def]
+        return lambda name: attributes.get(name)
+
+    assert declared_ending(reader(terminates_on_success=True), "Env") == Ending(
+        True, "declared by Env.terminates_on_success"
+    )
+    assert declared_ending(reader(continuing_task=np.bool_(False)), "Maze").ends is True
+    assert declared_ending(reader(continuing_task=True), "Maze").ends is False
+    both = reader(terminates_on_success=False, continuing_task=False)
+    assert declared_ending(both, "Env").ends is False  # the first one found decides
+    assert declared_ending(reader(terminates_on_success="yes"), "Env") == Ending(None)

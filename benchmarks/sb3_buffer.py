@@ -417,11 +417,37 @@ def interval(differences: list[float], draws: int = 20_000) -> tuple[float, floa
     return float(low), float(high)
 
 
+def paired(runs: dict[str, Any], task: str, first: str, second: str) -> dict[str, Any] | None:
+    """The seeds of ``task`` run with both buffers: each one's mean success over the last 4
+    evaluations, runs that reached 0.9, the mean difference (second - first) with its 95 %
+    bootstrap interval, and the mean env steps to 0.9 where both reached it (None: no seed
+    run with both)."""
+    pairs = [(runs.get(f"{task}/{first}/seed{s}"), runs.get(f"{task}/{second}/seed{s}"))
+             for s in range(1_000)]  # fmt: skip
+    pairs = [(a, b) for a, b in pairs if a and b]
+    if not pairs:
+        return None
+    a = [last_evaluations(x) for x, _ in pairs]
+    b = [last_evaluations(y) for _, y in pairs]
+    both = [(x["first_0.9"]["env_steps"], y["first_0.9"]["env_steps"])
+            for x, y in pairs if x["first_0.9"] and y["first_0.9"]]  # fmt: skip
+    solved = [sum(bool(run["first_0.9"]) for run in side) for side in zip(*pairs, strict=True)]
+    return {
+        "seeds": len(pairs), "first": float(np.mean(a)), "second": float(np.mean(b)),
+        "solved": solved,
+        "difference": float(np.mean(b) - np.mean(a)),
+        "interval": interval([y - x for x, y in zip(a, b, strict=True)]),
+        "steps": [float(np.mean([pair[side] for pair in both])) for side in (0, 1)] if both else [],
+    }  # fmt: skip
+
+
+def _difference(found: dict[str, Any]) -> str:
+    low, high = found["interval"]
+    return f"{found['difference']:+.2f} [{low:+.2f}, {high:+.2f}]"
+
+
 def paired_table(tasks: list[str], first: str, second: str) -> str:
-    """Markdown: per task, the seeds run with both buffers, each one's success over the last
-    4 evaluations and runs that reached 0.9, the mean difference (second - first) with its
-    95 % bootstrap interval over the paired seeds, and the mean env steps to 0.9 over the
-    seeds where both reached it."""
+    """Markdown: per task, :func:`paired`'s figures of ``first`` and ``second``."""
     runs = json.loads(RECORD.read_text())["runs"]
     lines = [
         f"| task | seeds | {first}: last 4 evaluations | {second}: last 4 evaluations | "
@@ -430,23 +456,46 @@ def paired_table(tasks: list[str], first: str, second: str) -> str:
         "|---|---:|---:|---:|---|---|---|",
     ]
     for task in tasks:
-        pairs = [(runs.get(f"{task}/{first}/seed{s}"), runs.get(f"{task}/{second}/seed{s}"))
-                 for s in range(1_000)]  # fmt: skip
-        pairs = [(a, b) for a, b in pairs if a and b]
-        if not pairs:
+        found = paired(runs, task, first, second)
+        if found is None:
             continue
-        a = [last_evaluations(x) for x, _ in pairs]
-        b = [last_evaluations(y) for _, y in pairs]
-        solved = [sum(bool(run["first_0.9"]) for run in side) for side in zip(*pairs, strict=True)]
-        low, high = interval([y - x for x, y in zip(a, b, strict=True)])
-        both = [(x["first_0.9"]["env_steps"], y["first_0.9"]["env_steps"])
-                for x, y in pairs if x["first_0.9"] and y["first_0.9"]]  # fmt: skip
-        means = [np.mean([pair[side] for pair in both]) for side in (0, 1)] if both else []
-        steps = " / ".join(f"{mean:,.0f}" for mean in means) or "-"
-        cells = [f"{task} ({TASKS[task]['algo'].upper()})", str(len(pairs)),
-                 f"{np.mean(a):.2f}", f"{np.mean(b):.2f}", f"{solved[0]} / {solved[1]}",
-                 f"{np.mean(b) - np.mean(a):+.2f} [{low:+.2f}, {high:+.2f}]", steps]  # fmt: skip
+        steps = " / ".join(f"{mean:,.0f}" for mean in found["steps"]) or "-"
+        solved = found["solved"]
+        cells = [f"{task} ({TASKS[task]['algo'].upper()})", str(found["seeds"]),
+                 f"{found['first']:.2f}", f"{found['second']:.2f}", f"{solved[0]} / {solved[1]}",
+                 _difference(found), steps]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+RULES = {
+    "herkit-sb3rules": ("no", "no"),
+    "herkit-terms": ("yes", "no"),
+    "herkit-ends": ("no", "yes"),
+    "herkit-both": ("yes", "from the env"),
+    "herkit": ("no (default)", "from the env (default)"),
+}
+"""herkit.sb3's buffers by their rules for relabelled samples: the env's terms kept in the
+reward, and a reached goal terminal (``from the env``: where it ends episodes on success)."""
+
+
+def rules_table(tasks: list[str]) -> str:
+    """Markdown: per task and buffer of :data:`RULES`, its paired figures against SB3's."""
+    runs = json.loads(RECORD.read_text())["runs"]
+    lines = [
+        "| task | herkit.sb3 | env's terms kept | reached goal terminal | seeds | "
+        "sb3: last 4 evaluations | herkit.sb3: last 4 evaluations | difference, 95 % interval |",
+        "|---|---|---|---|---:|---:|---:|---|",
+    ]
+    for task in tasks:
+        for buffer, (terms, ends) in RULES.items():
+            found = paired(runs, task, "sb3", buffer)
+            if found is None:
+                continue
+            cells = [f"{task} ({TASKS[task]['algo'].upper()})", buffer, terms, ends,
+                     str(found["seeds"]), f"{found['first']:.2f}", f"{found['second']:.2f}",
+                     _difference(found)]  # fmt: skip
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -460,6 +509,9 @@ def main() -> None:
     parser.add_argument("--table", action="store_true", help="print the tables, run nothing")
     parser.add_argument("--paired", nargs=2, metavar=("FIRST", "SECOND"), choices=choices,
                         help="print two buffers' paired differences, run nothing")  # fmt: skip
+    parser.add_argument("--rules", nargs="+", metavar="TASK", choices=tuple(TASKS),
+                        help="print each rule's paired difference against SB3's buffer on "
+                        "these tasks, run nothing")  # fmt: skip
     parser.add_argument("--same-data", action="store_true",
                         help="feed both buffers the same random steps of each task's env and "
                         "compare what they sample (docs/sb3_buffer.json, same_data)")  # fmt: skip
@@ -474,6 +526,9 @@ def main() -> None:
         return
     if args.paired:
         print(paired_table(list(TASKS), *args.paired))
+        return
+    if args.rules:
+        print(rules_table(args.rules))
         return
     if args.same_data:
         record = json.loads(RECORD.read_text()) if RECORD.exists() else {}

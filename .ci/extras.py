@@ -76,10 +76,13 @@ print(buffer, buffer.sample(64).reward.mean())
 """
 
 PEERS = """
-import cpprb, gymnasium as gym, highway_env, sb3_contrib, stable_baselines3
+import importlib.metadata
+import gymnasium as gym, highway_env, sb3_contrib, stable_baselines3
+from cpprb import HindsightReplayBuffer
 env = gym.make("parking-v0")
 env.reset(seed=0)
-print("peers:", cpprb.__version__, stable_baselines3.__version__, sb3_contrib.__version__)
+print("peers:", *(importlib.metadata.version(name) for name in
+                  ("cpprb", "stable-baselines3", "sb3-contrib", "highway-env")))
 """
 
 ZOO_CONFIG = """\

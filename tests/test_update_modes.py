@@ -127,6 +127,7 @@ def test_statistics_added_on_a_device_equal_the_hosts() -> None:
         normalizer.update(first)
     host_side.update(second)
     device_side.add_tensor(torch.from_numpy(second).float())
+    device_side.added_on_device()  # said after the step that added them
     x = torch.from_numpy(rng.normal(0, 4, (16, 3))).float()
     device_view = device_side.normalize_tensor(x)  # includes the device's statistics
     np.testing.assert_allclose(device_side.mean, host_side.mean, rtol=1e-6)  # folded in
@@ -136,6 +137,7 @@ def test_statistics_added_on_a_device_equal_the_hosts() -> None:
     assert state["count"] == 120
     fresh = Normalizer(3)
     fresh.add_tensor(x)
+    fresh.added_on_device()
     fresh.load_state_dict(state)  # what was added before a load is gone
     assert fresh.count == 120 and np.allclose(fresh.mean, host_side.mean)
 

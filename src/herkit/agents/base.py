@@ -221,6 +221,7 @@ class GoalAgent(ABC):
         if isinstance(goal, torch.Tensor):
             if not self.dist.active:
                 self.goal_normalizer.add_tensor(goal)
+                self.goal_normalizer.added_on_device()
                 return
             goal = goal.detach().cpu().numpy()
         self.goal_normalizer.add_stats(self.dist.all_sum(self.goal_normalizer.batch_stats(goal)))

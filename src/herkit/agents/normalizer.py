@@ -8,8 +8,10 @@ before they are counted or normalised, normalised values to ``+-clip_normalized`
 Statistics can also be added where a batch lies (:meth:`Normalizer.add_tensor`, e.g. the
 relabelled goals of a batch sampled on a GPU): they gather on that device, batches there
 are normalised with them (:meth:`Normalizer.normalize_device`, no host read, so it can be
-part of a captured update), and the host folds them into its own statistics in one
-transfer the next time it needs them (acting, saving).
+part of a captured update), and the host, told after the update
+(:meth:`Normalizer.added_on_device`: a replayed CUDA graph runs no Python, so the update
+cannot tell it), folds them into its own statistics in one transfer the next time it
+needs them (acting, saving).
 """
 
 from __future__ import annotations
@@ -92,12 +94,17 @@ class Normalizer:
 
     def add_tensor(self, x: torch.Tensor) -> None:
         """Count a batch of vectors ``(..., size)`` where it lies (:meth:`update` for a
-        tensor): nothing is read to the host until it needs the statistics."""
+        tensor): device work only, so it can be part of a compiled or captured step, which
+        changes no Python state: the caller then says :meth:`added_on_device` after it."""
         stats = self._device(x.device).pending
         z = x.detach().reshape(-1, self.size).double().clamp(-self.clip_obs, self.clip_obs)
         stats[: self.size].add_(z.sum(dim=0))
         stats[self.size : 2 * self.size].add_(z.square().sum(dim=0))
         stats[-1:].add_(float(len(z)))
+
+    def added_on_device(self) -> None:
+        """Note, on the host, that :meth:`add_tensor` counted vectors on a device: the next
+        read of the statistics (acting, saving) folds them into the host's."""
         self._pending = True
 
     def normalize(self, x: np.ndarray) -> np.ndarray:

@@ -131,7 +131,7 @@ class Stepper:
             agent.inputs.sync()
             raw = agent.inputs.raw(batch, agent.ACTION_DTYPE)
             output = self._runners["batch"](raw, actor_step=actor_step, count_goals=count_goals)
-        return self._finish(output)
+        return self._finish(output, count_goals)
 
     def update_drawn(self, flags: dict[str, Any], count_goals: bool) -> dict[str, torch.Tensor]:
         """One update on a batch drawn within the step (see :meth:`GoalAgent.update_drawn`)."""
@@ -143,10 +143,14 @@ class Stepper:
         agent.inputs.sync()
         actor_step = agent._actor_step()
         output = self._runners["drawn"]((), actor_step=actor_step, count_goals=count_goals, **flags)
-        return self._finish(output)
+        return self._finish(output, count_goals)
 
-    def _finish(self, output: StepOutput) -> dict[str, torch.Tensor]:
+    def _finish(self, output: StepOutput, counted_goals: bool) -> dict[str, torch.Tensor]:
+        """After a step, on the host: what the step changed that Python must know (it may
+        have been replayed, running no Python), and the metrics by name."""
         agent = self.agent
+        if counted_goals:
+            agent.goal_normalizer.added_on_device()
         values, td_abs, present = output
         if self.captures:  # the graph's outputs: overwritten by its next replay
             values = values.clone()

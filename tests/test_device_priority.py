@@ -17,7 +17,7 @@ from test_device_sampler import random_buffer
 
 from herkit import Batch, HerReplayBuffer
 from herkit.buffer.device_priority import DeviceSumTree
-from herkit.buffer.device_sampler import DeviceSampler
+from herkit.buffer.device_sampler import DeviceSampler, uniform_of
 from herkit.buffer.priority import SumTree, importance_weights
 from tagged import TaggedRun
 from test_her_relabel import check_batch, make_buffer
@@ -71,9 +71,8 @@ def draw(sampler: DeviceSampler, n: int, seed: int = 0) -> tuple[Batch, np.ndarr
     generator = torch.Generator(device=sampler.device)
     generator.manual_seed(seed)
     flags = sampler.prepare()
-    obs, next_obs, goal, action, reward, terminated, weights, slots = (
-        numpy(t) for t in sampler.draw(n, generator, **flags)
-    )
+    got = sampler.draw(n, uniform_of(generator), **flags)
+    obs, next_obs, goal, action, reward, terminated, weights, slots = (numpy(t) for t in got)
     batch = Batch(obs, action, reward, next_obs, goal, obs - [0, 1, 0], obs, terminated)
     return batch, weights, slots
 
@@ -200,9 +199,8 @@ def test_a_drawn_prioritized_update_weighs_its_loss_and_sets_the_priorities(algo
         twin = torch.Generator()
         twin.set_state(drawing.generator.get_state())
         flags = sampler.prepare()
-        obs, next_obs, goal, action, reward, terminated, weights, slots = sampler.draw(
-            64, twin, **flags
-        )
+        got = sampler.draw(64, uniform_of(twin), **flags)
+        obs, next_obs, goal, action, reward, terminated, weights, slots = got
         batch = Batch(obs, action, reward, next_obs, goal, goal, goal, terminated, weights=weights)
         with no_host_reads():
             drawing.update_drawn(flags)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -16,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from herkit import Batch, HerReplayBuffer
-from herkit.buffer.device_sampler import DeviceSampler, unsupported
+from herkit.buffer.device_sampler import DeviceSampler, uniform_of, unsupported
 from tagged import TaggedRun, expected_env_terms, host, tag_reward, torch_tag_reward
 from test_her_relabel import STRATEGIES, check_batch, make_buffer
 
@@ -28,9 +29,11 @@ def drawn(sampler: DeviceSampler, n: int, seed: int = 0) -> Batch:
     generator = torch.Generator(device=sampler.device)
     generator.manual_seed(seed)
     flags = sampler.prepare()
+    got = sampler.draw(n, uniform_of(generator), **flags)
     obs, next_obs, goal, action, reward, terminated = (
-        t.cpu().numpy() for t in sampler.draw(n, generator, **flags)
-    )
+        t.cpu().numpy() for t in got[:6]
+    )  # fmt: skip
+    assert got.weights is None and got.slots is None  # drawn uniformly
     return Batch(obs, action, reward, next_obs, goal, obs - [0, 1, 0], obs, terminated)
 
 
@@ -91,27 +94,61 @@ def test_drawn_rewards_and_flags_keep_the_envs_terms(
     np.testing.assert_array_equal(batch.terminated, terminal)
 
 
-@pytest.mark.parametrize("strategy", ["future", "episode", "final", "random"])
-def test_the_device_draws_the_hosts_distribution(strategy: str) -> None:
-    """Where goals come from (relabelled share, step offset, episode position) matches the
-    host sampler within sampling noise (20,000 samples each)."""
+class Numbers:
+    """One stream of uniform numbers, for the host (as a numpy Generator's ``random``) and
+    for a draw on the device (as ``uniform(n)`` tensors)."""
 
-    def features(batch: Batch) -> np.ndarray:
-        relabelled = batch.goal[:, 0] >= 0
-        offset = np.where(relabelled, batch.goal[:, 1] - batch.observation[:, 1], -99)
-        return np.stack([relabelled, offset, batch.observation[:, 1]], axis=1)
+    def __init__(self, seed: int) -> None:
+        self.values, self.used = np.random.default_rng(seed).random(1 << 16), 0
 
-    buffers = [make_buffer(600, 3, "cpu", strategy=strategy, k=3, seed=s) for s in (1, 2)]
-    for buffer in buffers:
-        TaggedRun(buffer).feed([[5, 9, 13], [7, 11], [4, 15, 6]], steps=260)
-    host_side = features(host(buffers[0].sample(20_000)))
-    device_side = features(drawn(DeviceSampler(buffers[1]), 20_000))
-    assert abs(host_side[:, 0].mean() - device_side[:, 0].mean()) < 0.02  # ~0.75 relabelled
-    for column in (1, 2):
-        values = np.union1d(host_side[:, column], device_side[:, column])
-        p = np.array([(host_side[:, column] == v).mean() for v in values])
-        q = np.array([(device_side[:, column] == v).mean() for v in values])
-        assert 0.5 * np.abs(p - q).sum() < 0.03, (column, p, q)  # total variation
+    def random(self, n: int) -> np.ndarray:
+        self.used += n
+        return self.values[self.used - n : self.used]
+
+    def tensors(self, n: int) -> torch.Tensor:
+        return torch.from_numpy(self.random(n).copy())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lengths=st.lists(st.lists(st.integers(1, 12), min_size=1, max_size=8), min_size=3,
+                     max_size=3),
+    n_envs=st.integers(1, 3),
+    strategy=st.sampled_from(STRATEGIES),
+    mix=st.sampled_from([None, (1, 2, 2), (0, 1, 0), (1, 1, 0)]),
+    warmup=st.sampled_from([0, 40]),
+    terminal_on_success=st.booleans(),
+    keep_env_terms=st.booleans(),
+    threshold=st.sampled_from([None, -0.5]),
+    capacity=st.sampled_from([60, 300]),  # 20 rows per env at least
+    seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_given_the_same_numbers_the_device_draws_the_hosts_batch(
+    lengths: list[list[int]], n_envs: int, strategy: str, mix: Any, warmup: int,
+    terminal_on_success: bool, keep_env_terms: bool, threshold: float | None, capacity: int,
+    seed: int,
+) -> None:  # fmt: skip
+    """The buffer's rules are one code: on the host's numpy bookkeeping and on the device's
+    copy, with the same random numbers, every field of the batch is the same (every
+    strategy and goal mix, the env's terms and flags, the reached rule, wrap-arounds and
+    open episodes)."""
+    buffer = make_buffer(
+        capacity, n_envs, "cpu", strategy=strategy, goal_mix=mix,
+        goal_mix_warmup=warmup if mix else 0, terminal_on_success=terminal_on_success,
+        keep_env_terms=keep_env_terms, success_threshold=threshold, seed=3,
+    )  # fmt: skip
+    sampler = DeviceSampler(buffer)
+    run = TaggedRun(buffer, env_terms=True)
+    for round_ in range(2):
+        run.feed([ls * (round_ + 1) for ls in lengths[:n_envs]], end_open=round_ == 1)
+        flags = sampler.prepare()
+        buffer.rng = Numbers(seed + round_)  # type: ignore[assignment]
+        on_host = host(buffer.sample(200))
+        got = sampler.draw(200, Numbers(seed + round_).tensors, **flags)
+        on_device = {name: value.numpy() for name, value in got._asdict().items()
+                     if value is not None}  # fmt: skip
+        for name, value in on_device.items():
+            np.testing.assert_array_equal(value, getattr(on_host, name), err_msg=name)
 
 
 def test_the_goal_mix_draws_real_future_and_desired_goals_in_its_proportions() -> None:
@@ -206,7 +243,9 @@ def test_an_update_drawn_within_the_step_equals_one_on_the_same_batch(algo: str)
         twin = torch.Generator()
         twin.set_state(drawing.generator.get_state())
         flags = sampler.prepare()
-        obs, next_obs, goal, action, reward, terminated = sampler.draw(64, twin, **flags)
+        got = sampler.draw(64, uniform_of(twin), **flags)
+        obs, next_obs, goal = got.observation, got.next_observation, got.goal
+        action, reward, terminated = got.action, got.reward, got.terminated
         batch = Batch(obs, action, reward, next_obs, goal, goal, goal, terminated)
         with no_host_reads():
             drawing.update_drawn(flags, count_goals=True)

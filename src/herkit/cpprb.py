@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from herkit.buffer.backend import NUMPY
 from herkit.buffer.checks import check_int
 from herkit.buffer.inputs import check_finite
 from herkit.buffer.priority import SumTree
@@ -201,7 +202,8 @@ class HindsightReplayBuffer:
                 sources = self._stored_after_write(episode[self.next_state], k * length)
             else:
                 steps = np.broadcast_to(np.arange(length, dtype=np.int64), (k, length))
-                picked = GOAL_STEPS[self.strategy](steps, np.asarray(length), self.rng)
+                u = None if self.strategy is Strategy.FINAL else self.rng.random(steps.shape)
+                picked = GOAL_STEPS[self.strategy](NUMPY, steps, np.full_like(steps, length), u)
                 sources = episode[self.next_state][picked.ravel()]
             copies = {key: v[np.tile(np.arange(length), k)] for key, v in episode.items()}
             new_goals = self._goals(sources)

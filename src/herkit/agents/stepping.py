@@ -25,15 +25,16 @@ from herkit.agents.runners import StepRunner, check_update_mode
 from herkit.agents.update_log import UpdateLog
 from herkit.agents.updates import ValueScale
 from herkit.buffer.batch import Batch
+from herkit.buffer.device_sampler import uniform_of
 from herkit.config.agents import UpdateMode
 from herkit.runtime.distributed import Context
 
 __all__ = ["Draw", "Reprioritize", "SteppedAgent", "Stepper"]
 
-Draw = Callable[..., tuple[torch.Tensor, ...]]
-"""``draw(batch_size, generator, **flags)``: ``(observation, next_observation, goal,
-action, reward, terminated)`` tensors on the device, device work only; drawn by priority,
-followed by the importance ``weights`` and the drawn ``leaves``."""
+Draw = Callable[..., Any]
+"""``draw(batch_size, uniform, **flags)``: a batch on the device, device work only, with
+the fields of :class:`herkit.buffer.device_sampler.Drawn` (by priority: its ``weights``
+and ``slots`` too)."""
 
 Reprioritize = Callable[[torch.Tensor, torch.Tensor], None]
 """``reprioritize(leaves, td_abs)``: give the drawn leaves their new priorities on the
@@ -81,6 +82,7 @@ class Stepper:
         self.draw_size = 0
         self.reprioritize: Reprioritize | None = None
         self._column = {name: i for i, name in enumerate(agent.METRICS)}
+        self._uniform = uniform_of(agent.generator)  # a draw's random numbers
         self._zero = torch.zeros((), device=agent.device)
         self._runners = self._make_runners()
 
@@ -194,13 +196,13 @@ class Stepper:
         """Draw a batch, then :meth:`_raw_step`: with a sampler on the device, the whole
         update in one step."""
         assert self.draw is not None
-        drawn = self.draw(self.draw_size, self.agent.generator, **flags)
-        weights = drawn[6] if len(drawn) > 6 else None
+        drawn = self.draw(self.draw_size, self._uniform, **flags)
         output = self._raw_step(
-            *drawn[:6], None, weights, actor_step=actor_step, count_goals=count_goals
-        )
+            drawn.observation, drawn.next_observation, drawn.goal, drawn.action, drawn.reward,
+            drawn.terminated, None, drawn.weights, actor_step=actor_step, count_goals=count_goals,
+        )  # fmt: skip
         if self.reprioritize is not None:
-            self.reprioritize(drawn[7], output[1])
+            self.reprioritize(drawn.slots, output[1])
         return output
 
     def _make_capturable(self) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["ArrayOps", "NumpyOps", "TorchOps", "array_ops"]
+__all__ = ["NUMPY", "ArrayOps", "NumpyOps", "TorchOps", "array_ops"]
 
 
 class ArrayOps(Protocol):
@@ -28,8 +28,8 @@ class ArrayOps(Protocol):
         """A zero-filled column."""
         ...
 
-    def take(self, array: Any, index: np.ndarray) -> Any:
-        """Rows ``index`` (host int64 array) of ``array``."""
+    def take(self, array: Any, index: Any) -> Any:
+        """Rows ``index`` of ``array`` (a host int64 array, or a tensor on the device)."""
         ...
 
     def assign(self, array: Any, index: Any, values: Any) -> None:
@@ -46,6 +46,18 @@ class ArrayOps(Protocol):
 
     def cumsum(self, array: Any, axis: int) -> Any:
         """Cumulative sum along ``axis``."""
+        ...
+
+    def floor_int(self, array: Any) -> Any:
+        """The floor of non-negative numbers, as int64."""
+        ...
+
+    def minimum(self, a: Any, b: Any) -> Any:
+        """Element-wise minimum (``b`` may be a number)."""
+        ...
+
+    def searchsorted(self, ordered: Any, values: Any) -> Any:
+        """Per value, the index of the first element of ``ordered`` above it."""
         ...
 
     def as_float32(self, array: Any) -> Any:
@@ -84,6 +96,15 @@ class NumpyOps:
     def cumsum(self, array: np.ndarray, axis: int) -> np.ndarray:
         return np.cumsum(array, axis=axis)
 
+    def floor_int(self, array: np.ndarray) -> np.ndarray:
+        return array.astype(np.int64)  # truncation: the floor of numbers >= 0
+
+    def minimum(self, a: Any, b: Any) -> np.ndarray:
+        return np.minimum(a, b)
+
+    def searchsorted(self, ordered: np.ndarray, values: np.ndarray) -> np.ndarray:
+        return np.searchsorted(ordered, values, side="right")
+
     def as_float32(self, array: np.ndarray) -> np.ndarray:
         return np.asarray(array).astype(np.float32)
 
@@ -108,7 +129,7 @@ class TorchOps:
         torch_dtype = self.torch.from_numpy(np.zeros(0, dtype=dtype)).dtype
         return self.torch.zeros(shape, dtype=torch_dtype, device=self.device)
 
-    def take(self, array: Any, index: np.ndarray) -> Any:
+    def take(self, array: Any, index: Any) -> Any:
         return array.index_select(0, self._index(index))
 
     def assign(self, array: Any, index: Any, values: Any) -> None:
@@ -125,6 +146,15 @@ class TorchOps:
     def cumsum(self, array: Any, axis: int) -> Any:
         return self.torch.cumsum(array, dim=axis)
 
+    def floor_int(self, array: Any) -> Any:
+        return array.long()  # truncation: the floor of numbers >= 0
+
+    def minimum(self, a: Any, b: Any) -> Any:
+        return self.torch.minimum(a, self._tensor(b, a.dtype))
+
+    def searchsorted(self, ordered: Any, values: Any) -> Any:
+        return self.torch.searchsorted(ordered, values, right=True)
+
     def as_float32(self, array: Any) -> Any:
         return self._tensor(array).float()
 
@@ -136,7 +166,9 @@ class TorchOps:
             return array.detach().cpu().numpy()
         return np.asarray(array)
 
-    def _index(self, index: np.ndarray) -> Any:
+    def _index(self, index: Any) -> Any:
+        if isinstance(index, self.torch.Tensor):  # drawn on the device
+            return index
         # A sample gathers six columns with the same slots: copy them to the device once.
         if self._last_index is not None and self._last_index[0] is index:
             return self._last_index[1]
@@ -161,6 +193,10 @@ class TorchOps:
         return self.torch.as_tensor(value, dtype=dtype, device=self.device)
 
 
+NUMPY = NumpyOps()
+"""The host's operations (they hold no state)."""
+
+
 def array_ops(device: Any = None) -> ArrayOps:
     """Numpy columns for ``device=None``, else torch tensors on ``device``."""
-    return NumpyOps() if device is None else TorchOps(device)
+    return NUMPY if device is None else TorchOps(device)

@@ -20,6 +20,7 @@ This module imports torch, as :mod:`herkit.buffer.device_sampler` does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -89,11 +90,10 @@ class DeviceSumTree:
             node = left + go_right.long()
         return node - self.size
 
-    def sample(self, n: int, generator: torch.Generator) -> torch.Tensor:
+    def sample(self, n: int, uniform: Callable[[int], torch.Tensor]) -> torch.Tensor:
         """``n`` leaves drawn in proportion to their values, one from each of ``n`` equal
-        strata of the total (as the host tree draws)."""
-        u = torch.rand(n, generator=generator, dtype=torch.float64, device=self.tree.device)
-        bounds = torch.arange(n, dtype=torch.float64, device=self.tree.device) + u
+        strata of the total (as the host tree draws), by the numbers of ``uniform``."""
+        bounds = torch.arange(n, dtype=torch.float64, device=self.tree.device) + uniform(n)
         return self.find(bounds * (self.total / n))
 
 
@@ -127,10 +127,12 @@ class DevicePriorities:
         with the largest priority so far, the others no more."""
         self.tree.set(slots, torch.where(live, self.max_priority, 0.0))
 
-    def draw(self, n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def draw(
+        self, n: int, uniform: Callable[[int], torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``n`` slots drawn by priority and their importance weights
         ``(P(i) / min P) ** -beta`` (float32; the host's weights, the population cancelled)."""
-        slots = self.tree.sample(n, generator)
+        slots = self.tree.sample(n, uniform)
         probability = self.tree.leaves[slots] / self.tree.total
         weights = probability**-self.beta
         return slots, (weights / weights.max()).float()

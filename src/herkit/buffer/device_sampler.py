@@ -27,18 +27,47 @@ never by :mod:`herkit.buffer` itself, whose core stays numpy.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
 
 from herkit.buffer.device_priority import DevicePriorities
-from herkit.buffer.strategies import Strategy
+from herkit.buffer.relabel import Uniform, mix_warm
+from herkit.buffer.returns import sample_returns
+from herkit.buffer.storage import Ledger, sample_slots
 
 if TYPE_CHECKING:
     from herkit.buffer.her import HerReplayBuffer
 
-__all__ = ["DeviceSampler", "unsupported"]
+__all__ = ["DeviceSampler", "Drawn", "uniform_of", "unsupported"]
+
+
+def uniform_of(generator: torch.Generator) -> Uniform:
+    """``uniform(n)``: ``n`` float64 numbers uniform on ``[0, 1)`` from ``generator``, on
+    its device (what a draw on the device takes its random numbers from)."""
+
+    def uniform(n: int) -> torch.Tensor:
+        return torch.rand(n, generator=generator, dtype=torch.float64, device=generator.device)
+
+    return uniform
+
+
+class Drawn(NamedTuple):
+    """A batch drawn on the device by :meth:`DeviceSampler.draw` (tensors there)."""
+
+    observation: torch.Tensor
+    next_observation: torch.Tensor
+    goal: torch.Tensor
+    """Each sample's goal, relabelled or not."""
+    action: torch.Tensor
+    reward: torch.Tensor
+    terminated: torch.Tensor
+    """1.0 where the sample is terminal for its goal, as float32."""
+    weights: torch.Tensor | None = None
+    """Importance weights (prioritized replay), else None."""
+    slots: torch.Tensor | None = None
+    """The drawn slots, whose priorities the update's TD errors set (prioritized replay)."""
 
 
 def unsupported(buffer: HerReplayBuffer) -> str | None:
@@ -82,6 +111,13 @@ class DeviceSampler:
         )
         self._seen = -1
         self._flags: dict[str, Any] | None = None
+        self.ops = buffer.ops
+        self.ledger = Ledger(
+            self.episode_of, self.episode_start, self.episode_length, self.valid_from,
+            self.rows_written.expand(storage.n_envs), self.rows_written, storage.rows,
+            storage.n_envs, buffer.ops,
+        )  # fmt: skip
+        """The device's copy of the bookkeeping, as the buffer's rules read it."""
 
     # -- host side ----------------------------------------------------------------------
 
@@ -102,30 +138,30 @@ class DeviceSampler:
         whole = changed is None or self._synced_rows is None  # new, or restored
         if whole:
             self._synced_rows = None
-            self.episode_start.copy_(self._upload(storage.episode_start))
-            self.episode_length.copy_(self._upload(storage.episode_length))
+            self.episode_start.copy_(self.ops.from_host(storage.episode_start))
+            self.episode_length.copy_(self.ops.from_host(storage.episode_length))
         elif changed is not None and len(changed):
-            index = self._upload(changed)
-            self.episode_start.index_copy_(0, index, self._upload(storage.episode_start[changed]))
-            self.episode_length.index_copy_(0, index, self._upload(storage.episode_length[changed]))
+            index = self.ops.from_host(changed)
+            self.episode_start.index_copy_(
+                0, index, self.ops.from_host(storage.episode_start[changed])
+            )
+            self.episode_length.index_copy_(
+                0, index, self.ops.from_host(storage.episode_length[changed])
+            )
         written = self._sync_episode_of()
         if self.priorities is not None:
             self._follow_priorities(whole, written)
         self._valid_from = storage.valid_from.copy()
-        self.valid_from.copy_(self._upload(storage.valid_from))
+        self.valid_from.copy_(self.ops.from_host(storage.valid_from))
         self.rows_written.fill_(storage.rows_written)
         threshold = buffer.reached_threshold()
         if threshold is not None:
             self.threshold.fill_(threshold)
-        warm = (
-            buffer.settings.goal_mix is None
-            or storage.rows_written * buffer.n_envs >= buffer.settings.goal_mix_warmup
-        )
         self._seen = storage.rows_written
         self._flags = {
             "terminal_on_success": bool(buffer.terminal_on_success),
             "threshold": threshold is not None,
-            "mix_warm": warm,
+            "mix_warm": mix_warm(buffer.settings, storage),
         }
         return self._flags
 
@@ -136,13 +172,13 @@ class DeviceSampler:
         done = storage.rows_written
         synced, self._synced_rows = self._synced_rows, done
         if synced is None or done - synced >= storage.rows:
-            self.episode_of.copy_(self._upload(storage.episode_of))
+            self.episode_of.copy_(self.ops.from_host(storage.episode_of))
             return None
         rows = np.arange(synced, done) % storage.rows
         slots = (rows[:, None] * storage.n_envs + np.arange(storage.n_envs)).ravel()
         if len(slots):
             self.episode_of.index_copy_(
-                0, self._upload(slots), self._upload(storage.episode_of[slots])
+                0, self.ops.from_host(slots), self.ops.from_host(storage.episode_of[slots])
             )
         return slots
 
@@ -167,8 +203,8 @@ class DeviceSampler:
         if len(slots):
             tree = self.buffer.sampler.tree
             assert tree is not None
-            live = torch.from_numpy(tree.leaves[slots] > 0).to(self.device)
-            self.priorities.follow(self._upload(slots), live)
+            live = self.ops.from_host(tree.leaves[slots] > 0)
+            self.priorities.follow(self.ops.from_host(slots), live)
 
     @property
     def reprioritize(self) -> Any:
@@ -187,140 +223,40 @@ class DeviceSampler:
         """The buffer's episode storage."""
         return self.buffer.storage
 
-    def _upload(self, array: np.ndarray) -> torch.Tensor:
-        tensor = torch.from_numpy(np.ascontiguousarray(array, dtype=np.int64))
-        if self.device.type == "cuda":
-            return tensor.pin_memory().to(self.device, non_blocking=True)
-        return tensor.to(self.device)
-
     # -- device side --------------------------------------------------------------------
 
     def draw(
         self,
         batch_size: int,
-        generator: torch.Generator,
+        uniform: Uniform,
         *,
         terminal_on_success: bool,
         threshold: bool,
         mix_warm: bool,
-    ) -> tuple[torch.Tensor, ...]:
-        """One batch as ``(observation, next_observation, goal, action, reward,
-        terminated)`` tensors, followed with prioritized replay by the importance weights
-        and the drawn slots: device work only, drawn from ``generator``. The flags are what
+    ) -> Drawn:
+        """One batch, device work only, by the buffer's own rules (its relabeller and
+        :func:`~herkit.buffer.returns.sample_returns`, on the device's copy of the
+        bookkeeping), with the random numbers of ``uniform`` (e.g. :func:`uniform_of` a
+        torch generator): given the same numbers, the host's batch. The flags are what
         :meth:`prepare` returned."""
-        buffer = self.buffer
-        data = self.storage.data
+        buffer, ops, data = self.buffer, self.buffer.ops, self.storage.data
         weights = None
         if self.priorities is not None:
-            slot, weights = self.priorities.draw(batch_size, generator)
-            env = slot % self.storage.n_envs
+            slots, weights = self.priorities.draw(batch_size, uniform)
         else:
-            slot, env = self._slots(batch_size, generator)
-        goal = data["desired_goal"][slot]
-        next_achieved = data["next_achieved_goal"][slot]
-        relabel = self._relabelled_goals(slot, env, goal, generator, mix_warm)
-        if relabel is None:
-            reward = data["reward"][slot]
-            terminal = data["terminated"][slot]
-        else:
-            relabelled, goal = relabel
-            info = {key: data[f"info.{key}"][slot] for key in buffer.settings.info_keys}
-            fn = buffer.torch_reward_fn
-            assert fn is not None
-            goal_reward = fn(next_achieved, goal, info).float()
-            relabelled_reward = goal_reward
-            if buffer.settings.keep_env_terms:  # a frozen setting: fixed at capture
-                relabelled_reward = goal_reward + data["reward_extra"][slot]
-            reward = torch.where(relabelled, relabelled_reward, data["reward"][slot])
-            terminal = data["terminated"][slot]
-            if terminal_on_success:
-                if threshold:
-                    reached = goal_reward >= self.threshold
-                else:
-                    reached = goal_reward == fn(goal, goal, info).float()
-                other_end = terminal & ~data["success"][slot]
-                terminal = torch.where(relabelled, other_end | reached, terminal)
-        batch = (
-            data["observation"][slot], data["next_observation"][slot], goal,
-            data["action"][slot], reward.float(), terminal.float(),
+            slots = sample_slots(self.ledger, uniform(batch_size))
+        own_goal = ops.take(data["desired_goal"], slots)
+        goal, relabel = buffer.relabeller.goals(self.ledger, slots, None, own_goal, uniform,
+                                                mix_warm)  # fmt: skip
+        settings = buffer.settings
+        reward, terminated, _, _ = sample_returns(
+            self.storage, ops, slots, goal, relabel, ops.take(data["next_achieved_goal"], slots),
+            n_step=1, gamma=None, info_keys=settings.info_keys,
+            terminal_on_success=terminal_on_success, keep_env_terms=settings.keep_env_terms,
+            goal_rewards=buffer.rewards, threshold=self.threshold if threshold else None,
         )  # fmt: skip
-        return batch if weights is None else (*batch, weights, slot)
-
-    def _slots(self, n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        """``n`` sampleable slots, uniformly with replacement, and their envs."""
-        storage = self.storage
-        counts = self.rows_written - self.valid_from
-        cum = counts.cumsum(0)
-        u = torch.rand(n, generator=generator, dtype=torch.float64, device=self.device)
-        pick = torch.minimum((u * cum[-1]).long(), cum[-1] - 1)
-        env = torch.searchsorted(cum, pick, right=True)
-        row = self.valid_from[env] + pick - (cum - counts)[env]
-        return (row % storage.rows) * storage.n_envs + env, env
-
-    def _relabelled_goals(
-        self,
-        slot: torch.Tensor,
-        env: torch.Tensor,
-        goal: torch.Tensor,
-        generator: torch.Generator,
-        mix_warm: bool,
-    ) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """Which samples take another goal, and the goals: the strategy's with probability
-        ``k / (k + 1)``, or the goal mix's; None where nothing is relabelled."""
-        buffer, data = self.buffer, self.storage.data
-        n = len(slot)
-
-        def uniform() -> torch.Tensor:
-            return torch.rand(n, generator=generator, dtype=torch.float64, device=self.device)
-
-        def per_sample(mask: torch.Tensor) -> torch.Tensor:
-            return mask.reshape(-1, *(1,) * (goal.dim() - 1))
-
-        if buffer.settings.goal_mix is not None:
-            real, future, desired = buffer.settings.goal_mix if mix_warm else (0.0, 1.0, 0.0)
-            kind = uniform()
-            if desired > 0:
-                take_future = (kind >= real) & (kind < real + future)
-                take_desired = kind >= real + future
-            else:  # a zero share takes nothing, whatever the rounding of the others
-                take_future = (
-                    kind >= real if future > 0 else torch.zeros_like(kind, dtype=torch.bool)
-                )
-                take_desired = torch.zeros_like(take_future)
-            future_goal = data["next_achieved_goal"][self._goal_slots(slot, env, generator)]
-            goal = torch.where(per_sample(take_future), future_goal, goal)
-            other, _ = self._slots(n, generator)
-            goal = torch.where(per_sample(take_desired), data["desired_goal"][other], goal)
-            return take_future | take_desired, goal
-        if not buffer.settings.goals_per_transition:
-            return None
-        relabel = uniform() < buffer.settings.relabel_probability
-        if buffer.settings.strategy is Strategy.RANDOM:
-            goal_slot, _ = self._slots(n, generator)
-        else:
-            goal_slot = self._goal_slots(slot, env, generator)
-            if buffer.settings.strategy is Strategy.FINAL:  # an open episode has no final goal yet
-                relabel &= self.episode_length[self.episode_of[slot]] > 0
-        chosen = data["next_achieved_goal"][goal_slot]
-        return relabel, torch.where(per_sample(relabel), chosen, goal)
-
-    def _goal_slots(
-        self, slot: torch.Tensor, env: torch.Tensor, generator: torch.Generator
-    ) -> torch.Tensor:
-        """The slots whose achieved goal relabels each sample, by the in-episode strategy
-        (the future one for a goal mix)."""
-        storage, buffer = self.storage, self.buffer
-        ids = self.episode_of[slot]
-        start = self.episode_start[ids]
-        length = self.episode_length[ids]
-        length = torch.where(length == 0, self.rows_written - start, length)
-        step = (slot // storage.n_envs - start) % storage.rows
-        u = torch.rand(len(slot), generator=generator, dtype=torch.float64, device=self.device)
-        if buffer.settings.strategy is Strategy.FINAL and buffer.settings.goal_mix is None:
-            goal_step = length - 1
-        elif buffer.settings.strategy is Strategy.EPISODE and buffer.settings.goal_mix is None:
-            goal_step = torch.minimum((u * length).long(), length - 1)
-        else:  # future: uniform over t .. length - 1, inclusive
-            offset = torch.minimum((u * (length - step)).long(), length - step - 1)
-            goal_step = step + offset
-        return ((start + goal_step) % storage.rows) * storage.n_envs + env
+        return Drawn(
+            ops.take(data["observation"], slots), ops.take(data["next_observation"], slots),
+            goal, ops.take(data["action"], slots), reward.float(), terminated, weights,
+            None if weights is None else slots,
+        )  # fmt: skip

@@ -2,16 +2,14 @@
 
 A buffer is made of parts, each in a module of its own: the episodes in a ring
 (:mod:`~herkit.buffer.storage`), which transitions a batch holds
-(:mod:`~herkit.buffer.sampler`, prioritized replay in :mod:`~herkit.buffer.priority`),
-which goal each is trained for (:mod:`~herkit.buffer.relabel`: one relabeller per mode,
-the strategies in :mod:`~herkit.buffer.strategies`), and the rewards, terminal flags and
-n-step sums for those goals (:mod:`~herkit.buffer.returns`, the env's own reward terms
-kept by :mod:`~herkit.buffer.env_terms`). Its settings are one record,
-:class:`~herkit.buffer.settings.HerSettings`. What ``add`` takes is checked by
-:mod:`~herkit.buffer.inputs`; :mod:`~herkit.buffer.persistence` saves and loads, and
-:meth:`HerReplayBuffer.from_env` reads an env (:mod:`~herkit.buffer.goal_env`,
-:mod:`~herkit.buffer.conventions`). This module holds the hot path that joins them,
-:meth:`~HerReplayBuffer.add` and :meth:`~HerReplayBuffer.sample`.
+(:mod:`~herkit.buffer.sampler`, :mod:`~herkit.buffer.priority`), which goal each is
+trained for (:mod:`~herkit.buffer.relabel`, :mod:`~herkit.buffer.strategies`), and the
+rewards, terminal flags and n-step sums for those goals (:mod:`~herkit.buffer.returns`,
+:mod:`~herkit.buffer.env_terms`); the same rules draw on a device
+(:mod:`~herkit.buffer.device_sampler`). Its settings are one record,
+:class:`~herkit.buffer.settings.HerSettings`. :mod:`~herkit.buffer.inputs` checks what
+``add`` takes, :mod:`~herkit.buffer.persistence` saves and loads, and ``from_env`` reads an
+env. This module holds the hot path that joins them, ``add`` and ``sample``.
 """
 
 from __future__ import annotations
@@ -45,7 +43,7 @@ from herkit.buffer.inputs import (
     transition_fields,
 )
 from herkit.buffer.persistence import load_buffer, save_buffer
-from herkit.buffer.relabel import StoredGoals, relabeller_for
+from herkit.buffer.relabel import StoredGoals, mix_warm, relabeller_for
 from herkit.buffer.returns import sample_returns
 from herkit.buffer.sampler import TransitionSampler
 from herkit.buffer.settings import HerSettings
@@ -320,7 +318,7 @@ class HerReplayBuffer:
         drawn and they may be sampled from now on."""
         ids, envs = self.storage.close_episodes(done)
         if isinstance(self.relabeller, StoredGoals) and len(ids):
-            self.sampler.may_sample(self.relabeller.episodes_ended(ids, envs, self.rng))
+            self.sampler.may_sample(self.relabeller.episodes_ended(ids, envs, self.rng.random))
 
     def sample(self, batch_size: int, beta: float | None = None) -> Batch:
         """Draw ``batch_size`` transitions with replacement, goals relabelled as configured."""
@@ -332,17 +330,18 @@ class HerReplayBuffer:
                 + (" and finish an episode (relabel='store')" if self.sampler.closed_only else "")
             )
         drawn = self.sampler.draw(batch_size, self.rng, beta)
-        slots, data, ops = drawn.slots, self.storage.data, self.ops
+        slots, data, ops, her = drawn.slots, self.storage.data, self.ops, self.settings
         own_goal = ops.take(data["desired_goal"], slots)
-        goal, relabel = self.relabeller.goals(slots, drawn.copy, own_goal, self.rng)
+        ledger, warm = self.storage.ledger(closed_only=False), mix_warm(her, self.storage)
+        goal, relabel = self.relabeller.goals(
+            ledger, slots, drawn.copy, own_goal, self.rng.random, warm
+        )
         next_achieved = ops.take(data["next_achieved_goal"], slots)
-        her = self.settings
         reward, terminated, last, discount = sample_returns(
             self.storage, ops, slots, goal, relabel, next_achieved,
             n_step=her.n_step, gamma=her.gamma, info_keys=her.info_keys,
             terminal_on_success=her.terminal_on_success, keep_env_terms=her.keep_env_terms,
-            goal_rewards=self.rewards,
-            threshold=self.reached_threshold(),
+            goal_rewards=self.rewards, threshold=self.reached_threshold(),
         )  # fmt: skip
         return Batch(
             observation=ops.take(data["observation"], slots),

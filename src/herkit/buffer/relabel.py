@@ -31,13 +31,14 @@ terms kept, n-step sums) are :func:`herkit.buffer.returns.sample_returns`'.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
 
 from herkit.buffer.backend import ArrayOps
 from herkit.buffer.settings import HerSettings
-from herkit.buffer.storage import EpisodeStorage
+from herkit.buffer.storage import EpisodeStorage, Ledger, positions, sample_slots
 from herkit.buffer.strategies import GOAL_STEPS, Strategy, goal_sources
 
 __all__ = [
@@ -46,43 +47,52 @@ __all__ = [
     "Relabeller",
     "SampleTimeGoals",
     "StoredGoals",
+    "Uniform",
     "goal_slots",
+    "mix_warm",
     "relabeller_for",
 ]
 
-Goals = tuple[Any, np.ndarray | None]
+Goals = tuple[Any, Any]
 """The goals of a batch and the mask of those relabelled (None: none is)."""
+
+Uniform = Callable[[int], Any]
+"""``uniform(n)``: ``n`` uniform numbers on ``[0, 1)`` as float64, from the drawing side's
+generator (a numpy Generator's ``random`` on the host, ``torch.rand`` on a device)."""
 
 
 class Relabeller(Protocol):
     """Picks the goals of sampled transitions."""
 
     def goals(
-        self, slots: np.ndarray, copy: np.ndarray | None, goal: Any, rng: np.random.Generator
+        self, ledger: Ledger, slots: Any, copy: Any, goal: Any, uniform: Uniform, warm: bool
     ) -> Goals:
         """The goals of the transitions in ``slots`` (whose own goals are ``goal``; in
-        store mode ``copy`` says which of each one's goals was drawn)."""
+        store mode ``copy`` says which of each one's goals was drawn; ``warm``: the goal
+        mix's warm-up is over), with random numbers from ``uniform``."""
         ...
 
 
 def goal_slots(
-    storage: EpisodeStorage,
-    strategy: Strategy,
-    rng: np.random.Generator,
-    positions: tuple[np.ndarray, np.ndarray, np.ndarray],
-    env: np.ndarray,
-    closed_only: bool = False,
-) -> np.ndarray:
-    """The slots whose ``next_achieved_goal`` relabels the transitions at ``positions``
-    (their episodes' absolute start rows, lengths and steps) of envs ``env``."""
-    start, length, step = positions
+    ledger: Ledger, strategy: Strategy, at: tuple[Any, Any, Any], env: Any, uniform: Uniform
+) -> Any:
+    """The slots whose ``next_achieved_goal`` relabels the transitions at ``at`` (their
+    episodes' absolute start rows, lengths and steps) of envs ``env``."""
+    start, length, step = at
     if strategy is Strategy.RANDOM:
-        return storage.sample_slots(len(step), rng, closed_only)
-    goal_step = GOAL_STEPS[strategy](step, length, rng)
-    return storage.slot_of(start + goal_step, env)
+        return sample_slots(ledger, uniform(len(step)))
+    u = None if strategy is Strategy.FINAL else uniform(len(step))
+    goal_step = GOAL_STEPS[strategy](ledger.ops, step, length, u)
+    return ((start + goal_step) % ledger.rows) * ledger.n_envs + env
 
 
-def per_sample(mask: np.ndarray, goal: Any) -> np.ndarray:
+def mix_warm(settings: HerSettings, storage: EpisodeStorage) -> bool:
+    """Whether a goal mix applies yet: ``goal_mix_warmup`` transitions were added (without
+    a goal mix, always)."""
+    return storage.rows_written * storage.n_envs >= settings.goal_mix_warmup
+
+
+def per_sample(mask: Any, goal: Any) -> Any:
     """A ``(B,)`` mask shaped to broadcast over the goals ``goal`` of any rank."""
     return mask.reshape(-1, *(1,) * (goal.ndim - 1))
 
@@ -91,7 +101,7 @@ class NoRelabelling:
     """Every sample keeps its own goal (strategy ``none``, or ``k=0``)."""
 
     def goals(
-        self, slots: np.ndarray, copy: np.ndarray | None, goal: Any, rng: np.random.Generator
+        self, ledger: Ledger, slots: Any, copy: Any, goal: Any, uniform: Uniform, warm: bool
     ) -> Goals:
         """``goal``, as it is."""
         return goal, None
@@ -106,45 +116,41 @@ class SampleTimeGoals:
         self.probability = settings.relabel_probability
 
     def goals(
-        self, slots: np.ndarray, copy: np.ndarray | None, goal: Any, rng: np.random.Generator
+        self, ledger: Ledger, slots: Any, copy: Any, goal: Any, uniform: Uniform, warm: bool
     ) -> Goals:
         """Goals for ``slots`` (see the class's docstring)."""
-        storage = self.storage
-        relabel = rng.random(len(slots)) < self.probability
+        book = ledger.ops
+        relabel = uniform(len(slots)) < self.probability
         if self.strategy is Strategy.FINAL:  # an open episode has no final goal yet
-            relabel &= storage.is_closed(slots)
-        env = slots % storage.n_envs
-        chosen_slots = goal_slots(storage, self.strategy, rng, storage.positions(slots), env)
-        chosen = self.ops.take(storage.data["next_achieved_goal"], chosen_slots)
+            relabel &= book.take(ledger.episode_length, book.take(ledger.episode_of, slots)) > 0
+        at = positions(ledger, slots)
+        chosen_slots = goal_slots(ledger, self.strategy, at, slots % ledger.n_envs, uniform)
+        chosen = self.ops.take(self.storage.data["next_achieved_goal"], chosen_slots)
         return self.ops.where(per_sample(relabel, goal), chosen, goal), relabel
 
 
 class MixedGoals:
     """Each sample keeps its goal, takes a future achieved goal, or a stored desired goal,
-    by the goal mix's probabilities (future goals only during ``goal_mix_warmup``)."""
+    by the goal mix's probabilities (future goals only until the mix is ``warm``)."""
 
     def __init__(self, storage: EpisodeStorage, ops: ArrayOps, settings: HerSettings) -> None:
         assert settings.goal_mix is not None
         self.storage, self.ops = storage, ops
         self.mix = settings.goal_mix
-        self.warmup = settings.goal_mix_warmup
 
     def goals(
-        self, slots: np.ndarray, copy: np.ndarray | None, goal: Any, rng: np.random.Generator
+        self, ledger: Ledger, slots: Any, copy: Any, goal: Any, uniform: Uniform, warm: bool
     ) -> Goals:
         """Goals for ``slots`` (see the class's docstring)."""
-        storage, ops = self.storage, self.ops
-        warm = storage.rows_written * storage.n_envs >= self.warmup
-        mix = self.mix if warm else (0.0, 1.0, 0.0)
-        future, desired = goal_sources(mix, len(slots), rng)
-        env = slots % storage.n_envs
-        future_slots = goal_slots(storage, Strategy.FUTURE, rng, storage.positions(slots), env)
-        other_slots = storage.sample_slots(len(slots), rng, False)
-        future_goal = ops.take(storage.data["next_achieved_goal"], future_slots)
+        ops, data = self.ops, self.storage.data
+        future, desired = goal_sources(self.mix if warm else (0.0, 1.0, 0.0), uniform(len(slots)))
+        at = positions(ledger, slots)
+        future_slots = goal_slots(ledger, Strategy.FUTURE, at, slots % ledger.n_envs, uniform)
+        other_slots = sample_slots(ledger, uniform(len(slots)))
+        future_goal = ops.take(data["next_achieved_goal"], future_slots)
         goal = ops.where(per_sample(future, goal), future_goal, goal)
-        desired_goal = ops.take(storage.data["desired_goal"], other_slots)
-        goal = ops.where(per_sample(desired, goal), desired_goal, goal)
-        return goal, future | desired
+        desired_goal = ops.take(data["desired_goal"], other_slots)
+        return ops.where(per_sample(desired, goal), desired_goal, goal), future | desired
 
 
 class StoredGoals:
@@ -162,9 +168,7 @@ class StoredGoals:
             stored = storage.data[self.FIELD]
             self.flat = stored.reshape(-1, *stored.shape[2:])
 
-    def episodes_ended(
-        self, ids: np.ndarray, envs: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray:
+    def episodes_ended(self, ids: np.ndarray, envs: np.ndarray, uniform: Uniform) -> np.ndarray:
         """Draw and write the goals of the just-ended episodes ``ids`` (of envs ``envs``);
         returns the slots of their transitions, which may now be sampled."""
         storage, n_goals = self.storage, self.n_goals
@@ -172,14 +176,15 @@ class StoredGoals:
         slots = storage.slot_of(start + step, env)
         if n_goals:
             start, length, step, env = (np.repeat(a, n_goals) for a in (start, length, step, env))
-            chosen = goal_slots(storage, self.strategy, rng, (start, length, step), env, True)
+            ledger = storage.ledger(closed_only=True)
+            chosen = goal_slots(ledger, self.strategy, (start, length, step), env, uniform)
             goals = self.ops.take(storage.data["next_achieved_goal"], chosen)
             goals = goals.reshape(len(slots), n_goals, *goals.shape[1:])
             self.ops.assign(storage.data[self.FIELD], slots, goals)
         return slots
 
     def goals(
-        self, slots: np.ndarray, copy: np.ndarray | None, goal: Any, rng: np.random.Generator
+        self, ledger: Ledger, slots: Any, copy: Any, goal: Any, uniform: Uniform, warm: bool
     ) -> Goals:
         """The goal ``copy`` of each of ``slots``: its own for 0, the j-th stored for j."""
         if copy is None:

@@ -31,7 +31,7 @@ import numpy as np
 
 from herkit.buffer.backend import ArrayOps
 from herkit.buffer.env_terms import GoalRewards
-from herkit.buffer.storage import EpisodeStorage
+from herkit.buffer.storage import EpisodeStorage, positions
 
 __all__ = ["n_step_sums", "sample_returns", "step_window"]
 
@@ -39,9 +39,9 @@ __all__ = ["n_step_sums", "sample_returns", "step_window"]
 def sample_returns(
     storage: EpisodeStorage,
     ops: ArrayOps,
-    slots: np.ndarray,
+    slots: Any,
     goal: Any,
-    relabel: np.ndarray | None,
+    relabel: Any,
     next_achieved: Any,
     *,
     n_step: int,
@@ -50,8 +50,8 @@ def sample_returns(
     terminal_on_success: bool | None,
     keep_env_terms: bool = True,
     goal_rewards: GoalRewards,
-    threshold: float | None,
-) -> tuple[Any, Any, np.ndarray, Any]:
+    threshold: Any,
+) -> tuple[Any, Any, Any, Any]:
     """Reward, terminal flag, slot of the last step and discount of each sample: one step
     (discount None: the agent's gamma), or ``n_step`` (see the module's docstring), every
     reward and flag the env's where ``relabel`` is false (or None), else taken for
@@ -63,7 +63,7 @@ def sample_returns(
         flat = window.ravel()
     rewards = ops.take(data["reward"], flat)
     terminal = ops.take(data["terminated"], flat)
-    if relabel is not None and relabel.any():
+    if relabel is not None and not (isinstance(relabel, np.ndarray) and not relabel.any()):
         goals = goal if n == 1 else ops.repeat(goal, n)
         info = {key: ops.take(data[f"info.{key}"], flat) for key in info_keys}
         achieved = next_achieved if n == 1 else ops.take(data["next_achieved_goal"], flat)
@@ -88,7 +88,7 @@ def step_window(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``(B, n)`` slots of steps ``t .. t + n - 1`` of each sample's episode (steps past
     the last recorded one repeat it) and the ``(B, n)`` mask of the steps recorded."""
-    start, length, step = storage.positions(slots)
+    start, length, step = positions(storage.ledger(closed_only=False), slots)
     steps = step[:, None] + np.arange(n)  # (B, n): the window's steps
     recorded = steps < length[:, None]
     rows = start[:, None] + np.minimum(steps, length[:, None] - 1)

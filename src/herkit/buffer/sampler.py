@@ -17,7 +17,7 @@ import numpy as np
 
 from herkit.buffer.priority import SumTree, checked_priorities, importance_weights
 from herkit.buffer.settings import HerSettings
-from herkit.buffer.storage import EpisodeStorage
+from herkit.buffer.storage import EpisodeStorage, sample_slots
 
 __all__ = ["Draw", "TransitionSampler"]
 
@@ -53,7 +53,8 @@ class TransitionSampler:
         """The transitions of a batch of ``batch_size`` (``beta``: the importance-sampling
         exponent, None for the settings')."""
         if self.tree is None:
-            slots = self.storage.sample_slots(batch_size, rng, self.closed_only)
+            ledger = self.storage.ledger(self.closed_only)
+            slots = sample_slots(ledger, rng.random(batch_size))
             copy = rng.integers(0, self.copies, size=batch_size) if self.copies > 1 else None
             return Draw(slots, copy)
         indices = self.tree.sample(batch_size, rng)

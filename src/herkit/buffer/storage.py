@@ -30,7 +30,56 @@ from typing import Any
 
 import numpy as np
 
-from herkit.buffer.backend import ArrayOps, NumpyOps
+from herkit.buffer.backend import NUMPY, ArrayOps, NumpyOps
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """Where the sampleable transitions lie, in one backend's arrays (the storage's numpy
+    bookkeeping, or its copy on a device): what a draw reads besides the stored columns."""
+
+    episode_of: Any
+    """The episode id of each slot."""
+    episode_start: Any
+    """Each episode's absolute start row."""
+    episode_length: Any
+    """Each episode's length (0 while it is open)."""
+    valid_from: Any
+    """Per env, the first sampleable absolute row."""
+    valid_end: Any
+    """Per env, one past the last sampleable absolute row."""
+    rows_written: Any
+    """Rows written so far (an int, or a one-element tensor)."""
+    rows: int
+    n_envs: int
+    ops: ArrayOps
+    """The operations of these arrays' backend."""
+
+
+def sample_slots(ledger: Ledger, u: Any) -> Any:
+    """One slot per uniform number of ``u``, uniformly over the sampleable slots (the
+    floor of ``u`` times their count, exact while it is below 2**53)."""
+    ops = ledger.ops
+    counts = ledger.valid_end - ledger.valid_from
+    cum = ops.cumsum(counts, 0)
+    pick = ops.minimum(ops.floor_int(u * cum[-1]), cum[-1] - 1)
+    if ledger.n_envs == 1:
+        return (ledger.valid_from[0] + pick) % ledger.rows
+    env = ops.searchsorted(cum, pick)
+    abs_rows = ops.take(ledger.valid_from, env) + pick - ops.take(cum - counts, env)
+    return (abs_rows % ledger.rows) * ledger.n_envs + env
+
+
+def positions(ledger: Ledger, slots: Any) -> tuple[Any, Any, Any]:
+    """For each slot: its episode's absolute start row, its episode length (of an open
+    episode, the rows recorded so far), its step."""
+    ops = ledger.ops
+    ids = ops.take(ledger.episode_of, slots)
+    start = ops.take(ledger.episode_start, ids)
+    length = ops.take(ledger.episode_length, ids)
+    length = ops.where(length == 0, ledger.rows_written - start, length)
+    step = (slots // ledger.n_envs - start) % ledger.rows
+    return start, length, step
 
 
 @dataclass(frozen=True)
@@ -169,25 +218,11 @@ class EpisodeStorage:
         """Number of sampleable transitions."""
         return int((self.valid_end(closed_only) - self.valid_from).sum())
 
-    def sample_slots(self, n: int, rng: np.random.Generator, closed_only: bool) -> np.ndarray:
-        """``n`` slots drawn uniformly, with replacement, from the sampleable ones."""
-        counts = self.valid_end(closed_only) - self.valid_from
-        cum = np.cumsum(counts)
-        pick = _uniform_ints(rng, int(cum[-1]), n)
-        if self.n_envs == 1:
-            return (self.valid_from[0] + pick) % self.rows
-        env = np.searchsorted(cum, pick, side="right")
-        abs_rows = self.valid_from.take(env) + pick - (cum - counts).take(env)
-        return self.slot_of(abs_rows, env)
-
-    def positions(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For each slot: its episode's absolute start row, its episode length, its step."""
-        ids = self.episode_of.take(slots)
-        start = self.episode_start.take(ids)
-        length = self.episode_length.take(ids)
-        length = np.where(length == 0, self.rows_written - start, length)
-        step = (slots // self.n_envs - start) % self.rows
-        return start, length, step
+    def ledger(self, closed_only: bool) -> Ledger:
+        """The bookkeeping as a draw reads it (``closed_only``: finished episodes only)."""
+        return Ledger(self.episode_of, self.episode_start, self.episode_length,
+                      self.valid_from, self.valid_end(closed_only), self.rows_written,
+                      self.rows, self.n_envs, NUMPY)  # fmt: skip
 
     def steps_of(
         self, ids: np.ndarray, envs: np.ndarray
@@ -210,10 +245,6 @@ class EpisodeStorage:
         if changed is None:
             return None
         return np.unique(np.concatenate(changed)) if changed else np.zeros(0, np.int64)
-
-    def is_closed(self, slots: np.ndarray) -> np.ndarray:
-        """Whether each slot's episode has ended (its length is final)."""
-        return self.episode_length.take(self.episode_of.take(slots)) > 0
 
     # -- persistence -----------------------------------------------------------------
 
@@ -256,12 +287,6 @@ class EpisodeStorage:
         self.next_episode = int(counters["next_episode"])
         self._oldest_open_start = int(self.episode_start[self.open_episode].min())
         self._changed = None
-
-
-def _uniform_ints(rng: np.random.Generator, high: int, n: int) -> np.ndarray:
-    """``n`` ints uniform on ``[0, high)``; floor of a float draw (exact for high < 2**53),
-    about twice as fast as ``rng.integers`` for a batch."""
-    return np.minimum((rng.random(n) * high).astype(np.int64), high - 1)
 
 
 _NO_SLOTS = np.zeros(0, dtype=np.int64)

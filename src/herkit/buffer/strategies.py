@@ -18,15 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
-import numpy as np
+from herkit.buffer.backend import ArrayOps
 
 StrategyName = Literal["future", "final", "episode", "random", "none"]
 """The strategies by name (the values of :class:`Strategy`)."""
 
-GoalStepFn = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
-"""``(t, length, rng) -> goal steps``: the goal-step function of an in-episode strategy."""
+GoalStepFn = Callable[[ArrayOps, Any, Any, Any], Any]
+"""``(ops, t, length, u) -> goal steps``: the goal-step function of an in-episode strategy,
+for steps ``t`` of episodes of ``length`` and one uniform number of ``u`` each (numpy
+arrays or torch tensors, by ``ops``)."""
 
 
 class Strategy(str, Enum):
@@ -61,21 +63,19 @@ class Strategy(str, Enum):
         return k
 
 
-def future_steps(t: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def future_steps(ops: ArrayOps, t: Any, length: Any, u: Any) -> Any:
     """Uniform over ``t .. length-1`` inclusive (``floor``, so every step has equal weight)."""
-    offset = np.floor(rng.random(t.shape) * (length - t)).astype(np.int64)
-    return t + np.minimum(offset, length - t - 1)
+    return t + ops.minimum(ops.floor_int(u * (length - t)), length - t - 1)
 
 
-def final_steps(t: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The last recorded step, ``length - 1``."""
-    return np.broadcast_to(length - 1, t.shape).astype(np.int64)
+def final_steps(ops: ArrayOps, t: Any, length: Any, u: Any) -> Any:
+    """The last recorded step, ``length - 1`` (``u`` unused: None)."""
+    return length - 1
 
 
-def episode_steps(t: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def episode_steps(ops: ArrayOps, t: Any, length: Any, u: Any) -> Any:
     """Uniform over ``0 .. length-1``."""
-    step = np.floor(rng.random(t.shape) * length).astype(np.int64)
-    return np.minimum(step, length - 1)
+    return ops.minimum(ops.floor_int(u * length), length - 1)
 
 
 GOAL_STEPS: dict[Strategy, GoalStepFn] = {
@@ -86,15 +86,12 @@ GOAL_STEPS: dict[Strategy, GoalStepFn] = {
 """The in-episode strategies and their goal-step functions."""
 
 
-def goal_sources(
-    mix: tuple[float, float, float], size: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """Where the goals of ``size`` samples come from under the goal ``mix`` (probabilities):
-    the masks of those that take a future achieved goal and of those that take a stored
-    desired goal (the others keep their own)."""
-    real_share, future_share, desired_share = mix
-    kind = np.searchsorted([real_share, real_share + future_share],
-                           rng.random(size), side="right")  # fmt: skip
-    if desired_share == 0:  # rounding must not leave a sliver for a zero share
-        kind = np.minimum(kind, 1 if future_share > 0 else 0)
-    return kind == 1, kind == 2
+def goal_sources(mix: tuple[float, float, float], u: Any) -> tuple[Any, Any]:
+    """Where the goals of samples come from under the goal ``mix`` (probabilities), one
+    sample per uniform number of ``u``: the masks of those that take a future achieved goal
+    and of those that take a stored desired goal (the others keep their own)."""
+    real, future, desired = mix
+    if desired == 0:  # rounding must not leave a sliver for a zero share
+        never = u < 0  # uniform numbers are >= 0
+        return (u >= real if future > 0 else never), never
+    return (u >= real) & (u < real + future), u >= real + future

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from test_device_sampler import random_buffer
 
 from herkit import Batch, HerReplayBuffer
-from herkit.buffer.device_priority import DeviceSumTree
+from herkit.buffer.backend import NUMPY, array_ops
 from herkit.buffer.device_sampler import DeviceSampler, uniform_of
 from herkit.buffer.priority import SumTree, importance_weights
 from tagged import TaggedRun
@@ -43,7 +43,8 @@ def numpy(tensor: torch.Tensor) -> np.ndarray:
 def test_the_device_tree_sums_and_searches_as_the_hosts(
     capacity: int, writes: list[list[tuple[int, float]]], seed: int, device: str
 ) -> None:
-    hosts, devices = SumTree(capacity), DeviceSumTree(capacity, device)
+    """One tree: lazy on the host's numpy arrays, climbing at once on a device's tensors."""
+    hosts, devices = SumTree(capacity), SumTree(capacity, array_ops(device), lazy=False)
     for batch in writes:
         chosen = {index % capacity: value for index, value in batch}  # one write per leaf
         leaves = np.array(list(chosen), np.int64)
@@ -61,8 +62,8 @@ def test_the_device_tree_sums_and_searches_as_the_hosts(
     edges = np.cumsum(hosts.leaves)  # a mass at a prefix's end (rounding) finds a live leaf
     at_edges = numpy(devices.find(torch.as_tensor(np.append(edges, edges[-1] * 2), device=device)))
     assert np.all(hosts.leaves[at_edges] > 0)
-    rebuilt = DeviceSumTree(capacity, device)
-    rebuilt.load(devices.leaves)
+    rebuilt = SumTree(capacity, array_ops(device), lazy=False)
+    rebuilt.load_leaves(devices.leaves)
     torch.testing.assert_close(rebuilt.tree, devices.tree, rtol=1e-12, atol=0)
 
 
@@ -129,7 +130,8 @@ def test_draws_follow_the_priorities_with_the_hosts_weights() -> None:
     assert counts.min() > 0  # stratified: every live slot is reached
     sampler.priorities_to_host()
     assert buffer.sampler.tree is not None
-    expected = importance_weights(buffer.sampler.tree, drawn, buffer.settings.beta, 300)
+    tree = buffer.sampler.tree
+    expected = importance_weights(NUMPY, tree.leaves[drawn], tree.total, buffer.settings.beta)
     np.testing.assert_allclose(weights, expected, rtol=1e-5)
 
 

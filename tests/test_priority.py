@@ -51,13 +51,13 @@ def test_stratified_sample_is_proportional() -> None:
     tree = SumTree(4)
     tree.set(np.arange(4), np.array([1.0, 2.0, 3.0, 4.0]))
     rng = np.random.default_rng(0)
-    counts = np.bincount(tree.sample(100_000, rng), minlength=4)
+    counts = np.bincount(tree.sample(100_000, rng.random(100_000)), minlength=4)
     np.testing.assert_allclose(counts / counts.sum(), [0.1, 0.2, 0.3, 0.4], atol=0.005)
 
 
 def test_empty_tree_refuses_to_sample() -> None:
     with pytest.raises(ValueError, match="all zero"):
-        SumTree(8).sample(4, np.random.default_rng(0))
+        SumTree(8).sample(4, np.random.default_rng(0).random(4))
     with pytest.raises(ValueError, match="capacity"):
         SumTree(0)
 

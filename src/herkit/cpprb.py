@@ -39,7 +39,7 @@ from numpy.typing import ArrayLike
 from herkit.buffer.backend import NUMPY
 from herkit.buffer.checks import check_int
 from herkit.buffer.inputs import check_finite
-from herkit.buffer.priority import SumTree
+from herkit.buffer.priority import SumTree, importance_weights
 from herkit.buffer.settings import HerSettings
 from herkit.buffer.strategies import GOAL_STEPS, Strategy
 
@@ -270,11 +270,10 @@ class HindsightReplayBuffer:
         if self._tree is None:
             return self._encode(self.rng.integers(0, self._stored, size=batch_size))
         beta = _non_negative("beta", beta)
-        indexes = self._tree.sample(batch_size, self.rng)
-        probability = self._tree.leaves[indexes] / self._tree.total
-        weights = (self._stored * probability) ** -beta
+        tree = self._tree
+        indexes = tree.sample(batch_size, self.rng.random(batch_size))
         batch = self._encode(indexes)
-        batch["weights"] = (weights / weights.max()).astype(np.float32)
+        batch["weights"] = importance_weights(NUMPY, tree.leaves[indexes], tree.total, beta)
         batch["indexes"] = indexes.astype(np.int64)
         return batch
 

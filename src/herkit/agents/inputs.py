@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from herkit.agents.normalizer import Normalizer
+from herkit.buffer.backend import to_device
 from herkit.buffer.batch import Batch
 
 __all__ = ["AgentInputs", "RawBatch", "TorchBatch"]
@@ -133,9 +134,7 @@ class AgentInputs:
 
         def put(value: Any, dtype: torch.dtype = torch.float32) -> torch.Tensor:
             if not isinstance(value, torch.Tensor):
-                value = torch.from_numpy(np.ascontiguousarray(value))
-                if self.device.type == "cuda":
-                    value = value.pin_memory()
+                value = to_device(np.asarray(value), self.device)
             return value.to(self.device, dtype, non_blocking=True)
 
         def flat(value: Any) -> torch.Tensor | None:

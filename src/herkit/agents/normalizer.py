@@ -133,16 +133,8 @@ class Normalizer:
         """:meth:`normalize_tensor` without the host check: device work only (call
         :meth:`sync_device` first), so it can be compiled or captured in a CUDA graph."""
         stats = self._device(x.device)
-        total = stats.base + stats.pending
-        n, count = self.size, total[-1:]
-        seen = count > 0
-        safe = torch.where(seen, count, torch.ones_like(count))
-        mean = total[:n] / safe
-        variance = total[n : 2 * n] / safe - mean.square()
-        std = variance.clamp_min(self.eps**2).sqrt()
-        mean = torch.where(seen, mean, torch.zeros_like(mean)).float()
-        std = torch.where(seen, std, torch.ones_like(std)).float()
-        z = (x.float().clamp(-self.clip_obs, self.clip_obs) - mean) / std
+        mean, std = moments(stats.base + stats.pending, self.size, self.eps)
+        z = (x.float().clamp(-self.clip_obs, self.clip_obs) - mean.float()) / std.float()
         return z.clamp(-self.clip_normalized, self.clip_normalized)
 
     def state_dict(self) -> dict[str, Any]:
@@ -197,15 +189,24 @@ class Normalizer:
     def _mean_std(self) -> tuple[np.ndarray, np.ndarray]:
         self._fold()
         if self._moments is None:
-            if self._count == 0:
-                mean, std = np.zeros(self.size), np.ones(self.size)
-            else:
-                mean = self._sum / self._count
-                variance = self._sumsq / self._count - np.square(mean)
-                std = np.sqrt(np.maximum(self.eps**2, variance))
+            total = np.concatenate([self._sum, self._sumsq, [self._count]])
+            mean, std = moments(total, self.size, self.eps)
             mean.flags.writeable = std.flags.writeable = False
             self._moments = (mean, std)
         return self._moments
+
+
+def moments(total: Any, size: int, eps: float) -> tuple[Any, Any]:
+    """Mean and standard deviation (at least ``eps``; 0 and 1 before anything is counted)
+    of statistics ``[sum (size), sum of squares (size), count]``: a float64 numpy array on
+    the host, or a tensor on a device (device work only)."""
+    count = total[-1:]
+    seen = count > 0
+    safe = count + ~seen  # 1 where nothing was counted
+    mean = total[:size] / safe
+    variance = (total[size : 2 * size] / safe - mean * mean).clip(min=eps**2)
+    std = np.sqrt(variance) if isinstance(variance, np.ndarray) else variance.sqrt()
+    return mean * seen, std * seen + ~seen
 
 
 class _DeviceStats:

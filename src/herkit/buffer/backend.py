@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["NUMPY", "ArrayOps", "NumpyOps", "TorchOps", "array_ops"]
+__all__ = ["NUMPY", "ArrayOps", "NumpyOps", "TorchOps", "array_ops", "to_device"]
 
 
 class ArrayOps(Protocol):
@@ -58,6 +58,10 @@ class ArrayOps(Protocol):
 
     def searchsorted(self, ordered: Any, values: Any) -> Any:
         """Per value, the index of the first element of ``ordered`` above it."""
+        ...
+
+    def arange(self, n: int) -> Any:
+        """``0, 1, ..., n - 1`` as int64."""
         ...
 
     def as_float32(self, array: Any) -> Any:
@@ -104,6 +108,9 @@ class NumpyOps:
 
     def searchsorted(self, ordered: np.ndarray, values: np.ndarray) -> np.ndarray:
         return np.searchsorted(ordered, values, side="right")
+
+    def arange(self, n: int) -> np.ndarray:
+        return np.arange(n, dtype=np.int64)
 
     def as_float32(self, array: np.ndarray) -> np.ndarray:
         return np.asarray(array).astype(np.float32)
@@ -155,6 +162,9 @@ class TorchOps:
     def searchsorted(self, ordered: Any, values: Any) -> Any:
         return self.torch.searchsorted(ordered, values, right=True)
 
+    def arange(self, n: int) -> Any:
+        return self.torch.arange(n, dtype=self.torch.int64, device=self.device)
+
     def as_float32(self, array: Any) -> Any:
         return self._tensor(array).float()
 
@@ -177,12 +187,7 @@ class TorchOps:
         return tensor
 
     def _upload(self, array: np.ndarray) -> Any:
-        """A host array on the device without waiting for the device's queued work: on
-        CUDA through pinned memory (kept until the copy is done), copied asynchronously."""
-        tensor = self.torch.from_numpy(array)
-        if self.device.type == "cuda":
-            return tensor.pin_memory().to(self.device, non_blocking=True)
-        return tensor.to(self.device)
+        return to_device(array, self.device)
 
     def _tensor(self, value: Any, dtype: Any = None) -> Any:
         if isinstance(value, self.torch.Tensor):
@@ -191,6 +196,18 @@ class TorchOps:
             tensor = self._upload(np.ascontiguousarray(value))
             return tensor if dtype is None else tensor.to(dtype)
         return self.torch.as_tensor(value, dtype=dtype, device=self.device)
+
+
+def to_device(array: np.ndarray, device: Any) -> Any:
+    """A host array as a torch tensor on ``device`` without waiting for the work queued
+    there: on CUDA through pinned memory (kept until the copy is done), copied
+    asynchronously."""
+    import torch
+
+    tensor = torch.from_numpy(np.ascontiguousarray(array))
+    if torch.device(device).type == "cuda":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
 
 
 NUMPY = NumpyOps()

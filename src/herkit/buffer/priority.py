@@ -19,138 +19,138 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SumTree", "checked_priorities", "importance_weights"]
+from herkit.buffer.backend import NUMPY, ArrayOps
+
+__all__ = ["SumTree", "checked_priorities", "importance_weights", "priorities_of"]
 
 
 class SumTree:
-    """Sums of non-negative leaf values with O(log n) vectorised updates and searches."""
+    """Sums of non-negative leaf values with O(log n) vectorised updates and searches, in
+    the arrays of ``ops`` (numpy on the host, torch tensors on a device).
 
-    def __init__(self, capacity: int) -> None:
+    ``lazy`` (the host's way): :meth:`set` writes leaves and notes them, and the inner sums
+    follow at the next read, so that adding transitions one env step at a time costs a
+    slice write rather than a climb. Not lazy (a device's way): every :meth:`set` climbs
+    at once, fixed-shape device work with no Python state, so it can run within a captured
+    update; reads then need no flush.
+    """
+
+    def __init__(self, capacity: int, ops: ArrayOps = NUMPY, lazy: bool = True) -> None:
         if capacity <= 0:
             raise ValueError(f"capacity must be a positive int, got {capacity}")
         self.capacity = int(capacity)
         self.size = 1 << max(0, (self.capacity - 1).bit_length())
         self.depth = self.size.bit_length() - 1
-        self._tree = np.zeros(2 * self.size, dtype=np.float64)
+        self.ops, self.lazy = ops, lazy
+        self.tree = ops.zeros((2 * self.size,), np.dtype(np.float64))
         self._dirty: list[np.ndarray] = []
         self._ranges: list[list[int]] = []  # dirty [start, stop) leaf ranges
 
     @property
-    def leaves(self) -> np.ndarray:
-        """Read-only view of the leaf values (always current, dirty or not)."""
-        view = self._tree[self.size : self.size + self.capacity]
-        view.flags.writeable = False
+    def leaves(self) -> Any:
+        """The leaf values (always current, dirty or not; on the host a read-only view)."""
+        view = self.tree[self.size : self.size + self.capacity]
+        if isinstance(view, np.ndarray):
+            view.flags.writeable = False
         return view
 
-    def set(self, indices: np.ndarray | slice, values: np.ndarray | float) -> None:
-        """Write leaf values; the inner sums follow at the next read.
-
-        A slice (step 1) is written as a slice, and a slice that continues the previous
-        one, as consecutive adds produce, extends one dirty range instead of a new one.
-        """
+    def set(self, indices: Any, values: Any) -> None:
+        """Write leaf values (of a leaf named twice, one write is kept); the inner sums
+        follow at once, or with ``lazy`` at the next read. Lazily, a slice (step 1) that
+        continues the previous one, as consecutive adds write, extends one dirty range."""
         if isinstance(indices, slice):
             start, stop, _ = indices.indices(self.capacity)
-            self._tree[self.size + start : self.size + stop] = values
+            self.ops.assign(self.tree, slice(self.size + start, self.size + stop), values)
             if self._ranges and self._ranges[-1][1] == start:
                 self._ranges[-1][1] = stop
             else:
                 self._ranges.append([start, stop])
             return
-        indices = np.asarray(indices, dtype=np.int64)
-        self._tree[self.size + indices] = values
-        self._dirty.append(indices)
+        if isinstance(indices, np.ndarray) or self.lazy:
+            indices = np.asarray(indices, dtype=np.int64)
+        self.ops.assign(self.tree, indices + self.size, values)
+        if self.lazy:
+            self._dirty.append(indices)
+        else:
+            self._climb(indices + self.size)
+
+    def _climb(self, nodes: Any) -> None:
+        """Recompute the sums above ``nodes``, level by level (a node named twice writes the
+        same sum twice, which costs less than sorting the names out)."""
+        ops, tree = self.ops, self.tree
+        for _ in range(self.depth):
+            nodes = nodes // 2
+            ops.assign(tree, nodes, ops.take(tree, 2 * nodes) + ops.take(tree, 2 * nodes + 1))
 
     def flush(self) -> None:
-        """Recompute the inner nodes above every leaf written since the last flush.
-
-        Repeated nodes are not removed: each copy writes the same sum, which costs less
-        than sorting them out at every level.
-        """
+        """Bring the inner sums up to date with the leaves written since the last flush."""
         if self._ranges:
             self._dirty.extend(np.arange(start, stop) for start, stop in self._ranges)
             self._ranges.clear()
-        if not self._dirty:
-            return
-        nodes = np.concatenate(self._dirty) + self.size
-        self._dirty.clear()
-        tree = self._tree
-        for _ in range(self.depth):
-            nodes >>= 1
-            tree[nodes] = tree.take(2 * nodes) + tree.take(2 * nodes + 1)
+        if self._dirty:
+            nodes = np.concatenate(self._dirty) + self.size
+            self._dirty.clear()
+            self._climb(nodes)
 
     @property
-    def total(self) -> float:
-        """Sum of all leaves."""
+    def total(self) -> Any:
+        """Sum of all leaves (a float; on a device, a 0-d tensor there)."""
         self.flush()
-        return float(self._tree[1])
+        return float(self.tree[1]) if isinstance(self.tree, np.ndarray) else self.tree[1]
 
-    def find(self, masses: np.ndarray) -> np.ndarray:
-        """Leaf index ``j`` per mass with ``prefix(j) <= mass < prefix(j + 1)``.
-
-        Masses are clipped into ``[0, total)``; a leaf of value 0 is never returned while
-        the total is positive.
-        """
+    def find(self, masses: Any) -> Any:
+        """Leaf index ``j`` per mass with ``prefix(j) <= mass < prefix(j + 1)``, masses
+        clipped into ``[0, total)``; never a leaf of value 0 while the total is positive (a
+        mass rounded to a subtree's very end turns back from an empty sibling)."""
         self.flush()
-        tree = self._tree
-        mass = np.maximum(np.asarray(masses, dtype=np.float64), 0.0)
-        start = mass.copy()
-        node = np.ones(mass.shape, dtype=np.int64)
-        for _ in range(self.depth):
-            node <<= 1
-            left_sum = tree.take(node)
-            go_right = mass >= left_sum
-            np.subtract(mass, left_sum, out=mass, where=go_right)
-            node += go_right
-        # Rounding can carry a mass at the very end of a subtree into an empty sibling.
-        stray = np.flatnonzero(tree.take(node) <= 0.0)
-        if len(stray):
-            node[stray] = self._find_careful(start[stray])
-        return node - self.size
-
-    def _find_careful(self, mass: np.ndarray) -> np.ndarray:
-        """The descent of :meth:`find` that never enters an empty subtree (returns nodes)."""
-        tree = self._tree
-        node = np.ones(mass.shape, dtype=np.int64)
+        ops, tree = self.ops, self.tree
+        mass = ops.where(masses > 0, masses, 0.0)
+        node = ops.zeros(tuple(mass.shape), np.dtype(np.int64)) + 1
         for _ in range(self.depth):
             left = 2 * node
-            left_sum = tree[left]
-            go_right = ((mass >= left_sum) & (tree[left + 1] > 0.0)) | (left_sum <= 0.0)
-            mass = np.where(go_right, mass - left_sum, mass)
+            left_sum, right_sum = ops.take(tree, left), ops.take(tree, left + 1)
+            go_right = ((mass >= left_sum) & (right_sum > 0.0)) | (left_sum <= 0.0)
+            mass = ops.where(go_right, mass - left_sum, mass)
             node = left + go_right
-        return node
+        return node - self.size
 
-    def sample(self, batch_size: int, rng: np.random.Generator) -> np.ndarray:
-        """Stratified sample of ``batch_size`` leaves with probability proportional to value."""
+    def sample(self, n: int, u: Any) -> Any:
+        """``n`` leaves drawn in proportion to their values, one from each of ``n`` equal
+        strata of the total, by the uniform numbers ``u``."""
         total = self.total
-        if total <= 0.0:
+        if isinstance(total, float) and total <= 0.0:
             raise ValueError("cannot sample from a sum tree whose leaves are all zero")
-        bounds = np.arange(batch_size, dtype=np.float64) + rng.random(batch_size)
-        return self.find(bounds * (total / batch_size))
+        return self.find((self.ops.arange(n) + u) * (total / n))
 
-    def load_leaves(self, leaves: np.ndarray) -> None:
-        """Replace every leaf and rebuild the whole tree (used by load)."""
-        leaves = np.asarray(leaves, dtype=np.float64)
-        if leaves.shape != (self.capacity,):
+    def load_leaves(self, leaves: Any) -> None:
+        """Replace every leaf and rebuild the whole tree (a load, or a copy to a device)."""
+        ops, tree = self.ops, self.tree
+        if isinstance(leaves, np.ndarray | list):
+            leaves = ops.from_host(np.asarray(leaves, dtype=np.float64))
+        if tuple(leaves.shape) != (self.capacity,):
             raise ValueError(f"leaves must have shape ({self.capacity},), got {leaves.shape}")
-        self._tree[:] = 0.0
-        self._tree[self.size : self.size + self.capacity] = leaves
+        ops.assign(tree, slice(0, 2 * self.size), 0.0)
+        ops.assign(tree, slice(self.size, self.size + self.capacity), leaves)
         self._dirty.clear()
         self._ranges.clear()
         level = self.size
         while level > 1:
-            parents = np.arange(level // 2, level)
-            self._tree[parents] = self._tree[2 * parents] + self._tree[2 * parents + 1]
+            sums = tree[level : 2 * level : 2] + tree[level + 1 : 2 * level : 2]
+            ops.assign(tree, slice(level // 2, level), sums)
             level //= 2
 
 
-def importance_weights(
-    tree: SumTree, indices: np.ndarray, beta: float, population: int
-) -> np.ndarray:
-    """Importance-sampling weights ``(population * P(i)) ** -beta`` of sampled leaves,
-    divided by their maximum (float32); ``population`` is the number of live leaves."""
-    probability = tree.leaves[indices] / tree.total
-    weights = (population * probability) ** -beta
-    return (weights / weights.max()).astype(np.float32)
+def importance_weights(ops: ArrayOps, leaves: Any, total: Any, beta: float) -> Any:
+    """Importance-sampling weights ``(N * P(i)) ** -beta`` of sampled leaves of values
+    ``leaves`` (``P(i) = leaf / total``), divided by their maximum: ``N``, the population,
+    cancels, so that a device needs no count of its live leaves (float32)."""
+    weights = (leaves / total) ** -beta
+    return ops.as_float32(weights / weights.max())
+
+
+def priorities_of(td_abs: Any, eps: float, alpha: float) -> Any:
+    """The priorities ``(|TD error| + eps) ** alpha`` of new TD errors."""
+    return (td_abs + eps) ** alpha
 
 
 def checked_priorities(

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from herkit.buffer.priority import SumTree, checked_priorities, importance_weights
+from herkit.buffer.backend import NUMPY
+from herkit.buffer.priority import SumTree, checked_priorities, importance_weights, priorities_of
 from herkit.buffer.settings import HerSettings
 from herkit.buffer.storage import EpisodeStorage, sample_slots
 
@@ -57,9 +58,9 @@ class TransitionSampler:
             slots = sample_slots(ledger, rng.random(batch_size))
             copy = rng.integers(0, self.copies, size=batch_size) if self.copies > 1 else None
             return Draw(slots, copy)
-        indices = self.tree.sample(batch_size, rng)
+        indices = self.tree.sample(batch_size, rng.random(batch_size))
         beta = self.beta if beta is None else beta
-        weights = importance_weights(self.tree, indices, beta, self.count() * self.copies)
+        weights = importance_weights(NUMPY, self.tree.leaves[indices], self.tree.total, beta)
         copy = indices % self.copies if self.copies > 1 else None
         return Draw(indices // self.copies, copy, indices, weights)
 
@@ -92,7 +93,7 @@ class TransitionSampler:
         if self.tree is None:
             raise ValueError("update_priorities needs a buffer built with prioritized=True")
         idx, value = checked_priorities(indices, priorities, self.tree.capacity)
-        value = (value + self.eps) ** self.alpha
+        value = priorities_of(value, self.eps, self.alpha)
         live = self.tree.leaves[idx] > 0
         self.tree.set(idx[live], value[live])
         if len(value):

@@ -37,14 +37,13 @@ def steps_of(algo: str, prioritized: bool = False) -> tuple[Any, DeviceSampler, 
     agent.log_updates()
     batch = random_batch(algo, seed=1).to_torch()
     raw = agent.inputs.raw(batch, agent.ACTION_DTYPE)
-    stepper = agent.stepper
     flags = sampler.prepare()
 
-    def batch_step() -> Any:
-        return stepper._runners["batch"].step(*raw, actor_step=True, count_goals=True)
+    def batch_step() -> Any:  # the step as the runners compile or capture it
+        return agent.step(*raw, actor_step=True, count_goals=True)
 
     def drawn_step() -> Any:
-        return stepper._runners["drawn"].step(actor_step=True, count_goals=True, **flags)
+        return agent.step(actor_step=True, count_goals=True, **flags)
 
     return agent, sampler, [batch_step, drawn_step]
 

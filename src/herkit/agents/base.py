@@ -33,10 +33,9 @@ from herkit.agents.inputs import AgentInputs, TorchBatch
 from herkit.agents.networks import MLP
 from herkit.agents.normalizer import Normalizer
 from herkit.agents.protocol import Agent
-from herkit.agents.stepping import Draw, Reprioritize, Stepper
+from herkit.agents.stepping import UpdateSteps
 from herkit.agents.update_log import UpdateLog
 from herkit.agents.updates import ValueScale, adam, frozen, return_bounds, weighted_mean
-from herkit.buffer.batch import Batch
 from herkit.config.agents import OffPolicyConfig
 from herkit.runtime.distributed import Context
 
@@ -56,7 +55,7 @@ LOG_CAPACITY = 256
 """Update rows an agent keeps on its device between two reads of its metrics."""
 
 
-class GoalAgent(ABC):
+class GoalAgent(UpdateSteps, ABC):
     """Shared state and helpers of the agents; subclasses build networks and ``_update``."""
 
     METRICS: ClassVar[tuple[str, ...]]
@@ -98,7 +97,7 @@ class GoalAgent(ABC):
         self.precision = "fp32"
         self.log = UpdateLog(self.METRICS, LOG_CAPACITY, self.device)
         """The metrics of the updates since the loop last read them, on the device."""
-        self.stepper = Stepper(self)
+        self._init_steps()
 
     # --- subclass interface -------------------------------------------------------------
     @abstractmethod
@@ -119,10 +118,6 @@ class GoalAgent(ABC):
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         """One gradient step (the actor's too where ``actor_step``); returns scalar metrics
         and ``|TD error|`` per sample, as device tensors."""
-
-    def _actor_step(self) -> bool:
-        """Whether the next update also steps the actor (TD3 delays it)."""
-        return True
 
     def _value_networks(self) -> list[nn.Module]:
         """The networks that output Q values (online and target); see :meth:`_place_values`."""
@@ -146,7 +141,7 @@ class GoalAgent(ABC):
         if math.isfinite(new.low):
             self._shift_values(new.low - self.values.low)
         if new != self.values:
-            self.stepper.reset()  # the scale and bounds are constants of a captured step
+            self.capture_again()  # the scale and bounds are constants of a captured step
         self.values = new
 
     def _place_values(self) -> None:
@@ -179,25 +174,15 @@ class GoalAgent(ABC):
         if precision not in ("fp32", "bf16"):
             raise ValueError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
         if precision != self.precision:
-            self.stepper.reset()
+            self.capture_again()
         self.precision = precision
-
-    @property
-    def update_mode(self) -> str:
-        """How updates run: ``eager``, ``compiled``, ``captured`` or ``compiled-captured``."""
-        return self.stepper.mode
-
-    def set_update_mode(self, mode: str) -> None:
-        """Run updates in ``mode`` (:mod:`herkit.agents.runners`); ValueError for a mode
-        this device cannot run."""
-        self.stepper.set_mode(mode)
 
     def _autocast(self) -> torch.autocast:
         return torch.autocast(
             self.device.type,
             dtype=torch.bfloat16,
             enabled=self.precision == "bf16",
-            cache_enabled=not self.stepper.captures,  # a cache cannot outlive a capture
+            cache_enabled=not self.captures,  # a cache cannot outlive a capture
         )
 
     def update_normalizer(self, observation: np.ndarray, goal: np.ndarray) -> None:
@@ -238,44 +223,6 @@ class GoalAgent(ABC):
         """Whether every rank holds the same parameters (always true in one process)."""
         return self.dist.checksum_agrees(self._networks().values())
 
-    def update(self, batch: Batch, count_goals: bool = False) -> dict[str, torch.Tensor]:
-        """One gradient step on ``batch`` plus the polyak target update; returns its metrics.
-
-        The metrics are 0-dim tensors on the agent's device: nothing is read to the host
-        (``float(metrics["critic_loss"])`` reads one). :attr:`priorities` becomes the
-        ``|TD error|`` of each sample (the largest over twin critics, as LAP does), a
-        device tensor. ``count_goals`` first feeds the batch's goals (relabelled ones
-        included) to the goal normaliser, where they lie. With :meth:`log_updates` on,
-        the metrics are also kept for :meth:`update_metrics`.
-        """
-        return self.stepper.update(batch, count_goals)
-
-    def attach_sampler(
-        self, draw: Draw, batch_size: int, reprioritize: Reprioritize | None = None
-    ) -> None:
-        """Let :meth:`update_drawn` draw its batches of ``batch_size`` with ``draw(batch_size,
-        generator, **flags)`` (e.g. :meth:`herkit.buffer.device_sampler.DeviceSampler.draw`),
-        from the agent's torch generator; where it draws by priority, ``reprioritize(leaves,
-        td_abs)`` sets the drawn leaves' priorities after each update, on the device."""
-        self.stepper.attach(draw, batch_size, reprioritize)
-
-    def update_drawn(
-        self, flags: dict[str, Any], count_goals: bool = False
-    ) -> dict[str, torch.Tensor]:
-        """:meth:`update` on a batch drawn within the update by the attached sampler, with
-        ``flags`` (what its ``prepare`` returned): captured, the whole update is one graph."""
-        return self.stepper.update_drawn(flags, count_goals)
-
-    def log_updates(self, keep: bool = True) -> None:
-        """Keep every update's metrics (on the device) for :meth:`update_metrics`."""
-        self.stepper.keep_log = keep
-        self.log.clear()
-
-    def update_metrics(self) -> list[dict[str, float]]:
-        """The metrics of every update since the last call (one dict each, oldest first),
-        read from the device in one transfer; empty unless :meth:`log_updates` is on."""
-        return self.log.take()
-
     def state_dict(self) -> dict[str, Any]:
         """A snapshot of networks, targets, optimisers, normalisers, counters and RNGs."""
         state = {
@@ -305,7 +252,7 @@ class GoalAgent(ABC):
         self.updates = int(state["updates"])
         self.rng.bit_generator.state = state["rng"]
         self.generator.set_state(state["generator"].cpu())
-        self.stepper.reset()  # the optimisers hold new state tensors: capture again
+        self.capture_again()  # the optimisers hold new state tensors
 
     # --- helpers -------------------------------------------------------------------------
     def _track_targets(self, *pairs: tuple[nn.Module, nn.Module]) -> None:

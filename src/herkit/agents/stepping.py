@@ -225,12 +225,9 @@ class UpdateSteps:
 
     def _make_runners(self) -> dict[str, StepRunner]:
         """The runners of the step: on a batch given, and drawn within the step."""
-        return {
-            name: StepRunner(
-                self.step, self.update_mode, self.generator, prepare=self._make_capturable
-            )  # fmt: skip
-            for name in ("batch", "drawn")
-        }
+        mode, prepare = self.update_mode, self._make_capturable
+        return {name: StepRunner(self.step, mode, self.generator, prepare=prepare)
+                for name in ("batch", "drawn")}  # fmt: skip
 
     def _make_capturable(self) -> None:
         """Let the optimisers step inside a CUDA graph (their step counts on the device)."""

@@ -3,19 +3,18 @@
 A buffer on a device samples with its bookkeeping in numpy on the host
 (:mod:`herkit.buffer.backend`): exact and seeded like a host buffer, but every batch is
 host work and index copies. :class:`DeviceSampler` keeps a copy of the bookkeeping on the
-device (which episode each slot holds, episode starts and lengths, each env's valid rows)
-and draws slots, goals, rewards and terminal flags with torch operations and a torch
-generator there, so that one sample is device work only and can be captured in a CUDA
-graph together with the update that follows it.
+device (a :class:`~herkit.buffer.storage.Ledger`: which episode each slot holds, episode
+starts and lengths, each env's valid rows) and draws there by the buffer's own rules,
+the same code as the host's (its relabeller and
+:func:`~herkit.buffer.returns.sample_returns` over torch tensors), with random numbers
+from a torch generator: one sample is device work only and can be captured in a CUDA
+graph together with the update that follows it. Given the same random numbers, the host
+and the device draw the same batch.
 
 :meth:`DeviceSampler.prepare` runs on the host before a draw (or a replay of a graph that
 draws): it scores the steps added since the last sample and copies what changed in the
-bookkeeping (a few rows and episodes per env step) to the device. :meth:`DeviceSampler.draw`
-then follows the buffer's rules exactly (see :mod:`herkit.buffer.her`: sample mode, the
-strategies and the goal mix, one-step returns, the env's reward terms and flags kept, the
-reached rule where episodes end on success) with other random numbers: its batches are
-samples of the same distribution, not the same batches. With prioritized replay the
-priorities live on the device too (:mod:`herkit.buffer.device_priority`): a draw takes
+bookkeeping (a few rows and episodes per env step) to the device. With prioritized replay
+the priorities live on the device too (:mod:`herkit.buffer.device_priority`): a draw takes
 slots by priority with their importance weights, and :meth:`DeviceSampler.reprioritize`
 sets the drawn slots' priorities after the update; :meth:`DeviceSampler.priorities_to_host`
 hands them to the host tree before the buffer is saved. Store-time relabelling and n-step

@@ -96,9 +96,9 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             kept, as in SB3). Unset: what the env declares (``terminates_on_success``, or
             ``continuing_task``); for an env that declares nothing, SB3's flags unless it
             ends an episode at a success and its rewards hold a term ``compute_reward``
-            lacks (:func:`herkit.buffer.ending.sb3_ending`). ``keep_env_terms=True``: a relabelled sample's
-            reward keeps the env's terms beyond ``compute_reward`` (unset: ``compute_reward``
-            alone, as in SB3). ``success_threshold`` unset: learned from
+            lacks (:func:`herkit.buffer.ending.sb3_ending`). ``keep_env_terms=True``: a
+            relabelled sample's reward keeps the env's terms beyond ``compute_reward``
+            (unset: ``compute_reward`` alone, as in SB3). ``success_threshold`` unset: learned from
             ``info["is_success"]`` (see :mod:`herkit.buffer.env_terms`). ``info_keys``:
             numeric info fields stored per transition and passed to ``compute_reward`` as
             one dict of arrays (with ``copy_info_dict=True``; the fastest form, for a

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from herkit.buffer.ending import UNKNOWN, Ending, declared_ending, first_success_ends
+from herkit.buffer.ending import UNKNOWN, Ending, declared_ending, first_success_ends, sb3_ending
 
 
 def test_the_callers_setting_then_the_declaration_then_the_first_success() -> None:
@@ -45,3 +45,12 @@ def test_the_declarations_are_read_in_order_and_only_as_bools() -> None:
     both = reader(terminates_on_success=False, continuing_task=False)
     assert declared_ending(both, "Env").ends is False  # the first one found decides
     assert declared_ending(reader(terminates_on_success="yes"), "Env") == Ending(None)
+
+
+def test_sb3s_ending_of_an_undeclared_env_needs_a_success_end_and_reward_terms() -> None:
+    ended = Ending(True, "observed at the first success, a success ended its episode")
+    assert sb3_ending(ended, terms_differ=True).ends is True
+    assert "terms beyond compute_reward" in sb3_ending(ended, terms_differ=True).source
+    for seen, terms in ((ended, False), (Ending(None), True), (Ending(False, "went on"), True)):
+        kept = sb3_ending(seen, terms_differ=terms)
+        assert kept.ends is False and kept.source.startswith("SB3's flags")

@@ -509,22 +509,27 @@ def relabelled_reached_terminal(run: TaggedRun) -> tuple[bool, bool]:
     return bool(batch.terminated[relabelled_reached].all()), bool(relabelled_reached.any())
 
 
-def test_an_env_that_declares_nothing_is_decided_at_its_first_success() -> None:
-    """Episodes that end at a success (uid % 4 == 3) in an env that does not say so: until
-    the first success the buffer keeps SB3's flags; that success, which ends its episode,
-    makes a reached relabelled goal end its sample, as herkit's own buffer decides."""
+@pytest.mark.parametrize("penalties", [False, True])
+def test_an_env_that_declares_nothing_keeps_sb3s_flags_unless_penalties_meet_success_ends(
+    penalties: bool,
+) -> None:
+    """Episodes that end at a success (uid % 4 == 3) in an env that does not say so: SB3's
+    flags are kept, a reached relabelled goal bootstraps, unless the env's rewards carry a
+    term compute_reward lacks: then a reached relabelled goal ends the sample (on parking
+    this learned far more; herkit.buffer.ending.sb3_ending)."""
     adapter, run = tagged_adapter(1, 200, seed=0)
-    assert adapter.buffer.terminal_on_success is None
-    run.env_terms = True
+    assert adapter.buffer.terminal_on_success is False  # SB3's flags until seen
+    run.env_terms, run.penalties = True, penalties
     run.feed([[3, 4, 5, 6]] * 1, steps=18)  # episodes 0-3: the success ending comes last
     terminal, seen = relabelled_reached_terminal(run)
-    assert seen and terminal and adapter.buffer.terminal_on_success is True
-    assert adapter.buffer.sources["terminal_on_success"].startswith("observed at the first")
+    assert seen and terminal == penalties
+    assert adapter.buffer.terminal_on_success is penalties
+    source = adapter.buffer.sources["terminal_on_success"]
+    assert source.startswith("observed at the first success" if penalties else "SB3's flags")
 
 
 def test_an_env_that_never_ends_at_a_success_keeps_sb3s_flags() -> None:
     adapter, run = tagged_adapter(1, 200, seed=0)
-    assert adapter.buffer.terminal_on_success is None
     run.env_terms = True
     run.feed([[3, 4, 5]], steps=12)  # episodes 0-2: none ends at a success
     terminal, seen = relabelled_reached_terminal(run)

@@ -14,7 +14,9 @@ in this order, from:
 
 Until one of them answers, it is None (unknown) and samples keep the env's own flags.
 :class:`Ending` holds an answer with where it came from; :meth:`Ending.otherwise` is the
-order above and :meth:`Ending.after` the first success.
+order above and :meth:`Ending.after` the first success. :func:`sb3_ending` is
+``herkit.sb3``'s answer for an env that declares nothing, which keeps SB3's flags unless
+the env's rewards give a reason not to.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 
 __all__ = [
     "ENDING_DECLARATIONS", "UNKNOWN", "Ending", "declared_ending", "first_success_ends",
+    "sb3_ending",
 ]  # fmt: skip
 
 ENDING_DECLARATIONS = (("terminates_on_success", True), ("continuing_task", False))
@@ -67,6 +70,20 @@ class Ending:
         if ends is None:
             return self
         return Ending(ends, f"{where}, a success {'ended' if ends else 'did not end'} its episode")
+
+
+def sb3_ending(seen: Ending, terms_differ: bool) -> Ending:
+    """``herkit.sb3``'s ending for an env that declares none: what its first success showed
+    (``seen``), where the env's step rewards hold a term ``compute_reward`` lacks (a crash
+    penalty: highway-env's parking learned far more with reached goals terminal), else
+    SB3's flags (False: SB3's own tests, its bit flipping among them, expect them)."""
+    if seen.ends and terms_differ:
+        return Ending(True, f"{seen.source}, and the env's rewards hold terms beyond "
+                      "compute_reward")  # fmt: skip
+    why = "not seen yet" if seen.ends is None else "no terms beyond compute_reward seen yet"
+    if seen.ends is False:
+        why = seen.source
+    return Ending(False, f"SB3's flags: the env declares no ending on success ({why})")
 
 
 def first_success_ends(success: np.ndarray | None, terminated: np.ndarray) -> bool | None:

@@ -50,9 +50,12 @@ Different from SB3 (SB3's behaviour first):
   reached (the env's success test: a threshold on ``compute_reward`` learned from
   ``info["is_success"]``, or ``success_threshold=``) or when the env ended the step for
   another reason (a crash), where SB3 keeps the flag of the original goal. Whether they do
-  is what the env declares (``terminates_on_success``, or ``continuing_task=False``), else
-  what its first success shows (did it end its episode?), as herkit's own buffer decides
-  (:mod:`herkit.buffer.ending`); ``terminal_on_success=False`` keeps SB3's flags.
+  is what the env declares (``terminates_on_success``, or ``continuing_task=False``); an env
+  that declares nothing keeps SB3's flags unless it is seen both to end an episode at a
+  success and to give step rewards with a term ``compute_reward`` lacks, such as
+  highway-env's parking, where reached goals made terminal learned far more
+  (:func:`herkit.buffer.ending.sb3_ending`); ``terminal_on_success=True`` or ``False``
+  decides instead.
 
 Kept from SB3 by default, herkit's own buffer differing: a relabelled sample's reward is
 ``compute_reward`` alone, which drops the terms of the env's reward that ``compute_reward``

@@ -23,7 +23,7 @@ from stable_baselines3.common.type_aliases import DictReplayBufferSamples
 from stable_baselines3.common.utils import get_device
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
-from herkit.buffer.ending import Ending
+from herkit.buffer.ending import Ending, sb3_ending
 from herkit.buffer.her import HerReplayBuffer as _Buffer
 from herkit.buffer.settings import HerSettings
 from herkit.sb3 import views
@@ -94,10 +94,11 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             ``terminal_on_success``: a relabelled sample is terminal when its goal is
             reached, or when the env ended for another reason (False: the stored flag is
             kept, as in SB3). Unset: what the env declares (``terminates_on_success``, or
-            ``continuing_task``), else what its first success shows
-            (:mod:`herkit.buffer.ending`). ``keep_env_terms=True``: a relabelled sample's
-            reward keeps the env's terms beyond ``compute_reward`` (unset: ``compute_reward``
-            alone, as in SB3). ``success_threshold`` unset: learned from
+            ``continuing_task``); for an env that declares nothing, SB3's flags unless it
+            ends an episode at a success and its rewards hold a term ``compute_reward``
+            lacks (:func:`herkit.buffer.ending.sb3_ending`). ``keep_env_terms=True``: a
+            relabelled sample's reward keeps the env's terms beyond ``compute_reward``
+            (unset: ``compute_reward`` alone, as in SB3). ``success_threshold`` unset: learned from
             ``info["is_success"]`` (see :mod:`herkit.buffer.env_terms`). ``info_keys``:
             numeric info fields stored per transition and passed to ``compute_reward`` as
             one dict of arrays (with ``copy_info_dict=True``; the fastest form, for a
@@ -164,6 +165,11 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             "n_step": n_steps,
         })  # fmt: skip
         ending = Ending.given(her.terminal_on_success).otherwise(declared_ending_of(env))
+        self._seen = Ending(None) if ending.ends is None else None
+        """What the first success added showed, for an env that declares no ending (see
+        :func:`herkit.buffer.ending.sb3_ending`); None where the ending is given or declared."""
+        if self._seen is not None:
+            ending = sb3_ending(self._seen, terms_differ=False)
         her = HerSettings.of(her, {"terminal_on_success": ending.ends})
         self._info_keys = her.info_keys
         self._infos: InfoStore | None = None  # copy_info_dict without info_keys: first add
@@ -256,6 +262,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         success = None
         if infos and all("is_success" in item for item in infos):
             success = np.array([bool(item["is_success"]) for item in infos])
+        if self._seen is not None:
+            self._seen = self._seen.after(success, terminated, "observed at the first success")
         try:
             self.buffer.add(
                 obs,
@@ -297,6 +305,11 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     ) -> DictReplayBufferSamples:
         """A batch of SB3 samples with relabelled goals and recomputed rewards
         (:mod:`herkit.sb3.samples`)."""
+        if self._seen is not None:  # the ending of an env that declares none, as seen so far
+            self.buffer.flush()
+            ending = sb3_ending(self._seen, self.buffer.audit.differing > 0)
+            if ending != self.buffer.ending:
+                self.buffer.set_ending(ending)
         batch = self.buffer.sample(batch_size)
         self.last_indices = batch.indices
         self.last_weights = (
@@ -368,6 +381,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled buffer; call :meth:`set_env` before sampling."""
         state.setdefault("_infos", None)
+        state.setdefault("_seen", None)  # pickled before: its ending as it was
         state.setdefault("_info_keys", tuple(state["buffer"].settings.info_keys))
         self.__dict__.update(state)
 

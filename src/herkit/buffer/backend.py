@@ -1,128 +1,87 @@
 """Where a buffer's stored columns live: numpy arrays on the host, or torch tensors.
 
-The buffer's bookkeeping (episode starts and lengths, slot arithmetic, the random draws)
-always runs in numpy on the host; only the stored columns and what is gathered from them
-go through an :class:`ArrayOps`. A buffer on a device therefore draws exactly the same
-slots and goals as a host buffer with the same seed, and returns the same batch, already
-on its device. On CUDA, host arrays (the slots to gather, masks, new steps) reach the
-device through pinned memory without waiting for the work queued there, so sampling
-never stalls a GPU that is still running earlier updates.
+A buffer's bookkeeping (episode starts and lengths, slot arithmetic, the random draws)
+runs in numpy on the host, and its stored columns and what is gathered from them go
+through an :class:`ArrayOps`: a buffer on a device draws exactly the same slots and goals
+as a host buffer with the same seed, and returns the same batch, already on its device.
+The sampling rules are written over these operations too, so that a device's copy of the
+bookkeeping draws with the same code (:mod:`herkit.buffer.device_sampler`). On CUDA, host
+arrays (the slots to gather, masks, new steps) reach the device through pinned memory
+without waiting for the work queued there, so sampling never stalls a GPU that is still
+running earlier updates.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 __all__ = ["NUMPY", "ArrayOps", "NumpyOps", "TorchOps", "array_ops", "to_device"]
 
 
-class ArrayOps(Protocol):
-    """The few operations a buffer performs on stored data (numpy semantics)."""
+class NumpyOps:
+    """The few operations a buffer performs on its arrays, numpy's semantics; these numpy's
+    own, for columns in host memory (the default). :class:`TorchOps` does the same on
+    torch tensors."""
 
     device: Any = None
     """The torch device of the columns, or None for numpy arrays."""
 
     def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         """A zero-filled column."""
-        ...
+        return np.zeros(shape, dtype=dtype)
 
     def take(self, array: Any, index: Any) -> Any:
         """Rows ``index`` of ``array`` (a host int64 array, or a tensor on the device)."""
-        ...
+        return array.take(index, axis=0)
 
     def assign(self, array: Any, index: Any, values: Any) -> None:
-        """``array[index] = values`` (index: a slice or a host int64 array)."""
-        ...
+        """``array[index] = values`` (index: a slice, a host int64 array or a tensor)."""
+        array[index] = values
 
     def where(self, mask: Any, a: Any, b: Any) -> Any:
         """``a`` where ``mask`` (host or backend booleans, broadcastable), else ``b``."""
-        ...
+        return np.where(mask, a, b)
 
     def repeat(self, array: Any, n: int) -> Any:
         """Each row ``n`` times in a row (``np.repeat(array, n, axis=0)``)."""
-        ...
+        return np.repeat(array, n, axis=0)
 
     def cumsum(self, array: Any, axis: int) -> Any:
         """Cumulative sum along ``axis``."""
-        ...
+        return np.cumsum(array, axis=axis)
 
     def floor_int(self, array: Any) -> Any:
-        """The floor of non-negative numbers, as int64."""
-        ...
+        """The floor of non-negative numbers, as int64 (a truncation)."""
+        return array.astype(np.int64)
 
     def minimum(self, a: Any, b: Any) -> Any:
         """Element-wise minimum (``b`` may be a number)."""
-        ...
+        return np.minimum(a, b)
 
     def searchsorted(self, ordered: Any, values: Any) -> Any:
         """Per value, the index of the first element of ``ordered`` above it."""
-        ...
+        return np.searchsorted(ordered, values, side="right")
 
     def arange(self, n: int) -> Any:
         """``0, 1, ..., n - 1`` as int64."""
-        ...
+        return np.arange(n, dtype=np.int64)
 
     def as_float32(self, array: Any) -> Any:
         """``array`` as float32."""
-        ...
+        return np.asarray(array).astype(np.float32)
 
     def from_host(self, array: np.ndarray) -> Any:
         """A host array in this backend (no copy for numpy)."""
-        ...
-
-    def to_host(self, array: Any) -> np.ndarray:
-        """A backend array as a numpy array."""
-        ...
-
-
-class NumpyOps:
-    """Columns as numpy arrays in host memory (the default)."""
-
-    device: Any = None
-
-    def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        return np.zeros(shape, dtype=dtype)
-
-    def take(self, array: np.ndarray, index: np.ndarray) -> np.ndarray:
-        return array.take(index, axis=0)
-
-    def assign(self, array: np.ndarray, index: Any, values: Any) -> None:
-        array[index] = values
-
-    def where(self, mask: Any, a: Any, b: Any) -> np.ndarray:
-        return np.where(mask, a, b)
-
-    def repeat(self, array: np.ndarray, n: int) -> np.ndarray:
-        return np.repeat(array, n, axis=0)
-
-    def cumsum(self, array: np.ndarray, axis: int) -> np.ndarray:
-        return np.cumsum(array, axis=axis)
-
-    def floor_int(self, array: np.ndarray) -> np.ndarray:
-        return array.astype(np.int64)  # truncation: the floor of numbers >= 0
-
-    def minimum(self, a: Any, b: Any) -> np.ndarray:
-        return np.minimum(a, b)
-
-    def searchsorted(self, ordered: np.ndarray, values: np.ndarray) -> np.ndarray:
-        return np.searchsorted(ordered, values, side="right")
-
-    def arange(self, n: int) -> np.ndarray:
-        return np.arange(n, dtype=np.int64)
-
-    def as_float32(self, array: np.ndarray) -> np.ndarray:
-        return np.asarray(array).astype(np.float32)
-
-    def from_host(self, array: np.ndarray) -> np.ndarray:
         return array
 
     def to_host(self, array: Any) -> np.ndarray:
+        """A backend array as a numpy array."""
         return np.asarray(array)
 
 
-class TorchOps:
+class TorchOps(NumpyOps):
     """Columns as torch tensors on ``device`` (a GPU, or the CPU for tests)."""
 
     def __init__(self, device: Any) -> None:
@@ -209,6 +168,9 @@ def to_device(array: np.ndarray, device: Any) -> Any:
         return tensor.pin_memory().to(device, non_blocking=True)
     return tensor.to(device)
 
+
+ArrayOps = NumpyOps
+"""The type of a buffer's operations: :class:`NumpyOps`, or :class:`TorchOps`."""
 
 NUMPY = NumpyOps()
 """The host's operations (they hold no state)."""

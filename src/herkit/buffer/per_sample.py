@@ -63,14 +63,14 @@ def per_sample(function: Callable[..., Any], name: str | None = None) -> Callabl
     return PerSampleReward(function, name)
 
 
-def row(tree: Any, i: int) -> Any:
-    """Row ``i`` of a batch: each array leaf of ``tree`` (dicts and tuples taken apart)
-    indexed on its leading axis."""
+def row(tree: Any, at: int | slice) -> Any:
+    """Row ``at`` (an index, or a slice of rows) of a batch: each array leaf of ``tree``
+    (dicts and tuples taken apart) indexed on its leading axis."""
     if isinstance(tree, Mapping):
-        return {key: row(value, i) for key, value in tree.items()}
+        return {key: row(value, at) for key, value in tree.items()}
     if isinstance(tree, tuple):
-        return tuple(row(value, i) for value in tree)
-    return tree[i]
+        return tuple(row(value, at) for value in tree)
+    return tree[at]
 
 
 def rows_in(tree: Any) -> int:
@@ -85,14 +85,15 @@ def rows_in(tree: Any) -> int:
     return int(shape[0])
 
 
-def info_row(info: Any, i: int, n: int) -> Any:
-    """Row ``i`` of a batch's ``info``: a mapping's columns of length ``n`` indexed (other
-    values kept), a list of ``n`` per-row dicts indexed, None kept."""
+def info_row(info: Any, at: int | slice, n: int) -> Any:
+    """Row ``at`` (an index, or a slice of rows) of a batch's ``info``: a mapping's columns
+    of length ``n`` indexed (other values kept), a list of ``n`` per-row dicts indexed, None
+    kept."""
     if isinstance(info, Mapping):
-        return {key: value[i] if np.ndim(value) and len(value) == n else value
+        return {key: value[at] if np.ndim(value) and len(value) == n else value
                 for key, value in info.items()}  # fmt: skip
     if isinstance(info, Sequence) and not isinstance(info, str) and len(info) == n:
-        return info[i]
+        return info[at]
     return info
 
 
@@ -200,7 +201,7 @@ class PerSampleReward:
         """Whether the batched ``value`` matches single calls on the first rows (True where
         single calls fail: the function takes batches only)."""
         m = min(n, CHECKED_ROWS)
-        head = (row_slice(achieved, m), row_slice(desired, m), info_slice(info, m, n))
+        head = (row(achieved, slice(m)), row(desired, slice(m)), info_row(info, slice(m), n))
         try:
             single = self.one_by_one(*head)
         except RewardRefused:
@@ -221,25 +222,6 @@ class PerSampleReward:
         )
 
 
-def row_slice(tree: Any, m: int) -> Any:
-    """The first ``m`` rows of each array leaf of ``tree``."""
-    if isinstance(tree, Mapping):
-        return {key: row_slice(value, m) for key, value in tree.items()}
-    if isinstance(tree, tuple):
-        return tuple(row_slice(value, m) for value in tree)
-    return tree[:m]
-
-
-def info_slice(info: Any, m: int, n: int) -> Any:
-    """The first ``m`` rows of a batch's ``info`` (as :func:`info_row` reads it)."""
-    if isinstance(info, Mapping):
-        return {key: value[:m] if np.ndim(value) and len(value) == n else value
-                for key, value in info.items()}  # fmt: skip
-    if isinstance(info, Sequence) and not isinstance(info, str) and len(info) == n:
-        return info[:m]
-    return info
-
-
 def batch_refusal(
     reward_fn: Callable[..., Any], achieved: Any, desired: Any, info: Any, why: str
 ) -> ValueError:
@@ -250,7 +232,9 @@ def batch_refusal(
     single = PerSampleReward(reward_fn, "compute_reward")
     single.batch_failure = f"{_goals(n)} failed ({why})"
     try:
-        single.one_by_one(row_slice(achieved, 1), row_slice(desired, 1), info_slice(info, 1, n))
+        single.one_by_one(
+            row(achieved, slice(1)), row(desired, slice(1)), info_row(info, slice(1), n)
+        )
     except RewardRefused as refused:
         return refused
     return ValueError(

@@ -29,22 +29,22 @@ reward of a goal reached exactly.
 
 :class:`RewardAudit` counts, on every stored step, how often and by how much the env's
 reward differs from ``compute_reward``, and learns the threshold above. The functions
-below the class compute the rewards of goals (:func:`host_rewards`,
-:func:`backend_rewards`), apply the reached rule (:func:`reached_threshold`,
-:func:`reached_on_host`, :func:`success_rule`) and score the steps that ``add`` stored
+below the class compute the rewards of goals (:func:`host_rewards`, :class:`GoalRewards`),
+apply the reached rule (:func:`reached_threshold`, :meth:`GoalRewards.reached`,
+:func:`success_rule`) and score the steps that ``add`` stored
 (:class:`StepScorer`: the columns ``reward``, ``reward_extra`` and ``success`` that
 sampling reads).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from herkit.buffer.backend import ArrayOps
+from herkit.buffer.backend import NUMPY, ArrayOps
 from herkit.buffer.goal_env import RewardFn, TorchRewardFn
 from herkit.buffer.storage import EpisodeStorage
 
@@ -53,11 +53,8 @@ __all__ = [
     "PendingStep",
     "RewardAudit",
     "StepScorer",
-    "backend_rewards",
     "check_reward_shape",
     "host_rewards",
-    "reached",
-    "reached_on_host",
     "reached_threshold",
     "success_rule",
 ]
@@ -198,28 +195,6 @@ def host_rewards(
     return reward
 
 
-def backend_rewards(
-    ops: ArrayOps,
-    reward_fn: RewardFn,
-    torch_reward_fn: TorchRewardFn | None,
-    achieved: Any,
-    desired: Any,
-    info: Mapping[str, Any],
-) -> Any:
-    """Rewards for a batch in the backend of ``ops``: ``torch_reward_fn`` on the device when
-    given (and the backend is on a device), else ``reward_fn`` on host copies."""
-    name = "reward_fn"
-    if torch_reward_fn is not None and ops.device is not None:
-        reward = ops.as_float32(torch_reward_fn(achieved, desired, info))
-        name = "torch_reward_fn"
-    else:
-        host = {key: ops.to_host(value) for key, value in info.items()}
-        reward = reward_fn(ops.to_host(achieved), ops.to_host(desired), host)
-        reward = ops.from_host(np.asarray(reward, dtype=np.float32))
-    check_reward_shape(name, tuple(reward.shape), len(achieved))
-    return reward
-
-
 def check_reward_shape(name: str, shape: tuple[int, ...], n: int) -> None:
     """ValueError naming the reward function ``name`` unless it gave one reward for each of
     the ``n`` transitions (shape ``(n,)``)."""
@@ -229,36 +204,12 @@ def check_reward_shape(name: str, shape: tuple[int, ...], n: int) -> None:
         )
 
 
-def reached(threshold: float | None, goal_reward: Any, own_reward: Callable[[], Any]) -> Any:
-    """The reached rule: whether each goal is reached, given ``goal_reward =
-    reward_fn(achieved, goal)``: at or above ``threshold``, else (None) equal to
-    ``own_reward()``, the reward of the goal paired with itself."""
-    if threshold is not None:
-        return goal_reward >= threshold
-    return goal_reward == own_reward()
-
-
 def reached_threshold(declared: float | None, audit: RewardAudit) -> float | None:
     """The ``reward_fn`` value from which a goal counts as reached: ``declared``, else the
     one ``audit`` learned from success flags, else None (reached means ``reward_fn(g, g)``)."""
     if declared is not None:
         return declared
     return audit.learned_threshold()
-
-
-def reached_on_host(
-    threshold: float | None,
-    reward_fn: RewardFn,
-    goal_reward: np.ndarray,
-    goal: np.ndarray,
-    info: Mapping[str, np.ndarray],
-) -> np.ndarray:
-    """Whether each of a few host rows reached ``goal``, given ``goal_reward =
-    reward_fn(achieved, goal)``: at or above ``threshold``, else (None) equal to the reward
-    of the goal paired with itself."""
-    return reached(
-        threshold, goal_reward, lambda: np.asarray(reward_fn(goal, goal, info), dtype=np.float32)
-    )
 
 
 def success_rule(declared: float | None, audit: RewardAudit) -> str:
@@ -364,9 +315,8 @@ class StepScorer:
             threshold = self.threshold()
             ended = {key: value[unknown] for key, value in info.items()}
             scored = goal_reward[unknown].astype(np.float32)
-            success[unknown] = reached_on_host(
-                threshold, reward_fn, scored, desired[unknown], ended
-            )
+            host = GoalRewards(NUMPY, reward_fn)  # the scored columns are host copies
+            success[unknown] = host.reached(threshold, scored, desired[unknown], ended)
         ops.assign(data["reward"], slots, env_reward.astype(np.float32))
         ops.assign(data["reward_extra"], slots, extra)
         ops.assign(data["success"], slots, success)
@@ -374,22 +324,32 @@ class StepScorer:
 
 
 class GoalRewards:
-    """The reward functions of a buffer: rewards of goals in the backend of the stored
-    columns (:func:`backend_rewards`), and whether goals are reached (the reached rule)."""
+    """The reward functions of a buffer, in the backend of ``ops``: the rewards of goals and
+    whether they are reached (the module docstring's rule)."""
 
     def __init__(
-        self, ops: ArrayOps, reward_fn: RewardFn, torch_reward_fn: TorchRewardFn | None
+        self, ops: ArrayOps, reward_fn: RewardFn, torch_reward_fn: TorchRewardFn | None = None
     ) -> None:
         self.ops, self.reward_fn, self.torch_reward_fn = ops, reward_fn, torch_reward_fn
 
     def reward(self, achieved: Any, desired: Any, info: Mapping[str, Any]) -> Any:
-        """``reward_fn(achieved, desired, info)`` for a batch, in the backend."""
-        return backend_rewards(self.ops, self.reward_fn, self.torch_reward_fn, achieved, desired,
-                               info)  # fmt: skip
+        """``reward_fn(achieved, desired, info)`` for a batch as float32 in the backend:
+        ``torch_reward_fn`` on the device where there is one, else ``reward_fn`` on host
+        copies; its shape checked (one reward per row)."""
+        ops, name = self.ops, "reward_fn"
+        if self.torch_reward_fn is not None and ops.device is not None:
+            reward = ops.as_float32(self.torch_reward_fn(achieved, desired, info))
+            name = "torch_reward_fn"
+        else:
+            host = {key: ops.to_host(value) for key, value in info.items()}
+            reward = self.reward_fn(ops.to_host(achieved), ops.to_host(desired), host)
+            reward = ops.from_host(np.asarray(reward, dtype=np.float32))
+        check_reward_shape(name, tuple(reward.shape), len(achieved))
+        return reward
 
-    def reached(
-        self, threshold: float | None, goal_reward: Any, goal: Any, info: Mapping[str, Any]
-    ) -> Any:
+    def reached(self, threshold: Any, goal_reward: Any, goal: Any, info: Mapping[str, Any]) -> Any:
         """Whether each goal is reached, given ``goal_reward = reward_fn(achieved, goal)``:
-        at or above ``threshold``, else equal to the reward of the goal with itself."""
-        return reached(threshold, goal_reward, lambda: self.reward(goal, goal, info))
+        at or above ``threshold``, else (None) equal to the reward of the goal with itself."""
+        if threshold is not None:
+            return goal_reward >= threshold
+        return goal_reward == self.reward(goal, goal, info)

@@ -26,7 +26,8 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from herkit.buffer.env_terms import RewardAudit, host_rewards, reached_on_host
+from herkit.buffer.backend import NUMPY
+from herkit.buffer.env_terms import GoalRewards, RewardAudit, host_rewards
 from herkit.buffer.goal_env import RewardFn
 from herkit.buffer.sampler import TransitionSampler
 from herkit.buffer.settings import HerSettings
@@ -137,7 +138,7 @@ def env_terms_of_format_1(
     achieved, desired = arrays["data.next_achieved_goal"], arrays["data.desired_goal"]
     reward = host_rewards(buffer.reward_fn, achieved, desired, info).astype(np.float32)
     threshold = buffer.reached_threshold()
-    success = reached_on_host(threshold, buffer.reward_fn, reward, desired, info)
+    success = GoalRewards(NUMPY, buffer.reward_fn).reached(threshold, reward, desired, info)
     return {
         "data.reward": reward,
         "data.reward_extra": np.zeros_like(reward),

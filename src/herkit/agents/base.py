@@ -1,5 +1,5 @@
-""":class:`GoalAgent`, the shared part of every agent (the :class:`Agent` protocol that
-the training loop relies on is in :mod:`herkit.agents.protocol`, re-exported here).
+""":class:`GoalAgent`, the shared part of every agent, and what the training loop,
+evaluation and a loaded policy ask of an agent (:data:`Agent`).
 
 :class:`GoalAgent` owns what does not depend on the algorithm: the observation and goal
 normalisers and the network inputs (:mod:`herkit.agents.inputs`), the random
@@ -32,7 +32,6 @@ from torch import nn
 from herkit.agents.inputs import AgentInputs, TorchBatch
 from herkit.agents.networks import MLP
 from herkit.agents.normalizer import Normalizer
-from herkit.agents.protocol import Agent
 from herkit.agents.stepping import UpdateSteps
 from herkit.agents.update_log import UpdateLog
 from herkit.agents.updates import ValueScale, adam, frozen, return_bounds, weighted_mean
@@ -296,3 +295,8 @@ class GoalAgent(UpdateSteps, ABC):
         if self.config.grad_clip is not None:
             nn.utils.clip_grad_norm_(params, self.config.grad_clip)
         optimizer.step()
+
+
+Agent = GoalAgent
+"""What the training loop, evaluation and a loaded policy use: an agent takes a
+:class:`herkit.Batch` and never sees the replay buffer."""

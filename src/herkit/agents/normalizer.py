@@ -49,18 +49,6 @@ class Normalizer:
         """Whether statistics were added on a device since the host last folded them in."""
 
     @property
-    def sum(self) -> np.ndarray:
-        """Sum of the vectors counted (float64, the devices' included); read-only."""
-        self._fold()
-        return self._sum
-
-    @property
-    def sumsq(self) -> np.ndarray:
-        """Sum of their squares (float64); read-only."""
-        self._fold()
-        return self._sumsq
-
-    @property
     def count(self) -> float:
         """How many vectors were counted."""
         self._fold()

@@ -86,24 +86,12 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             (see :mod:`herkit.sb3.infos`); with ``info_keys``, one dict of those columns.
         seed: seed of the buffer's generator (None: drawn from numpy's global generator).
         settings: herkit's settings (:class:`~herkit.buffer.settings.HerSettings`; None:
-            :data:`FACADE_SETTINGS`), or any of its fields as a keyword: ``relabel``,
-            ``goal_mix``, ``goal_mix_warmup``, ``success_threshold``, ``info_keys``,
-            ``prioritized``, ``alpha``, ``beta``, ``eps``, ``terminal_on_success``,
-            ``keep_env_terms``, ``gamma``. The strategy, ``k`` and ``n_step`` are SB3's
-            arguments here (``goal_selection_strategy``, ``n_sampled_goal``, ``n_steps``).
-            ``terminal_on_success``: a relabelled sample is terminal when its goal is
-            reached, or when the env ended for another reason (False: the stored flag is
-            kept, as in SB3). Unset: what the env declares (``terminates_on_success``, or
-            ``continuing_task``); for an env that declares nothing, SB3's flags unless it
-            ends an episode at a success and its rewards hold a term ``compute_reward``
-            lacks (:func:`herkit.buffer.ending.sb3_ending`). ``keep_env_terms=True``: a
-            relabelled sample's reward keeps the env's terms beyond ``compute_reward``
-            (unset: ``compute_reward`` alone, as in SB3). ``success_threshold`` unset: learned from
-            ``info["is_success"]`` (see :mod:`herkit.buffer.env_terms`). ``info_keys``:
-            numeric info fields stored per transition and passed to ``compute_reward`` as
-            one dict of arrays (with ``copy_info_dict=True``; the fastest form, for a
-            ``compute_reward`` written for it). ``prioritized``, ``alpha``, ``beta``:
-            proportional prioritized replay (see the module docstring).
+            :data:`FACADE_SETTINGS`), or any of its fields as a keyword but the strategy,
+            ``k`` and ``n_step``, which are SB3's arguments here. Unset,
+            ``terminal_on_success`` is what the env declares, else SB3's flags unless the
+            env ends an episode at a success and its rewards hold a term ``compute_reward``
+            lacks (:func:`herkit.buffer.ending.sb3_ending`), and ``keep_env_terms`` is False
+            (``compute_reward`` alone, as in SB3); :mod:`herkit.sb3` says what each does.
         n_steps, gamma: n-step returns, as SB3's ``NStepReplayBuffer`` takes them
             (``replay_buffer_kwargs={"n_steps": 3, "gamma": model_gamma}``): every reward
             of a sample's ``n_steps`` is its (relabelled) goal's, the sum is cut at a
@@ -165,9 +153,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             "n_step": n_steps,
         })  # fmt: skip
         ending = Ending.given(her.terminal_on_success).otherwise(declared_ending_of(env))
+        # what the first success showed, for an env that declares no ending (else None)
         self._seen = Ending(None) if ending.ends is None else None
-        """What the first success added showed, for an env that declares no ending (see
-        :func:`herkit.buffer.ending.sb3_ending`); None where the ending is given or declared."""
         if self._seen is not None:
             ending = sb3_ending(self._seen, terms_differ=False)
         her = HerSettings.of(her, {"terminal_on_success": ending.ends})
@@ -176,6 +163,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         if seed is None:  # numpy's global generator is what SB3's seed= sets
             seed = int(np.random.randint(2**31 - 1))  # noqa: NPY002
         space = observation_space.spaces
+        extra = {key: (self.obs_shape[key], space[key].dtype) for key in space
+                 if key not in GOAL_KEYS}  # fmt: skip
         self.buffer = _Buffer(
             buffer_size,
             observation_shape=tuple(space["observation"].shape or ()),
@@ -186,11 +175,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             action_dtype=action_dtype(action_space),
             reward_fn=self._compute_reward,
             n_envs=self.n_envs,
-            extra_keys={
-                key: (self.obs_shape[key], space.dtype)
-                for key, space in observation_space.spaces.items()
-                if key not in GOAL_KEYS
-            },
+            extra_keys=extra,
             seed=seed,
             settings=her,
         )

@@ -6,6 +6,7 @@ after each call of the step)."""
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 import numpy as np
@@ -126,3 +127,16 @@ def test_captured_updates_between_acting_and_checkpoints_equal_eager_ones(algo: 
         agent.set_update_mode(mode)
         agents.append(agent)
     act_learn_and_save(*agents, algo, "cuda")
+
+
+@pytest.mark.slow("torch.compile compiles each algorithm's step (about a minute each)")
+@pytest.mark.skipif(
+    shutil.which("g++") is None and shutil.which("c++") is None,
+    reason="torch.compile on a CPU needs a C++ compiler",
+)
+@pytest.mark.parametrize("algo", ["dqn", "sac"])
+def test_compiled_updates_between_acting_and_checkpoints_equal_eager_ones(algo: str) -> None:
+    """The same with the step really compiled (torch.compile, on the CPU)."""
+    eager, compiled = agent_for(algo, seed=5), agent_for(algo, seed=5)
+    compiled.set_update_mode("compiled")
+    act_learn_and_save(eager, compiled, algo, "cpu")

@@ -29,6 +29,10 @@ PENALTY = -5.0
 class HazardReach(gym.Wrapper):  # type: ignore[type-arg]
     """PointReach with a hazard disc at the centre (see the module docstring)."""
 
+    terminates_on_success = None
+    """Declares nothing (PointReach's own False would be read through the wrapper), though
+    its episodes do end on success."""
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(PointReachEnv(**kwargs))
 

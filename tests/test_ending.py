@@ -54,3 +54,23 @@ def test_sb3s_ending_of_an_undeclared_env_needs_a_success_end_and_reward_terms()
     for seen, terms in ((ended, False), (Ending(None), True), (Ending(False, "went on"), True)):
         kept = sb3_ending(seen, terms_differ=terms)
         assert kept.ends is False and kept.source.startswith("SB3's flags")
+
+
+def test_a_wrapper_that_changes_the_ending_is_read_above_the_env() -> None:
+    """PointReach declares that its episodes go on; a wrapper that ends them on success
+    says so, or says nothing, and is read first."""
+    import gymnasium as gym
+
+    import herkit  # noqa: F401  (registers the envs)
+    from herkit.buffer.goal_env import env_ending
+
+    class EndsOnSuccess(gym.Wrapper):  # type: ignore[type-arg]
+        terminates_on_success = True
+
+    class SaysNothing(gym.Wrapper):  # type: ignore[type-arg]
+        terminates_on_success = None
+
+    env = gym.make("herkit/PointReach-v0")
+    assert env_ending(env).ends is False
+    assert env_ending(EndsOnSuccess(env)).ends is True
+    assert env_ending(SaysNothing(env)) == Ending(None)

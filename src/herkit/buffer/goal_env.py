@@ -96,11 +96,18 @@ def fresh_copy(env: Any) -> tuple[Any, str]:
 
 def env_ending(env: Any) -> Ending:
     """What a GoalEnv (or the first env of a vector env) declares of its episodes ending on
-    success (:func:`herkit.buffer.ending.declared_ending`); unknown where it says nothing."""
-    unwrapped = first_env(env).unwrapped
-    return declared_ending(
-        lambda attribute: getattr(unwrapped, attribute, None), type(unwrapped).__name__
-    )
+    success (:func:`herkit.buffer.ending.declared_ending`), read through its wrappers (a
+    wrapper that changes how episodes end says so above the env it wraps); unknown where it
+    says nothing."""
+    first = first_env(env)
+
+    def read(attribute: str) -> Any:
+        try:
+            return first.get_wrapper_attr(attribute)
+        except AttributeError:
+            return None
+
+    return declared_ending(read, type(first.unwrapped).__name__)
 
 
 def compute_reward_of(env: Any) -> RewardFn:

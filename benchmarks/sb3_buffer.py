@@ -474,10 +474,11 @@ RULES = {
     "herkit-terms": ("yes", "no"),
     "herkit-ends": ("no", "yes"),
     "herkit-both": ("yes", "from the env"),
-    "herkit": ("no (default)", "from the env (default)"),
+    "herkit": ("no (default)", "from the env, with terms (default)"),
 }
 """herkit.sb3's buffers by their rules for relabelled samples: the env's terms kept in the
-reward, and a reached goal terminal (``from the env``: where it ends episodes on success)."""
+reward, and a reached goal terminal (``from the env``: where it is seen to end episodes on
+success; ``with terms``: and its rewards hold terms beyond ``compute_reward``)."""
 
 
 def rules_table(tasks: list[str]) -> str:

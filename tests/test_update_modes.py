@@ -467,3 +467,17 @@ def test_a_run_records_its_timed_choice_and_a_resume_keeps_it(
     resumed = dataclasses.replace(load_run_config(run), steps=600, out=str(run))
     train(resumed, resume=True)
     assert asked == [(saved["precision"], saved["update_mode"])]  # given: nothing timed
+
+
+def test_a_given_mode_is_kept_and_only_its_timings_pick_the_precision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--update-mode compiled --precision auto: eager is timed (the precision's reference)
+    but never chosen, however fast, and the compiled timings decide the precision."""
+    timings = {"fp32 eager": 1.0, "bf16 eager": 0.5, "fp32 compiled": 4.0, "bf16 compiled": 6.0}
+    a_cpu_with_bf16(monkeypatch, timings)
+    agent = agent_for("ddpg")
+    chosen = choose_update(agent, spaces(), space("ddpg"), 64, mode="compiled",
+                           expected_updates=1e9)  # fmt: skip
+    assert (chosen.precision, chosen.mode) == ("fp32", "compiled")
+    assert (agent.precision, agent.update_mode) == ("fp32", "compiled")

@@ -262,20 +262,24 @@ def _alone(agent: Any) -> Iterator[None]:
 def _pick(
     timings: dict[str, float], precisions: Sequence[str], modes: Sequence[str]
 ) -> tuple[str, str]:
-    """The fastest combination, keeping fp32 and eager unless the others win clearly."""
+    """The fastest combination among ``modes`` (a mode given: that one; the eager timings
+    only pick the precision), keeping fp32 and eager unless the others win clearly."""
+
+    allowed = list(modes) or ["eager"]  # a given mode that failed: eager, as timed
 
     def best(precision: str) -> tuple[float, str]:
-        runs = [(ms, name.split(" ", 1)[1]) for name, ms in timings.items()
-                if name.startswith(precision + " ")]  # fmt: skip
-        return min(runs) if runs else (float("inf"), modes[0])
+        runs = [(timings[f"{precision} {mode}"], mode) for mode in allowed
+                if f"{precision} {mode}" in timings]  # fmt: skip
+        return min(runs) if runs else (float("inf"), allowed[0])
 
     precision = precisions[0]
     if "bf16" in precisions and "fp32" in precisions:
         precision = "bf16" if best("fp32")[0] >= AUTO_BF16_SPEEDUP * best("bf16")[0] else "fp32"
     fastest, mode = best(precision)
     eager = timings.get(f"{precision} eager")
-    if eager is not None and mode != "eager" and eager < AUTO_MODE_SPEEDUP * fastest:
-        mode = "eager"
+    if "eager" in allowed and eager is not None and mode != "eager":
+        if eager < AUTO_MODE_SPEEDUP * fastest:
+            mode = "eager"
     return precision, mode
 
 

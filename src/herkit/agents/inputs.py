@@ -20,8 +20,9 @@ import torch
 from herkit.agents.normalizer import Normalizer
 from herkit.buffer.backend import to_device
 from herkit.buffer.batch import Batch
+from herkit.buffer.device_sampler import DeviceBatch
 
-__all__ = ["AgentInputs", "RawBatch", "TorchBatch"]
+__all__ = ["AgentInputs", "TorchBatch"]
 
 
 class TorchBatch(NamedTuple):
@@ -42,20 +43,6 @@ class TorchBatch(NamedTuple):
     for ``gamma``."""
     weights: torch.Tensor | None
     """Per-sample loss weights ``(B,)`` (prioritized replay), or None."""
-
-
-class RawBatch(NamedTuple):
-    """A batch's arrays as tensors on the device, not yet normalised: what a compiled or
-    captured update takes (a fixed layout; None where a batch has no such field)."""
-
-    observation: torch.Tensor
-    next_observation: torch.Tensor
-    goal: torch.Tensor
-    action: torch.Tensor
-    reward: torch.Tensor
-    terminated: torch.Tensor
-    discount: torch.Tensor | None
-    weights: torch.Tensor | None
 
 
 class AgentInputs:
@@ -128,7 +115,7 @@ class AgentInputs:
             weights=weights,
         )
 
-    def raw(self, batch: Batch, action_dtype: torch.dtype) -> RawBatch:
+    def raw(self, batch: Batch, action_dtype: torch.dtype) -> DeviceBatch:
         """``batch``'s arrays on the device, for :meth:`from_raw` (host arrays are copied
         without waiting, through pinned memory on CUDA)."""
 
@@ -140,14 +127,14 @@ class AgentInputs:
         def flat(value: Any) -> torch.Tensor | None:
             return None if value is None else put(value).reshape(-1)
 
-        return RawBatch(
+        return DeviceBatch(
             put(batch.observation), put(batch.next_observation), put(batch.goal),
             put(batch.action, action_dtype), put(batch.reward).reshape(-1),
             put(batch.terminated).reshape(-1), flat(batch.discount), flat(batch.weights),
         )  # fmt: skip
 
-    def from_raw(self, raw: RawBatch, reward_scale: float) -> TorchBatch:
-        """A :class:`RawBatch` normalised on the device: device work only (the normalisers'
+    def from_raw(self, raw: DeviceBatch, reward_scale: float) -> TorchBatch:
+        """A :class:`DeviceBatch` normalised on the device: device work only (the normalisers'
         host statistics copied there first, :meth:`sync`), so it can be captured."""
         obs = torch.cat([raw.observation, raw.next_observation]).reshape(-1, self.observation_dim)
         goals = raw.goal.reshape(-1, self.goal_dim)

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from herkit.agents.inputs import AgentInputs, RawBatch, TorchBatch
+from herkit.agents.inputs import AgentInputs, TorchBatch
 from herkit.agents.normalizer import Normalizer
 from herkit.agents.runners import StepRunner, check_update_mode
 from herkit.agents.update_log import UpdateLog
 from herkit.agents.updates import ValueScale
 from herkit.buffer.batch import Batch
-from herkit.buffer.device_sampler import uniform_of
+from herkit.buffer.device_sampler import DeviceBatch, uniform_of
 from herkit.config.agents import UpdateMode
 from herkit.runtime.distributed import Context
 
@@ -35,7 +35,7 @@ __all__ = ["Draw", "Reprioritize", "UpdateSteps"]
 
 Draw = Callable[..., Any]
 """``draw(batch_size, uniform, **flags)``: a batch on the device, device work only, with
-the fields of :class:`herkit.buffer.device_sampler.Drawn` (by priority: its ``weights``
+the fields of :class:`herkit.buffer.device_sampler.DeviceBatch` (by priority: its ``weights``
 and ``slots`` too)."""
 
 Reprioritize = Callable[[torch.Tensor, torch.Tensor], None]
@@ -181,7 +181,7 @@ class UpdateSteps:
         **flags: Any,
     ) -> StepOutput:
         """One update, the function that is compiled or captured: a batch drawn by the
-        attached sampler (no ``raw``), or a :class:`RawBatch`'s tensors, normalised here
+        attached sampler (no ``raw``), or a :class:`DeviceBatch`'s tensors, normalised here
         (an eager update passes its batch ``prepared``); the algorithm's ``_update``; its
         metrics as one vector (every name of ``METRICS``, 0 where absent) written to the
         log. Returns the vector, the ``|TD error|`` and the names present."""
@@ -190,9 +190,7 @@ class UpdateSteps:
             if not raw:  # drawn within the step
                 assert self._draw is not None
                 drawn = self._draw(self._draw_size, self._uniform, **flags)
-                raw = (drawn.observation, drawn.next_observation, drawn.goal, drawn.action,
-                       drawn.reward, drawn.terminated, None, drawn.weights)  # fmt: skip
-            batch = RawBatch(*raw)  # type: ignore[arg-type]
+            batch = drawn if drawn is not None else DeviceBatch(*raw)  # type: ignore[arg-type]
             if count_goals:
                 self.goal_normalizer.add_tensor(batch.goal)
             prepared = self.inputs.from_raw(batch, self.values.scale)

@@ -39,7 +39,7 @@ from herkit.buffer.storage import Ledger, sample_slots
 if TYPE_CHECKING:
     from herkit.buffer.her import HerReplayBuffer
 
-__all__ = ["DeviceSampler", "Drawn", "uniform_of", "unsupported"]
+__all__ = ["DeviceBatch", "DeviceSampler", "uniform_of", "unsupported"]
 
 
 def uniform_of(generator: torch.Generator) -> Uniform:
@@ -52,8 +52,10 @@ def uniform_of(generator: torch.Generator) -> Uniform:
     return uniform
 
 
-class Drawn(NamedTuple):
-    """A batch drawn on the device by :meth:`DeviceSampler.draw` (tensors there)."""
+class DeviceBatch(NamedTuple):
+    """A batch's arrays as tensors on the device, not yet normalised: what
+    :meth:`DeviceSampler.draw` returns and what a compiled or captured update takes (a fixed
+    layout; None where a batch has no such field)."""
 
     observation: torch.Tensor
     next_observation: torch.Tensor
@@ -63,6 +65,8 @@ class Drawn(NamedTuple):
     reward: torch.Tensor
     terminated: torch.Tensor
     """1.0 where the sample is terminal for its goal, as float32."""
+    discount: torch.Tensor | None = None
+    """Per-sample discount of the bootstrap (n-step samples), or None for ``gamma``."""
     weights: torch.Tensor | None = None
     """Importance weights (prioritized replay), else None."""
     slots: torch.Tensor | None = None
@@ -232,7 +236,7 @@ class DeviceSampler:
         terminal_on_success: bool,
         threshold: bool,
         mix_warm: bool,
-    ) -> Drawn:
+    ) -> DeviceBatch:
         """One batch, device work only, by the buffer's own rules (its relabeller and
         :func:`~herkit.buffer.returns.sample_returns`, on the device's copy of the
         bookkeeping), with the random numbers of ``uniform`` (e.g. :func:`uniform_of` a
@@ -254,8 +258,8 @@ class DeviceSampler:
             terminal_on_success=terminal_on_success, keep_env_terms=settings.keep_env_terms,
             goal_rewards=buffer.rewards, threshold=self.threshold if threshold else None,
         )  # fmt: skip
-        return Drawn(
+        return DeviceBatch(
             ops.take(data["observation"], slots), ops.take(data["next_observation"], slots),
-            goal, ops.take(data["action"], slots), reward.float(), terminated, weights,
-            None if weights is None else slots,
+            goal, ops.take(data["action"], slots), reward.float(), terminated,
+            weights=weights, slots=None if weights is None else slots,
         )  # fmt: skip

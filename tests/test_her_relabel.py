@@ -175,15 +175,16 @@ def test_prioritized_sampling_obeys_the_same_rules(
     [("future", 1), ("future", 4), ("episode", 2), ("random", 3), ("final", 4), ("none", 4)],
 )
 def test_relabelled_fraction_is_k_over_k_plus_one(strategy: str, k: int, relabel: str) -> None:
-    """Both modes relabel the same share, k/(k+1) (final: 1/2, none: 0), as seed 004 says."""
+    """Both modes relabel the same share, k/(k+1) for every strategy (none: 0), as the paper,
+    OpenAI baselines and SB3 do."""
     buffer = make_buffer(4000, 2, strategy=strategy, k=k, relabel=relabel, seed=1)
     run = TaggedRun(buffer)
     rng = np.random.default_rng(0)
     run.feed([list(rng.integers(5, 40, 60)) for _ in range(2)], end_open=True)
     batch = buffer.sample(40_000)
     fraction = np.mean(batch.goal[:, 0] >= 0)
-    n_goals = buffer.settings.goals_per_transition
-    assert fraction == pytest.approx(n_goals / (n_goals + 1), abs=0.012)
+    expected = 0.0 if strategy == "none" else k / (k + 1)
+    assert fraction == pytest.approx(expected, abs=0.012)
 
 
 @pytest.mark.parametrize("relabel", ["sample", "store"])

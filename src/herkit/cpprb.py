@@ -98,7 +98,8 @@ class HindsightReplayBuffer:
             raise ValueError(f"strategy must be one of {list(_KNOWN_STRATEGIES)}, got {strategy!r}")
         self.settings = HerSettings(
             strategy=Strategy.parse(strategy),
-            k=check_int("additional_goals", additional_goals, 0),
+            # cpprb ignores additional_goals for final: one relabelled goal per transition
+            k=1 if strategy == "final" else check_int("additional_goals", additional_goals, 0),
             relabel="store",
             prioritized=bool(prioritized),
             alpha=kwargs.get("alpha", 0.6),

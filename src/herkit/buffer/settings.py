@@ -37,7 +37,8 @@ class HerSettings:
     """Where relabelled goals come from: ``future``, ``final``, ``episode``, ``random`` or
     ``none`` (no relabelling)."""
     k: int = 4
-    """Relabelled goals per real transition (final uses 1, none 0)."""
+    """Relabelled goals per real transition, for every strategy (none: 0): a share
+    ``k / (k + 1)`` of the samples is relabelled (final's goal repeated, as in the paper)."""
     relabel: RelabelMode = "sample"
     """Relabel a copy of each sampled batch, or store ``k`` goals per transition when its
     episode ends (the paper's form; only finished episodes are sampled)."""
@@ -151,7 +152,7 @@ class HerSettings:
 
     @property
     def goals_per_transition(self) -> int:
-        """Relabelled goals per real transition: ``k``, except 1 for final and 0 for none."""
+        """Relabelled goals per real transition: ``k``, 0 for none."""
         return Strategy.parse(self.strategy).goals_per_transition(self.k)
 
     @property

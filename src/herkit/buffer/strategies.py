@@ -37,7 +37,7 @@ class Strategy(str, Enum):
     FUTURE = "future"
     """A step of the same episode at or after the transition, uniformly."""
     FINAL = "final"
-    """The last recorded step of the same episode (one relabelled goal per transition)."""
+    """The last recorded step of the same episode."""
     EPISODE = "episode"
     """Any step of the same episode, uniformly."""
     RANDOM = "random"
@@ -55,12 +55,9 @@ class Strategy(str, Enum):
             raise ValueError(f"strategy must be one of {known}, got {value!r}") from None
 
     def goals_per_transition(self, k: int) -> int:
-        """Relabelled goals per real transition: ``k``, except 1 for final and 0 for none."""
-        if self is Strategy.NONE:
-            return 0
-        if self is Strategy.FINAL:
-            return 1
-        return k
+        """Relabelled goals per real transition: ``k`` (final too, as in the paper, OpenAI
+        baselines and SB3: a share ``k / (k + 1)`` of samples relabelled), 0 for none."""
+        return 0 if self is Strategy.NONE else k
 
 
 def future_steps(ops: ArrayOps, t: Any, length: Any, u: Any) -> Any:

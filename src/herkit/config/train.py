@@ -96,6 +96,15 @@ class TrainConfig:
     device when --device is a GPU and the env's reward has a torch form, else host."""
     env_kwargs: tuple[str, ...] = ()
     """Keyword arguments of the env as KEY=VALUE (values parsed as Python literals)."""
+    fixed_goal: bool = False
+    """One goal for every episode, training and evaluation alike: the goal of the env's
+    reset with --seed (the HER paper's single-goal experiment). The env must keep its goal
+    in an attribute ``goal`` or ``_goal`` (Fetch, the mazes, herkit's envs)."""
+    shaped_reward: tuple[float, float] | None = None
+    """LAM P: the HER paper's shaped reward ``LAM * |g - ag|^P - |g - ag'|^P`` in place of
+    the env's (``ag``, ``ag'``: the achieved goal before and after the step; success stays
+    the env's). With LAM other than 0 the buffer stores each step's earlier achieved goal
+    (info fields previous_achieved_goal_0, _1, ...) to relabel with."""
     target_success: float | None = None
     """Stop once the mean success of --target-evaluations evaluations in a row reaches this."""
     target_evaluations: int = 3
@@ -213,6 +222,14 @@ class TrainConfig:
                     f"reward_range must be (low, high) with low <= high, got {self.reward_range}"
                 )
         object.__setattr__(self, "her", RunHerSettings.of(self.her))
+        check_bool("fixed_goal", self.fixed_goal)
+        if self.shaped_reward is not None:
+            lam, p = self.shaped_reward
+            if not (is_number(lam) and is_number(p) and p > 0):
+                raise ValueError(
+                    f"shaped_reward must be LAM P, finite numbers with P > 0, got "
+                    f"{self.shaped_reward}"
+                )
         check_bool("overwrite", self.overwrite)
         device = self.device
         if not (device in ("cpu", "cuda", "auto", "mps") or device.startswith("cuda:")):

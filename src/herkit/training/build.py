@@ -35,6 +35,7 @@ from herkit.buffer.settings import HerSettings
 from herkit.config.train import TrainConfig
 from herkit.envs import make_goal_env
 from herkit.envs.failures import EnvFailure, Failed, raised
+from herkit.envs.task_variants import FixedGoal, ShapedReward, reward_info_keys
 from herkit.envs.torch_rewards import torch_reward_of
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.rundir.paths import RunPaths
@@ -48,12 +49,30 @@ __all__ = [
     "buffer_placement",
     "build",
     "make_run_agent",
+    "make_run_env",
     "make_vector_env",
     "plan_run_cores",
     "resolve_conventions",
     "saved_machine",
     "write_run_config",
 ]
+
+
+def make_run_env(config: TrainConfig, **env_kwargs: Any) -> gym.Env:
+    """The run's env: ``config.env_id`` made with its ``env_kwargs`` (``env_kwargs`` given
+    here override them), with the goal and reward of ``--fixed-goal`` and
+    ``--shaped-reward`` (:mod:`herkit.envs.task_variants`). Every env of a run (training,
+    evaluation, probes, a loaded policy's) is made here."""
+    env = make_goal_env(config.env_id, **{**config.env_kwargs_dict(), **env_kwargs})
+    try:
+        if config.shaped_reward is not None:
+            env = ShapedReward(env, *config.shaped_reward)
+        if config.fixed_goal:
+            env = FixedGoal(env, goal_seed=config.seed)
+    except Exception:
+        env.close()
+        raise
+    return env
 
 
 def write_run_config(
@@ -91,9 +110,14 @@ def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventio
 
     ``reward_range``, ``success_key`` and the HER setting ``terminal_on_success`` that are set
     (flags, or a resumed run's config.json) win over the probe (for the last, by the order
-    of :mod:`herkit.buffer.ending`). See :mod:`herkit.buffer.conventions`.
+    of :mod:`herkit.buffer.ending`). See :mod:`herkit.buffer.conventions`. The info fields
+    that the env says its ``compute_reward`` reads (``reward_info_keys``, e.g.
+    ``--shaped-reward``'s) join ``info_keys``, so that relabelling has them.
     """
-    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
+    env = make_run_env(config)
+    needed = [key for key in reward_info_keys(env) if key not in config.her.info_keys]
+    if needed:
+        config = config.with_her(info_keys=(*config.her.info_keys, *needed))
     try:
         probed = probe_conventions(
             env, compute_reward_of(env), info_keys=config.her.info_keys, seed=config.seed
@@ -150,10 +174,8 @@ def make_vector_env(
     that a bad id or a non-goal env is reported as a ValueError, not from a worker. A
     failing env raises :class:`~herkit.envs.failures.EnvFailure`.
     """
-    kwargs = config.env_kwargs_dict()
-    if render_mode is not None:
-        kwargs["render_mode"] = render_mode
-    make_goal_env(config.env_id, **kwargs).close()
+    kwargs = {} if render_mode is None else {"render_mode": render_mode}
+    make_run_env(config, **kwargs).close()
     if render_mode is not None:
         workers = 0  # frames are read from the env object, so it lives here
     elif workers is None:
@@ -161,7 +183,7 @@ def make_vector_env(
         workers = plan_run_cores(config, n_envs, given).env_workers
 
     def make() -> gym.Env:
-        return make_goal_env(config.env_id, **kwargs)
+        return make_run_env(config, **kwargs)
 
     envs = WorkerVectorEnv(
         [make] * n_envs, min(workers, n_envs), label=label, timeout_s=config.env_timeout_s

@@ -27,10 +27,9 @@ import torch
 
 from herkit.agents import GoalAgent
 from herkit.config.train import TrainConfig
-from herkit.envs import make_goal_env
 from herkit.rundir.checkpoint import load_agent_state
 from herkit.rundir.settings import load_run_config
-from herkit.training.build import make_run_agent
+from herkit.training.build import make_run_agent, make_run_env
 
 __all__ = ["Policy", "load_policy", "make_run_agent"]
 
@@ -95,10 +94,9 @@ class Policy:
     def make_env(self, render_mode: str | None = None, **env_kwargs: Any) -> gym.Env:
         """The env the policy was trained on (its ``env_kwargs`` too), e.g. to watch it
         with ``render_mode="rgb_array"``; ``env_kwargs`` override the run's."""
-        kwargs = {**self.config.env_kwargs_dict(), **env_kwargs}
         if render_mode is not None:
-            kwargs["render_mode"] = render_mode
-        return make_goal_env(self.config.env_id, **kwargs)
+            env_kwargs["render_mode"] = render_mode
+        return make_run_env(self.config, **env_kwargs)
 
 
 def load_policy(run_dir: str | Path, device: str = "cpu") -> Policy:
@@ -116,7 +114,7 @@ def load_policy(run_dir: str | Path, device: str = "cpu") -> Policy:
         raise ValueError(f"device {device!r} is not a torch device (e.g. 'cpu', 'cuda')") from None
     if torch_device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {device!r}: CUDA is not available here; use device='cpu'")
-    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
+    env = make_run_env(config)
     try:
         observation_space, action_space = env.observation_space, env.action_space
     finally:

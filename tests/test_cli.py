@@ -358,7 +358,7 @@ def test_train_help_says_whose_defaults_it_shows_and_only_their_algorithm() -> N
     env = {**os.environ, "COLUMNS": "100"}
     shown = herkit("train", "--help", timeout=120, env=env)
     assert shown.returncode == 0, shown.stderr
-    text = " ".join(shown.stdout.split())
+    text = " ".join(shown.stdout.replace("│", " ").split())  # the box's sides: not text
     assert "The defaults shown are herkit/BitFlip-v0's preset, for --algo dqn" in text
     assert "--steps INT" in text and "(default: 10000)" in text
     assert "100,000 for an env without a preset" in text

@@ -97,14 +97,11 @@ class TrainConfig:
     env_kwargs: tuple[str, ...] = ()
     """Keyword arguments of the env as KEY=VALUE (values parsed as Python literals)."""
     fixed_goal: bool = False
-    """One goal for every episode, training and evaluation alike: the goal of the env's
-    reset with --seed (the HER paper's single-goal experiment). The env must keep its goal
-    in an attribute ``goal`` or ``_goal`` (Fetch, the mazes, herkit's envs)."""
+    """One goal for every episode (training and evaluation): the goal of the env's reset
+    with --seed, as in the HER paper's single-goal experiment."""
     shaped_reward: tuple[float, float] | None = None
-    """LAM P: the HER paper's shaped reward ``LAM * |g - ag|^P - |g - ag'|^P`` in place of
-    the env's (``ag``, ``ag'``: the achieved goal before and after the step; success stays
-    the env's). With LAM other than 0 the buffer stores each step's earlier achieved goal
-    (info fields previous_achieved_goal_0, _1, ...) to relabel with."""
+    """LAM P: the HER paper's shaped reward LAM*|g-ag|^P - |g-ag'|^P in place of the env's
+    (ag, ag': achieved goal before and after the step); success stays the env's."""
     target_success: float | None = None
     """Stop once the mean success of --target-evaluations evaluations in a row reaches this."""
     target_evaluations: int = 3

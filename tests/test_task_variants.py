@@ -114,7 +114,9 @@ def test_a_buffer_relabels_shaped_rewards_from_the_stored_field() -> None:
     np.testing.assert_allclose(batch.reward, expected, rtol=1e-5, atol=1e-6)
 
 
-def test_a_run_with_both_variants_gives_them_to_every_env(tmp_path: Path) -> None:
+def test_a_run_with_both_variants_gives_them_to_every_env(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = quiet(
         env_id="herkit/PointReach-v0", algo="td3", steps=200, warmup_steps=50, eval_every=100,
         eval_episodes=2, fixed_goal=True, shaped_reward=(1.0, 2.0), seed=4,
@@ -132,6 +134,8 @@ def test_a_run_with_both_variants_gives_them_to_every_env(tmp_path: Path) -> Non
     assert all(np.array_equal(goal, goals[0]) for goal in goals)
     train(config)
     assert [int(row["env_steps"]) for row in read_progress(tmp_path / "run")] == [100, 200]
+    said = capsys.readouterr().err
+    assert "PointReach-v0, one goal for every episode, shaped reward lambda=1 p=2 with" in said
 
 
 def test_bad_variant_settings_are_named() -> None:

@@ -189,7 +189,10 @@ def _announce(
     """The lines a run starts with: what trains where, the env's conventions, the cores,
     the learner's batch, the precision, and the conventions' warnings."""
     her = "no HER" if config.her_name() == "none" else f"HER {config.her_name()}"
-    say(f"{'resuming' if resume else 'training'} {config.env_id} with {config.algo} "
+    task = ", one goal for every episode" if config.fixed_goal else ""
+    if config.shaped_reward is not None:
+        task += ", shaped reward lambda={:g} p={:g}".format(*config.shaped_reward)
+    say(f"{'resuming' if resume else 'training'} {config.env_id}{task} with {config.algo} "
         f"({her}) for {config.steps:,} env steps in {run_dir}")  # fmt: skip
     say(f"{config.env_id}: {conventions.describe()}")
     say(f"machine: {core_plan}")

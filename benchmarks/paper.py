@@ -1,0 +1,314 @@
+"""The HER paper's Fetch experiments (Andrychowicz et al., 2017), one command per figure.
+
+    python benchmarks/paper.py fig4 --tasks FetchPush-v4 --seeds 0 1   # multi-goal
+    python benchmarks/paper.py fig5 --tasks FetchPush-v4 --seeds 0 1   # one fixed goal
+    python benchmarks/paper.py fig6 --tasks FetchPush-v4 --seeds 0 1   # shaped rewards
+    python benchmarks/paper.py fig7 --seeds 0 1                        # strategies x k
+    python benchmarks/paper.py fig7 --plan    # the grid, each run's state, nothing run
+    python benchmarks/paper.py fig7 --draw    # the figure and table from the records only
+
+The paper's claims and the settings that check them:
+
+- fig4 (its Figure 3, multi-goal): DDPG (``--strategy none``) fails on push, slide and
+  pick-and-place with sparse rewards; DDPG+HER (future, k = 4) solves them.
+- fig5 (its Figure 4, one goal): with ``--fixed-goal`` DDPG+HER still beats DDPG, and
+  learns slower than with many goals (fig4's DDPG+HER is drawn beside it).
+- fig6 (its Figure 5, shaped rewards): ``--shaped-reward LAM P`` for LAM in {0, 1} and P in
+  {1, 2}, with HER and without; neither learns well (fig4's binary-reward DDPG+HER is
+  drawn beside them).
+- fig7 (its Figure 6, strategies and k): future, final, episode and random with k in
+  {1, 4, 8, 16}, and none, on FetchPush; drawn as the highest and the average success per
+  strategy and k, as the paper draws it.
+
+Each run is ``herkit train TASK`` with the task's preset (DDPG, the paper's algorithm, as
+herkit's Fetch presets have it) and the setting's flags, at one budget of env steps per
+task for every setting of a figure (:data:`BUDGETS`, or ``--steps``). Runs live in
+``RUNS/FIGURE/TASK/SETTING/sSEED`` (``--runs``, default ``runs/paper``); a run that
+finished is skipped, a stopped one continues from its last checkpoint (``--resume``),
+so a grid is run a piece at a time across sessions. ``--jobs N`` runs N at once (a GPU
+machine's 16 cores). Every finished run is recorded in ``docs/paper.json`` (its curve,
+wall time, commit and machine); the figures go to ``docs/figures/paper_FIGURE.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import DOCS, FIGURES, ROOT, add_run, code_version, machine
+
+RECORD = DOCS / "paper.json"
+TASKS = ("FetchPush-v4", "FetchSlide-v4", "FetchPickAndPlace-v4")
+BUDGETS = {"FetchPush-v4": 700_000, "FetchSlide-v4": 1_000_000, "FetchPickAndPlace-v4": 1_000_000}
+"""Env steps of every run of a task: what herkit's preset needs to solve it on 2 cores
+(FetchPush holds 0.9 by 0.5-0.65M, PickAndPlace by about 1M; Slide levels off near 0.5)."""
+STRATEGIES = ("future", "final", "episode", "random")
+KS = (1, 4, 8, 16)
+SHAPINGS = ((0.0, 1.0), (0.0, 2.0), (1.0, 1.0), (1.0, 2.0))
+"""(lambda, p) of the paper's shaped rewards."""
+CHECKPOINT_EVERY = 50_000
+"""Env steps between checkpoints: what a stopped run loses at most."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One line of a figure: its name and the flags of ``herkit train`` that make it."""
+
+    name: str
+    flags: tuple[str, ...]
+
+
+def settings_of(figure: str) -> list[Setting]:
+    """The settings of a figure's grid, in the order drawn."""
+    her, plain = ("--strategy", "future", "--k", "4"), ("--strategy", "none")
+    if figure == "fig4":
+        return [Setting("ddpg", plain), Setting("ddpg+her", her)]
+    if figure == "fig5":
+        one = ("--fixed-goal",)
+        return [Setting("ddpg, one goal", plain + one), Setting("ddpg+her, one goal", her + one)]
+    if figure == "fig6":
+        return [
+            Setting(f"{name}, shaped lambda={lam:g} p={p:g}",
+                    (*flags, "--shaped-reward", f"{lam:g}", f"{p:g}"))
+            for lam, p in SHAPINGS
+            for name, flags in (("ddpg", plain), ("ddpg+her", her))
+        ]  # fmt: skip
+    if figure == "fig7":
+        grid = [
+            Setting(f"{strategy} k={k}", ("--strategy", strategy, "--k", str(k)))
+            for strategy in STRATEGIES
+            for k in KS
+        ]
+        return [*grid, Setting("none", plain)]
+    raise ValueError(f"figure must be fig4, fig5, fig6 or fig7, got {figure!r}")
+
+
+REFERENCE = {"fig5": ("fig4", "ddpg+her"), "fig6": ("fig4", "ddpg+her")}
+"""The run of another figure drawn beside a figure's (the paper compares them so)."""
+
+
+def slug(text: str) -> str:
+    """A directory name for a setting."""
+    return "".join(c if c.isalnum() or c in ".-+" else "_" for c in text)
+
+
+def run_dir(runs: Path, figure: str, task: str, setting: Setting, seed: int) -> Path:
+    """Where a run of the grid lives (fig4's runs also serve fig5's and fig6's reference)."""
+    return runs / figure / task / slug(setting.name) / f"s{seed}"
+
+
+def state_of(out: Path, steps: int) -> str:
+    """``done``, ``stopped at N`` (a checkpoint to continue from) or ``new``."""
+    summary = out / "summary.json"
+    if summary.exists():
+        done = json.loads(summary.read_text())
+        if not done.get("interrupted") and not done.get("error") and done["env_steps"] >= steps:
+            return "done"
+    from herkit.rundir.checkpoint import CheckpointError, checkpoint_state
+
+    try:
+        return f"stopped at {checkpoint_state(out)['env_steps']:,}"
+    except CheckpointError:
+        return "new"
+
+
+def train(figure: str, task: str, setting: Setting, seed: int, steps: int, out: Path) -> None:
+    """Run (or continue) one run to ``steps`` env steps and record it."""
+    state = state_of(out, steps)
+    if state == "done":
+        return
+    common = ["--no-progress", "--no-tensorboard", "--steps", str(steps)]
+    if state.startswith("stopped"):
+        command = ["--resume", str(out), *common]
+    else:
+        command = [task, *setting.flags, "--seed", str(seed), "--out", str(out), "--overwrite",
+                   "--checkpoint-every", str(CHECKPOINT_EVERY), *common]  # fmt: skip
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f"{out.name}.log", "a") as log:
+        print(f"{figure} {task} {setting.name} seed {seed}: {state}", flush=True)
+        started = time.time()
+        done = subprocess.run([sys.executable, "-m", "herkit", "train", *command],
+                              stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)  # fmt: skip
+    if done.returncode != 0:
+        print(f"  exit code {done.returncode}: see {out.parent / out.name}.log", flush=True)
+        return
+    record = {
+        "figure": figure, "task": task, "setting": setting.name, "flags": list(setting.flags),
+        "seed": seed, "steps": steps, "curve": curve_of(out),
+        "wall_s": json.loads((out / "summary.json").read_text()).get("wall_s"),
+        "this_session_s": round(time.time() - started, 1), "resumed": state != "new",
+        "code": code_version(),
+    }  # fmt: skip
+    add_run(RECORD, f"{figure}/{task}/{setting.name}/seed{seed}", record, machine())
+    print(f"  highest {highest(record):.2f}, average {average(record):.2f}", flush=True)
+
+
+def curve_of(out: Path) -> list[dict[str, float]]:
+    """The evaluations of a run: env steps, success rate, wall seconds."""
+    from herkit.rundir.logs import read_progress
+
+    return [
+        {"env_steps": int(row["env_steps"]), "success_rate": float(row["success_rate"]),
+         "wall_s": float(row["wall_s"])}
+        for row in read_progress(out) if "success_rate" in row
+    ]  # fmt: skip
+
+
+def highest(record: dict[str, Any]) -> float:
+    """The highest success over a run's evaluations (the paper's top row of its Figure 6)."""
+    return max(point["success_rate"] for point in record["curve"])
+
+
+def average(record: dict[str, Any]) -> float:
+    """The mean success over a run's evaluations (the paper's bottom row)."""
+    return statistics.fmean(point["success_rate"] for point in record["curve"])
+
+
+def records_of(figure: str) -> dict[str, list[dict[str, Any]]]:
+    """The recorded runs of a figure (and its reference runs) by ``task/setting``."""
+    if not RECORD.exists():
+        return {}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    reference = REFERENCE.get(figure)
+    for record in json.loads(RECORD.read_text())["runs"].values():
+        if record["figure"] == figure or (record["figure"], record["setting"]) == reference:
+            groups.setdefault(f"{record['task']}/{record['setting']}", []).append(record)
+    return groups
+
+
+def table(figure: str) -> str:
+    """A markdown table of a figure's runs: per task and setting, the seeds, the highest and
+    the average success (mean over seeds, with each seed's), and the last evaluation."""
+    rows = ["| task | setting | seeds | highest success | average success | last evaluation |",
+            "|---|---|---|---|---|---|"]  # fmt: skip
+    for key, records in records_of(figure).items():
+        task, name = key.split("/", 1)
+        records = sorted(records, key=lambda r: r["seed"])
+
+        def cell(measure: Any, records: list[dict[str, Any]] = records) -> str:
+            values = [measure(r) for r in records]
+            each = " / ".join(f"{v:.2f}" for v in values)
+            return f"{statistics.fmean(values):.2f} ({each})" if len(values) > 1 else each
+
+        seeds = ", ".join(str(r["seed"]) for r in records)
+        last = cell(lambda r: r["curve"][-1]["success_rate"])
+        rows.append(f"| {task} | {name} | {seeds} | {cell(highest)} | {cell(average)} | {last} |")
+    return "\n".join(rows)
+
+
+def draw(figure: str) -> Path:
+    """The figure in the paper's layout: success against env steps per task (median of the
+    seeds, the band from the lowest to the highest), or for fig7 the highest and the average
+    success against k per strategy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = records_of(figure)
+    tasks = sorted({key.split("/")[0] for key in groups}, key=TASKS.index)
+    path = FIGURES / f"paper_{figure}.png"
+    if figure == "fig7":
+        fig, axes = plt.subplots(2, len(tasks), figsize=(5 * len(tasks), 7), squeeze=False)
+        for column, task in enumerate(tasks):
+            for row, (measure, title) in enumerate(((highest, "highest"), (average, "average"))):
+                axis = axes[row][column]
+                for index, strategy in enumerate(STRATEGIES):
+                    points = [(k, [measure(r) for r in groups.get(f"{task}/{strategy} k={k}", [])])
+                              for k in KS]  # fmt: skip
+                    points = [(k, values) for k, values in points if values]
+                    if points:
+                        ks, values = zip(*points, strict=True)
+                        means = [statistics.fmean(v) for v in values]
+                        low = [m - min(v) for m, v in zip(means, values, strict=True)]
+                        high = [max(v) - m for m, v in zip(means, values, strict=True)]
+                        axis.errorbar(ks, means, yerr=[low, high], marker="o", capsize=3,
+                                      color=f"C{index}", label=strategy)  # fmt: skip
+                if none := groups.get(f"{task}/none"):
+                    axis.axhline(statistics.fmean(measure(r) for r in none), color="grey",
+                                 linestyle="--", label="none (no HER)")  # fmt: skip
+                axis.set(xscale="log", xticks=KS, xticklabels=[str(k) for k in KS], xlabel="k",
+                         ylabel=f"{title} success rate", ylim=(-0.02, 1.02),
+                         title=task)  # fmt: skip
+                axis.grid(alpha=0.3)
+        axes[0][0].legend(fontsize=8)
+    else:
+        fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4.2), squeeze=False)
+        for axis, task in zip(axes[0], tasks, strict=True):
+            keys = [key for key in groups if key.startswith(f"{task}/")]
+            for index, key in enumerate(keys):
+                records = groups[key]
+                common = sorted(set.intersection(*({p["env_steps"] for p in r["curve"]}
+                                                   for r in records)))  # fmt: skip
+                at = [{p["env_steps"]: p["success_rate"] for p in r["curve"]} for r in records]
+                rates = [[points[s] for s in common] for points in at]
+                median = [statistics.median(column) for column in zip(*rates, strict=True)]
+                reference = records[0]["figure"] != figure
+                name = key.split("/", 1)[1] + (" (fig4, many goals)" if reference else "")
+                axis.plot(common, median, color=f"C{index}", linestyle="--" if reference else "-",
+                          label=f"{name}, {len(records)} seeds")  # fmt: skip
+                axis.fill_between(common, [min(c) for c in zip(*rates, strict=True)],
+                                  [max(c) for c in zip(*rates, strict=True)], color=f"C{index}",
+                                  alpha=0.15, linewidth=0)  # fmt: skip
+            axis.set(xlabel="env steps", ylabel="success rate", ylim=(-0.02, 1.02), title=task)
+            axis.grid(alpha=0.3)
+            axis.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("figure", choices=["fig4", "fig5", "fig6", "fig7"])
+    parser.add_argument("--tasks", nargs="+", choices=TASKS, default=None,
+                        help="default: FetchPush-v4 for fig7, all three else")  # fmt: skip
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--settings", nargs="+", default=None, help="names of settings to run")
+    parser.add_argument("--steps", type=int, default=None, help="env steps of every run")
+    parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "paper")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once")
+    parser.add_argument("--plan", action="store_true", help="show the grid's runs, run none")
+    parser.add_argument("--draw", action="store_true", help="draw from the records, run none")
+    args = parser.parse_args()
+    tasks = args.tasks or (["FetchPush-v4"] if args.figure == "fig7" else list(TASKS))
+    settings = [s for s in settings_of(args.figure) if not args.settings or s.name in args.settings]
+    if args.settings and len(settings) != len(args.settings):
+        known = ", ".join(repr(s.name) for s in settings_of(args.figure))
+        parser.error(f"--settings: {args.figure}'s settings are {known}")
+    grid = [(task, setting, seed) for task in tasks for setting in settings for seed in args.seeds]
+    if args.plan:
+        total = 0
+        for task, setting, seed in grid:
+            steps = args.steps or BUDGETS[task]
+            state = state_of(run_dir(args.runs, args.figure, task, setting, seed), steps)
+            total += 0 if state == "done" else steps
+            print(f"{task} | {setting.name} | seed {seed} | {steps:,} env steps | {state}")
+        print(f"{len(grid)} runs, {total:,} env steps left")
+        return
+    if not args.draw:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            futures = [
+                pool.submit(train, args.figure, task, setting, seed, args.steps or BUDGETS[task],
+                            run_dir(args.runs, args.figure, task, setting, seed))
+                for task, setting, seed in grid
+            ]  # fmt: skip
+            for future in futures:
+                future.result()  # a failure of the script itself is raised, not lost
+    print(table(args.figure))
+    print(f"figure: {draw(args.figure)}")
+
+
+if __name__ == "__main__":
+    main()

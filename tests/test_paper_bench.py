@@ -1,0 +1,88 @@
+"""Tests of ``benchmarks/paper.py``, the HER paper's figures: the grids, which runs are done,
+stopped or new, and the tables and figures drawn from records."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "paper.py"
+
+
+def load_script() -> ModuleType:
+    """``benchmarks/paper.py`` as the module ``benchmarks_paper`` (loaded once)."""
+    name = "benchmarks_paper"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, SCRIPT)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look the module up by name
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+paper = load_script()
+
+
+def test_the_grids_are_the_papers() -> None:
+    fig7 = [setting.name for setting in paper.settings_of("fig7")]
+    assert len(fig7) == 4 * 4 + 1 and "final k=16" in fig7 and fig7[-1] == "none"
+    shaped = paper.settings_of("fig6")
+    assert len(shaped) == 8
+    assert ("--shaped-reward", "1", "2") == shaped[-1].flags[-3:]
+    assert all("--fixed-goal" in setting.flags for setting in paper.settings_of("fig5"))
+    assert [s.flags[:2] for s in paper.settings_of("fig4")] == [
+        ("--strategy", "none"), ("--strategy", "future"),
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="figure must be"):
+        paper.settings_of("fig8")
+
+
+def test_a_run_is_new_stopped_or_done(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert paper.state_of(out, 1000) == "new"
+    (out / "checkpoint").mkdir(parents=True)
+    (out / "checkpoint" / "state.json").write_text(json.dumps({"state": {"env_steps": 400}}))
+    assert paper.state_of(out, 1000) == "stopped at 400"
+    (out / "summary.json").write_text(json.dumps({"env_steps": 400, "interrupted": True}))
+    assert paper.state_of(out, 1000) == "stopped at 400"
+    (out / "summary.json").write_text(json.dumps({"env_steps": 1000}))
+    assert paper.state_of(out, 1000) == "done"
+    assert paper.state_of(out, 2000) == "stopped at 400"  # a larger budget continues it
+
+
+def record(figure: str, setting: str, seed: int, rates: list[float]) -> dict[str, Any]:
+    curve = [{"env_steps": 1000 * (i + 1), "success_rate": r, "wall_s": 10.0 * (i + 1)}
+             for i, r in enumerate(rates)]  # fmt: skip
+    return {"figure": figure, "task": "FetchPush-v4", "setting": setting, "seed": seed,
+            "curve": curve}  # fmt: skip
+
+
+@pytest.mark.parametrize("figure", ["fig5", "fig7"])
+def test_tables_and_figures_come_from_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, figure: str
+) -> None:
+    records = [
+        record("fig4", "ddpg+her", 0, [0.2, 0.9]), record("fig4", "ddpg", 0, [0.0, 0.0]),
+        record("fig5", "ddpg+her, one goal", 0, [0.1, 0.5]),
+        record("fig5", "ddpg+her, one goal", 1, [0.3, 0.7]),
+        record("fig7", "future k=4", 0, [0.5, 1.0]), record("fig7", "final k=1", 0, [0.0, 0.4]),
+        record("fig7", "none", 0, [0.0, 0.1]),
+    ]  # fmt: skip
+    path = tmp_path / "paper.json"
+    path.write_text(json.dumps({"runs": {str(i): r for i, r in enumerate(records)}}))
+    monkeypatch.setattr(paper, "RECORD", path)
+    monkeypatch.setattr(paper, "FIGURES", tmp_path)
+    table = paper.table(figure)
+    if figure == "fig5":  # its own runs, and fig4's DDPG+HER beside them (not fig4's DDPG)
+        assert "| FetchPush-v4 | ddpg+her, one goal | 0, 1 | 0.60 (0.50 / 0.70) |" in table
+        assert "| ddpg+her | 0 | 0.90 | 0.55 | 0.90 |" in table and "| ddpg |" not in table
+    else:
+        assert "| future k=4 | 0 | 1.00 | 0.75 | 1.00 |" in table and "ddpg" not in table
+    assert paper.draw(figure).stat().st_size > 10_000

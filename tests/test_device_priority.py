@@ -73,9 +73,11 @@ def draw(sampler: DeviceSampler, n: int, seed: int = 0) -> tuple[Batch, np.ndarr
     generator.manual_seed(seed)
     flags = sampler.prepare()
     got = sampler.draw(n, uniform_of(generator), **flags)
-    obs, next_obs, goal, action, reward, terminated, weights, slots = (numpy(t) for t in got)
-    batch = Batch(obs, action, reward, next_obs, goal, obs - [0, 1, 0], obs, terminated)
-    return batch, weights, slots
+    assert got.discount is None and got.weights is not None and got.slots is not None
+    obs, next_obs = numpy(got.observation), numpy(got.next_observation)
+    batch = Batch(obs, numpy(got.action), numpy(got.reward), next_obs, numpy(got.goal),
+                  obs - [0, 1, 0], obs, numpy(got.terminated))  # fmt: skip
+    return batch, numpy(got.weights), numpy(got.slots)
 
 
 def live(sampler: DeviceSampler) -> tuple[np.ndarray, np.ndarray]:
@@ -202,8 +204,9 @@ def test_a_drawn_prioritized_update_weighs_its_loss_and_sets_the_priorities(algo
         twin.set_state(drawing.generator.get_state())
         flags = sampler.prepare()
         got = sampler.draw(64, uniform_of(twin), **flags)
-        obs, next_obs, goal, action, reward, terminated, weights, slots = got
-        batch = Batch(obs, action, reward, next_obs, goal, goal, goal, terminated, weights=weights)
+        goal, slots = got.goal, got.slots
+        batch = Batch(got.observation, got.action, got.reward, got.next_observation, goal, goal,
+                      goal, got.terminated, weights=got.weights)  # fmt: skip
         with no_host_reads():
             drawing.update_drawn(flags)
         given_.update(batch)

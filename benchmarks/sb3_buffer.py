@@ -442,7 +442,13 @@ def paired(runs: dict[str, Any], task: str, first: str, second: str) -> dict[str
     }  # fmt: skip
 
 
+MIN_INTERVAL_SEEDS = 3
+"""Paired seeds below which no interval is shown: a bootstrap over two pairs says nothing."""
+
+
 def _difference(found: dict[str, Any]) -> str:
+    if found["seeds"] < MIN_INTERVAL_SEEDS:
+        return f"{found['difference']:+.2f} (no interval: {found['seeds']} seeds)"
     low, high = found["interval"]
     return f"{found['difference']:+.2f} [{low:+.2f}, {high:+.2f}]"
 

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from scripts import load_benchmark
 
 from herkit.bench import BufferBenchConfig, print_buffer_table
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "buffer.py"
 """The script under test."""
 HAS_PEERS = all(importlib.util.find_spec(name) for name in ("stable_baselines3", "cpprb"))
 """Whether the bench extra (stable-baselines3, cpprb) is installed."""
@@ -25,19 +22,7 @@ TINY = {"capacity": 4_000, "stored": (1_000, 2_000), "seconds": 0.05}
 """Settings of a run that takes seconds."""
 
 
-def load_script() -> ModuleType:
-    """``benchmarks/buffer.py`` as the module ``benchmarks_buffer`` (loaded once)."""
-    name = "benchmarks_buffer"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPT)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses and tyro look the module up by name
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-script = load_script()
+script = load_benchmark("buffer")
 """The loaded ``benchmarks/buffer.py``."""
 
 

@@ -3,31 +3,14 @@ stopped or new, and the tables and figures drawn from records."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from scripts import load_benchmark
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "paper.py"
-
-
-def load_script() -> ModuleType:
-    """``benchmarks/paper.py`` as the module ``benchmarks_paper`` (loaded once)."""
-    name = "benchmarks_paper"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPT)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look the module up by name
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-paper = load_script()
+paper = load_benchmark("paper")
 
 
 def test_the_grids_are_the_papers() -> None:

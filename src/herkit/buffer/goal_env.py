@@ -20,7 +20,7 @@ from herkit.buffer.per_sample import per_sample
 
 __all__ = [
     "GOAL_KEYS", "RewardFn", "TorchRewardFn", "compute_reward_of", "env_ending", "first_env",
-    "fresh_copy", "settings_of",
+    "fresh_copy", "settings_of", "wrapper_attr",
 ]  # fmt: skip
 
 RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
@@ -100,14 +100,17 @@ def env_ending(env: Any) -> Ending:
     wrapper that changes how episodes end says so above the env it wraps); unknown where it
     says nothing."""
     first = first_env(env)
+    return declared_ending(lambda name: wrapper_attr(first, name), type(first.unwrapped).__name__)
 
-    def read(attribute: str) -> Any:
-        try:
-            return first.get_wrapper_attr(attribute)
-        except AttributeError:
-            return None
 
-    return declared_ending(read, type(first.unwrapped).__name__)
+def wrapper_attr(env: Any, name: str) -> Any:
+    """Attribute ``name`` of ``env`` read through its wrappers (the outermost that has it,
+    else the env itself), or None where none has it."""
+    read = getattr(env, "get_wrapper_attr", None)
+    try:
+        return read(name) if read else getattr(env, name, None)
+    except AttributeError:
+        return None
 
 
 def compute_reward_of(env: Any) -> RewardFn:
@@ -116,11 +119,7 @@ def compute_reward_of(env: Any) -> RewardFn:
     env itself; called once per sample where it takes one goal at a time
     (:func:`~herkit.buffer.per_sample.per_sample`)."""
     env = first_env(env)
-    read = getattr(env, "get_wrapper_attr", None)
-    try:
-        compute_reward = read("compute_reward") if read else None
-    except AttributeError:
-        compute_reward = None
+    compute_reward = wrapper_attr(env, "compute_reward")
     compute_reward = compute_reward or getattr(env.unwrapped, "compute_reward", None)
     if compute_reward is None:
         raise ValueError("env must be a GoalEnv with a compute_reward method, or pass reward_fn")

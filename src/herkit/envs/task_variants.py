@@ -24,6 +24,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from herkit.buffer.goal_env import wrapper_attr
+
 __all__ = ["GOAL_ATTRIBUTES", "FixedGoal", "ShapedReward", "reward_info_keys"]
 
 GOAL_ATTRIBUTES = ("goal", "_goal")
@@ -36,11 +38,7 @@ PREVIOUS_KEY = "previous_achieved_goal"
 def reward_info_keys(env: gym.Env[Any, Any]) -> tuple[str, ...]:
     """The info fields ``env``'s ``compute_reward`` reads, as the outermost wrapper that
     says so names them (``reward_info_keys``); () where none does."""
-    try:
-        keys = env.get_wrapper_attr("reward_info_keys")
-    except AttributeError:
-        return ()
-    return tuple(keys)
+    return tuple(wrapper_attr(env, "reward_info_keys") or ())
 
 
 def _goal_attribute(env: gym.Env[Any, Any], goal: np.ndarray) -> str:

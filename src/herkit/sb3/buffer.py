@@ -295,6 +295,8 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             ending = sb3_ending(self._seen, self.buffer.audit.differing > 0)
             if ending != self.buffer.ending:
                 self.buffer.set_ending(ending)
+            if ending.ends:  # final: a success seen to end its episode stays so
+                self._seen = None
         batch = self.buffer.sample(batch_size)
         self.last_indices = batch.indices
         self.last_weights = (

@@ -100,8 +100,8 @@ class TrainConfig:
     """One goal for every episode (training and evaluation): the goal of the env's reset
     with --seed, as in the HER paper's single-goal experiment."""
     shaped_reward: tuple[float, float] | None = None
-    """LAM P: the HER paper's shaped reward LAM*|g-ag|^P - |g-ag'|^P in place of the env's
-    (ag, ag': achieved goal before and after the step); success stays the env's."""
+    """LAM P: the HER paper's shaped reward ``LAM*|g-ag|^P - |g-ag'|^P`` in place of the
+    env's (ag, ag': achieved goal before and after the step); success stays the env's."""
     target_success: float | None = None
     """Stop once the mean success of --target-evaluations evaluations in a row reaches this."""
     target_evaluations: int = 3

@@ -52,6 +52,10 @@ class Batch:
     action, ``{key: (B, *shape)}``; None without extra keys."""
     next_extras: dict[str, Any] | None = None
     """The same keys of ``next_observation`` (n steps later with n-step returns)."""
+    actor_goal: Any = None
+    """A second goal per sample for the actor, drawn by the settings' ``actor_goals`` mix
+    (offline goal-conditioned agents, OGBench's rule), ``(B, *goal_shape)``; None
+    without that mix."""
 
     def __len__(self) -> int:
         return len(self.reward)

@@ -282,7 +282,7 @@ class StepScorer:
         pending = self.pending
         if not pending:
             return
-        storage, reward_fn, audit = self.storage, self.rewards.reward_fn, self.audit
+        storage = self.storage
         n, ops, data = storage.n_envs, storage.ops, storage.data
         slots = (np.array([entry[0] for entry in pending])[:, None] + np.arange(n)).ravel()
 
@@ -292,23 +292,49 @@ class StepScorer:
                 return np.concatenate([copy[name] for copy in kept])  # type: ignore[index]
             return ops.to_host(ops.take(data[name], slots))
 
-        info = {key: column(f"info.{key}") for key in self.info_keys}
-        achieved, desired = column("next_achieved_goal"), column("desired_goal")
-        goal_reward = host_rewards(reward_fn, achieved, desired, info)
         given = [entry[1] for entry in pending]
-        if all(reward is None for reward in given):
-            env_reward = goal_reward
-        else:
-            env_reward = np.concatenate(
-                [goal_reward[i * n : (i + 1) * n] if r is None else r for i, r in enumerate(given)]
-            )
+        env_reward = (
+            None
+            if all(reward is None for reward in given)
+            else [None if r is None else (i * n, r) for i, r in enumerate(given)]
+        )
         outcomes = [entry[2] for entry in pending]
         known = None if all(o is None for o in outcomes) else np.concatenate(
             [np.full(n, -1, np.int8) if o is None else o for o in outcomes]
         )  # fmt: skip
+        done = np.concatenate([entry[3] for entry in pending])
+        self.score_slots(slots, column, env_reward, known, done)
+        self.pending = []
+
+    def score_slots(
+        self,
+        slots: np.ndarray,
+        column: Any,
+        env_reward: Any,
+        known: np.ndarray | None,
+        done: np.ndarray,
+    ) -> None:
+        """Score the steps in ``slots`` (see :meth:`score`): ``column(name)`` gives a stored
+        column of them on the host, ``env_reward`` the env's rewards (an array, None for
+        ``reward_fn`` of their own goals, or a list of ``(offset, rewards)`` pieces and
+        Nones), ``known`` the env's success flags (1, 0, or -1 where not given; None:
+        none given), ``done`` where an episode ended."""
+        storage, reward_fn, audit = self.storage, self.rewards.reward_fn, self.audit
+        ops, data = storage.ops, storage.data
+        info = {key: column(f"info.{key}") for key in self.info_keys}
+        achieved, desired = column("next_achieved_goal"), column("desired_goal")
+        goal_reward = host_rewards(reward_fn, achieved, desired, info)
+        if env_reward is None:
+            env_reward = goal_reward
+        elif isinstance(env_reward, list):  # pieces of rows, None where not given
+            pieces = np.array(goal_reward)
+            for piece in env_reward:
+                if piece is not None:
+                    pieces[piece[0] : piece[0] + len(piece[1])] = piece[1]
+            env_reward = pieces
         extra = audit.observe(env_reward, goal_reward, known)
         success = np.zeros(len(slots), bool) if known is None else known == 1
-        unknown = np.concatenate([entry[3] for entry in pending])  # done, success not given
+        unknown = np.array(done, bool)  # done, success not given
         if known is not None:
             unknown &= known < 0
         if unknown.any():  # the threshold as learned with these steps
@@ -317,10 +343,9 @@ class StepScorer:
             scored = goal_reward[unknown].astype(np.float32)
             host = GoalRewards(NUMPY, reward_fn)  # the scored columns are host copies
             success[unknown] = host.reached(threshold, scored, desired[unknown], ended)
-        ops.assign(data["reward"], slots, env_reward.astype(np.float32))
+        ops.assign(data["reward"], slots, np.asarray(env_reward).astype(np.float32))
         ops.assign(data["reward_extra"], slots, extra)
         ops.assign(data["success"], slots, success)
-        self.pending = []
 
 
 class GoalRewards:

@@ -25,6 +25,7 @@ from herkit.buffer.backend import array_ops
 from herkit.buffer.batch import Batch
 from herkit.buffer.checks import check_int
 from herkit.buffer.conventions import GoalConventions
+from herkit.buffer.datasets import Episodes, read_dataset
 from herkit.buffer.ending import UNKNOWN, Ending
 from herkit.buffer.env_terms import (
     GoalRewards,
@@ -42,6 +43,7 @@ from herkit.buffer.inputs import (
     extra_key_specs,
     transition_fields,
 )
+from herkit.buffer.offline_goals import draw_state_goals
 from herkit.buffer.persistence import load_buffer, save_buffer
 from herkit.buffer.relabel import StoredGoals, mix_warm, relabeller_for
 from herkit.buffer.returns import sample_returns
@@ -176,6 +178,81 @@ class HerReplayBuffer:
         buffer.sources = sources
         buffer.conventions = conventions
         return buffer
+
+    @classmethod
+    def from_dataset(
+        cls,
+        source: Any,
+        reward_fn: RewardFn,
+        *,
+        capacity: int | None = None,
+        goal_size: int | None = None,
+        **kwargs: Any,
+    ) -> HerReplayBuffer:
+        """Build a buffer holding the episodes of a recorded dataset, without an env.
+
+        ``source`` is a path to an OGBench-layout ``.npz`` (``observations``, ``actions``,
+        ``terminals``), a mapping of those arrays, or a local Minari dataset
+        (:mod:`herkit.buffer.datasets` says how each is read: OGBench's goals are its
+        states, the first ``goal_size`` coordinates where given). ``capacity`` defaults to
+        the dataset's transitions; a larger one leaves room for online steps after it
+        (one env: ``n_envs`` is 1). ``reward_fn`` is the env's ``compute_reward``; other
+        keyword arguments (``settings``, ``value_goals``, ``strategy``, ``seed``...) go to
+        the constructor. Episodes are kept whole and closed, so every strategy applies.
+        """
+        episodes = read_dataset(source, goal_size)
+        n_envs = kwargs.pop("n_envs", 1)
+        if n_envs != 1:
+            raise ValueError(f"from_dataset fills one env's column: n_envs must be 1, got {n_envs}")
+        action = episodes.action
+        buffer = cls(
+            episodes.steps if capacity is None else capacity,
+            observation_shape=episodes.observation.shape[1:],
+            goal_shape=episodes.achieved_goal.shape[1:],
+            action_shape=action.shape[1:],
+            observation_dtype=episodes.observation.dtype,
+            goal_dtype=episodes.achieved_goal.dtype,
+            action_dtype=np.float32 if np.issubdtype(action.dtype, np.floating) else np.int64,
+            reward_fn=reward_fn,
+            **kwargs,
+        )
+        buffer.add_episodes(episodes)
+        return buffer
+
+    def add_episodes(self, episodes: Episodes) -> None:
+        """Store whole recorded episodes at once (:mod:`herkit.buffer.datasets`): the buffer's
+        open episode must be empty, and the ring must hold them all (one env)."""
+        storage = self.storage
+        steps = episodes.steps
+        values: dict[str, Any] = {
+            name: getattr(episodes, name).astype(storage.fields[name].dtype, copy=False)
+            for name in ("observation", "action", "next_observation", "achieved_goal",
+                         "next_achieved_goal", "desired_goal", "terminated")
+        }  # fmt: skip
+        for name, value in values.items():
+            if value.shape[1:] != storage.fields[name].shape:
+                raise ValueError(
+                    f"dataset {name} has shape {value.shape[1:]} per step, the buffer stores "
+                    f"{storage.fields[name].shape}"
+                )
+        for name, spec in storage.fields.items():  # info keys, extras: none recorded
+            if name not in values and name not in ("reward", "reward_extra", "success"):
+                values[name] = np.zeros((steps, *spec.shape), spec.dtype)
+        self.scorer.check_first({k: v[:1] for k, v in values.items()})
+        base = storage.rows_written
+        ids = storage.append_episodes(values, episodes.lengths)
+        slots = np.arange(base, base + steps)
+        done = np.zeros(steps, bool)
+        done[np.cumsum(episodes.lengths) - 1] = True
+        self.scorer.score_slots(
+            slots, lambda name: self.ops.to_host(self.ops.take(storage.data[name], slots)),
+            episodes.reward, None, done,
+        )  # fmt: skip
+        if self.sampler.tree is not None and not self.sampler.closed_only:
+            self.sampler.tree.set(slots, self.sampler.max_priority)
+        if isinstance(self.relabeller, StoredGoals) and len(ids):
+            envs = np.zeros(len(ids), np.int64)
+            self.sampler.may_sample(self.relabeller.episodes_ended(ids, envs, self.rng.random))
 
     def __repr__(self) -> str:
         """The settings that decide what a batch holds, and where ``from_env`` took them."""
@@ -331,18 +408,31 @@ class HerReplayBuffer:
             )
         drawn = self.sampler.draw(batch_size, self.rng, beta)
         slots, data, ops, her = drawn.slots, self.storage.data, self.ops, self.settings
-        own_goal = ops.take(data["desired_goal"], slots)
         ledger, warm = self.storage.ledger(closed_only=False), mix_warm(her, self.storage)
-        goal, relabel = self.relabeller.goals(
-            ledger, slots, drawn.copy, own_goal, self.rng.random, warm
-        )
         next_achieved = ops.take(data["next_achieved_goal"], slots)
-        reward, terminated, last, discount = sample_returns(
-            self.storage, ops, slots, goal, relabel, next_achieved,
-            n_step=her.n_step, gamma=her.gamma, info_keys=her.info_keys,
-            terminal_on_success=her.terminal_on_success, keep_env_terms=her.keep_env_terms,
-            goal_rewards=self.rewards, threshold=self.reached_threshold(),
-        )  # fmt: skip
+        if her.value_goals is not None:  # offline GCRL's goals and rewards
+            goal, reached = draw_state_goals(
+                ledger, data, ops, slots, her.value_goals, her.value_future, her.gamma,
+                self.rng.random,
+            )  # fmt: skip
+            terminated = ops.from_host(reached.astype(np.float32))
+            reward, last, discount = terminated - 1.0, slots, None
+        else:
+            own_goal = ops.take(data["desired_goal"], slots)
+            goal, relabel = self.relabeller.goals(
+                ledger, slots, drawn.copy, own_goal, self.rng.random, warm
+            )
+            reward, terminated, last, discount = sample_returns(
+                self.storage, ops, slots, goal, relabel, next_achieved,
+                n_step=her.n_step, gamma=her.gamma, info_keys=her.info_keys,
+                terminal_on_success=her.terminal_on_success, keep_env_terms=her.keep_env_terms,
+                goal_rewards=self.rewards, threshold=self.reached_threshold(),
+            )  # fmt: skip
+        actor_goal = None
+        if her.actor_goals is not None:
+            actor_goal, _ = draw_state_goals(
+                ledger, data, ops, slots, her.actor_goals, "uniform", her.gamma, self.rng.random
+            )
         return Batch(
             observation=ops.take(data["observation"], slots),
             action=ops.take(data["action"], slots),
@@ -357,6 +447,7 @@ class HerReplayBuffer:
             indices=drawn.indices,
             extras=self._extras("obs", slots),
             next_extras=self._extras("next_obs", last),
+            actor_goal=actor_goal,
         )
 
     def _extras(self, side: str, slots: np.ndarray) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from herkit.buffer.checks import check_bool, check_int, is_number
+from herkit.buffer.offline_goals import FUTURE_LAWS, FutureLaw, check_goal_mix
 from herkit.buffer.strategies import Strategy, StrategyName
 
 __all__ = ["RELABEL_MODES", "HerSettings", "RelabelMode"]
@@ -78,6 +79,16 @@ class HerSettings:
     info_keys: tuple[str, ...] = ()
     """Numeric scalar info fields stored with each transition and handed to the reward
     function, so that info-dependent rewards stay vectorised."""
+    value_goals: tuple[float, float, float] | None = None
+    """``(current, future, random)`` weights of offline GCRL's value goals in place of
+    ``strategy`` and ``k`` (:mod:`herkit.buffer.offline_goals`; OGBench: 0.2 0.5 0.3): the
+    reward is 0 and the sample terminal where the goal is the current state, else -1."""
+    value_future: FutureLaw = "geometric"
+    """How far ahead the value mix's future goals lie: ``geometric`` with ``gamma`` (OGBench)
+    or ``uniform``."""
+    actor_goals: tuple[float, float, float] | None = None
+    """``(current, future, random)`` weights of a second goal per sample for offline agents'
+    actors (``Batch.actor_goal``; future goals uniform; OGBench: 0 1 0). None: none."""
 
     def __post_init__(self) -> None:
         strategy = Strategy.parse(self.strategy)
@@ -109,7 +120,26 @@ class HerSettings:
         keys = self.info_keys
         if isinstance(keys, str) or not all(isinstance(key, str) for key in keys):
             raise ValueError(f"info_keys must be a sequence of key names, got {keys!r}")
+        value_goals = check_goal_mix("value_goals", self.value_goals)
+        if self.value_future not in FUTURE_LAWS:
+            raise ValueError(
+                f"value_future must be 'geometric' or 'uniform', got {self.value_future!r}"
+            )
+        if value_goals is not None:
+            if self.relabel != "sample" or mix is not None or n_step != 1:
+                raise ValueError(
+                    "value_goals replaces the strategy: it needs relabel='sample', no goal_mix "
+                    "and n_step=1"
+                )
+            if self.value_future == "geometric" and value_goals[1] > 0 and not (
+                gamma is not None and is_number(gamma) and 0 < gamma < 1
+            ):
+                raise ValueError(
+                    f"value_goals with a geometric future needs gamma in (0, 1), got {gamma!r}"
+                )
         normal = {
+            "value_goals": value_goals,
+            "actor_goals": check_goal_mix("actor_goals", self.actor_goals),
             "strategy": strategy,
             "k": k,
             "goal_mix": mix,
@@ -167,6 +197,8 @@ class HerSettings:
         values["strategy"] = Strategy.parse(self.strategy).value
         values["goal_mix"] = None if self.goal_mix is None else list(self.goal_mix)
         values["info_keys"] = list(self.info_keys)
+        for name in ("value_goals", "actor_goals"):
+            values[name] = None if values[name] is None else list(values[name])
         return values
 
 

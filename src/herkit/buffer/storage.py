@@ -168,6 +168,46 @@ class EpisodeStorage:
         self.rows_written += 1
         return np.int64(base), invalidated
 
+    def append_episodes(self, values: dict[str, np.ndarray], lengths: np.ndarray) -> np.ndarray:
+        """Write whole episodes at once (one env): ``values[name]`` holds their steps one
+        after another, ``(lengths.sum(), *shape)``; returns the ids of the episodes, which
+        are closed. The open episode must be empty and the ring must hold them without
+        dropping anything (a ValueError says so otherwise)."""
+        total = int(lengths.sum())
+        if self.n_envs != 1:
+            raise ValueError(f"whole episodes are written for one env, not n_envs={self.n_envs}")
+        if self.open_lengths()[0] != 0:
+            raise ValueError("cannot write whole episodes while an episode is open: end it first")
+        if self.rows_written + total > self.rows:
+            raise ValueError(
+                f"{total:,} steps do not fit: the buffer holds {self.rows:,} and has "
+                f"{self.rows_written:,} written (raise capacity)"
+            )
+        if len(lengths) == 0:
+            return _NO_SLOTS
+        start = self.rows_written
+        block = slice(start, start + total)
+        for name, value in values.items():
+            self.ops.assign(self.data[name], block, value)
+        table = len(self.episode_start)
+        ids = (self.open_episode[0] + np.arange(len(lengths))) % table
+        ids[1:] = (self.next_episode + np.arange(len(lengths) - 1)) % table
+        starts = start + np.cumsum(lengths) - lengths
+        self.episode_start[ids] = starts
+        self.episode_length[ids] = lengths
+        self.episode_of[block] = np.repeat(ids, lengths)
+        self.rows_written += total
+        self.next_episode = int((self.next_episode + len(lengths) - 1) % table)
+        opened = self.next_episode
+        self.next_episode = (self.next_episode + 1) % table
+        self.episode_start[opened] = self.rows_written
+        self.episode_length[opened] = 0
+        self.open_episode[0] = opened
+        self._oldest_open_start = self.rows_written
+        if self.track_changes and self._changed is not None:
+            self._changed += [ids, np.array([opened])]
+        return ids
+
     def _drop_overwritten(self, block: slice) -> np.ndarray:
         old = self.episode_of[block]
         overwritten = self.rows_written - self.rows  # the absolute row the block held

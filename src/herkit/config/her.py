@@ -38,7 +38,7 @@ class RunHerSettings(HerSettings):
             )
         # every other setting checked and normalised by the buffer's record, with a stand-in
         # for the agent's discount
-        checked = HerSettings(**(self.values() | {"gamma": 1.0}))
+        checked = HerSettings(**(self.values() | {"gamma": 0.5}))
         for name, value in checked.values().items():
             object.__setattr__(self, name, None if name == "gamma" else value)
         object.__setattr__(self, "strategy", Strategy.parse(checked.strategy).value)

@@ -1,0 +1,118 @@
+"""Goals as offline goal-conditioned RL draws them (OGBench, Park et al. 2024): a value
+goal mix and an actor goal mix over the states of the recorded episodes.
+
+Offline agents (GCIVL, GCIQL and their kin) learn a value ``V(s, g)`` for goals that are
+states, and a policy from goals of the same trajectory. Each sample's goal is one of:
+
+- the **current** state ``s_t`` itself (the transition's ``achieved_goal``): the only
+  goal counted as reached, so the value of being at the goal is learned;
+- a **future** state of its episode, ``s_{t+j}`` with ``j >= 1`` (the ``next_achieved_goal``
+  of step ``t + j - 1``): ``j`` drawn from a geometric law with success probability
+  ``1 - gamma``, capped at the episode's last state (OGBench's value goals), or uniform
+  over ``t+1 .. T`` (herkit's ``future`` strategy: its actor goals);
+- a **random** state of any stored episode (an ``achieved_goal`` of any slot).
+
+A mix is three weights ``(current, future, random)``; :data:`OGBENCH_VALUE_GOALS` and
+:data:`OGBENCH_ACTOR_GOALS` are the reference agents' defaults. The reward of a sample under
+the value mix follows OGBench's rule: 0 and terminal where the goal is the current state,
+-1 otherwise (its ``gc_negative`` convention; a goal counts as reached by its index, not
+by its distance, as in OGBench). The random numbers come from the caller's uniform generator, and the
+bookkeeping is the host's (:class:`~herkit.buffer.storage.Ledger`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Literal, get_args
+
+import numpy as np
+
+from herkit.buffer.backend import ArrayOps
+from herkit.buffer.storage import Ledger, positions, sample_slots
+from herkit.buffer.strategies import future_steps
+
+__all__ = [
+    "FUTURE_LAWS",
+    "OGBENCH_ACTOR_GOALS",
+    "OGBENCH_VALUE_GOALS",
+    "FutureLaw",
+    "check_goal_mix",
+    "draw_state_goals",
+    "geometric_steps",
+]
+
+FutureLaw = Literal["geometric", "uniform"]
+"""How far ahead a future goal lies: geometric with the discount, or uniform."""
+FUTURE_LAWS: tuple[str, ...] = get_args(FutureLaw)
+
+OGBENCH_VALUE_GOALS = (0.2, 0.5, 0.3)
+"""OGBench's value goals (GCIVL, GCIQL, HIQL): 20 % current, 50 % future (geometric),
+30 % random states."""
+OGBENCH_ACTOR_GOALS = (0.0, 1.0, 0.0)
+"""OGBench's actor goals (every agent): future states, uniformly."""
+
+
+def check_goal_mix(name: str, weights: Any) -> tuple[float, float, float] | None:
+    """``(current, future, random)`` weights as probabilities summing to 1 (None: no mix);
+    a ValueError names ``name`` otherwise."""
+    if weights is None:
+        return None
+    values = np.asarray(weights, dtype=np.float64).ravel() if len(weights) == 3 else None
+    if values is None or not np.all(np.isfinite(values)) or values.min() < 0 or values.sum() <= 0:
+        raise ValueError(
+            f"{name} must be 3 weights (current, future, random), finite, >= 0 and not all 0, "
+            f"got {weights!r}"
+        )
+    current, future, random = (values / values.sum()).tolist()
+    return current, future, random
+
+
+def geometric_steps(t: np.ndarray, length: np.ndarray, u: np.ndarray, gamma: float) -> np.ndarray:
+    """``t + j - 1`` for ``j ~ Geometric(1 - gamma)`` (``j >= 1``), capped at ``length - 1``:
+    the step whose ``next_achieved_goal`` is the state ``j`` steps after ``s_t``."""
+    if not 0 < gamma < 1:
+        raise ValueError(f"a geometric future needs gamma in (0, 1), got {gamma!r}")
+    ahead = np.floor(np.log1p(-u) / math.log(gamma)).astype(np.int64)  # j - 1 >= 0
+    return t + np.minimum(ahead, length - t - 1)
+
+
+def draw_state_goals(
+    ledger: Ledger,
+    data: dict[str, Any],
+    ops: ArrayOps,
+    slots: np.ndarray,
+    mix: tuple[float, float, float],
+    future: FutureLaw,
+    gamma: float | None,
+    uniform: Callable[[int], np.ndarray],
+) -> tuple[Any, np.ndarray]:
+    """The goals of the transitions in ``slots`` under ``mix`` (see the module), and the
+    host mask of those whose goal is their current state (drawn as the current state, or
+    as a random state that is the same one: OGBench's index rule)."""
+    current_p, future_p, _ = mix
+    n = len(slots)
+    u = uniform(n)
+    is_current = u < current_p
+    is_future = (u >= current_p) & (u < current_p + future_p)
+    random_slots = sample_slots(ledger, uniform(n))
+    goal = ops.take(data["achieved_goal"], random_slots)  # random states
+    goal = ops.where(_rows(ops, is_current, goal), ops.take(data["achieved_goal"], slots), goal)
+    if future_p > 0:
+        start, length, step = positions(ledger, slots)
+        v = uniform(n)
+        if future == "geometric":
+            assert gamma is not None
+            goal_step = geometric_steps(step, length, v, gamma)
+        else:
+            goal_step = future_steps(ledger.ops, step, length, v)
+        env = slots % ledger.n_envs
+        chosen = ((start + goal_step) % ledger.rows) * ledger.n_envs + env
+        ahead = ops.take(data["next_achieved_goal"], chosen)
+        goal = ops.where(_rows(ops, is_future, goal), ahead, goal)
+    return goal, is_current | (~is_future & (random_slots == slots))
+
+
+def _rows(ops: ArrayOps, mask: np.ndarray, like: Any) -> Any:
+    """A host ``(B,)`` mask in ``ops``' arrays, shaped to broadcast over ``like``."""
+    return ops.from_host(mask).reshape(-1, *(1,) * (like.ndim - 1))

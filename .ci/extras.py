@@ -75,6 +75,18 @@ for _ in range(120):
 print(buffer, buffer.sample(64).reward.mean())
 """
 
+OFFLINE = """
+import numpy as np
+import herkit
+from herkit.envs import make_goal_env
+env = make_goal_env("pointmaze-medium-navigate-v0")
+obs, info = env.reset(seed=0, options=env.evaluation_tasks[0])
+for _ in range(20):
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+assert reward == env.compute_reward(obs["achieved_goal"], obs["desired_goal"], info)
+print(env, obs["desired_goal"], reward, info["is_success"])
+"""
+
 PEERS = """
 import importlib.metadata
 import gymnasium as gym, highway_env, sb3_contrib, stable_baselines3
@@ -110,6 +122,7 @@ CHECKS: dict[str, tuple[bool, list[str]]] = {
                        "herkit report run -o report.html", "python no_torch.py"]),
     "video": (False, ["python video.py", "python no_torch.py"]),
     "robotics": (False, ["python robotics.py", "python no_torch.py"]),
+    "offline": (False, ["python offline.py", "python no_torch.py"]),
     "sb3": (True, ["python sb3_example.py"]),
     "zoo": (True, ZOO),
     "bench": (True, ["python peers.py"]),
@@ -133,6 +146,7 @@ FILES = {
     "synthetic_run.py": SYNTHETIC_RUN,
     "video.py": VIDEO,
     "robotics.py": ROBOTICS,
+    "offline.py": OFFLINE,
     "peers.py": PEERS,
     "herkit_her.yml": ZOO_CONFIG,
 }  # fmt: skip

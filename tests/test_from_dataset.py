@@ -37,7 +37,9 @@ def test_episodes_become_transitions_of_consecutive_states():
     batch = buffer.sample(500)
     assert np.array_equal(batch.next_observation[:, 0], batch.observation[:, 0])
     assert np.array_equal(batch.next_observation[:, 1], batch.observation[:, 1] + 1)
-    assert np.array_equal(batch.action[:, 0], batch.observation[:, 0] * 100 + batch.observation[:, 1])
+    assert np.array_equal(
+        batch.action[:, 0], batch.observation[:, 0] * 100 + batch.observation[:, 1]
+    )
     assert not batch.observation[:, 0].__contains__(2)  # the one-row episode is dropped
     assert not batch.terminated.any()  # the layout's terminals are timeouts
 
@@ -159,12 +161,30 @@ def test_a_minari_dataset_keeps_the_env_rewards():
     ("arrays", "words"),
     [
         ({"observations": np.zeros((3, 2)), "actions": np.zeros((3, 2))}, "lacks ['terminals']"),
-        ({"observations": np.zeros((3, 2)), "actions": np.zeros((2, 2)),
-          "terminals": np.zeros(3)}, "one row per state"),  # fmt: skip
-        ({"observations": np.full((3, 2), np.nan), "actions": np.zeros((3, 2)),
-          "terminals": np.zeros(3)}, "observations hold 6 non-finite"),  # fmt: skip
-        ({"observations": np.zeros((2, 2)), "actions": np.zeros((2, 2)),
-          "terminals": np.ones(2)}, "no episode of two rows"),  # fmt: skip
+        (
+            {
+                "observations": np.zeros((3, 2)),
+                "actions": np.zeros((2, 2)),
+                "terminals": np.zeros(3),
+            },
+            "one row per state",
+        ),
+        (
+            {
+                "observations": np.full((3, 2), np.nan),
+                "actions": np.zeros((3, 2)),
+                "terminals": np.zeros(3),
+            },
+            "observations hold 6 non-finite",
+        ),
+        (
+            {
+                "observations": np.zeros((2, 2)),
+                "actions": np.zeros((2, 2)),
+                "terminals": np.ones(2),
+            },
+            "no episode of two rows",
+        ),
     ],
 )
 def test_bad_datasets_are_refused_by_name(arrays, words):

@@ -65,8 +65,9 @@ def read_dataset(source: Any, goal_size: int | None = None) -> Episodes:
         if not os.path.exists(path):
             raise FileNotFoundError(f"dataset: no file {path!r}")
         with np.load(path, allow_pickle=False) as arrays:
-            return read_ogbench({key: arrays[key] for key in OGBENCH_KEYS if key in arrays},
-                                goal_size)  # fmt: skip
+            return read_ogbench(
+                {key: arrays[key] for key in OGBENCH_KEYS if key in arrays}, goal_size
+            )
     if isinstance(source, Mapping):
         return read_ogbench(source, goal_size)
     raise ValueError(
@@ -90,8 +91,9 @@ def read_ogbench(arrays: Mapping[str, Any], goal_size: int | None = None) -> Epi
             f"row per state, got {obs.shape}, {actions.shape}, {terminals.shape}"
         )
     if not np.issubdtype(obs.dtype, np.integer) and not np.isfinite(obs).all():
-        raise ValueError(f"dataset: observations hold {int((~np.isfinite(obs)).sum())} "
-                         "non-finite values")  # fmt: skip
+        raise ValueError(
+            f"dataset: observations hold {int((~np.isfinite(obs)).sum())} non-finite values"
+        )
     if np.issubdtype(actions.dtype, np.floating) and not np.isfinite(actions).all():
         raise ValueError(
             f"dataset: actions hold {int((~np.isfinite(actions)).sum())} non-finite values"
@@ -122,14 +124,27 @@ def read_ogbench(arrays: Mapping[str, Any], goal_size: int | None = None) -> Epi
 
 def read_minari(dataset: Any) -> Episodes:
     """Episodes of a Minari dataset whose observations are GoalEnv dicts."""
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in (
-        "observation", "action", "next_observation", "achieved_goal", "next_achieved_goal",
-        "desired_goal", "terminated", "reward")}  # fmt: skip
+    parts: dict[str, list[np.ndarray]] = {
+        name: []
+        for name in (
+            "observation",
+            "action",
+            "next_observation",
+            "achieved_goal",
+            "next_achieved_goal",
+            "desired_goal",
+            "terminated",
+            "reward",
+        )
+    }
     lengths = []
     for episode in dataset.iterate_episodes():
         obs = episode.observations
-        if not isinstance(obs, Mapping) or not {"observation", "achieved_goal",
-                                                "desired_goal"} <= set(obs):  # fmt: skip
+        if not isinstance(obs, Mapping) or not {
+            "observation",
+            "achieved_goal",
+            "desired_goal",
+        } <= set(obs):
             raise ValueError(
                 "a Minari dataset's observations must be GoalEnv dicts (observation, "
                 f"achieved_goal, desired_goal), got {type(obs).__name__}"

@@ -16,8 +16,8 @@ A mix is three weights ``(current, future, random)``; :data:`OGBENCH_VALUE_GOALS
 :data:`OGBENCH_ACTOR_GOALS` are the reference agents' defaults. The reward of a sample under
 the value mix follows OGBench's rule: 0 and terminal where the goal is the current state,
 -1 otherwise (its ``gc_negative`` convention; a goal counts as reached by its index, not
-by its distance, as in OGBench). The random numbers come from the caller's uniform generator, and the
-bookkeeping is the host's (:class:`~herkit.buffer.storage.Ledger`).
+by its distance, as in OGBench). The random numbers come from the caller's uniform
+generator, and the bookkeeping is the host's (:class:`~herkit.buffer.storage.Ledger`).
 """
 
 from __future__ import annotations

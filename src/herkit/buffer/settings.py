@@ -131,8 +131,10 @@ class HerSettings:
                     "value_goals replaces the strategy: it needs relabel='sample', no goal_mix "
                     "and n_step=1"
                 )
-            if self.value_future == "geometric" and value_goals[1] > 0 and not (
-                gamma is not None and is_number(gamma) and 0 < gamma < 1
+            if (
+                self.value_future == "geometric"
+                and value_goals[1] > 0
+                and not (gamma is not None and is_number(gamma) and 0 < gamma < 1)
             ):
                 raise ValueError(
                     f"value_goals with a geometric future needs gamma in (0, 1), got {gamma!r}"

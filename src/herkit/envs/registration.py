@@ -16,9 +16,11 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.envs.registration import find_highest_version, load_env_creator, parse_env_id
 
+from herkit.buffer.goal_env import wrapper_attr
 from herkit.envs.core import GOAL_KEYS
 from herkit.envs.flat_goals import FlatGoals, has_composite_goals
 from herkit.envs.offscreen import GL_INSTALL_HINT, choose_mujoco_gl
+from herkit.envs.ogbench_maze import OGBENCH_MAZE_ID, make_ogbench_env
 
 __all__ = [
     "FETCH_IDS",
@@ -84,14 +86,17 @@ def is_goal_env(env: Any) -> bool:
 
     That is a ``Dict`` observation space (``single_observation_space`` for a vector env)
     with the keys ``observation``, ``achieved_goal`` and ``desired_goal``, and a callable
-    ``compute_reward`` on ``env.unwrapped`` (on its first sub-env for a sync vector env).
+    ``compute_reward`` on ``env.unwrapped`` or one of its wrappers (e.g. OGBench's mazes in
+    :class:`~herkit.envs.ogbench_maze.OGBenchGoalEnv`), on its first sub-env for a sync
+    vector env.
     """
     space = getattr(env, "single_observation_space", getattr(env, "observation_space", None))
     if not isinstance(space, gym.spaces.Dict) or not all(key in space.spaces for key in GOAL_KEYS):
         return False
     envs = getattr(env, "envs", None)
     target = envs[0] if envs else env
-    return callable(getattr(getattr(target, "unwrapped", target), "compute_reward", None))
+    own = getattr(getattr(target, "unwrapped", target), "compute_reward", None)
+    return callable(own) or callable(wrapper_attr(target, "compute_reward"))
 
 
 def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
@@ -103,7 +108,10 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
     and the other gymnasium-robotics ids register gymnasium-robotics on first use. An env
     whose goals are ``Dict`` (or ``Tuple``) spaces comes wrapped in
     :class:`~herkit.envs.flat_goals.FlatGoals`: flat ``Box`` goals, and its own
-    ``compute_reward`` called on its own dicts.
+    ``compute_reward`` called on its own dicts. OGBench's locomaze ids
+    (``pointmaze-medium-navigate-v0``, ``antmaze-large-v0``...: :data:`OGBENCH_MAZE_ID`)
+    come as :class:`~herkit.envs.ogbench_maze.OGBenchGoalEnv` (the ``offline`` extra; a
+    ModuleNotFoundError naming it where ogbench is missing).
 
     Raises:
         ValueError: ``env_id`` is unknown, its module cannot be imported, gymnasium-robotics
@@ -118,6 +126,8 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
             raise ValueError(
                 f"cannot make {env_id!r}: importing module {module!r} failed ({error})"
             ) from error
+    if OGBENCH_MAZE_ID.match(name):
+        return make_ogbench_env(name, **kwargs)
     if name not in gym.registry:
         _register_robotics(env_id, required=name.startswith(ROBOTICS_PREFIXES))
     _check_known(env_id, name)

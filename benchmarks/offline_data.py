@@ -1,0 +1,264 @@
+"""An OGBench-layout offline dataset for the point mazes, made as OGBench makes
+``pointmaze-*-navigate-v0``, without downloading it.
+
+The behaviour policy is OGBench's scripted oracle for the point: BFS over the maze's cells
+to the goal cell, and the action is the unit vector from the point to the centre of the
+neighbouring cell nearest the goal cell by BFS distance (the first of up, left, down, right
+among equals). In the goal cell no neighbour is nearer, so the oracle aims at that cell's
+centre, as OGBench's does; the goal itself lies up to one unit from it on each axis, and
+the noise carries the point within the goal tolerance. Gaussian noise of std ``noise`` is
+added per dimension and the action clipped to ``[-1, 1]``. Each episode is ``steps`` rows
+(``terminate_at_goal=False``, ``max_episode_steps=steps``, as OGBench makes the env): the
+start cell is uniform over the free cells and the goal cell uniform over the vertex cells
+(free cells other than straight corridor cells: free above and below with walls left and
+right, or free left and right with walls above and below), both with OGBench's uniform
+noise of a quarter cell (+-1 for a 4-unit cell) per axis, and the goal is redrawn the same
+way at every step whose ``info["success"]`` holds. The BFS is done once per goal cell, not
+once per step.
+
+The files hold OGBench's keys: ``observations`` (the observation before each action),
+``actions`` (the action applied), ``terminals`` (True on each episode's last row),
+``qpos`` and ``qvel`` (before the action), float32 but ``terminals`` bool. The first
+``episodes`` go to ``--out`` and ``episodes // 10`` more to ``--out`` with ``-val`` before
+``.npz``, as OGBench splits them. Unlike OGBench's script, which never seeds numpy's
+global generator (its files cannot be made again), this one is seeded: every draw comes
+from ``np.random.default_rng(seed)`` (the env's own draws too: its generator and numpy's
+global one, saved and restored around the run, are seeded from it).
+
+    python benchmarks/offline_data.py --env pointmaze-medium-v0 --episodes 1000 \\
+        --steps 1001 --noise 0.5 --seed 0 --out data/pointmaze-medium-navigate-v0.npz
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from herkit.envs.ogbench_maze import make_ogbench_env
+
+KEYS = ("observations", "actions", "terminals", "qpos", "qvel")
+"""The keys of an OGBench locomaze .npz file, in its order."""
+
+MOVES = ((-1, 0), (0, -1), (1, 0), (0, 1))
+"""Neighbouring cells as (di, dj): up, left, down, right (i is the row, along y)."""
+
+
+def maze_cells(maze_map: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The free cells ``(n, 2)`` of ``maze_map`` (1 = wall) and its vertex cells: the free
+    cells other than straight corridor cells (free above and below with walls left and
+    right, or free left and right with walls above and below)."""
+    free = maze_map == 0
+    cells = np.argwhere(free)
+    vertices = []
+    for i, j in cells:
+        vertical = free[i - 1, j] and free[i + 1, j] and not free[i, j - 1] and not free[i, j + 1]
+        across = free[i, j - 1] and free[i, j + 1] and not free[i - 1, j] and not free[i + 1, j]
+        if not (vertical or across):
+            vertices.append((i, j))
+    return cells, np.array(vertices, dtype=np.int64).reshape(-1, 2)
+
+
+def subgoal_table(maze_map: np.ndarray) -> np.ndarray:
+    """``table[gi, gj, i, j]``: the cell the oracle heads for from cell ``(i, j)`` with the
+    goal in cell ``(gi, gj)``: the neighbour of least BFS distance to the goal cell where
+    one is nearer than ``(i, j)`` (the first of :data:`MOVES` among equals), else ``(i, j)``."""
+    rows, cols = maze_map.shape
+    free = maze_map == 0
+    table = np.empty((rows, cols, rows, cols, 2), dtype=np.int64)
+    table[...] = np.stack(np.indices((rows, cols)), axis=-1)  # stay: walls, goal, unreachable
+    far = rows * cols
+    for gi, gj in np.argwhere(free):
+        distance = np.full((rows, cols), far, dtype=np.int64)
+        distance[gi, gj] = 0
+        queue = deque([(gi, gj)])
+        while queue:
+            i, j = queue.popleft()
+            for di, dj in MOVES:
+                ni, nj = i + di, j + dj
+                if 0 <= ni < rows and 0 <= nj < cols and free[ni, nj] and distance[ni, nj] == far:
+                    distance[ni, nj] = distance[i, j] + 1
+                    queue.append((ni, nj))
+        for i, j in np.argwhere(free):
+            best = (i, j)
+            for di, dj in MOVES:
+                ni, nj = i + di, j + dj
+                inside = 0 <= ni < rows and 0 <= nj < cols
+                if inside and free[ni, nj] and distance[ni, nj] < distance[best]:
+                    best = (ni, nj)
+            table[gi, gj, i, j] = best
+    return table
+
+
+class Maze:
+    """Cell geometry of an OGBench maze env (``env.unwrapped``): cell ``(i, j)`` has its
+    centre at ``xy = (j * unit - offset_x, i * unit - offset_y)``."""
+
+    def __init__(self, base: Any) -> None:
+        self.map = np.asarray(base.maze_map)
+        self.unit = float(base._maze_unit)
+        self.offset = np.array([base._offset_x, base._offset_y], dtype=np.float64)
+        self.noise = float(base._noise) * self.unit / 4  # OGBench's noise on start and goal
+        self.cells, self.vertices = maze_cells(self.map)
+        self.table = subgoal_table(self.map)
+
+    def centre(self, ij: np.ndarray) -> np.ndarray:
+        """The xy of the centre of cell ``ij = (i, j)``."""
+        return np.array([ij[1], ij[0]], dtype=np.float64) * self.unit - self.offset
+
+    def cell(self, xy: np.ndarray) -> tuple[int, int]:
+        """The cell ``(i, j)`` holding position ``xy``."""
+        j, i = np.floor((xy + self.offset + 0.5 * self.unit) / self.unit).astype(np.int64)
+        return int(i), int(j)
+
+    def jittered(self, ij: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """A position in cell ``ij``: its centre plus uniform noise of ``self.noise`` per axis."""
+        return self.centre(ij) + rng.uniform(-1.0, 1.0, 2) * self.noise
+
+    def direction(
+        self, xy: np.ndarray, goal_cell: tuple[int, int], goal_xy: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The oracle's noise-free action at ``xy``: the unit vector to the centre of the
+        cell it heads for (the goal cell's centre once inside it, as OGBench's oracle; the
+        goal ``goal_xy`` itself there where it is given)."""
+        gi, gj = goal_cell
+        i, j = self.cell(xy)
+        if not (0 <= i < self.map.shape[0] and 0 <= j < self.map.shape[1]):
+            return np.zeros(2)
+        if goal_xy is not None and (i, j) == (gi, gj):
+            offset = np.asarray(goal_xy, dtype=np.float64) - xy
+        else:
+            offset = self.centre(self.table[gi, gj, i, j]) - xy
+        return offset / (np.linalg.norm(offset) + 1e-6)
+
+
+def make_env(env_id: str, steps: int) -> Any:
+    """OGBench's env ``env_id`` as its script makes it for data: never ending on success,
+    truncated after ``steps`` steps (the OGBench env itself, not herkit's GoalEnv)."""
+    if not env_id.startswith("pointmaze-"):
+        raise ValueError(f"{env_id}: the scripted oracle drives the point mazes (pointmaze-*) only")
+    return make_ogbench_env(env_id, terminate_at_goal=False, max_episode_steps=steps).env
+
+
+def collect(
+    env_id: str, episodes: int, steps: int, noise: float, seed: int
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """``episodes`` episodes of ``steps`` rows: the dataset's arrays (:data:`KEYS`), and
+    the goal xy in force at each row (not stored in the files)."""
+    rng = np.random.default_rng(seed)
+    env = make_env(env_id, steps)
+    base = env.unwrapped
+    maze = Maze(base)
+    rows = episodes * steps
+    obs_dim = env.observation_space.shape[0]
+    nq, nv = base.model.nq, base.model.nv
+    data = {
+        "observations": np.empty((rows, obs_dim), np.float32),
+        "actions": np.empty((rows, 2), np.float32),
+        "terminals": np.zeros(rows, bool),
+        "qpos": np.empty((rows, nq), np.float32),
+        "qvel": np.empty((rows, nv), np.float32),
+    }
+    goals = np.empty((rows, 2), np.float64)
+    # The env draws from numpy's global generator too (start, goal and teleport noise):
+    # seeded from ours for the run, and left as it was after it.
+    saved = np.random.get_state()  # noqa: NPY002
+    np.random.seed(int(rng.integers(2**31)))  # noqa: NPY002
+    try:
+        row = 0
+        for _ in range(episodes):
+            start = maze.cells[rng.integers(len(maze.cells))]
+            goal_cell = maze.vertices[rng.integers(len(maze.vertices))]
+            options = {"task_info": {"init_ij": tuple(start), "goal_ij": tuple(goal_cell)}}
+            env.reset(seed=int(rng.integers(2**31)), options=options)
+            goal_xy = maze.jittered(goal_cell, rng)
+            base.set_goal(goal_xy=goal_xy)
+            base.set_xy(maze.jittered(start, rng))
+            ob = base.get_ob()
+            shakes = rng.normal(0.0, noise, (steps, 2)) if noise > 0 else np.zeros((steps, 2))
+            goal = (int(goal_cell[0]), int(goal_cell[1]))
+            for t in range(steps):
+                action = np.clip(maze.direction(base.get_xy(), goal) + shakes[t], -1.0, 1.0)
+                next_ob, _, terminated, truncated, info = env.step(action)
+                data["observations"][row] = ob
+                data["actions"][row] = action
+                data["qpos"][row] = info["prev_qpos"]
+                data["qvel"][row] = info["prev_qvel"]
+                goals[row] = goal_xy
+                if (terminated or truncated) != (t == steps - 1):
+                    raise RuntimeError(f"{env_id}: episode ended at step {t + 1} of {steps}")
+                data["terminals"][row] = t == steps - 1
+                if info["success"]:  # a new goal, in a vertex cell
+                    goal_cell = maze.vertices[rng.integers(len(maze.vertices))]
+                    goal = (int(goal_cell[0]), int(goal_cell[1]))
+                    goal_xy = maze.jittered(goal_cell, rng)
+                    base.set_goal(goal_xy=goal_xy)
+                ob = next_ob
+                row += 1
+    finally:
+        np.random.set_state(saved)  # noqa: NPY002
+        env.close()
+    return data, goals
+
+
+def val_path(path: Path) -> Path:
+    """The validation file beside ``path``: ``x.npz`` -> ``x-val.npz``."""
+    return path.with_name(f"{path.stem}-val{path.suffix or '.npz'}")
+
+
+def make_dataset(
+    env_id: str, episodes: int, steps: int, noise: float, seed: int, path: str | Path
+) -> dict[str, Any]:
+    """Write ``episodes`` episodes to ``path`` and ``episodes // 10`` more to its ``-val``
+    file (OGBench's layout, see the module's docstring); returns what was made: the paths,
+    rows, goals reached and the generation speed in env steps per second."""
+    path = Path(path)
+    val_episodes = episodes // 10
+    started = time.perf_counter()
+    data, goals = collect(env_id, episodes + val_episodes, steps, noise, seed)
+    seconds = time.perf_counter() - started
+    split = episodes * steps
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **{key: data[key][:split] for key in KEYS})
+    written = [str(path)]
+    if val_episodes:
+        np.savez_compressed(val_path(path), **{key: data[key][split:] for key in KEYS})
+        written.append(str(val_path(path)))
+    redrawn = np.linalg.norm(np.diff(goals, axis=0), axis=1) > 0
+    reached = int((redrawn & ~data["terminals"][:-1]).sum())  # within an episode
+    rows = len(goals)
+    return {
+        "paths": written,
+        "rows": rows,
+        "goals_reached": reached,
+        "seconds": seconds,
+        "steps_per_s": rows / seconds,
+    }
+
+
+def main(args: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--env", default="pointmaze-medium-v0", help="OGBench point maze id")
+    parser.add_argument("--episodes", type=int, default=1000, help="training episodes")
+    parser.add_argument("--steps", type=int, default=1001, help="rows per episode")
+    parser.add_argument("--noise", type=float, default=0.5, help="action noise std")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="data/pointmaze-medium-navigate-v0.npz")
+    options = parser.parse_args(args)
+    made = make_dataset(
+        options.env, options.episodes, options.steps, options.noise, options.seed, options.out
+    )
+    print(
+        f"{made['rows']:,} rows ({made['goals_reached']:,} goals reached) in "
+        f"{made['seconds']:.1f} s, {made['steps_per_s']:,.0f} steps/s: {', '.join(made['paths'])}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -17,7 +17,7 @@ from test_device_sampler import random_buffer
 
 from herkit.agents import make_agent, runners
 from herkit.buffer.device_sampler import DeviceSampler
-from herkit.config.agents import ALGOS
+from herkit.config.agents import ONLINE_ALGOS
 from test_agents import (
     GOAL_DIM,
     OBS_DIM,
@@ -50,7 +50,7 @@ def steps_of(algo: str, prioritized: bool = False) -> tuple[Any, DeviceSampler, 
 
 
 @pytest.mark.parametrize("prioritized", [False, True])
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_no_step_changes_python_state(algo: str, prioritized: bool) -> None:
     """Each step, called after the calls that set it up (a graph's warm-up), leaves every
     attribute, container and array reachable from the agent and its sampler as it was."""
@@ -102,7 +102,7 @@ def act_learn_and_save(eager: Any, replayed: Any, algo: str, device: str) -> Non
         torch.testing.assert_close(parameters(replayed)[name], value, rtol=2e-3, atol=2e-3)
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_replayed_updates_between_acting_and_checkpoints_equal_eager_ones(
     algo: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,7 +117,7 @@ def test_replayed_updates_between_acting_and_checkpoints_equal_eager_ones(
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_captured_updates_between_acting_and_checkpoints_equal_eager_ones(algo: str) -> None:
     """The same with real CUDA graphs, replayed by the GPU."""
     agents = []

@@ -21,7 +21,7 @@ import torch
 from herkit.agents import Normalizer, make_agent
 from herkit.agents.runners import UPDATE_MODES, check_update_mode
 from herkit.agents.update_log import UpdateLog
-from herkit.config.agents import ALGOS
+from herkit.config.agents import ONLINE_ALGOS
 from herkit.runtime.distributed import Context
 from herkit.training.update_plan import AUTO_BF16_SPEEDUP, UpdatePlan, choose_update
 from test_agents import GOAL_DIM, OBS_DIM, agent_for, host, parameters, random_batch, space
@@ -59,7 +59,7 @@ def no_host_reads() -> Iterator[None]:
 # --- no host read in an update ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 @pytest.mark.parametrize("weights", [False, True])
 def test_an_update_of_a_device_batch_reads_nothing_to_the_host(algo: str, weights: bool) -> None:
     agent = agent_for(algo)
@@ -197,7 +197,8 @@ def test_a_compiled_update_learns_what_the_eager_one_does(algo: str) -> None:
 @pytest.mark.skipif(not CUDA, reason="CUDA graphs need a CUDA device")
 @pytest.mark.parametrize(
     ("algo", "mode"),
-    [(algo, "captured") for algo in ALGOS] + [("td3", "compiled-captured")],  # compiling: ~1 min
+    # compiling: ~1 min
+    [(algo, "captured") for algo in ONLINE_ALGOS] + [("td3", "compiled-captured")],
 )
 def test_a_captured_update_learns_what_the_eager_one_does(algo: str, mode: str) -> None:
     """Warm-up, capture, then replays of each graph (TD3: two), with no host read in any."""

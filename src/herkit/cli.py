@@ -92,7 +92,7 @@ def evaluate_run(
 def plot(
     run_dirs: Annotated[tyro.conf.Positional[tuple[str, ...]], tyro.conf.arg(metavar="RUN_DIR...")],
     output: Annotated[str, tyro.conf.arg(aliases=("-o",))] = "curves.png",
-    x: Literal["env_steps", "wall_s"] = "env_steps",
+    x: Literal["env_steps", "wall_s", "updates"] = "env_steps",
     smooth: int = 1,
     band: Literal["minmax", "sem"] = "minmax",
     title: str | None = None,
@@ -107,7 +107,8 @@ def plot(
     Args:
         run_dirs: one or more run directories.
         output: PNG file to write.
-        x: x axis: env_steps, or wall_s (wall-clock seconds of training).
+        x: x axis: env_steps, wall_s (wall-clock seconds of training), or updates
+            (gradient steps: for runs trained offline).
         smooth: moving average over this many evaluation points per seed (1: none).
         band: shaded band: minmax (min to max over seeds) or sem (mean +- standard error).
         title: figure title; default: the env id(s).
@@ -200,9 +201,13 @@ def _train_main(args: list[str]) -> None:
     summary = train(config, resume=resume)
     if os.environ.get("RANK", "0") == "0":  # torchrun: one summary, from rank 0
         print(json.dumps(summary), flush=True)
+        offline = summary.get("dataset") is not None and not summary["env_steps"]
+        at = f"{summary['updates']:,} gradient steps" if offline else (
+            f"{summary['env_steps']:,} env steps"
+        )  # fmt: skip
         print(
-            f"herkit: done: success rate {summary['success_rate']:.2f} at "
-            f"{summary['env_steps']:,} env steps; run directory {summary['run_dir']}",
+            f"herkit: done: success rate {summary['success_rate']:.2f} at {at}; run "
+            f"directory {summary['run_dir']}",
             file=sys.stderr,
         )
 

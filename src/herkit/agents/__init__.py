@@ -1,4 +1,5 @@
-"""Goal-conditioned off-policy agents: DQN, DDPG, TD3 and SAC on ``observation || goal``.
+"""Goal-conditioned off-policy agents: DQN, DDPG, TD3 and SAC on ``observation || goal``,
+and the offline agents GCBC, GCIVL and GCIQL (:mod:`herkit.agents.offline`).
 
 Agents consume a :class:`herkit.Batch` (HER relabelling is the sampler's job) and never see
 the buffer. :func:`make_agent` builds one from an algorithm name, its config and the
@@ -20,10 +21,14 @@ from herkit.agents.base import Agent, GoalAgent
 from herkit.agents.ddpg_td3 import DDPGAgent
 from herkit.agents.dqn import DQNAgent
 from herkit.agents.normalizer import Normalizer
+from herkit.agents.offline import GCBCAgent, GCIQLAgent, GCIVLAgent, OfflineAgent
 from herkit.agents.sac import SACAgent
 from herkit.config.agents import (
     DDPGConfig,
     DQNConfig,
+    GCBCConfig,
+    GCIQLConfig,
+    GCIVLConfig,
     OffPolicyConfig,
     SACConfig,
     config_class,
@@ -34,8 +39,12 @@ __all__ = [
     "Agent",
     "DDPGAgent",
     "DQNAgent",
+    "GCBCAgent",
+    "GCIQLAgent",
+    "GCIVLAgent",
     "GoalAgent",
     "Normalizer",
+    "OfflineAgent",
     "SACAgent",
     "make_agent",
 ]
@@ -53,7 +62,8 @@ def make_agent(
     terminal_on_success: bool | None = None,
     precision: str = "fp32",
 ) -> GoalAgent:
-    """Build the ``algo`` agent ("dqn", "ddpg", "td3" or "sac") for these sizes.
+    """Build the ``algo`` agent ("dqn", "ddpg", "td3", "sac", or the offline "gcbc", "gcivl"
+    or "gciql") for these sizes.
 
     ``config`` must be the algorithm's config class (``DDPGConfig`` for ddpg and td3, with
     ``twin_q=True`` for td3, e.g. ``DDPGConfig.td3()``); None takes its defaults
@@ -64,7 +74,9 @@ def make_agent(
     (:class:`herkit.agents.updates.ValueScale`). ``precision`` is ``"fp32"`` or ``"bf16"``
     (forward passes under a bfloat16 autocast; :mod:`herkit.runtime.precision`).
     "dqn" needs a ``Discrete`` action space, the others a 1-D ``Box`` with finite bounds;
-    anything else raises ``ValueError``.
+    anything else raises ``ValueError``. The offline agents take their rewards as
+    ``success - 1`` whatever ``reward_range`` and ``terminal_on_success`` say, and update
+    eagerly only (:mod:`herkit.agents.offline`).
     """
     expected = config_class(algo)
     if config is None:
@@ -95,7 +107,7 @@ def _build(
         if not isinstance(action_space, gymnasium.spaces.Discrete):
             raise ValueError(
                 f"algo='dqn' needs a Discrete action space, got {action_space!r}; "
-                "use 'ddpg', 'td3' or 'sac' for a Box"
+                "use 'ddpg', 'td3', 'sac', 'gcbc', 'gcivl' or 'gciql' for a Box"
             )
         assert isinstance(config, DQNConfig)
         return DQNAgent(
@@ -131,6 +143,13 @@ def _build(
         return DDPGAgent(
             config, observation_dim, goal_dim, low, high, reward_range, device=device, seed=seed
         )
+    sizes = (observation_dim, goal_dim, low, high, reward_range)
+    if isinstance(config, GCBCConfig):
+        return GCBCAgent(config, *sizes, device=device, seed=seed)
+    if isinstance(config, GCIVLConfig):
+        return GCIVLAgent(config, *sizes, device=device, seed=seed)
+    if isinstance(config, GCIQLConfig):
+        return GCIQLAgent(config, *sizes, device=device, seed=seed)
     assert isinstance(config, SACConfig)
     return SACAgent(
         config, observation_dim, goal_dim, low, high, reward_range, device=device, seed=seed

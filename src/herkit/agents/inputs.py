@@ -43,6 +43,11 @@ class TorchBatch(NamedTuple):
     for ``gamma``."""
     weights: torch.Tensor | None
     """Per-sample loss weights ``(B,)`` (prioritized replay), or None."""
+    actor_x: torch.Tensor | None = None
+    """``normalise(observation) || normalise(actor_goal)`` where the batch has actor goals
+    (:attr:`herkit.Batch.actor_goal`, offline agents), else None."""
+    next_actor_x: torch.Tensor | None = None
+    """``normalise(next_observation) || normalise(actor_goal)``, or None as ``actor_x``."""
 
 
 class AgentInputs:
@@ -89,18 +94,24 @@ class AgentInputs:
         return x.to(self.device)
 
     def batch(self, batch: Batch, reward_scale: float) -> TorchBatch:
-        """``batch`` for an eager update: x and next_x in one pass each way."""
+        """``batch`` for an eager update: x and next_x (and, with actor goals, actor_x and
+        next_actor_x) in one pass each way."""
         weights = None if batch.weights is None else self._tensor(batch.weights).reshape(-1)
+        observations = [batch.observation, batch.next_observation]
+        goals = [batch.goal, batch.goal]
+        if batch.actor_goal is not None:
+            observations += observations
+            goals += [batch.actor_goal, batch.actor_goal]
         if isinstance(batch.observation, torch.Tensor):  # from a buffer on a device
-            x, next_x = self.tensors(
-                torch.cat([batch.observation, batch.next_observation]),
-                torch.cat([batch.goal, batch.goal]),
-            ).chunk(2)
-        else:  # one transfer and one normalisation for both
-            x, next_x = self.host(
-                np.concatenate([batch.observation, batch.next_observation]),
-                np.concatenate([batch.goal, batch.goal]),
-            ).chunk(2)
+            inputs = self.tensors(
+                torch.cat(observations), torch.cat([torch.as_tensor(g) for g in goals])
+            ).chunk(len(goals))
+        else:  # one transfer and one normalisation for all
+            inputs = self.host(np.concatenate(observations), np.concatenate(goals)).chunk(
+                len(goals)
+            )
+        x, next_x = inputs[0], inputs[1]
+        actor_x, next_actor_x = (inputs[2], inputs[3]) if len(inputs) == 4 else (None, None)
         return TorchBatch(
             x=x,
             next_x=next_x,
@@ -113,11 +124,15 @@ class AgentInputs:
             not_done=1.0 - self._tensor(batch.terminated).reshape(-1),
             discount=None if batch.discount is None else self._tensor(batch.discount).reshape(-1),
             weights=weights,
+            actor_x=actor_x,
+            next_actor_x=next_actor_x,
         )
 
     def raw(self, batch: Batch, action_dtype: torch.dtype) -> DeviceBatch:
         """``batch``'s arrays on the device, for :meth:`from_raw` (host arrays are copied
-        without waiting, through pinned memory on CUDA)."""
+        without waiting, through pinned memory on CUDA). A :class:`DeviceBatch` has no
+        actor goals: a batch's ``actor_goal`` is not carried (the offline agents, which
+        use it, update eagerly only)."""
 
         def put(value: Any, dtype: torch.dtype = torch.float32) -> torch.Tensor:
             if not isinstance(value, torch.Tensor):
@@ -135,7 +150,8 @@ class AgentInputs:
 
     def from_raw(self, raw: DeviceBatch, reward_scale: float) -> TorchBatch:
         """A :class:`DeviceBatch` normalised on the device: device work only (the normalisers'
-        host statistics copied there first, :meth:`sync`), so it can be captured."""
+        host statistics copied there first, :meth:`sync`), so it can be captured. Its
+        ``actor_x`` and ``next_actor_x`` are None (a DeviceBatch has no actor goals)."""
         obs = torch.cat([raw.observation, raw.next_observation]).reshape(-1, self.observation_dim)
         goals = raw.goal.reshape(-1, self.goal_dim)
         x, next_x = torch.cat(

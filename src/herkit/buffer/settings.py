@@ -80,15 +80,13 @@ class HerSettings:
     """Numeric scalar info fields stored with each transition and handed to the reward
     function, so that info-dependent rewards stay vectorised."""
     value_goals: tuple[float, float, float] | None = None
-    """``(current, future, random)`` weights of offline GCRL's value goals in place of
-    ``strategy`` and ``k`` (:mod:`herkit.buffer.offline_goals`; OGBench: 0.2 0.5 0.3): the
-    reward is 0 and the sample terminal where the goal is the current state, else -1."""
+    """``(current, future, random)`` weights of offline value goals in place of ``strategy``
+    (:mod:`herkit.buffer.offline_goals`; OGBench: 0.2 0.5 0.3; reward 0 at the current state)."""
     value_future: FutureLaw = "geometric"
-    """How far ahead the value mix's future goals lie: ``geometric`` with ``gamma`` (OGBench)
-    or ``uniform``."""
+    """Value goals ahead: ``geometric`` with ``gamma`` (OGBench) or ``uniform``."""
     actor_goals: tuple[float, float, float] | None = None
-    """``(current, future, random)`` weights of a second goal per sample for offline agents'
-    actors (``Batch.actor_goal``; future goals uniform; OGBench: 0 1 0). None: none."""
+    """``(current, future, random)`` weights of offline actors' goals (``Batch.actor_goal``;
+    future goals uniform; OGBench: 0 1 0)."""
 
     def __post_init__(self) -> None:
         strategy = Strategy.parse(self.strategy)

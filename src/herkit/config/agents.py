@@ -1,13 +1,17 @@
 """The agents' settings: :class:`OffPolicyConfig` holds what every goal-conditioned
 off-policy agent shares, with one subclass per algorithm (:class:`DQNConfig`,
-:class:`DDPGConfig` for DDPG and TD3, :class:`SACConfig`); ``herkit train`` shows them as
-``--dqn.*``, ``--ddpg.*``, ``--td3.*`` and ``--sac.*``.
+:class:`DDPGConfig` for DDPG and TD3, :class:`SACConfig`, and the offline agents'
+:class:`GCBCConfig`, :class:`GCIVLConfig` and :class:`GCIQLConfig`, whose shared part is
+:class:`OfflineGCConfig`); ``herkit train`` shows them as ``--dqn.*``, ``--ddpg.*``,
+``--td3.*``, ``--sac.*``, ``--gcbc.*``, ``--gcivl.*`` and ``--gciql.*``.
 
 Defaults follow OpenAI baselines' HER code and Plappert et al. (2018), "Multi-Goal
 Reinforcement Learning" (Fetch tasks: 3 x 256 ReLU layers, Adam 1e-3, gamma 0.98, polyak
 0.95, batch 256, observations clipped to +-200 and normalised values to +-5, Q targets
 clipped to the return range); :class:`DQNConfig` follows the HER paper's bit-flipping
-setup (Andrychowicz et al., 2017). Every config is frozen and checks its values in
+setup (Andrychowicz et al., 2017). The offline agents' defaults follow OGBench's reference
+implementations (Park et al., 2025: 3 x 512 GELU layers, Adam 3e-4, gamma 0.99, tau
+0.005, batch 1024, LayerNorm in the value networks). Every config is frozen and checks its values in
 ``__post_init__``, raising ``ValueError`` naming the field. The docstring under each field
 is its ``--help`` text. All are also importable from :mod:`herkit.config.train`.
 """
@@ -21,11 +25,17 @@ from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 
 __all__ = [
     "ALGOS",
+    "OFFLINE_ALGOS",
+    "ONLINE_ALGOS",
     "UPDATE_MODES",
     "Algo",
     "DDPGConfig",
     "DQNConfig",
+    "GCBCConfig",
+    "GCIQLConfig",
+    "GCIVLConfig",
     "OffPolicyConfig",
+    "OfflineGCConfig",
     "SACConfig",
     "UpdateMode",
     "config_class",
@@ -173,11 +183,108 @@ class SACConfig(OffPolicyConfig):
         check_float("lr_alpha", self.lr_alpha, 0.0, open_low=True)
 
 
-Algo = Literal["dqn", "ddpg", "td3", "sac"]
-"""The algorithms herkit trains (``--algo``); each has its settings block in TrainConfig."""
+@dataclass(frozen=True)
+class OfflineGCConfig(OffPolicyConfig):
+    """Settings shared by the offline goal-conditioned agents (OGBench's defaults): GCBC,
+    GCIVL and GCIQL. Their batches carry a value goal (``goal``, with reward
+    ``success - 1`` and ``terminated = success``) and an actor goal (``actor_goal``)."""
+
+    hidden: tuple[int, ...] = (512, 512, 512)
+    """Sizes of the hidden layers of every network (actor and values)."""
+    lr: float = 3e-4
+    """Adam learning rate of every network."""
+    gamma: float = 0.99
+    """Discount factor (unused by GCBC)."""
+    polyak: float = 0.995
+    """Target-network averaging per update: target <- polyak * target + (1 - polyak) *
+    online (OGBench's tau = 1 - polyak = 0.005; unused by GCBC)."""
+    batch_size: int = 1024
+    """Transitions per gradient step (sampled by the trainer)."""
+    clip_return: bool = False
+    """Clip value targets to [-1 / (1 - gamma), 0], the return range of the -1/0 rewards
+    (OGBench does not clip)."""
+    critic_layer_norm: bool = True
+    """LayerNorm after each hidden activation of the value networks (V and Q)."""
+    actor_layer_norm: bool = False
+    """LayerNorm after each hidden activation of the actor."""
+    activation: Literal["relu", "gelu"] = "gelu"
+    """Activation between the layers of every network (gelu: its tanh approximation, as
+    JAX's)."""
+    actor_init_scale: float = 1e-2
+    """Scale of the variance-scaling init of the actor's output layer (the others: 1)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.activation not in ("relu", "gelu"):
+            raise ValueError(f"activation must be 'relu' or 'gelu', got {self.activation!r}")
+        check_float("actor_init_scale", self.actor_init_scale, 0.0, open_low=True)
+
+
+@dataclass(frozen=True)
+class GCBCConfig(OfflineGCConfig):
+    """Goal-conditioned behavioural cloning: maximise log pi(a | s, actor goal)."""
+
+
+@dataclass(frozen=True)
+class GCIVLConfig(OfflineGCConfig):
+    """Goal-conditioned implicit V-learning (OGBench's GCIVL): an expectile value V(s, g)
+    ensemble of 2 and an AWR actor."""
+
+    expectile: float = 0.9
+    """Expectile of the value loss, in (0, 1) (0.5: mean squared error)."""
+    alpha: float = 10.0
+    """AWR inverse temperature: actor weights min(exp(alpha * advantage), 100)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_expectile(self.expectile)
+        check_float("alpha", self.alpha, 0.0)
+
+
+@dataclass(frozen=True)
+class GCIQLConfig(OfflineGCConfig):
+    """Goal-conditioned implicit Q-learning (OGBench's GCIQL): an expectile V(s, g), a
+    Q(s, a, g) ensemble of 2 and a DDPG+BC actor."""
+
+    expectile: float = 0.9
+    """Expectile of the value loss, in (0, 1) (0.5: mean squared error)."""
+    alpha: float = 0.3
+    """DDPG+BC's behavioural-cloning weight (OGBench's default 0.3; its pointmaze runs use
+    0.003, :meth:`pointmaze`)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_expectile(self.expectile)
+        check_float("alpha", self.alpha, 0.0)
+
+    @classmethod
+    def pointmaze(cls, **changes: Any) -> GCIQLConfig:
+        """OGBench's GCIQL settings for the pointmaze datasets: alpha 0.003
+        (``impls/hyperparameters.sh``); ``changes`` override any field."""
+        settings: dict[str, Any] = {"alpha": 0.003}
+        settings.update(changes)
+        return cls(**settings)
+
+
+def _check_expectile(value: Any) -> None:
+    check_float("expectile", value, 0.0, 1.0, open_low=True)
+    if value == 1.0:
+        raise ValueError(f"expectile must be a finite number in (0.0, 1.0), got {value!r}")
+
+
+Algo = Literal["dqn", "ddpg", "td3", "sac", "gcbc", "gcivl", "gciql"]
+"""The algorithms herkit trains (``--algo``); each has its settings block in TrainConfig.
+The last three (gcbc, gcivl, gciql) are offline agents (:data:`OFFLINE_ALGOS`)."""
 
 ALGOS: tuple[Algo, ...] = get_args(Algo)
 """The names of :data:`Algo`, in order."""
+
+OFFLINE_ALGOS: tuple[Algo, ...] = ("gcbc", "gcivl", "gciql")
+"""The offline goal-conditioned agents, trained from a recorded dataset (their batches
+carry actor goals; they update eagerly only)."""
+
+ONLINE_ALGOS: tuple[Algo, ...] = tuple(algo for algo in ALGOS if algo not in OFFLINE_ALGOS)
+"""The agents that learn from their own experience: dqn, ddpg, td3 and sac."""
 
 UpdateMode = Literal["eager", "compiled", "captured", "compiled-captured"]
 """How an update step runs (:mod:`herkit.agents.runners`): op by op, compiled, captured as a
@@ -191,6 +298,7 @@ def config_class(algo: str) -> type[OffPolicyConfig]:
     """The settings class of ``algo`` (TD3 shares DDPG's); ValueError for another name."""
     classes: dict[str, type[OffPolicyConfig]] = {
         "dqn": DQNConfig, "ddpg": DDPGConfig, "td3": DDPGConfig, "sac": SACConfig,
+        "gcbc": GCBCConfig, "gcivl": GCIVLConfig, "gciql": GCIQLConfig,
     }  # fmt: skip
     if algo not in classes:
         raise ValueError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")

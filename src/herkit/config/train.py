@@ -33,6 +33,9 @@ from herkit.config.agents import (
     Algo,
     DDPGConfig,
     DQNConfig,
+    GCBCConfig,
+    GCIQLConfig,
+    GCIVLConfig,
     OffPolicyConfig,
     SACConfig,
     UpdateMode,
@@ -102,6 +105,9 @@ class TrainConfig:
     shaped_reward: tuple[float, float] | None = None
     """LAM P: the HER paper's shaped reward ``LAM*|g-ag|^P - |g-ag'|^P`` in place of the
     env's (ag, ag': achieved goal before and after the step); success stays the env's."""
+    dataset: str | None = None
+    """Train offline from this dataset (OGBench's .npz layout): --steps, --eval-every and
+    --checkpoint-every count gradient steps; evaluations play each of the env's tasks."""
     target_success: float | None = None
     """Stop once the mean success of --target-evaluations evaluations in a row reaches this."""
     target_evaluations: int = 3
@@ -185,6 +191,12 @@ class TrainConfig:
     """Settings of --algo td3."""
     sac: SACConfig = SACConfig()  # noqa: RUF009
     """Settings of --algo sac."""
+    gcbc: GCBCConfig = GCBCConfig()  # noqa: RUF009
+    """Settings of --algo gcbc (offline: goal-conditioned behaviour cloning)."""
+    gcivl: GCIVLConfig = GCIVLConfig()  # noqa: RUF009
+    """Settings of --algo gcivl (offline: implicit V-learning, an AWR actor)."""
+    gciql: GCIQLConfig = GCIQLConfig()  # noqa: RUF009
+    """Settings of --algo gciql (offline: implicit Q-learning, a DDPG+BC actor)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.env_id, str) or not self.env_id:

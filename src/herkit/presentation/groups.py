@@ -43,7 +43,7 @@ __all__ = [
     "moving_average",
 ]
 
-XAxis = Literal["env_steps", "wall_s"]
+XAxis = Literal["env_steps", "wall_s", "updates"]
 """The ``x`` choices as a type."""
 X_AXES: tuple[XAxis, ...] = get_args(XAxis)
 """Columns of ``progress.csv`` that can be the x axis."""
@@ -99,7 +99,7 @@ class Group:
     seeds: tuple[int | None, ...]
     """Seed of each run (None without config.json)."""
     x: XAxis
-    """The x axis: ``env_steps`` or ``wall_s``."""
+    """The x axis: ``env_steps``, ``wall_s`` or ``updates`` (gradient steps: offline runs)."""
     curves: dict[str, Curve]
     """``success_rate`` then the losses (columns ending in ``_loss``), by name."""
     settings: dict[str, Any] = field(default_factory=dict)

@@ -60,7 +60,11 @@ def draw_groups(
     return out
 
 
-X_TITLES = {"env_steps": "env steps", "wall_s": "wall-clock seconds of training"}
+X_TITLES = {
+    "env_steps": "env steps",
+    "wall_s": "wall-clock seconds of training",
+    "updates": "gradient steps",
+}
 """The title of each x axis that a plot can have."""
 
 

@@ -41,16 +41,20 @@ class RunLogger:
     """
 
     def __init__(
-        self, run_dir: str | Path, tensorboard: bool = True, resume_from_step: int | None = None
+        self,
+        run_dir: str | Path,
+        tensorboard: bool = True,
+        resume_from_step: int | None = None,
+        step_key: str = "env_steps",
     ) -> None:
         self.path = RunPaths(run_dir).progress
+        self.step_key = step_key
+        """The column that counts progress: env steps, or gradient steps (offline runs)."""
         self.columns: list[str] = list(BASE_COLUMNS)
         self.rows: list[dict[str, str]] = []
         if resume_from_step is not None and self.path.exists():
             self.rows = [
-                row
-                for row in read_progress(self.path)
-                if float(row["env_steps"]) <= resume_from_step
+                row for row in read_progress(self.path) if float(row[step_key]) <= resume_from_step
             ]
             self.columns = _merge(self.columns, [key for row in self.rows for key in row])
         self._rewrite()
@@ -73,9 +77,9 @@ class RunLogger:
         else:
             append_text(self.path, _csv_text([[text.get(name, "") for name in self.columns]]))
         if self._writer is not None:
-            step = int(row["env_steps"])
+            step = int(row[self.step_key])
             for key, value in row.items():
-                if key != "env_steps" and math.isfinite(value):
+                if key != self.step_key and math.isfinite(value):
                     self._writer.add_scalar(_TAGS.get(key, f"train/{key}"), value, step)
             self._writer.flush()
 

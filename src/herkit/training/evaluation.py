@@ -66,17 +66,19 @@ def evaluate(
     success_of: SuccessSignal,
     deterministic: bool = True,
     frames: list[np.ndarray] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> EvalResult:
     """Play ``episodes`` whole episodes on ``envs`` (autoreset disabled) with the policy.
 
     An episode's success is ``success_of`` at its last step. Where ``frames`` is a list, the
     frame after every step is appended to it (``envs`` must be one env made with
     ``render_mode="rgb_array"``), labelled with the episode's number and outcome; there is
-    one frame per step played.
+    one frame per step played. ``options`` go to every reset (an env's evaluation task,
+    e.g. OGBench's ``{"task_id": 1}``).
     """
     if frames is not None and envs.num_envs != 1:
         raise ValueError(f"recording frames needs one env, got {envs.num_envs}")
-    obs, _ = envs.reset(seed=seed)
+    obs, _ = envs.reset(seed=seed, options=options)
     counting = np.arange(envs.num_envs) < episodes  # envs whose current episode counts
     started = int(counting.sum())
     returns = np.zeros(envs.num_envs)
@@ -112,7 +114,7 @@ def evaluate(
             returns[done] = 0.0
             lengths[done] = 0
             episode_frames = []
-            obs, _ = envs.reset(options={"reset_mask": done})
+            obs, _ = envs.reset(options={**(options or {}), "reset_mask": done})
     return result
 
 

@@ -132,7 +132,8 @@ def choose_update(
     if mode != "auto":
         modes = [mode]
     else:
-        modes = [m for m in UPDATE_MODES if mode_available(m, device)]
+        runs = getattr(agent, "UPDATE_MODES", UPDATE_MODES)  # an agent may run fewer
+        modes = [m for m in UPDATE_MODES if mode_available(m, device) and m in runs]
         if distributed:
             modes = [m for m in modes if "captured" not in m]
     if len(precisions) == 1 and len(modes) == 1:

@@ -86,6 +86,8 @@ def train(args: argparse.Namespace) -> None:
                 str(args.batch),
             ]
             common = ["--steps", str(args.steps), "--no-progress", "--no-tensorboard"]
+            if args.torch_threads:
+                common += ["--torch-threads", str(args.torch_threads)]
             if (out / "checkpoint").is_dir():
                 command = ["--resume", str(out), *common]
             else:
@@ -189,6 +191,7 @@ def main(argv: list[str] | None = None) -> None:
     runs.add_argument("--hidden", nargs="+", type=int, default=[512, 512, 512])
     runs.add_argument("--batch", type=int, default=1024)
     runs.add_argument("--eval-every", type=int, default=100_000)
+    runs.add_argument("--torch-threads", type=int, default=None, help="torch's CPU threads")
     runs.add_argument("--data", default=str(DATA))
     runs.add_argument("--runs", default=str(ROOT / "runs" / "offline"))
     runs.set_defaults(run=train)

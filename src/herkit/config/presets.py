@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from herkit.config.agents import DDPGConfig, DQNConfig
+from herkit.config.agents import DDPGConfig, DQNConfig, GCIQLConfig
 from herkit.config.her import RunHerSettings
 
 __all__ = ["GPU_PRESETS", "PRESETS", "preset_values"]
@@ -58,6 +58,17 @@ _FETCH = dict(
 )
 # 48 envs stepped together and updates of batch 2048: Push's and PickAndPlace's shape.
 _FETCH_48 = dict(_FETCH, n_envs=48, ddpg=DDPGConfig(batch_size=2048))
+# OGBench's locomaze tasks, trained offline (--dataset): its protocol of 1M gradient steps,
+# evaluated every 100,000 on each of the 5 tasks with 50 episodes (here 50 envs stepped
+# together); GCIQL's actor weight 0.003 on pointmaze, as OGBench tunes it.
+_OGBENCH = dict(
+    algo="gcivl",
+    steps=1_000_000,
+    eval_every=100_000,
+    eval_episodes=50,
+    n_eval_envs=50,
+    checkpoint_every=100_000,
+)
 PRESETS: dict[str, dict[str, Any]] = {
     "herkit/BitFlip-v0": _BITFLIP,
     "herkit/GridWorld-v0": dict(_GOAL_DQN, steps=30_000),
@@ -92,6 +103,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 1 on a 2-core Zen 4, where the family's setting levelled off near 0.6 (docs/results.md).
     "FetchPickAndPlace-v4": dict(_FETCH_48, updates_per_step=1 / 24),
     "Fetch": _FETCH,
+    "pointmaze-": dict(_OGBENCH, gciql=GCIQLConfig.pointmaze()),
+    "antmaze-": _OGBENCH,
+    "humanoidmaze-": _OGBENCH,
 }
 """Per-env defaults of ``herkit train`` (a prefix such as ``Fetch`` covers its family)."""
 

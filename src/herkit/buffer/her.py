@@ -186,6 +186,7 @@ class HerReplayBuffer:
         reward_fn: RewardFn,
         *,
         capacity: int | None = None,
+        room: int = 0,
         goal_size: int | None = None,
         **kwargs: Any,
     ) -> HerReplayBuffer:
@@ -195,8 +196,9 @@ class HerReplayBuffer:
         ``terminals``), a mapping of those arrays, or a local Minari dataset
         (:mod:`herkit.buffer.datasets` says how each is read: OGBench's goals are its
         states, the first ``goal_size`` coordinates where given). ``capacity`` defaults to
-        the dataset's transitions; a larger one leaves room for online steps after it
-        (one env: ``n_envs`` is 1). ``reward_fn`` is the env's ``compute_reward``; other
+        the dataset's transitions plus ``room``: online steps added after them (one env:
+        ``n_envs`` is 1) fill that room before the ring drops the oldest episodes.
+        ``reward_fn`` is the env's ``compute_reward``; other
         keyword arguments (``settings``, ``value_goals``, ``strategy``, ``seed``...) go to
         the constructor. Episodes are kept whole and closed, so every strategy applies.
         """
@@ -206,7 +208,7 @@ class HerReplayBuffer:
             raise ValueError(f"from_dataset fills one env's column: n_envs must be 1, got {n_envs}")
         action = episodes.action
         buffer = cls(
-            episodes.steps if capacity is None else capacity,
+            episodes.steps + check_int("room", room, 0) if capacity is None else capacity,
             observation_shape=episodes.observation.shape[1:],
             goal_shape=episodes.achieved_goal.shape[1:],
             action_shape=action.shape[1:],

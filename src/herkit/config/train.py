@@ -108,6 +108,9 @@ class TrainConfig:
     dataset: str | None = None
     """Train offline from this dataset (OGBench's .npz layout): --steps, --eval-every and
     --checkpoint-every count gradient steps; evaluations play each of the env's tasks."""
+    online_steps: int = 0
+    """With --dataset: env steps of online training after the offline steps (one env, the
+    same buffer, the recorded data kept)."""
     target_success: float | None = None
     """Stop once the mean success of --target-evaluations evaluations in a row reaches this."""
     target_evaluations: int = 3
@@ -201,7 +204,15 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.env_id, str) or not self.env_id:
             raise ValueError(f"env_id must be a non-empty string, got {self.env_id!r}")
+        if self.dataset is None and self.online_steps:
+            raise ValueError("online_steps needs dataset: it continues an offline run online")
+        if self.dataset is not None and self.n_envs != 1:
+            raise ValueError(
+                f"n_envs must be 1 with dataset (the buffer holds the recorded episodes in one "
+                f"env's column), got {self.n_envs}"
+            )
         for name, minimum in (
+            ("online_steps", 0),
             ("steps", 1), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
             ("random_steps", 0), ("eval_every", 1), ("eval_episodes", 1), ("n_eval_envs", 1),
             ("checkpoint_every", 1), ("video_every", 0), ("log_updates_every", 1),
@@ -294,7 +305,9 @@ class TrainConfig:
 
     def her_name(self) -> str:
         """How goals are relabelled, in a word: the strategy, or for a goal mix its weights
-        relative to the smallest (``mix1:2:2``)."""
+        relative to the smallest (``mix1:2:2``), or offline value goals' (``values0.2:0.5:0.3``)."""
+        if self.her.value_goals is not None:
+            return "values" + ":".join(f"{round(weight, 6):g}" for weight in self.her.value_goals)
         mix = self.her.goal_mix
         if mix is None:
             return Strategy.parse(self.her.strategy).value

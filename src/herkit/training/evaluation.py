@@ -17,6 +17,7 @@ import numpy as np
 
 from herkit.agents import Agent
 from herkit.buffer.conventions import SuccessSignal
+from herkit.buffer.goal_env import wrapper_attr
 from herkit.presentation.video import label_frames, render_frame
 
 __all__ = ["EvalResult", "evaluate", "evaluate_run"]
@@ -116,6 +117,31 @@ def evaluate(
             episode_frames = []
             obs, _ = envs.reset(options={**(options or {}), "reset_mask": done})
     return result
+
+
+def evaluation_tasks(env: gym.Env) -> list[dict[str, Any] | None]:
+    """The reset options of the evaluation tasks that ``env`` declares (its
+    ``evaluation_tasks``, e.g. OGBench's ``{"task_id": k}``), or ``[None]``: one task, the
+    goals the env draws itself."""
+    tasks = wrapper_attr(env, "evaluation_tasks")
+    return list(tasks) if tasks else [None]
+
+
+def evaluate_tasks(
+    agent: Agent,
+    envs: gym.vector.VectorEnv,
+    episodes: int,
+    seed: int,
+    success_of: SuccessSignal,
+    tasks: list[dict[str, Any] | None],
+) -> tuple[float, list[float]]:
+    """:func:`evaluate` with ``episodes`` episodes of each of ``tasks`` (reset options);
+    returns the mean success over the tasks and each task's."""
+    per_task = [
+        evaluate(agent, envs, episodes, seed + i, success_of, options=task).success_rate
+        for i, task in enumerate(tasks)
+    ]
+    return float(np.mean(per_task)), per_task
 
 
 def evaluate_run(

@@ -46,10 +46,13 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             an unforeseen error; see :mod:`herkit.runtime.failures`): its text is one line, the
             traceback is in ``RUN/error.log``, the last good checkpoint kept.
     """
-    if config.dataset is not None:
-        from herkit.training.offline import train_offline
+    if config.dataset is not None:  # offline, then online where asked
+        from herkit.training.offline import online_config, train_offline
 
-        return train_offline(config, resume)
+        summary = train_offline(config, resume)
+        if not config.online_steps:
+            return summary
+        config, resume = online_config(config), True
     context = distributed.init(config.resolved_device(), config.dist_timeout_s)
     try:
         with owned_run_dir(Path(config.out_dir()), context.is_main), StopOnSignal() as stop:

@@ -11,6 +11,12 @@ such as OGBench's ``{"task_id": k}``; one task, the env's own goals, where it de
 none); ``progress.csv`` gets a row (``updates``, ``wall_s``, ``success_rate`` over the
 tasks, ``success_task_K`` each, the losses) and a checkpoint is written as online runs
 write theirs. ``summary.json``'s ``success_rate`` is the last evaluation's.
+
+With ``--online-steps M`` the run then goes on online (:func:`online_config`): M env steps
+in one env, into the same buffer (the dataset plus room for ``--buffer-size`` steps, so
+the recorded episodes are kept), by the loop of online runs (:mod:`herkit.training.loop`),
+which evaluates on the same tasks; ``herkit train --resume RUN --online-steps M`` does the
+same for a finished offline run.
 """
 
 from __future__ import annotations
@@ -18,17 +24,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from herkit.buffer.conventions import SuccessSignal
-from herkit.buffer.goal_env import compute_reward_of, wrapper_attr
+from herkit.buffer.goal_env import compute_reward_of
 from herkit.buffer.her import HerReplayBuffer
 from herkit.buffer.offline_goals import OGBENCH_ACTOR_GOALS, OGBENCH_VALUE_GOALS
 from herkit.buffer.settings import HerSettings
+from herkit.config.her import RunHerSettings
 from herkit.config.train import TrainConfig
 from herkit.rundir.checkpoint import load_checkpoint, save_checkpoint
 from herkit.rundir.directory import check_new_run_dir, clear_run_dir, owned_run_dir
@@ -42,9 +49,14 @@ from herkit.training.build import (
     resolve_conventions,
     write_run_config,
 )
-from herkit.training.evaluation import evaluate
+from herkit.training.evaluation import evaluate_tasks, evaluation_tasks
+from herkit.training.schedule import first_state
+from herkit.training.state import LoopState
 
-__all__ = ["VALUE_FREE_ALGOS", "offline_settings", "train_offline"]
+__all__ = ["VALUE_FREE_ALGOS", "offline_settings", "online_config", "train_offline"]
+
+EVALUATION_SEED = 10_000
+"""Added to the run's seed for the evaluation envs and their episodes."""
 
 VALUE_FREE_ALGOS = ("gcbc",)
 """Offline agents without a value function: their buffer draws no value goals."""
@@ -75,7 +87,7 @@ def train_offline(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             torch.set_num_threads(config.torch_threads)
         n_eval = min(config.eval_episodes, config.n_eval_envs)
         envs = make_vector_env(
-            config, n_eval, seed_offset=10_000, workers=0, label="evaluation env"
+            config, n_eval, seed_offset=EVALUATION_SEED, workers=0, label="evaluation env"
         )
         try:
             return _train(config, conventions, envs, run_dir, resume, replace)
@@ -88,32 +100,35 @@ def _train(
 ) -> dict[str, Any]:
     device = config.resolved_device()
     agent = make_run_agent(config, envs.single_observation_space, envs.single_action_space, device)
+    state = first_state(config)
     started = time.perf_counter()
-    buffer = HerReplayBuffer.from_dataset(
-        config.dataset,
-        compute_reward_of(envs),
-        settings=offline_settings(config),
-        seed=config.seed,
-    )
-    loaded_s = time.perf_counter() - started
-    stored = buffer.storage.data
-    agent.update_normalizer(
-        stored["observation"][: len(buffer)], stored["achieved_goal"][: len(buffer)]
-    )
-    updates, wall_s = 0, 0.0
     if resume:
-        agent_state, buffer = load_checkpoint(run_dir, buffer.reward_fn, device)
+        agent_state, buffer = load_checkpoint(run_dir, compute_reward_of(envs), device)
         agent.load_state_dict(agent_state["agent"])
         torch.set_rng_state(agent_state["torch_rng"])
-        updates, wall_s = int(agent_state["loop"]["updates"]), float(agent_state["loop"]["wall_s"])
-        if updates >= config.steps:
+        state = LoopState(**agent_state["loop"])
+        if state.updates >= config.steps:
+            if config.online_steps:  # on to the online steps
+                return {"success_rate": state.success_rate, "updates": state.updates}
             raise ValueError(
-                f"run {str(run_dir)!r} has already trained {updates} gradient steps "
-                f"(--steps {config.steps}): pass a larger --steps to extend it"
+                f"run {str(run_dir)!r} has already trained {state.updates} gradient steps "
+                f"(--steps {config.steps}): pass a larger --steps to extend it, or "
+                "--online-steps to go on online"
             )
-    elif replace:
-        clear_run_dir(run_dir)
-    tasks = _evaluation_tasks(envs)
+    else:
+        buffer = HerReplayBuffer.from_dataset(
+            config.dataset,
+            compute_reward_of(envs),
+            room=config.buffer_size,
+            settings=offline_settings(config),
+            seed=config.seed,
+        )
+        stored, n = buffer.storage.data, len(buffer)
+        agent.update_normalizer(stored["observation"][:n], stored["achieved_goal"][:n])
+        if replace:
+            clear_run_dir(run_dir)
+    loaded_s = time.perf_counter() - started
+    tasks = evaluation_tasks(envs.envs[0])
     say(
         f"{'resuming' if resume else 'training'} {config.env_id} offline with {config.algo} "
         f"for {config.steps:,} gradient steps from {config.dataset} ({len(buffer):,} "
@@ -128,54 +143,42 @@ def _train(
         run_dir,
         tensorboard=config.tensorboard,
         step_key="updates",
-        resume_from_step=updates if resume else None,
+        resume_from_step=state.updates if resume else None,
     )
     success_of = SuccessSignal(
         conventions.success_key, buffer.reward_fn, conventions.success_reward, config.her.info_keys
     )
     batch_size = config.agent_config().batch_size
-    clock = time.perf_counter() - wall_s
-    success = float("nan")
+    clock = time.perf_counter() - state.wall_s
     try:
-        while updates < config.steps:
+        while state.updates < config.steps:
             metrics = agent.update(buffer.sample(batch_size))
-            updates += 1
-            last = updates == config.steps
-            if updates % config.eval_every == 0 or last:
-                wall_s = time.perf_counter() - clock
-                per_task = [
-                    evaluate(
-                        agent,
-                        envs,
-                        config.eval_episodes,
-                        config.seed + 10_000 + i,
-                        success_of,
-                        options=task,
-                    ).success_rate
-                    for i, task in enumerate(tasks)
-                ]
-                success = float(np.mean(per_task))
-                row = {
-                    "env_steps": 0,
-                    "updates": updates,
-                    "wall_s": wall_s,
-                    "success_rate": success,
-                    **{f"success_task_{i + 1}": s for i, s in enumerate(per_task)},
-                    **{name: float(value) for name, value in metrics.items()},
-                }
-                logger.log(row)
+            state.updates += 1
+            last = state.updates == config.steps
+            if state.updates % config.eval_every == 0 or last:
+                state.wall_s = time.perf_counter() - clock
+                seed = config.seed + EVALUATION_SEED
+                state.success_rate, per_task = evaluate_tasks(
+                    agent, envs, config.eval_episodes, seed, success_of, tasks
+                )
+                logger.log(
+                    {
+                        "env_steps": 0,
+                        "updates": state.updates,
+                        "wall_s": state.wall_s,
+                        "success_rate": state.success_rate,
+                        **{f"success_task_{i + 1}": s for i, s in enumerate(per_task)},
+                        **{name: float(value) for name, value in metrics.items()},
+                    }
+                )
                 say(
-                    f"{updates:,} gradient steps: success {success:.2f} "
-                    f"({' '.join(f'{s:.2f}' for s in per_task)}), {wall_s:.0f} s"
+                    f"{state.updates:,} gradient steps: success {state.success_rate:.2f} "
+                    f"({' '.join(f'{s:.2f}' for s in per_task)}), {state.wall_s:.0f} s"
                 )
-            if last or (config.checkpoint_every and updates % config.checkpoint_every == 0):
-                loop = {"env_steps": 0, "updates": updates, "wall_s": time.perf_counter() - clock}
-                save_checkpoint(
-                    run_dir,
-                    {"agent": agent.state_dict(), "torch_rng": torch.get_rng_state()},
-                    buffer,
-                    loop,
-                )
+            if last or state.updates % config.checkpoint_every == 0:
+                state.wall_s = time.perf_counter() - clock
+                agent_state = {"agent": agent.state_dict(), "torch_rng": torch.get_rng_state()}
+                save_checkpoint(run_dir, agent_state, buffer, asdict(state))
     finally:
         logger.close()
     summary = {
@@ -183,8 +186,8 @@ def _train(
         "algo": config.algo,
         "dataset": config.dataset,
         "seed": config.seed,
-        "success_rate": success,
-        "updates": updates,
+        "success_rate": state.success_rate,
+        "updates": state.updates,
         "env_steps": 0,
         "wall_s": round(time.perf_counter() - clock, 3),
         "run_dir": str(run_dir),
@@ -192,6 +195,15 @@ def _train(
     write_text(RunPaths(run_dir).summary, json.dumps(summary, indent=1))
     _draw_curve(run_dir)
     return summary
+
+
+def online_config(config: TrainConfig) -> TrainConfig:
+    """The settings of an offline run's online steps (``--online-steps``): the run goes on
+    in its env for that many env steps, into the buffer that holds the dataset."""
+    her = RunHerSettings(**(offline_settings(config).values() | {"gamma": None}))
+    return dataclasses.replace(
+        config, dataset=None, online_steps=0, steps=config.online_steps, her=her
+    )
 
 
 def _draw_curve(run_dir: Path) -> None:
@@ -202,10 +214,3 @@ def _draw_curve(run_dir: Path) -> None:
         plot_runs([run_dir], RunPaths(run_dir).curve, x="updates")
     except ModuleNotFoundError as error:
         say(f"curve.png not drawn: {error.name} is missing (herkit's report extra)")
-
-
-def _evaluation_tasks(envs: Any) -> list[dict[str, Any] | None]:
-    """The reset options of the env's evaluation tasks (``evaluation_tasks``), or one task
-    of the env's own goals."""
-    tasks = wrapper_attr(envs.envs[0], "evaluation_tasks") if hasattr(envs, "envs") else None
-    return list(tasks) if tasks else [None]

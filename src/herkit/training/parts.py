@@ -40,6 +40,9 @@ class RunParts:
     seeds: RunSeeds
     overlap: bool
     """Whether the envs step while the networks update."""
+    tasks: list[dict[str, Any] | None] = field(default_factory=lambda: [None])
+    """The env's evaluation tasks, as reset options (:func:`~herkit.training.evaluation.
+    evaluation_tasks`); ``[None]``: the goals the env draws."""
     success_of: SuccessSignal = field(init=False)
     """Reads success from a step's info or observation, by the env's convention."""
 

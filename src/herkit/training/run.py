@@ -24,7 +24,7 @@ from herkit.rundir.checkpoint import save_checkpoint
 from herkit.runtime.distributed import Context
 from herkit.runtime.failures import DistributedError
 from herkit.training.collector import Collector
-from herkit.training.evaluation import evaluate
+from herkit.training.evaluation import evaluate, evaluate_tasks
 from herkit.training.learner import Learner
 from herkit.training.outputs import RunOutputs
 from herkit.training.parts import RunParts
@@ -73,15 +73,19 @@ class TrainingRun:
         config = parts.config
         seed = parts.seeds.evaluation(state.env_steps)
         eval_started = time.perf_counter()
-        result = self.restarts.replay(parts.eval_envs, lambda: evaluate(
-            parts.agent, parts.eval_envs, config.eval_episodes, seed, parts.success_of
+        success, per_task = self.restarts.replay(parts.eval_envs, lambda: evaluate_tasks(
+            parts.agent, parts.eval_envs, config.eval_episodes, seed, parts.success_of,
+            parts.tasks,
         ))  # fmt: skip
         state.eval_s += time.perf_counter() - eval_started
-        state.success_rate = context.mean(result.success_rate)
+        state.success_rate = context.mean(success)
         state.wall_s = time.perf_counter() - self.started
         episodes = int(context.all_sum(np.array([state.episodes]))[0])  # every rank
         self.learner.read_metrics()
-        self.outputs.log(progress_row(state, self.metrics.take(), episodes))
+        tasks = {} if len(per_task) == 1 else {
+            f"success_task_{i + 1}": context.mean(value) for i, value in enumerate(per_task)
+        }  # fmt: skip
+        self.outputs.log(progress_row(state, self.metrics.take() | tasks, episodes))
         if not target_reached(config, state):
             return False
         if state.solved_at_env_steps is None:

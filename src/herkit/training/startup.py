@@ -29,12 +29,14 @@ from herkit.runtime.distributed import Context
 from herkit.runtime.precision import check_precision
 from herkit.training.build import (
     build,
+    make_run_env,
     make_vector_env,
     plan_run_cores,
     resolve_conventions,
     saved_machine,
     write_run_config,
 )
+from herkit.training.evaluation import evaluation_tasks
 from herkit.training.parts import RunParts
 from herkit.training.run import TrainingRun
 from herkit.training.schedule import first_state
@@ -119,11 +121,20 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         parts = RunParts(
             config=config, conventions=conventions, context=context, run_dir=run_dir,
             envs=envs, eval_envs=eval_envs, video_envs=video_envs, agent=agent, buffer=buffer,
-            machine=machine, seeds=seeds, overlap=overlap,
+            machine=machine, seeds=seeds, overlap=overlap, tasks=_tasks(config),
         )  # fmt: skip
         run = TrainingRun(parts, state)
         opened.pop_all()  # the run closes its envs from now on
     return run
+
+
+def _tasks(config: TrainConfig) -> list[dict[str, Any] | None]:
+    """The evaluation tasks that the run's env declares (a fresh env, closed after)."""
+    env = make_run_env(config)
+    try:
+        return evaluation_tasks(env)
+    finally:
+        env.close()
 
 
 def _check_resumable(run_dir: Path, config: TrainConfig) -> None:

@@ -1,0 +1,125 @@
+"""``herkit train ENV --dataset PATH``: offline gradient steps on a recorded dataset,
+evaluated on the env's tasks, resumed, and continued online into the same buffer."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scripts import load_benchmark
+
+from herkit.config import config_for
+from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig
+from herkit.rundir.checkpoint import load_checkpoint
+
+pytest.importorskip("ogbench")
+
+ENV = "pointmaze-medium-navigate-v0"
+SHORT = ("max_episode_steps=60",)  # evaluation episodes of 60 steps: seconds, not minutes
+SMALL = {
+    "gcbc": GCBCConfig(hidden=(16, 16), batch_size=32),
+    "gcivl": GCIVLConfig(hidden=(16, 16), batch_size=32),
+    "gciql": GCIQLConfig(hidden=(16, 16), batch_size=32),
+}
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """Three recorded episodes of 101 states, made as OGBench makes its navigate data."""
+    path = tmp_path_factory.mktemp("data") / "pointmaze-medium-navigate-v0.npz"
+    load_benchmark("offline_data").make_dataset("pointmaze-medium-v0", 3, 101, 0.5, 0, path)
+    return path
+
+
+def offline(dataset, out, algo="gcivl", **changes):
+    values = dict(
+        dataset=str(dataset), algo=algo, steps=30, eval_every=15, eval_episodes=1,
+        n_eval_envs=1, checkpoint_every=15, env_kwargs=SHORT, out=str(out), progress=False,
+        tensorboard=False, buffer_size=500, warmup_steps=10,
+    )  # fmt: skip
+    values[algo] = SMALL[algo]
+    return config_for(ENV, **(values | changes))
+
+
+def rows(run) -> list[dict[str, str]]:
+    with open(run / "progress.csv") as file:
+        return list(csv.DictReader(file))
+
+
+@pytest.mark.parametrize("algo", ["gcbc", "gcivl", "gciql"])
+def test_an_offline_run_trains_gradient_steps_and_evaluates_every_task(dataset, tmp_path, algo):
+    from herkit.training.loop import train
+
+    summary = train(offline(dataset, tmp_path / "run", algo))
+    assert summary["updates"] == 30 and summary["env_steps"] == 0
+    logged = rows(tmp_path / "run")
+    assert [int(row["updates"]) for row in logged] == [15, 30]
+    tasks = [float(logged[-1][f"success_task_{k}"]) for k in range(1, 6)]
+    assert float(logged[-1]["success_rate"]) == pytest.approx(np.mean(tasks))
+    assert (tmp_path / "run" / "curve.png").is_file()
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["dataset"] == str(dataset) and saved["algo"] == algo
+
+
+def test_an_offline_run_resumes_and_refuses_what_it_has_done(dataset, tmp_path):
+    from herkit.training.loop import train
+
+    run = tmp_path / "run"
+    train(offline(dataset, run))
+    summary = train(offline(dataset, run, steps=45), resume=True)
+    assert summary["updates"] == 45
+    assert [int(row["updates"]) for row in rows(run)] == [15, 30, 45]
+    with pytest.raises(ValueError, match="already trained 45 gradient steps"):
+        train(offline(dataset, run, steps=45), resume=True)
+
+
+def test_online_steps_go_on_in_the_env_with_the_recorded_data_kept(dataset, tmp_path):
+    from herkit.training.loop import train
+
+    run = tmp_path / "run"
+    train(offline(dataset, run, algo="gciql"))
+    agent_state, before = load_checkpoint(run, lambda a, d, i: np.zeros(len(a)))
+    recorded = len(before)
+    summary = train(offline(dataset, run, algo="gciql", online_steps=40), resume=True)
+    assert summary["env_steps"] == 40
+    _, after = load_checkpoint(run, lambda a, d, i: np.zeros(len(a)))
+    assert len(after) == recorded + 40
+    stored = slice(0, recorded)
+    for name in ("observation", "action", "next_observation"):
+        assert np.array_equal(after.storage.data[name][stored], before.storage.data[name][stored])
+    assert after.settings.value_goals == (0.2, 0.5, 0.3)  # OGBench's mix, online too
+    online = [row for row in rows(run) if float(row["env_steps"]) > 0]
+    assert [int(row["env_steps"]) for row in online] == [15, 30, 40]
+    assert int(online[0]["updates"]) > 30  # counted on from the offline steps
+    assert "success_task_5" in online[0]
+    saved = json.loads((run / "config.json").read_text())
+    assert saved["dataset"] is None and saved["her"]["value_goals"] == [0.2, 0.5, 0.3]
+
+
+def test_bad_offline_settings_say_what_is_expected(dataset, tmp_path):
+    from herkit.training.loop import train
+
+    with pytest.raises(FileNotFoundError, match="dataset: no file"):
+        train(offline(tmp_path / "none.npz", tmp_path / "a"))
+    with pytest.raises(ValueError, match="n_envs must be 1 with dataset"):
+        offline(dataset, tmp_path / "b", n_envs=2)
+    with pytest.raises(ValueError, match="online_steps needs dataset"):
+        config_for(ENV, online_steps=10)
+
+
+def test_the_command_line_trains_offline(dataset, tmp_path):
+    run = tmp_path / "cli"
+    done = subprocess.run(
+        [sys.executable, "-m", "herkit", "train", ENV, "--dataset", str(dataset), "--algo",
+         "gcbc", "--steps", "20", "--eval-every", "20", "--eval-episodes", "1",
+         "--n-eval-envs", "1", "--env-kwargs", *SHORT, "--gcbc.hidden", "16", "16",
+         "--gcbc.batch-size", "32", "--out", str(run), "--no-progress", "--no-tensorboard"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "offline with gcbc for 20 gradient steps" in done.stderr
+    assert "at 20 gradient steps; run directory" in done.stderr

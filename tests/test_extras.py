@@ -16,7 +16,8 @@ from herkit.extras import extra_of, needs_extra
     [("torch", "train"), ("tyro", "train"), ("torch.utils.tensorboard", "train"),
      ("matplotlib", "report"), ("plotly", "report"), ("PIL", "video"),
      ("imageio_ffmpeg", "video"), ("gymnasium_robotics", "robotics"), ("mujoco", "robotics"),
-     ("stable_baselines3", "sb3"), ("numpy", None), ("no_such_module", None)],
+     ("stable_baselines3", "sb3"), ("ogbench", "offline"), ("numpy", None),
+     ("no_such_module", None)],
 )  # fmt: skip
 def test_each_optional_module_is_found_in_its_extra(module: str, extra: str | None) -> None:
     assert extra_of(module) == extra

@@ -82,7 +82,7 @@ def test_online_steps_go_on_in_the_env_with_the_recorded_data_kept(dataset, tmp_
 
     run = tmp_path / "run"
     train(offline(dataset, run, algo="gciql"))
-    agent_state, before = load_checkpoint(run, lambda a, d, i: np.zeros(len(a)))
+    _, before = load_checkpoint(run, lambda a, d, i: np.zeros(len(a)))
     recorded = len(before)
     summary = train(offline(dataset, run, algo="gciql", online_steps=40), resume=True)
     assert summary["env_steps"] == 40

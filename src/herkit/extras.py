@@ -2,7 +2,8 @@
 
 ``pip install herkit`` is the buffer, the facades and the goal envs on numpy and gymnasium;
 the rest comes in extras (``pyproject.toml``, the one list of them): ``train`` (torch and
-the command line), ``report`` (figures), ``video``, ``robotics``, ``sb3``, ``all``.
+the command line), ``report`` (figures), ``video``, ``robotics``, ``sb3``, ``offline``
+(OGBench's envs), ``all``.
 :func:`needs_extra` turns the ``ModuleNotFoundError`` of a missing one into the line that
 says what to install.
 """

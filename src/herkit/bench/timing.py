@@ -8,7 +8,8 @@
   from 16 envs (``n_envs=16``, one ``add`` per step of all 16 envs, whole episodes, so up
   to ``16 * episode_length - 1`` transitions more; the median of three fills of fresh
   buffers, as one takes well under a second).
-- **sample**: median milliseconds per ``sample(batch_size)`` call, over as many calls as
+- **sample**: median milliseconds per ``sample(batch_size)`` call (with OGBench's goal
+  mixes too: a value and an actor goal per sample), over as many calls as
   fit in ``seconds``, once the buffer holds each ``stored`` number of real transitions.
 
 :func:`fill` and :func:`measure` do the timing for any buffer (``benchmarks/buffer.py``
@@ -38,6 +39,7 @@ from herkit.bench.data import (
 )
 from herkit.bench.settings import BufferBenchConfig
 from herkit.buffer import HerReplayBuffer
+from herkit.buffer.offline_goals import OGBENCH_ACTOR_GOALS, OGBENCH_VALUE_GOALS
 
 _ADD_REPEATS = 3
 """Fresh buffers filled from 16 envs; their median rate is reported."""
@@ -132,10 +134,13 @@ def measure(
 
 # -- herkit's buffers ------------------------------------------------------------------------------
 
+_OGBENCH_GOALS = {"value_goals": OGBENCH_VALUE_GOALS, "actor_goals": OGBENCH_ACTOR_GOALS}
 _HERKIT_VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("sample", {"relabel": "sample", "prioritized": False}),
     ("sample + PER", {"relabel": "sample", "prioritized": True}),
     ("store", {"relabel": "store", "prioritized": False}),
+    # offline GCRL: a value goal (current, geometric future, random) and an actor goal each
+    ("OGBench goals", {"relabel": "sample", "prioritized": False, **_OGBENCH_GOALS}),
 )
 
 
@@ -150,6 +155,7 @@ def _herkit_buffer(config: BufferBenchConfig, n_envs: int, **kwargs: Any) -> Her
         k=config.k,
         n_envs=n_envs,
         seed=config.seed,
+        gamma=0.99,
         **kwargs,
     )
 
@@ -177,7 +183,8 @@ def run_buffer_bench(
     """Time herkit's buffers; one row per variant.
 
     Each row has ``buffer`` (``herkit``), ``variant`` (``sample``: goals drawn at sample
-    time, ``store``: at store time; ``+ PER``: prioritized), ``relabel``, ``prioritized``,
+    time, ``store``: at store time; ``+ PER``: prioritized; ``OGBench goals``: offline value
+    and actor goal mixes), ``relabel``, ``prioritized``,
     ``add_per_s`` (1 env), ``add_16env_per_s``, ``sample_ms`` and ``sample_calls`` (dicts
     keyed by stored size), and ``add_vs_herkit`` and ``sample_vs_herkit``: ``None`` here,
     the peer / herkit ratios of the other buffers' rows that ``benchmarks/buffer.py`` adds.
@@ -199,7 +206,7 @@ def run_buffer_bench(
             config,
             report,
         )
-        row |= {"relabel": kwargs["relabel"], "prioritized": kwargs["prioritized"]}
+        row |= {key: kwargs[key] for key in ("relabel", "prioritized")}
         del buffer
         row["add_16env_per_s"] = _add_rate_many(config, kwargs, many)
         report(f"herkit ({variant}): {row['add_16env_per_s']:,.0f} adds/s from {MANY_ENVS} envs")

@@ -49,7 +49,7 @@ from herkit.buffer.relabel import StoredGoals, mix_warm, relabeller_for
 from herkit.buffer.returns import sample_returns
 from herkit.buffer.sampler import TransitionSampler
 from herkit.buffer.settings import HerSettings
-from herkit.buffer.storage import EpisodeStorage, FieldSpec
+from herkit.buffer.storage import EpisodeStorage, FieldSpec, positions
 from herkit.buffer.strategies import Strategy
 
 __all__ = ["HerReplayBuffer"]
@@ -412,9 +412,11 @@ class HerReplayBuffer:
         slots, data, ops, her = drawn.slots, self.storage.data, self.ops, self.settings
         ledger, warm = self.storage.ledger(closed_only=False), mix_warm(her, self.storage)
         next_achieved = ops.take(data["next_achieved_goal"], slots)
+        at = positions(ledger, slots) if her.value_goals or her.actor_goals else None
         if her.value_goals is not None:  # offline GCRL's goals and rewards
+            assert at is not None
             goal, reached = draw_state_goals(
-                ledger, data, ops, slots, her.value_goals, her.value_future, her.gamma,
+                ledger, data, ops, slots, at, her.value_goals, her.value_future, her.gamma,
                 self.rng.random,
             )  # fmt: skip
             terminated = ops.from_host(reached.astype(np.float32))
@@ -432,8 +434,9 @@ class HerReplayBuffer:
             )  # fmt: skip
         actor_goal = None
         if her.actor_goals is not None:
+            assert at is not None
             actor_goal, _ = draw_state_goals(
-                ledger, data, ops, slots, her.actor_goals, "uniform", her.gamma, self.rng.random
+                ledger, data, ops, slots, at, her.actor_goals, "uniform", her.gamma, self.rng.random
             )
         return Batch(
             observation=ops.take(data["observation"], slots),

@@ -82,35 +82,47 @@ def draw_state_goals(
     data: dict[str, Any],
     ops: ArrayOps,
     slots: np.ndarray,
+    at: tuple[np.ndarray, np.ndarray, np.ndarray],
     mix: tuple[float, float, float],
     future: FutureLaw,
     gamma: float | None,
     uniform: Callable[[int], np.ndarray],
 ) -> tuple[Any, np.ndarray]:
-    """The goals of the transitions in ``slots`` under ``mix`` (see the module), and the
-    host mask of those whose goal is their current state (drawn as the current state, or
-    as a random state that is the same one: OGBench's index rule)."""
-    current_p, future_p, _ = mix
+    """The goals of the transitions in ``slots`` (at ``at``: their episodes' start rows,
+    lengths and steps, :func:`~herkit.buffer.storage.positions`) under ``mix`` (see the
+    module), and the host mask of those whose goal is their current state (drawn as the
+    current state, or as a random state that is the same one: OGBench's index rule). Only
+    the sources the mix uses are drawn."""
+    current_p, future_p, random_p = mix
     n = len(slots)
-    u = uniform(n)
-    is_current = u < current_p
-    is_future = (u >= current_p) & (u < current_p + future_p)
-    random_slots = sample_slots(ledger, uniform(n))
-    goal = ops.take(data["achieved_goal"], random_slots)  # random states
-    goal = ops.where(_rows(ops, is_current, goal), ops.take(data["achieved_goal"], slots), goal)
+    source = uniform(n) if 0 < max(mix) < 1 else None  # one source: no draw
+    is_current = (source < current_p) if source is not None else np.full(n, current_p == 1)
+    is_future = (
+        (source >= current_p) & (source < current_p + future_p)
+        if source is not None
+        else np.full(n, future_p == 1)
+    )
+    goal_slots = slots
+    reached = is_current
+    if random_p > 0:
+        random_slots = sample_slots(ledger, uniform(n))
+        goal_slots = np.where(is_current, slots, random_slots)
+        reached = is_current | (~is_future & (random_slots == slots))
     if future_p > 0:
-        start, length, step = positions(ledger, slots)
+        start, length, step = at
         v = uniform(n)
         if future == "geometric":
             assert gamma is not None
             goal_step = geometric_steps(step, length, v, gamma)
         else:
             goal_step = future_steps(ledger.ops, step, length, v)
-        env = slots % ledger.n_envs
-        chosen = ((start + goal_step) % ledger.rows) * ledger.n_envs + env
-        ahead = ops.take(data["next_achieved_goal"], chosen)
-        goal = ops.where(_rows(ops, is_future, goal), ahead, goal)
-    return goal, is_current | (~is_future & (random_slots == slots))
+        ahead = ((start + goal_step) % ledger.rows) * ledger.n_envs + slots % ledger.n_envs
+        future_goal = ops.take(data["next_achieved_goal"], ahead)
+        if future_p == 1:
+            return future_goal, reached
+        goal = ops.take(data["achieved_goal"], goal_slots)
+        return ops.where(_rows(ops, is_future, goal), future_goal, goal), reached
+    return ops.take(data["achieved_goal"], goal_slots), reached
 
 
 def _rows(ops: ArrayOps, mask: np.ndarray, like: Any) -> Any:

@@ -29,7 +29,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from herkit.buffer.backend import ArrayOps
-from herkit.buffer.storage import Ledger, positions, sample_slots
+from herkit.buffer.storage import Ledger, sample_slots
 from herkit.buffer.strategies import future_steps
 
 __all__ = [

@@ -266,11 +266,10 @@ def _real_transitions(cpprb: Any, copies: int) -> int:
 def add_ratios(rows: list[dict[str, Any]]) -> None:
     """Set each peer row's ``add_vs_herkit`` and ``sample_vs_herkit``: peer / herkit, against
     herkit relabel=sample with the same ``prioritized`` (``None`` where there is none)."""
-    baseline = {
-        row["prioritized"]: row
-        for row in rows
-        if row["buffer"] == "herkit" and row["relabel"] == "sample"
-    }
+    baseline: dict[bool, dict[str, Any]] = {}
+    for row in rows:  # the first of each: the plain strategy, not a goal mix
+        if row["buffer"] == "herkit" and row["relabel"] == "sample":
+            baseline.setdefault(row["prioritized"], row)
     for row in rows:
         base = baseline.get(row["prioritized"])
         if row["buffer"] == "herkit" or base is None:

@@ -16,7 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ALGOS = ("dqn", "ddpg", "td3", "sac")
+from herkit.config.agents import ALGOS
+
 SHORT = ["--eval-every", "48", "--eval-episodes", "1", "--no-tensorboard"]
 BUDGET = ["--steps", "48", *SHORT]
 """Appended to a new run: about one step of the loop, one evaluation episode."""
@@ -59,6 +60,8 @@ def main() -> int:
         if not torch.cuda.is_available():
             print(f"docs_shim: not run (no GPU here): {program} {' '.join(args)}")
             return 0
+    if "--online-steps" in args:  # offline runs going on online: a few env steps
+        args[args.index("--online-steps") + 1] = "48"
     if "train" in args and "--resume" in args:  # a step of the loop more than it has done
         summary = Path(args[args.index("--resume") + 1]) / "summary.json"
         done = json.loads(summary.read_text())["env_steps"]

@@ -25,7 +25,7 @@ from herkit.agents import (
 )
 from herkit.agents.base import ValueScale
 from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
-from herkit.config.agents import ALGOS
+from herkit.config.agents import ONLINE_ALGOS
 
 OBS_DIM, GOAL_DIM, ACT_DIM, N_ACTIONS = 6, 3, 2, 4
 LOW = np.array([-1.0, 0.0], np.float32)
@@ -104,7 +104,7 @@ def target_q_nets(agent: GoalAgent) -> list[Any]:
 # --- agents: update ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_update_smoke(algo: str) -> None:
     agent = agent_for(algo)
     agent.update_normalizer(np.ones((5, OBS_DIM)), np.zeros((5, GOAL_DIM)))
@@ -144,7 +144,7 @@ def test_td3_delays_actor_and_target_updates() -> None:
         assert not torch.equal(before["critic.heads.0.0.weight"], after["critic.heads.0.0.weight"])
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 @pytest.mark.parametrize("clip_return", [True, False])
 def test_targets_clipped_to_return_range(
     algo: str, clip_return: bool, monkeypatch: pytest.MonkeyPatch
@@ -173,7 +173,7 @@ def test_targets_clipped_to_return_range(
         assert targets[0].min().item() < low - 100
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_zero_weights_leave_the_critic_unchanged(algo: str) -> None:
     agent = agent_for(algo)
     critic = agent.q if isinstance(agent, DQNAgent) else agent.critic  # type: ignore[attr-defined]
@@ -186,7 +186,7 @@ def test_zero_weights_leave_the_critic_unchanged(algo: str) -> None:
 # --- agents: act ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_act_shapes_dtypes_bounds(algo: str) -> None:
     agent = agent_for(algo)
     rng = np.random.default_rng(1)
@@ -218,7 +218,7 @@ def test_dqn_action_start_and_exploration_rate() -> None:
     assert abs(np.mean(explored != greedy) - 0.5 * 2 / 3) < 0.03
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_seeding_is_reproducible_and_leaves_global_rng_alone(algo: str) -> None:
     torch_state, numpy_state = torch.get_rng_state(), np.random.get_state()  # noqa: NPY002
     a, b = agent_for(algo, seed=3), agent_for(algo, seed=3)
@@ -242,7 +242,7 @@ def only_plain_types(value: Any) -> bool:
     return value is None or isinstance(value, torch.Tensor | str | int | float | bool)
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_state_dict_round_trip(algo: str, tmp_path: Path) -> None:
     agent = agent_for(algo, seed=0)
     agent.update_normalizer(np.random.default_rng(0).normal(size=(50, OBS_DIM)), np.ones((50, 3)))
@@ -479,7 +479,7 @@ def test_ddpg_learns_a_one_step_bandit() -> None:
 # --- recipe ingredients: LayerNorm, bfloat16, goal normaliser ------------------------
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_layer_norm_where_asked(algo: str) -> None:
     agent = agent_for(algo, actor_layer_norm=True, critic_layer_norm=False)
     norms = {
@@ -508,7 +508,7 @@ def test_layer_norm_where_asked(algo: str) -> None:
     assert all(math.isfinite(v) for v in metrics.values())
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_bf16_autocast_keeps_parameters_outputs_and_losses_float32(algo: str) -> None:
     agent = agent_for(algo, hidden=(64, 64))
     agent.set_precision("bf16")
@@ -584,7 +584,7 @@ def test_goal_normalizer_fed_goals_alone() -> None:
     np.testing.assert_allclose(agent.goal_normalizer.mean, goals.mean(0), rtol=1e-6)
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_n_step_discount_replaces_gamma(algo: str) -> None:
     """A zero discount bootstraps nothing, exactly as a terminal step does."""
     terminal, zero_discount = agent_for(algo, seed=4), agent_for(algo, seed=4)

@@ -53,7 +53,7 @@ def test_peers_without_the_bench_extra_is_a_value_error_naming_peers(
 @pytest.mark.slow("times the buffer")
 def test_without_peers_the_rows_are_herkit_bench_buffers() -> None:
     rows = script.run_with_peers(script.PeerBenchConfig(peers=False, **TINY))
-    assert [row["buffer"] for row in rows] == ["herkit"] * 3
+    assert [row["buffer"] for row in rows] == ["herkit"] * 4
     assert all(row["add_vs_herkit"] is None for row in rows)
 
 
@@ -75,6 +75,7 @@ def test_tiny_run_with_peers_gives_their_rows_and_ratios(
         ("herkit", "sample"),
         ("herkit", "sample + PER"),
         ("herkit", "store"),
+        ("herkit", "OGBench goals"),
         ("sb3", "sample"),
         ("cpprb", "store x5"),
         ("cpprb", "store x5 + PER"),
@@ -88,7 +89,7 @@ def test_tiny_run_with_peers_gives_their_rows_and_ratios(
         assert row["add_16env_per_s"] is None
         assert row["add_vs_herkit"] > 0 and set(row["sample_vs_herkit"]) == {1_000, 2_000}
     herkit = {row["prioritized"]: row for row in rows[:2]}
-    for row in rows[3:]:
+    for row in rows[4:]:
         base = herkit[row["prioritized"]]
         assert row["add_vs_herkit"] == pytest.approx(row["add_per_s"] / base["add_per_s"])
     assert any(line.startswith("cpprb (store x5 + PER)") for line in lines)

@@ -36,7 +36,12 @@ def write_run(
     run_dir.mkdir(parents=True)
     logger = RunLogger(run_dir, tensorboard=False)
     for i, step in enumerate(x):
-        row = {"env_steps": step, "wall_s": wall[i] if wall else step / 100, "success_rate": 0.0}
+        row = {
+            "env_steps": step,
+            "updates": step // 2,
+            "wall_s": wall[i] if wall else step / 100,
+            "success_rate": 0.0,
+        }
         row["success_rate"] = success[i]
         row.update({name: values[i] for name, values in (losses or {}).items()})
         logger.log(row)
@@ -212,7 +217,7 @@ def test_cli_writes_png_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--x", "updates"], "--x"),
+        (["--x", "episodes"], "--x"),
         (["--smooth", "0"], "--smooth must be >= 1"),
         (["-o", "{tmp}"], "output '{tmp}' is a directory"),
         (["--json", "{tmp}"], "json '{tmp}' is a directory"),
@@ -245,8 +250,8 @@ def test_pure_function_errors_name_the_argument(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", STEPS, list(SUCCESS[0]))
     with pytest.raises(ValueError, match="run_dirs"):
         aggregate_runs([])
-    with pytest.raises(ValueError, match="x must be one of env_steps, wall_s"):
-        aggregate_runs([run], x="updates")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="x must be one of env_steps, wall_s, updates"):
+        aggregate_runs([run], x="episodes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="smooth must be an int >= 1"):
         aggregate_runs([run], smooth=0)
     with pytest.raises(ValueError, match="band must be one of minmax, sem"):
@@ -285,7 +290,11 @@ def test_the_legend_of_many_long_labels_stays_inside_the_picture(tmp_path: Path)
         plt.close(fig)
 
 
-X_AXES = [("env_steps", "env steps"), ("wall_s", "wall-clock seconds of training")]
+X_AXES = [
+    ("env_steps", "env steps"),
+    ("wall_s", "wall-clock seconds of training"),
+    ("updates", "gradient steps"),
+]
 
 
 @pytest.mark.parametrize(("x", "x_title"), X_AXES)

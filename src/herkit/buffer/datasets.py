@@ -26,7 +26,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Episodes", "read_dataset", "read_minari", "read_ogbench"]
+from herkit.buffer.goal_env import RewardFn
+from herkit.buffer.relabel import StoredGoals
+
+__all__ = [
+    "Episodes", "add_episodes", "dataset_arguments", "from_dataset", "read_dataset",
+    "read_minari", "read_ogbench", "write_episodes",
+]  # fmt: skip
 
 OGBENCH_KEYS = ("observations", "actions", "terminals")
 """The arrays an OGBench-layout dataset must hold."""
@@ -164,6 +170,106 @@ def read_minari(dataset: Any) -> Episodes:
         raise ValueError("the Minari dataset has no episode with a step")
     joined = {key: np.concatenate(value) for key, value in parts.items()}
     return Episodes(**joined, lengths=np.asarray(lengths, np.int64))
+
+
+def from_dataset(
+    cls: Any,
+    source: Any,
+    reward_fn: RewardFn,
+    *,
+    capacity: int | None = None,
+    room: int = 0,
+    goal_size: int | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``HerReplayBuffer.from_dataset``: a buffer holding the episodes of a recorded
+    dataset, without an env.
+
+    ``source`` is a path to an OGBench-layout ``.npz`` (``observations``, ``actions``,
+    ``terminals``), a mapping of those arrays, or a local Minari dataset (read as
+    :func:`read_dataset` says: OGBench's goals are its states, the first ``goal_size``
+    coordinates where given). ``capacity`` defaults to the dataset's transitions plus
+    ``room``: online steps added after them (one env: ``n_envs`` is 1) fill that room
+    before the ring drops the oldest episodes. ``reward_fn`` is the env's
+    ``compute_reward``; other keyword arguments (``settings``, ``value_goals``,
+    ``strategy``, ``seed``...) go to the constructor. Episodes are kept whole and closed,
+    so every strategy applies.
+    """
+    episodes = read_dataset(source, goal_size)
+    buffer = cls(**dataset_arguments(episodes, reward_fn, capacity, room, kwargs))
+    buffer.add_episodes(episodes)
+    return buffer
+
+
+def add_episodes(buffer: Any, episodes: Episodes) -> None:
+    """``HerReplayBuffer.add_episodes``: store whole recorded episodes at once; the
+    buffer's open episode must be empty, and the ring must hold them all (one env)."""
+    base, ids, done = write_episodes(buffer.storage, buffer.scorer, episodes)
+    sampler = buffer.sampler
+    if sampler.tree is not None and not sampler.closed_only:
+        sampler.tree.set(np.arange(base, base + len(done)), sampler.max_priority)
+    if isinstance(buffer.relabeller, StoredGoals) and len(ids):
+        envs = np.zeros(len(ids), np.int64)
+        sampler.may_sample(buffer.relabeller.episodes_ended(ids, envs, buffer.rng.random))
+
+
+def dataset_arguments(
+    episodes: Episodes, reward_fn: Any, capacity: int | None, room: int, kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The constructor arguments of a buffer for ``episodes`` (shapes and dtypes from the
+    data, ``capacity`` or the data's steps plus ``room``, one env), with ``kwargs``."""
+    n_envs = kwargs.pop("n_envs", 1)
+    if n_envs != 1:
+        raise ValueError(f"from_dataset fills one env's column: n_envs must be 1, got {n_envs}")
+    if isinstance(room, bool) or not isinstance(room, int) or room < 0:
+        raise ValueError(f"room must be an int >= 0, got {room!r}")
+    action = episodes.action
+    return {
+        "capacity": episodes.steps + room if capacity is None else capacity,
+        "observation_shape": episodes.observation.shape[1:],
+        "goal_shape": episodes.achieved_goal.shape[1:],
+        "action_shape": action.shape[1:],
+        "observation_dtype": episodes.observation.dtype,
+        "goal_dtype": episodes.achieved_goal.dtype,
+        "action_dtype": np.float32 if np.issubdtype(action.dtype, np.floating) else np.int64,
+        "reward_fn": reward_fn,
+        **kwargs,
+    }
+
+
+def write_episodes(storage: Any, scorer: Any, episodes: Episodes) -> tuple[int, Any, Any]:
+    """Write ``episodes`` into ``storage`` (an :class:`~herkit.buffer.storage.EpisodeStorage`
+    of one env) and score their steps with ``scorer`` (a
+    :class:`~herkit.buffer.env_terms.StepScorer`); returns the first slot written, the ids of
+    the episodes and where each step ended its episode."""
+    steps = episodes.steps
+    names = ("observation", "action", "next_observation", "achieved_goal",
+             "next_achieved_goal", "desired_goal", "terminated")  # fmt: skip
+    values: dict[str, Any] = {
+        name: getattr(episodes, name).astype(storage.fields[name].dtype, copy=False)
+        for name in names
+    }
+    for name, value in values.items():
+        if value.shape[1:] != storage.fields[name].shape:
+            raise ValueError(
+                f"dataset {name} has shape {value.shape[1:]} per step, the buffer stores "
+                f"{storage.fields[name].shape}"
+            )
+    for name, spec in storage.fields.items():  # info keys, extras: none recorded
+        if name not in values and name not in ("reward", "reward_extra", "success"):
+            values[name] = np.zeros((steps, *spec.shape), spec.dtype)
+    scorer.check_first({key: value[:1] for key, value in values.items()})
+    base = storage.rows_written
+    ids = storage.append_episodes(values, episodes.lengths)
+    slots = np.arange(base, base + steps)
+    done = np.zeros(steps, bool)
+    done[np.cumsum(episodes.lengths) - 1] = True
+    ops = storage.ops
+    scorer.score_slots(
+        slots, lambda name: ops.to_host(ops.take(storage.data[name], slots)), episodes.reward,
+        None, done,
+    )  # fmt: skip
+    return base, ids, done
 
 
 def _steps(lengths: np.ndarray) -> np.ndarray:

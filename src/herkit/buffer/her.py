@@ -25,7 +25,7 @@ from herkit.buffer.backend import array_ops
 from herkit.buffer.batch import Batch
 from herkit.buffer.checks import check_int
 from herkit.buffer.conventions import GoalConventions
-from herkit.buffer.datasets import Episodes, read_dataset
+from herkit.buffer.datasets import add_episodes, from_dataset
 from herkit.buffer.ending import UNKNOWN, Ending
 from herkit.buffer.env_terms import (
     GoalRewards,
@@ -43,13 +43,13 @@ from herkit.buffer.inputs import (
     extra_key_specs,
     transition_fields,
 )
-from herkit.buffer.offline_goals import draw_state_goals
+from herkit.buffer.offline_goals import actor_samples, value_samples
 from herkit.buffer.persistence import load_buffer, save_buffer
 from herkit.buffer.relabel import StoredGoals, mix_warm, relabeller_for
 from herkit.buffer.returns import sample_returns
 from herkit.buffer.sampler import TransitionSampler
 from herkit.buffer.settings import HerSettings
-from herkit.buffer.storage import EpisodeStorage, FieldSpec, positions
+from herkit.buffer.storage import EpisodeStorage, FieldSpec
 from herkit.buffer.strategies import Strategy
 
 __all__ = ["HerReplayBuffer"]
@@ -149,28 +149,17 @@ class HerReplayBuffer:
         probe: bool = True,
         **kwargs: Any,
     ) -> HerReplayBuffer:
-        """Build a buffer from a GoalEnv (or a gymnasium vector env of them).
-
-        Shapes and dtypes come from the observation and action spaces (observation keys
-        beyond the GoalEnv's three become ``extra_keys``), ``reward_fn`` from the env's
-        ``compute_reward`` unless given, ``n_envs`` from a vector env's ``num_envs`` unless
-        given. The env's conventions are found as ``herkit train`` finds them
-        (:func:`~herkit.buffer.conventions.conventions_of`): what it declares
-        (``terminates_on_success``, ``continuing_task``) and what 200 random steps of a
-        fresh copy show (``gym.make`` of the env's spec, or a vector env's ``env_fns``):
-        the reward range, the success key and whether episodes end on success. The env
-        given is never stepped, reset or rendered: where no fresh copy can be made, or the
-        copy fails to step, only the declarations are read, and :attr:`sources` says why.
-        ``conventions`` passes ones already found instead; ``probe=False`` reads the
-        declarations alone.
-
-        ``terminal_on_success`` comes from the conventions unless given (as a keyword or in
-        ``settings``); where they leave it unknown it is None, and the first ``add`` with a
-        success decides it, as in ``herkit train`` (:mod:`herkit.buffer.ending`).
-        :attr:`conventions` holds what was found (the reward range, for clipping Q targets,
-        is the agent's to use), :attr:`sources` where each setting came from, and the repr
-        both. Other keyword arguments go to the constructor.
-        """
+        """Build a buffer from a GoalEnv (or a gymnasium vector env of them): shapes and
+        dtypes from its spaces (keys beyond the GoalEnv's three become ``extra_keys``),
+        ``reward_fn`` its ``compute_reward`` and ``n_envs`` a vector env's ``num_envs``
+        unless given. Its conventions are found as ``herkit train`` finds them
+        (:func:`~herkit.buffer.conventions.conventions_of`: what it declares, and 200 random
+        steps of a fresh copy; the env given is never stepped, reset or rendered), or taken
+        from ``conventions``; ``probe=False`` reads the declarations alone.
+        ``terminal_on_success`` comes from them unless given (None where unknown: the first
+        ``add`` with a success decides). :attr:`conventions` holds what was found,
+        :attr:`sources` where each setting came from. Other keyword arguments go to the
+        constructor."""
         arguments, sources, conventions = arguments_from_env(
             env, n_envs, reward_fn, conventions, probe, kwargs
         )
@@ -179,82 +168,8 @@ class HerReplayBuffer:
         buffer.conventions = conventions
         return buffer
 
-    @classmethod
-    def from_dataset(
-        cls,
-        source: Any,
-        reward_fn: RewardFn,
-        *,
-        capacity: int | None = None,
-        room: int = 0,
-        goal_size: int | None = None,
-        **kwargs: Any,
-    ) -> HerReplayBuffer:
-        """Build a buffer holding the episodes of a recorded dataset, without an env.
-
-        ``source`` is a path to an OGBench-layout ``.npz`` (``observations``, ``actions``,
-        ``terminals``), a mapping of those arrays, or a local Minari dataset
-        (:mod:`herkit.buffer.datasets` says how each is read: OGBench's goals are its
-        states, the first ``goal_size`` coordinates where given). ``capacity`` defaults to
-        the dataset's transitions plus ``room``: online steps added after them (one env:
-        ``n_envs`` is 1) fill that room before the ring drops the oldest episodes.
-        ``reward_fn`` is the env's ``compute_reward``; other
-        keyword arguments (``settings``, ``value_goals``, ``strategy``, ``seed``...) go to
-        the constructor. Episodes are kept whole and closed, so every strategy applies.
-        """
-        episodes = read_dataset(source, goal_size)
-        n_envs = kwargs.pop("n_envs", 1)
-        if n_envs != 1:
-            raise ValueError(f"from_dataset fills one env's column: n_envs must be 1, got {n_envs}")
-        action = episodes.action
-        buffer = cls(
-            episodes.steps + check_int("room", room, 0) if capacity is None else capacity,
-            observation_shape=episodes.observation.shape[1:],
-            goal_shape=episodes.achieved_goal.shape[1:],
-            action_shape=action.shape[1:],
-            observation_dtype=episodes.observation.dtype,
-            goal_dtype=episodes.achieved_goal.dtype,
-            action_dtype=np.float32 if np.issubdtype(action.dtype, np.floating) else np.int64,
-            reward_fn=reward_fn,
-            **kwargs,
-        )
-        buffer.add_episodes(episodes)
-        return buffer
-
-    def add_episodes(self, episodes: Episodes) -> None:
-        """Store whole recorded episodes at once (:mod:`herkit.buffer.datasets`): the buffer's
-        open episode must be empty, and the ring must hold them all (one env)."""
-        storage = self.storage
-        steps = episodes.steps
-        values: dict[str, Any] = {
-            name: getattr(episodes, name).astype(storage.fields[name].dtype, copy=False)
-            for name in ("observation", "action", "next_observation", "achieved_goal",
-                         "next_achieved_goal", "desired_goal", "terminated")
-        }  # fmt: skip
-        for name, value in values.items():
-            if value.shape[1:] != storage.fields[name].shape:
-                raise ValueError(
-                    f"dataset {name} has shape {value.shape[1:]} per step, the buffer stores "
-                    f"{storage.fields[name].shape}"
-                )
-        for name, spec in storage.fields.items():  # info keys, extras: none recorded
-            if name not in values and name not in ("reward", "reward_extra", "success"):
-                values[name] = np.zeros((steps, *spec.shape), spec.dtype)
-        self.scorer.check_first({k: v[:1] for k, v in values.items()})
-        base = storage.rows_written
-        ids = storage.append_episodes(values, episodes.lengths)
-        slots = np.arange(base, base + steps)
-        done = np.zeros(steps, bool)
-        done[np.cumsum(episodes.lengths) - 1] = True
-        self.scorer.score_slots(
-            slots, lambda name: self.ops.to_host(self.ops.take(storage.data[name], slots)),
-            episodes.reward, None, done,
-        )  # fmt: skip
-        if self.sampler.tree is not None and not self.sampler.closed_only:
-            self.sampler.tree.set(slots, self.sampler.max_priority)
-        if isinstance(self.relabeller, StoredGoals) and len(ids):
-            envs = np.zeros(len(ids), np.int64)
-            self.sampler.may_sample(self.relabeller.episodes_ended(ids, envs, self.rng.random))
+    from_dataset = classmethod(from_dataset)
+    add_episodes = add_episodes
 
     def __repr__(self) -> str:
         """The settings that decide what a batch holds, and where ``from_env`` took them."""
@@ -412,15 +327,9 @@ class HerReplayBuffer:
         slots, data, ops, her = drawn.slots, self.storage.data, self.ops, self.settings
         ledger, warm = self.storage.ledger(closed_only=False), mix_warm(her, self.storage)
         next_achieved = ops.take(data["next_achieved_goal"], slots)
-        at = positions(ledger, slots) if her.value_goals or her.actor_goals else None
         if her.value_goals is not None:  # offline GCRL's goals and rewards
-            assert at is not None
-            goal, reached = draw_state_goals(
-                ledger, data, ops, slots, at, her.value_goals, her.value_future, her.gamma,
-                self.rng.random,
-            )  # fmt: skip
-            terminated = ops.from_host(reached.astype(np.float32))
-            reward, last, discount = terminated - 1.0, slots, None
+            goal, reward, terminated = value_samples(ledger, data, ops, slots, her, self.rng.random)
+            last, discount = slots, None
         else:
             own_goal = ops.take(data["desired_goal"], slots)
             goal, relabel = self.relabeller.goals(
@@ -432,12 +341,7 @@ class HerReplayBuffer:
                 terminal_on_success=her.terminal_on_success, keep_env_terms=her.keep_env_terms,
                 goal_rewards=self.rewards, threshold=self.reached_threshold(),
             )  # fmt: skip
-        actor_goal = None
-        if her.actor_goals is not None:
-            assert at is not None
-            actor_goal, _ = draw_state_goals(
-                ledger, data, ops, slots, at, her.actor_goals, "uniform", her.gamma, self.rng.random
-            )
+        actor_goal = actor_samples(ledger, data, ops, slots, her, self.rng.random)
         return Batch(
             observation=ops.take(data["observation"], slots),
             action=ops.take(data["action"], slots),

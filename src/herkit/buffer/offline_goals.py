@@ -29,7 +29,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from herkit.buffer.backend import ArrayOps
-from herkit.buffer.storage import Ledger, sample_slots
+from herkit.buffer.storage import Ledger, positions, sample_slots
 from herkit.buffer.strategies import future_steps
 
 __all__ = [
@@ -37,9 +37,11 @@ __all__ = [
     "OGBENCH_ACTOR_GOALS",
     "OGBENCH_VALUE_GOALS",
     "FutureLaw",
+    "actor_samples",
     "check_goal_mix",
     "draw_state_goals",
     "geometric_steps",
+    "value_samples",
 ]
 
 FutureLaw = Literal["geometric", "uniform"]
@@ -123,6 +125,43 @@ def draw_state_goals(
         goal = ops.take(data["achieved_goal"], goal_slots)
         return ops.where(_rows(ops, is_future, goal), future_goal, goal), reached
     return ops.take(data["achieved_goal"], goal_slots), reached
+
+
+def value_samples(
+    ledger: Ledger,
+    data: dict[str, Any],
+    ops: ArrayOps,
+    slots: np.ndarray,
+    her: Any,
+    uniform: Callable[[int], np.ndarray],
+) -> tuple[Any, Any, Any]:
+    """The value goals of the transitions in ``slots`` under the settings ``her``
+    (:class:`~herkit.buffer.settings.HerSettings` with ``value_goals``), their rewards (0
+    where reached, else -1) and terminal flags (1 where reached), in ``ops``' arrays."""
+    at = positions(ledger, slots)
+    goal, reached = draw_state_goals(
+        ledger, data, ops, slots, at, her.value_goals, her.value_future, her.gamma, uniform
+    )
+    terminated = ops.from_host(reached.astype(np.float32))
+    return goal, terminated - 1.0, terminated
+
+
+def actor_samples(
+    ledger: Ledger,
+    data: dict[str, Any],
+    ops: ArrayOps,
+    slots: np.ndarray,
+    her: Any,
+    uniform: Callable[[int], np.ndarray],
+) -> Any:
+    """The actor goals of the transitions in ``slots`` under ``her``'s ``actor_goals`` (their
+    future goals uniform), or None without that mix."""
+    if her.actor_goals is None:
+        return None
+    at = positions(ledger, slots)
+    goal, _ = draw_state_goals(ledger, data, ops, slots, at, her.actor_goals, "uniform",
+                               her.gamma, uniform)  # fmt: skip
+    return goal
 
 
 def _rows(ops: ArrayOps, mask: np.ndarray, like: Any) -> Any:

@@ -106,11 +106,9 @@ class TrainConfig:
     """LAM P: the HER paper's shaped reward ``LAM*|g-ag|^P - |g-ag'|^P`` in place of the
     env's (ag, ag': achieved goal before and after the step); success stays the env's."""
     dataset: str | None = None
-    """Train offline from this dataset (OGBench's .npz layout): --steps, --eval-every and
-    --checkpoint-every count gradient steps; evaluations play each of the env's tasks."""
+    """Train offline on this OGBench-layout .npz (--steps: gradient steps)."""
     online_steps: int = 0
-    """With --dataset: env steps of online training after the offline steps (one env, the
-    same buffer, the recorded data kept)."""
+    """With --dataset: env steps trained online after it, into the same buffer."""
     target_success: float | None = None
     """Stop once the mean success of --target-evaluations evaluations in a row reaches this."""
     target_evaluations: int = 3
@@ -207,10 +205,7 @@ class TrainConfig:
         if self.dataset is None and self.online_steps:
             raise ValueError("online_steps needs dataset: it continues an offline run online")
         if self.dataset is not None and self.n_envs != 1:
-            raise ValueError(
-                f"n_envs must be 1 with dataset (the buffer holds the recorded episodes in one "
-                f"env's column), got {self.n_envs}"
-            )
+            raise ValueError(f"n_envs must be 1 with dataset (one env's column), got {self.n_envs}")
         for name, minimum in (
             ("online_steps", 0),
             ("steps", 1), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),

@@ -20,12 +20,14 @@ __all__ = ["present"]
 
 
 def present(run_dir: str | Path, title: str | None = None) -> None:
-    """Write ``RUN/curve.png`` and ``RUN/report.html`` from the files of ``run_dir``."""
+    """Write ``RUN/curve.png`` and ``RUN/report.html`` from the files of ``run_dir`` (against
+    gradient steps for a run trained offline only)."""
+    from herkit.presentation.groups import progress_axis
     from herkit.presentation.plots import plot_runs  # matplotlib and plotly: herkit's report extra
     from herkit.presentation.report import write_report
 
     paths = RunPaths(run_dir)
-    plot_runs([paths.root], paths.curve, title=title)
+    plot_runs([paths.root], paths.curve, title=title, x=progress_axis([paths.root]))
     write_report([paths.root], paths.report)
 
 

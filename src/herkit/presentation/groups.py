@@ -41,6 +41,7 @@ __all__ = [
     "check_options",
     "groups_to_json",
     "moving_average",
+    "progress_axis",
 ]
 
 XAxis = Literal["env_steps", "wall_s", "updates"]
@@ -131,6 +132,16 @@ def moving_average(values: np.ndarray, window: int) -> np.ndarray:
     end = np.arange(1, values.size + 1)
     start = np.maximum(end - window, 0)
     return (sums[end] - sums[start]) / (end - start)
+
+
+def progress_axis(run_dirs: Sequence[str | Path]) -> XAxis:
+    """``updates`` for runs trained offline only (every row at 0 env steps), else
+    ``env_steps``: the axis their progress is counted on."""
+    for run_dir in run_dirs:
+        rows = read_progress(RunPaths(run_dir).progress)
+        if any(_number(row.get("env_steps")) != 0 for row in rows):
+            return "env_steps"
+    return "updates"
 
 
 def aggregate_runs(

@@ -41,6 +41,7 @@ from herkit.presentation.groups import (
     _read_config,
     aggregate_runs,
     moving_average,
+    progress_axis,
 )
 from herkit.presentation.page import deferred_scripts, html_page
 from herkit.presentation.plots import X_TITLES, _check_output, _wants_log
@@ -82,14 +83,17 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
             problem = "is not a directory" if Path(run_dir).exists() else "does not exist"
             raise ValueError(f"run directory {str(run_dir)!r} {problem}")
     out = _check_output("output", output, example="report.html")
-    by_steps = aggregate_runs(run_dirs, x="env_steps")  # also checks for progress.csv
+    x = progress_axis(run_dirs) if all(RunPaths(r).progress.is_file() for r in run_dirs) else (
+        "env_steps"
+    )  # fmt: skip
+    by_steps = aggregate_runs(run_dirs, x=x)  # also checks for progress.csv
     by_wall = aggregate_runs(run_dirs, x="wall_s")
     runs = [run for group in by_steps for run in group.runs]
     configs = [_read_config(run) for run in runs]
     names = _run_names(runs)
 
     body = [_header(runs, names, configs), "<h2>Evaluation success rate</h2>"]
-    steps = _success_figure(by_steps, X_TITLES["env_steps"], "Success rate against env steps")
+    steps = _success_figure(by_steps, X_TITLES[x], f"Success rate against {X_TITLES[x]}")
     wall = _success_figure(by_wall, X_TITLES["wall_s"], "Success rate against time")
     body.append(_grid(steps, wall))
     for run, name in zip(runs, names, strict=True):

@@ -37,6 +37,7 @@ from herkit.buffer.offline_goals import OGBENCH_ACTOR_GOALS, OGBENCH_VALUE_GOALS
 from herkit.buffer.settings import HerSettings
 from herkit.config.her import RunHerSettings
 from herkit.config.train import TrainConfig
+from herkit.presentation.presenter import Presenter
 from herkit.rundir.checkpoint import load_checkpoint, save_checkpoint
 from herkit.rundir.directory import check_new_run_dir, clear_run_dir, owned_run_dir
 from herkit.rundir.logs import RunLogger
@@ -193,7 +194,7 @@ def _train(
         "run_dir": str(run_dir),
     }
     write_text(RunPaths(run_dir).summary, json.dumps(summary, indent=1))
-    _draw_curve(run_dir)
+    Presenter(run_dir, f"{config.env_id} {config.algo} offline").final()
     return summary
 
 
@@ -204,13 +205,3 @@ def online_config(config: TrainConfig) -> TrainConfig:
     return dataclasses.replace(
         config, dataset=None, online_steps=0, steps=config.online_steps, her=her
     )
-
-
-def _draw_curve(run_dir: Path) -> None:
-    """``curve.png`` against gradient steps (skipped, and said, without matplotlib)."""
-    try:
-        from herkit.presentation.plots import plot_runs
-
-        plot_runs([run_dir], RunPaths(run_dir).curve, x="updates")
-    except ModuleNotFoundError as error:
-        say(f"curve.png not drawn: {error.name} is missing (herkit's report extra)")

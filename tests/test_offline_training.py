@@ -65,6 +65,16 @@ def test_an_offline_run_trains_gradient_steps_and_evaluates_every_task(dataset, 
     assert saved["dataset"] == str(dataset) and saved["algo"] == algo
 
 
+def test_herkit_eval_plays_each_task_of_an_offline_run(dataset, tmp_path):
+    from herkit.training.evaluation import evaluate_run
+    from herkit.training.loop import train
+
+    train(offline(dataset, tmp_path / "run", "gcbc", steps=15))
+    result = evaluate_run(tmp_path / "run", episodes=2, seed=0)
+    assert result["episodes"] == 10 and len(result["tasks"]) == 5
+    assert result["success_rate"] == pytest.approx(np.mean(result["tasks"]))
+
+
 def test_an_offline_run_resumes_and_refuses_what_it_has_done(dataset, tmp_path):
     from herkit.training.loop import train
 

@@ -8,7 +8,7 @@ success is read by the env's own convention (:class:`herkit.buffer.conventions.S
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,11 @@ class EvalResult:
     def mean_length(self) -> float:
         """Mean episode length in steps."""
         return float(np.mean(self.lengths)) if self.lengths else math.nan
+
+    @classmethod
+    def joined(cls, results: list[EvalResult]) -> EvalResult:
+        """The episodes of ``results``, one after another."""
+        return cls(*([x for r in results for x in getattr(r, f.name)] for f in fields(cls)))
 
     def summary(self) -> dict[str, float | int]:
         """Episodes, success rate, mean return and mean length, as plain numbers."""
@@ -153,11 +158,13 @@ def evaluate_run(
     device: str = "cpu",
 ) -> dict[str, Any]:
     """Evaluate the policy of a run's checkpoint on fresh envs, as training evaluates it
-    (success by the env's own convention); with ``video``, also write the episodes to
-    that ``.mp4`` or ``.gif`` file (played one after another on a single env)."""
+    (success by the env's own convention; ``episodes`` of each evaluation task the env
+    declares, their success rates in ``tasks``); with ``video``, also write the episodes
+    (of the env's own goals) to that ``.mp4`` or ``.gif`` file (played one after another on
+    a single env)."""
     from herkit.buffer.goal_env import compute_reward_of
     from herkit.presentation.video import check_video_path, write_video
-    from herkit.training.build import make_vector_env, resolve_conventions
+    from herkit.training.build import make_run_env, make_vector_env, resolve_conventions
     from herkit.training.policy import load_policy
 
     if episodes < 1:
@@ -179,7 +186,13 @@ def evaluate_run(
             conventions.success_reward,
             config.her.info_keys,
         )
-        result = evaluate(policy.agent, envs, episodes, seed, success_of, deterministic, frames)
+        tasks = [None] if video is not None else evaluation_tasks(make_run_env(config))
+        results = [
+            evaluate(policy.agent, envs, episodes, seed + i, success_of, deterministic, frames,
+                     options=task)
+            for i, task in enumerate(tasks)
+        ]  # fmt: skip
+        result = EvalResult.joined(results)
         fps = float(envs.metadata.get("render_fps") or 30)
     finally:
         envs.close()
@@ -191,6 +204,8 @@ def evaluate_run(
         "success_key": conventions.success_key,
         "env_steps": policy.env_steps,
     }
+    if len(tasks) > 1:  # the env's evaluation tasks, `episodes` each
+        out["tasks"] = [r.success_rate for r in results]
     if video is not None and frames is not None:
         out["video"] = str(write_video(video, frames, fps))
         out["frames"] = len(frames)

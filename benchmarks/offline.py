@@ -156,20 +156,27 @@ def record(
 
 
 def table(_: argparse.Namespace) -> None:
-    """The recorded runs per budget and algorithm beside OGBench's figure."""
+    """The recorded runs per budget and algorithm beside OGBench's figure (the spread over
+    seeds where there are several)."""
     runs = json.loads(RECORD.read_text())["runs"] if RECORD.exists() else {}
-    groups: dict[tuple[str, str], list[float]] = {}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for key, run in runs.items():
-        groups.setdefault((key.rsplit("/", 2)[0], run["algo"]), []).append(100 * run["success"])
-    print("| budget | algo | seeds | herkit success % | OGBench % (8 seeds) |")
-    print("|---|---|---|---|---|")
-    for (tag, algo), values in sorted(groups.items()):
-        spread = statistics.stdev(values) if len(values) > 1 else float("nan")
-        mean, std = OGBENCH[algo]
-        print(
-            f"| {tag} | {algo} | {len(values)} | {statistics.fmean(values):.0f} ± "
-            f"{spread:.0f} | {mean:.0f} ± {std:.0f} |"
+        groups.setdefault((key.rsplit("/", 2)[0], run["algo"]), []).append(run)
+    print("| budget | algo | seeds | herkit success % | tasks 1-5 % | OGBench % (8 seeds) | "
+          "wall min |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for (tag, algo), group in sorted(groups.items(), key=lambda item: ALGOS.index(item[0][1])):
+        values = [100 * run["success"] for run in group]
+        spread = f" ± {statistics.stdev(values):.0f}" if len(values) > 1 else ""
+        tasks = sorted(group[0]["tasks"])
+        per_task = " / ".join(
+            f"{100 * statistics.fmean(run['tasks'][task] for run in group):.0f}" for task in tasks
         )
+        mean, std = OGBENCH[algo]
+        seeds = ", ".join(str(run["seed"]) for run in group)
+        wall = " / ".join(f"{run['wall_s'] / 60:.0f}" for run in group)
+        print(f"| {tag} | {algo} | {seeds} | {statistics.fmean(values):.0f}{spread} | "
+              f"{per_task} | {mean:.0f} ± {std:.0f} | {wall} |")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -117,8 +117,8 @@ def test_bad_offline_settings_say_what_is_expected(dataset, tmp_path):
         train(offline(tmp_path / "none.npz", tmp_path / "a"))
     with pytest.raises(ValueError, match="n_envs must be 1 with dataset"):
         offline(dataset, tmp_path / "b", n_envs=2)
-    with pytest.raises(ValueError, match="online_steps needs dataset"):
-        config_for(ENV, online_steps=10)
+    with pytest.raises(ValueError, match="online_steps continues a run trained offline"):
+        train(config_for(ENV, online_steps=10, out=str(tmp_path / "c")))
 
 
 def test_the_command_line_trains_offline(dataset, tmp_path):

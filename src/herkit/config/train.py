@@ -202,8 +202,6 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.env_id, str) or not self.env_id:
             raise ValueError(f"env_id must be a non-empty string, got {self.env_id!r}")
-        if self.dataset is None and self.online_steps:
-            raise ValueError("online_steps needs dataset: it continues an offline run online")
         if self.dataset is not None and self.n_envs != 1:
             raise ValueError(f"n_envs must be 1 with dataset (one env's column), got {self.n_envs}")
         for name, minimum in (

@@ -46,6 +46,11 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             an unforeseen error; see :mod:`herkit.runtime.failures`): its text is one line, the
             traceback is in ``RUN/error.log``, the last good checkpoint kept.
     """
+    if config.online_steps and config.dataset is None:
+        raise ValueError(
+            "online_steps continues a run trained offline (--dataset); a run that went online "
+            "already goes on with a larger --steps"
+        )
     if config.dataset is not None:  # offline, then online where asked
         from herkit.training.offline import online_config, train_offline
 

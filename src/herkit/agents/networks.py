@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import partial
-from typing import Literal, get_args
+from typing import Literal, Optional, get_args
 
 import numpy as np
 import torch
@@ -50,7 +50,8 @@ LOG_STD_MAX = 2.0
 """Largest log standard deviation of the Gaussian actor."""
 
 
-_Hidden = tuple[nn.Linear, nn.LayerNorm | None, Callable[[torch.Tensor], torch.Tensor], bool]
+# Optional, not `| None`: the docs build mocks torch, and a mocked class has no `|`
+_Hidden = tuple[nn.Linear, Optional[nn.LayerNorm], Callable[[torch.Tensor], torch.Tensor], bool]  # noqa: UP045
 """A hidden layer of :class:`MLP`: its Linear, LayerNorm (or None), activation function
 and whether the LayerNorm comes after the activation."""
 

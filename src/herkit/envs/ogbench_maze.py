@@ -71,9 +71,9 @@ class OGBenchGoalEnv(gym.Wrapper):
         self.evaluation_tasks: tuple[dict[str, Any], ...] = (
             ({"task_id": task},) if task else tuple({"task_id": k} for k in range(1, count + 1))
         )
-        """The env's own evaluation tasks, as ``reset`` options: ``({"task_id": 1}, ...,
-        {"task_id": 5})`` (one per entry of the env's task list; the single task of a
-        ``-singletask`` env). This is how herkit's evaluation finds an env's own evaluation
+        """The env's own evaluation tasks, as ``reset`` options: ``{"task_id": k}`` for k from
+        1 to 5 (one per entry of the env's task list; the single task of a ``-singletask``
+        env). This is how herkit's evaluation finds an env's own evaluation
         goals: one or more episodes of ``env.reset(options=task)`` for each ``task``."""
         self._goal = np.zeros(goal.shape, dtype=goal.dtype)
 

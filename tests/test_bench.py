@@ -38,10 +38,11 @@ def test_tiny_run_gives_positive_finite_numbers_for_every_herkit_variant() -> No
     lines: list[str] = []
     rows = run_buffer_bench(config, progress=lines.append)
 
-    assert [(row["relabel"], row["prioritized"]) for row in rows] == [
-        ("sample", False),
-        ("sample", True),
-        ("store", False),
+    assert [(row["variant"], row["relabel"], row["prioritized"]) for row in rows] == [
+        ("sample", "sample", False),
+        ("sample + PER", "sample", True),
+        ("store", "store", False),
+        ("OGBench goals", "sample", False),
     ]
     for row in rows:
         assert set(row) == ROW_KEYS
@@ -68,8 +69,8 @@ def test_targets_and_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert set(result) == {"config", "machine", "rows", "targets"}
     assert result["config"]["stored"] == [1_000, 2_000]
     assert all(set(row["sample_ms"]) == {"1000", "2000"} for row in result["rows"])
-    # 2 sizes x (latency) + growth + 2 add rates, for each of the 3 herkit variants.
-    assert len(result["targets"]) == 3 * 5
+    # 2 sizes x (latency) + growth + 2 add rates, for each of the 4 herkit variants.
+    assert len(result["targets"]) == 4 * 5
     assert all(isinstance(check["met"], bool) for check in result["targets"])
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -285,16 +285,24 @@ class GoalAgent(UpdateSteps, ABC):
         target = batch.reward + discount * batch.not_done * next_value
         return target.clamp(*self.return_bounds)
 
-    def _step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> None:
-        """Backpropagate ``loss``, clip the gradient norm of the optimiser's parameters, step."""
-        params = optimizer.param_groups[0]["params"]
-        for param in params:  # zero_grad(set_to_none=True) without its per-call overhead
-            param.grad = None
+    def _step(
+        self,
+        optimizer: torch.optim.Optimizer | Sequence[torch.optim.Optimizer],
+        loss: torch.Tensor,
+    ) -> None:
+        """Backpropagate ``loss`` once, then for each optimiser (one, or several sharing the
+        loss) clip the gradient norm of its parameters and step."""
+        optimizers = [optimizer] if isinstance(optimizer, torch.optim.Optimizer) else optimizer
+        groups = [opt.param_groups[0]["params"] for opt in optimizers]
+        for params in groups:  # zero_grad(set_to_none=True) without its per-call overhead
+            for param in params:
+                param.grad = None
         loss.backward()
-        self.dist.average_gradients(params)
-        if self.config.grad_clip is not None:
-            nn.utils.clip_grad_norm_(params, self.config.grad_clip)
-        optimizer.step()
+        for opt, params in zip(optimizers, groups, strict=True):
+            self.dist.average_gradients(params)
+            if self.config.grad_clip is not None:
+                nn.utils.clip_grad_norm_(params, self.config.grad_clip)
+            opt.step()
 
 
 Agent = GoalAgent

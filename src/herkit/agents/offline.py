@@ -22,7 +22,6 @@ order). Updates run eagerly only: the compiled and captured modes take a
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -81,12 +80,37 @@ class OfflineAgent(GoalAgent):
                 config.actor_layer_norm, config.activation, config.actor_init_scale,
             )  # fmt: skip
             self._build()
+            for name in self.TARGETS:
+                setattr(self, f"{name}_target", copy.deepcopy(getattr(self, name)))
         for net in self._networks().values():
             net.to(self.device)
-        self.actor_optimizer = adam(self.actor.parameters(), config.lr)
+        for name in self.TARGETS:
+            getattr(self, f"{name}_target").requires_grad_(False)
+        self.optimizers: dict[str, torch.optim.Optimizer] = {
+            name: adam(getattr(self, name).parameters(), config.lr)
+            for name in ("actor", *self.TRAINED)
+        }
+        """One Adam per trained network, by name."""
+        if self.TARGETS:
+            self._track_targets(
+                *((getattr(self, f"{name}_target"), getattr(self, name)) for name in self.TARGETS)
+            )
+        self._place_values()
+
+    TRAINED: ClassVar[tuple[str, ...]] = ()
+    """The networks besides the actor that an update trains (attributes of that name)."""
+    TARGETS: ClassVar[tuple[str, ...]] = ()
+    """The trained networks with a polyak target (``NAME_target``, made here)."""
 
     def _build(self) -> None:
-        """Build the value networks (called under the agent's seeded init, on the CPU)."""
+        """Build the :data:`TRAINED` networks (under the agent's seeded init, on the CPU)."""
+
+    def _networks(self) -> dict[str, nn.Module]:
+        names = ("actor", *self.TRAINED, *(f"{name}_target" for name in self.TARGETS))
+        return {name: getattr(self, name) for name in names}
+
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return self.optimizers
 
     # --- what GoalAgent asks -------------------------------------------------------------
     def set_terminal_on_success(self, ends: bool | None) -> None:
@@ -145,22 +169,6 @@ class OfflineAgent(GoalAgent):
         }
         return mean, log_prob, metrics
 
-    def _step_all(self, loss: torch.Tensor, optimizers: Sequence[torch.optim.Optimizer]) -> None:
-        """One backward pass of the summed losses, the targets' polyak step towards the
-        online networks as they were, then each optimiser's step (gradients averaged over
-        ranks and clipped per optimiser)."""
-        params = [p for optimizer in optimizers for p in optimizer.param_groups[0]["params"]]
-        for param in params:
-            param.grad = None
-        loss.backward()
-        self._update_targets()
-        for optimizer in optimizers:
-            group = optimizer.param_groups[0]["params"]
-            self.dist.average_gradients(group)
-            if self.config.grad_clip is not None:
-                nn.utils.clip_grad_norm_(group, self.config.grad_clip)
-            optimizer.step()
-
 
 class GCBCAgent(OfflineAgent):
     """Goal-conditioned behavioural cloning: the actor minimises ``-mean log pi(a | s,
@@ -169,19 +177,13 @@ class GCBCAgent(OfflineAgent):
     config: GCBCConfig
     METRICS: ClassVar[tuple[str, ...]] = ("actor_loss", "bc_log_prob", "mse", "td_abs_mean")
 
-    def _networks(self) -> dict[str, nn.Module]:
-        return {"actor": self.actor}
-
-    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        return {"actor": self.actor_optimizer}
-
     def _update(
         self, batch: TorchBatch, actor_step: bool
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         actor_x, _ = self._actor_inputs(batch)
         _, log_prob, metrics = self._behaviour(actor_x, self._unit_action(batch))
         actor_loss = -log_prob.mean()
-        self._step(self.actor_optimizer, actor_loss)
+        self._step(self.optimizers["actor"], actor_loss)
         metrics["actor_loss"] = actor_loss
         return metrics, torch.zeros(len(batch.reward), device=self.device)
 
@@ -199,40 +201,20 @@ class GCIVLAgent(OfflineAgent):
     """
 
     config: GCIVLConfig
+    value: ValueEnsemble
+    value_target: ValueEnsemble
     METRICS: ClassVar[tuple[str, ...]] = (
         "value_loss", "v_mean", "v_min", "v_max", "actor_loss", "adv", "bc_log_prob", "mse",
         "td_abs_mean",
     )  # fmt: skip
+
+    TRAINED = TARGETS = ("value",)
 
     def _build(self) -> None:
         config = self.config
         self.value = ValueEnsemble(
             self.in_dim, config.hidden, 2, config.critic_layer_norm, config.activation
         )
-        self.value_target = copy.deepcopy(self.value).requires_grad_(False)
-
-    def __init__(
-        self,
-        config: GCIVLConfig,
-        observation_dim: int,
-        goal_dim: int,
-        action_low: np.ndarray,
-        action_high: np.ndarray,
-        reward_range: tuple[float, float] | None,
-        device: str | torch.device = "cpu",
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(config, observation_dim, goal_dim, action_low, action_high,
-                         reward_range, device, seed)  # fmt: skip
-        self.value_optimizer = adam(self.value.parameters(), config.lr)
-        self._track_targets((self.value_target, self.value))
-        self._place_values()
-
-    def _networks(self) -> dict[str, nn.Module]:
-        return {"actor": self.actor, "value": self.value, "value_target": self.value_target}
-
-    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        return {"actor": self.actor_optimizer, "value": self.value_optimizer}
 
     def _update(
         self, batch: TorchBatch, actor_step: bool
@@ -252,7 +234,7 @@ class GCIVLAgent(OfflineAgent):
             "v_min": v.detach().min(),
             "v_max": v.detach().max(),
         }
-        loss, optimizers = value_loss, [self.value_optimizer]
+        loss, optimizers = value_loss, [self.optimizers["value"]]
         if actor_step:
             actor_x, next_actor_x = self._actor_inputs(batch)
             with torch.no_grad():
@@ -261,9 +243,10 @@ class GCIVLAgent(OfflineAgent):
             _, log_prob, actor_metrics = self._behaviour(actor_x, self._unit_action(batch))
             actor_loss = -(weight * log_prob).mean()
             loss = loss + actor_loss
-            optimizers.append(self.actor_optimizer)
+            optimizers.append(self.optimizers["actor"])
             metrics |= actor_metrics | {"actor_loss": actor_loss, "adv": advantage.mean()}
-        self._step_all(loss, optimizers)
+        self._update_targets()  # towards the networks before the step, as OGBench's
+        self._step(optimizers, loss)
         return metrics, (q - v.detach()).abs().max(dim=0).values
 
 
@@ -280,10 +263,16 @@ class GCIQLAgent(OfflineAgent):
     """
 
     config: GCIQLConfig
+    value: ValueEnsemble
+    critic: Critic
+    critic_target: Critic
     METRICS: ClassVar[tuple[str, ...]] = (
         "value_loss", "v_mean", "v_min", "v_max", "critic_loss", "q_mean", "q_min", "q_max",
         "actor_loss", "q_loss", "bc_loss", "bc_log_prob", "mse", "td_abs_mean",
     )  # fmt: skip
+
+    TRAINED = ("value", "critic")
+    TARGETS = ("critic",)
 
     def _build(self) -> None:
         config = self.config
@@ -296,40 +285,6 @@ class GCIQLAgent(OfflineAgent):
         for head in self.critic.heads:
             assert isinstance(head, MLP)
             fan_avg_init(head)
-        self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
-
-    def __init__(
-        self,
-        config: GCIQLConfig,
-        observation_dim: int,
-        goal_dim: int,
-        action_low: np.ndarray,
-        action_high: np.ndarray,
-        reward_range: tuple[float, float] | None,
-        device: str | torch.device = "cpu",
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(config, observation_dim, goal_dim, action_low, action_high,
-                         reward_range, device, seed)  # fmt: skip
-        self.value_optimizer = adam(self.value.parameters(), config.lr)
-        self.critic_optimizer = adam(self.critic.parameters(), config.lr)
-        self._track_targets((self.critic_target, self.critic))
-        self._place_values()
-
-    def _networks(self) -> dict[str, nn.Module]:
-        return {
-            "actor": self.actor,
-            "value": self.value,
-            "critic": self.critic,
-            "critic_target": self.critic_target,
-        }
-
-    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        return {
-            "actor": self.actor_optimizer,
-            "value": self.value_optimizer,
-            "critic": self.critic_optimizer,
-        }
 
     def _update(
         self, batch: TorchBatch, actor_step: bool
@@ -355,7 +310,7 @@ class GCIQLAgent(OfflineAgent):
             "q_max": q.detach().max(),
         }
         loss = value_loss + critic_loss
-        optimizers = [self.value_optimizer, self.critic_optimizer]
+        optimizers = [self.optimizers["value"], self.optimizers["critic"]]
         if actor_step:
             actor_x, _ = self._actor_inputs(batch)
             mean, log_prob, actor_metrics = self._behaviour(actor_x, unit_action)
@@ -365,9 +320,10 @@ class GCIQLAgent(OfflineAgent):
             bc_loss = -config.alpha * log_prob.mean()
             actor_loss = q_loss + bc_loss
             loss = loss + actor_loss
-            optimizers.append(self.actor_optimizer)
+            optimizers.append(self.optimizers["actor"])
             metrics |= actor_metrics | {
                 "actor_loss": actor_loss, "q_loss": q_loss, "bc_loss": bc_loss,
             }  # fmt: skip
-        self._step_all(loss, optimizers)
+        self._update_targets()  # towards the networks before the step, as OGBench's
+        self._step(optimizers, loss)
         return metrics, (target - q.detach()).abs().max(dim=0).values

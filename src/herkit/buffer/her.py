@@ -49,7 +49,7 @@ from herkit.buffer.relabel import StoredGoals, mix_warm, relabeller_for
 from herkit.buffer.returns import sample_returns
 from herkit.buffer.sampler import TransitionSampler
 from herkit.buffer.settings import HerSettings
-from herkit.buffer.storage import EpisodeStorage, FieldSpec
+from herkit.buffer.storage import EpisodeStorage, FieldSpec, positions
 from herkit.buffer.strategies import Strategy
 
 __all__ = ["HerReplayBuffer"]
@@ -65,17 +65,15 @@ class HerReplayBuffer:
     Args:
         capacity: transitions held (rounded down to a multiple of ``n_envs``); the
             oldest whole episodes are dropped when full.
-        observation_shape, goal_shape, action_shape: shapes of one transition's
-            ``observation``, goals (achieved and desired) and action (``()`` for a
-            discrete action).
+        observation_shape, goal_shape, action_shape: shapes of one transition's parts
+            (the goals achieved and desired; ``()`` for a discrete action).
         reward_fn: vectorised ``reward_fn(achieved_goal, desired_goal, info)``; ``info``
             is a dict of the stored ``info_keys`` columns for the batch.
         observation_dtype, goal_dtype, action_dtype: storage dtypes (uint8 stays uint8).
         n_envs: envs whose transitions arrive together in every ``add``.
         extra_keys: observation keys beyond the GoalEnv's three, ``{key: (shape, dtype)}``
-            (an image, a proprioception split): stored for both observations of every
-            transition and returned in ``Batch.extras`` and ``Batch.next_extras``;
-            relabelling touches only the goals.
+            (an image): stored for both observations of every transition and returned in
+            ``Batch.extras`` and ``Batch.next_extras``; relabelling touches only goals.
         seed: seed of the buffer's own ``np.random.Generator``.
         device: None (default) keeps the data in numpy arrays; a torch device (``"cuda"``,
             or ``"cpu"`` for host tensors) keeps it in tensors there, where batches are
@@ -327,8 +325,11 @@ class HerReplayBuffer:
         slots, data, ops, her = drawn.slots, self.storage.data, self.ops, self.settings
         ledger, warm = self.storage.ledger(closed_only=False), mix_warm(her, self.storage)
         next_achieved = ops.take(data["next_achieved_goal"], slots)
+        at = positions(ledger, slots) if her.value_goals or her.actor_goals else None
         if her.value_goals is not None:  # offline GCRL's goals and rewards
-            goal, reward, terminated = value_samples(ledger, data, ops, slots, her, self.rng.random)
+            goal, reward, terminated = value_samples(
+                ledger, data, ops, slots, at, her, self.rng.random
+            )
             last, discount = slots, None
         else:
             own_goal = ops.take(data["desired_goal"], slots)
@@ -341,7 +342,7 @@ class HerReplayBuffer:
                 terminal_on_success=her.terminal_on_success, keep_env_terms=her.keep_env_terms,
                 goal_rewards=self.rewards, threshold=self.reached_threshold(),
             )  # fmt: skip
-        actor_goal = actor_samples(ledger, data, ops, slots, her, self.rng.random)
+        actor_goal = actor_samples(ledger, data, ops, slots, at, her, self.rng.random)
         return Batch(
             observation=ops.take(data["observation"], slots),
             action=ops.take(data["action"], slots),

@@ -29,7 +29,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from herkit.buffer.backend import ArrayOps
-from herkit.buffer.storage import Ledger, positions, sample_slots
+from herkit.buffer.storage import Ledger, sample_slots
 from herkit.buffer.strategies import future_steps
 
 __all__ = [
@@ -132,13 +132,14 @@ def value_samples(
     data: dict[str, Any],
     ops: ArrayOps,
     slots: np.ndarray,
+    at: Any,
     her: Any,
     uniform: Callable[[int], np.ndarray],
 ) -> tuple[Any, Any, Any]:
     """The value goals of the transitions in ``slots`` under the settings ``her``
-    (:class:`~herkit.buffer.settings.HerSettings` with ``value_goals``), their rewards (0
-    where reached, else -1) and terminal flags (1 where reached), in ``ops``' arrays."""
-    at = positions(ledger, slots)
+    (:class:`~herkit.buffer.settings.HerSettings` with ``value_goals``; ``at``: their
+    :func:`~herkit.buffer.storage.positions`), their rewards (0 where reached, else -1)
+    and terminal flags (1 where reached), in ``ops``' arrays."""
     goal, reached = draw_state_goals(
         ledger, data, ops, slots, at, her.value_goals, her.value_future, her.gamma, uniform
     )
@@ -151,14 +152,14 @@ def actor_samples(
     data: dict[str, Any],
     ops: ArrayOps,
     slots: np.ndarray,
+    at: Any,
     her: Any,
     uniform: Callable[[int], np.ndarray],
 ) -> Any:
-    """The actor goals of the transitions in ``slots`` under ``her``'s ``actor_goals`` (their
-    future goals uniform), or None without that mix."""
+    """The actor goals of the transitions in ``slots`` (at ``at``) under ``her``'s
+    ``actor_goals`` (their future goals uniform), or None without that mix."""
     if her.actor_goals is None:
         return None
-    at = positions(ledger, slots)
     goal, _ = draw_state_goals(ledger, data, ops, slots, at, her.actor_goals, "uniform",
                                her.gamma, uniform)  # fmt: skip
     return goal

@@ -25,9 +25,11 @@ herkit's Fetch presets have it) and the setting's flags, at one budget of env st
 task for every setting of a figure (:data:`BUDGETS`, or ``--steps``). Runs live in
 ``RUNS/FIGURE/TASK/SETTING/sSEED`` (``--runs``, default ``runs/paper``); a run that
 finished is skipped, a stopped one continues from its last checkpoint (``--resume``),
-so a grid is run a piece at a time across sessions. ``--jobs N`` runs N at once (a GPU
-machine's 16 cores). Every finished run is recorded in ``docs/paper.json`` (its curve,
-wall time, commit and machine); the figures go to ``docs/figures/paper_FIGURE.png``.
+so a grid is run a piece at a time across sessions. A setting with the flags of an earlier
+figure's uses that figure's runs (fig7's ``future k=4`` and ``none`` are fig4's two), so
+no run is made twice; do not run two figures that share runs at once. ``--jobs N`` runs N
+at once (a GPU machine's 16 cores). Every finished run is recorded in ``docs/paper.json``
+(its curve, wall time, commit and machine); the figures go to ``docs/figures/paper_FIGURE.png``.
 """
 
 from __future__ import annotations
@@ -94,6 +96,18 @@ def settings_of(figure: str) -> list[Setting]:
 
 REFERENCE = {"fig5": ("fig4", "ddpg+her"), "fig6": ("fig4", "ddpg+her")}
 """The run of another figure drawn beside a figure's (the paper compares them so)."""
+FIGURE_NAMES = ("fig4", "fig5", "fig6", "fig7")
+
+
+def home_of(figure: str, setting: Setting) -> tuple[str, Setting]:
+    """The figure and setting whose runs a setting uses: the first figure with the same
+    flags, so that no run is made twice (fig7's ``future k=4`` and ``none`` are fig4's
+    ``ddpg+her`` and ``ddpg``)."""
+    for other in FIGURE_NAMES:
+        for candidate in settings_of(other):
+            if candidate.flags == setting.flags:
+                return other, candidate
+    return figure, setting
 
 
 def slug(text: str) -> str:
@@ -178,10 +192,15 @@ def records_of(figure: str) -> dict[str, list[dict[str, Any]]]:
     if not RECORD.exists():
         return {}
     groups: dict[str, list[dict[str, Any]]] = {}
-    reference = REFERENCE.get(figure)
+    names = {}
+    for setting in settings_of(figure):
+        home, shared = home_of(figure, setting)
+        names[home, shared.name] = setting.name
+    if reference := REFERENCE.get(figure):
+        names[reference] = reference[1]
     for record in json.loads(RECORD.read_text())["runs"].values():
-        if record["figure"] == figure or (record["figure"], record["setting"]) == reference:
-            groups.setdefault(f"{record['task']}/{record['setting']}", []).append(record)
+        if name := names.get((record["figure"], record["setting"])):
+            groups.setdefault(f"{record['task']}/{name}", []).append(record)
     return groups
 
 
@@ -245,6 +264,7 @@ def draw(figure: str) -> Path:
         fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4.2), squeeze=False)
         for axis, task in zip(axes[0], tasks, strict=True):
             keys = [key for key in groups if key.startswith(f"{task}/")]
+            own = {setting.name for setting in settings_of(figure)}
             for index, key in enumerate(keys):
                 records = groups[key]
                 common = sorted(set.intersection(*({p["env_steps"] for p in r["curve"]}
@@ -252,7 +272,7 @@ def draw(figure: str) -> Path:
                 at = [{p["env_steps"]: p["success_rate"] for p in r["curve"]} for r in records]
                 rates = [[points[s] for s in common] for points in at]
                 median = [statistics.median(column) for column in zip(*rates, strict=True)]
-                reference = records[0]["figure"] != figure
+                reference = key.split("/", 1)[1] not in own
                 name = key.split("/", 1)[1] + (" (fig4, many goals)" if reference else "")
                 axis.plot(common, median, color=f"C{index}", linestyle="--" if reference else "-",
                           label=f"{name}, {len(records)} seeds")  # fmt: skip
@@ -287,22 +307,24 @@ def main() -> None:
     if args.settings and len(settings) != len(args.settings):
         known = ", ".join(repr(s.name) for s in settings_of(args.figure))
         parser.error(f"--settings: {args.figure}'s settings are {known}")
-    grid = [(task, setting, seed) for task in tasks for setting in settings for seed in args.seeds]
+    grid = [(task, setting, *home_of(args.figure, setting), seed)
+            for task in tasks for setting in settings for seed in args.seeds]  # fmt: skip
     if args.plan:
         total = 0
-        for task, setting, seed in grid:
+        for task, setting, figure, home, seed in grid:
             steps = args.steps or BUDGETS[task]
-            state = state_of(run_dir(args.runs, args.figure, task, setting, seed), steps)
+            state = state_of(run_dir(args.runs, figure, task, home, seed), steps)
             total += 0 if state == "done" else steps
-            print(f"{task} | {setting.name} | seed {seed} | {steps:,} env steps | {state}")
+            shared = f" ({figure}'s {home.name})" if figure != args.figure else ""
+            print(f"{task} | {setting.name}{shared} | seed {seed} | {steps:,} env steps | {state}")
         print(f"{len(grid)} runs, {total:,} env steps left")
         return
     if not args.draw:
         with ThreadPoolExecutor(args.jobs) as pool:
             futures = [
-                pool.submit(train, args.figure, task, setting, seed, args.steps or BUDGETS[task],
-                            run_dir(args.runs, args.figure, task, setting, seed))
-                for task, setting, seed in grid
+                pool.submit(train, figure, task, home, seed, args.steps or BUDGETS[task],
+                            run_dir(args.runs, figure, task, home, seed))
+                for task, _, figure, home, seed in grid
             ]  # fmt: skip
             for future in futures:
                 future.result()  # a failure of the script itself is raised, not lost

@@ -40,6 +40,15 @@ def test_a_run_is_new_stopped_or_done(tmp_path: Path) -> None:
     assert paper.state_of(out, 2000) == "stopped at 400"  # a larger budget continues it
 
 
+def test_a_run_is_made_once_for_the_figures_that_share_it(tmp_path: Path) -> None:
+    homes = {s.name: paper.home_of("fig7", s) for s in paper.settings_of("fig7")}
+    assert (homes["future k=4"][0], homes["future k=4"][1].name) == ("fig4", "ddpg+her")
+    assert (homes["none"][0], homes["none"][1].name) == ("fig4", "ddpg")
+    assert homes["future k=8"][0] == "fig7"
+    assert all(paper.home_of(f, s)[0] == f for f in ("fig4", "fig5", "fig6")
+               for s in paper.settings_of(f))  # fmt: skip
+
+
 def record(figure: str, setting: str, seed: int, rates: list[float]) -> dict[str, Any]:
     curve = [{"env_steps": 1000 * (i + 1), "success_rate": r, "wall_s": 10.0 * (i + 1)}
              for i, r in enumerate(rates)]  # fmt: skip
@@ -55,8 +64,7 @@ def test_tables_and_figures_come_from_the_records(
         record("fig4", "ddpg+her", 0, [0.2, 0.9]), record("fig4", "ddpg", 0, [0.0, 0.0]),
         record("fig5", "ddpg+her, one goal", 0, [0.1, 0.5]),
         record("fig5", "ddpg+her, one goal", 1, [0.3, 0.7]),
-        record("fig7", "future k=4", 0, [0.5, 1.0]), record("fig7", "final k=1", 0, [0.0, 0.4]),
-        record("fig7", "none", 0, [0.0, 0.1]),
+        record("fig7", "future k=8", 0, [0.5, 1.0]), record("fig7", "final k=1", 0, [0.0, 0.4]),
     ]  # fmt: skip
     path = tmp_path / "paper.json"
     path.write_text(json.dumps({"runs": {str(i): r for i, r in enumerate(records)}}))
@@ -66,6 +74,8 @@ def test_tables_and_figures_come_from_the_records(
     if figure == "fig5":  # its own runs, and fig4's DDPG+HER beside them (not fig4's DDPG)
         assert "| FetchPush-v4 | ddpg+her, one goal | 0, 1 | 0.60 (0.50 / 0.70) |" in table
         assert "| ddpg+her | 0 | 0.90 | 0.55 | 0.90 |" in table and "| ddpg |" not in table
-    else:
-        assert "| future k=4 | 0 | 1.00 | 0.75 | 1.00 |" in table and "ddpg" not in table
+    else:  # fig4's two runs are its future k=4 and none
+        assert "| future k=8 | 0 | 1.00 | 0.75 | 1.00 |" in table and "ddpg" not in table
+        assert "| future k=4 | 0 | 0.90 | 0.55 | 0.90 |" in table
+        assert "| none | 0 | 0.00 | 0.00 | 0.00 |" in table
     assert paper.draw(figure).stat().st_size > 10_000

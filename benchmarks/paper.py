@@ -29,13 +29,16 @@ so a grid is run a piece at a time across sessions. A setting with the flags of 
 figure's uses that figure's runs (fig7's ``future k=4`` and ``none`` are fig4's two), so
 no run is made twice; do not run two figures that share runs at once. ``--jobs N`` runs N
 at once (a GPU machine's 16 cores). Every finished run is recorded in ``docs/paper.json``
-(its curve, wall time, commit and machine); the figures go to ``docs/figures/paper_FIGURE.png``.
+(its curve, wall time, commit and machine); the figures go to
+``docs/figures/paper_FIGURE.png``, and the tables of ``docs/paper.md`` are made again from
+the records.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -49,6 +52,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DOCS, FIGURES, ROOT, add_run, code_version, machine
 
 RECORD = DOCS / "paper.json"
+PAGE = DOCS / "paper.md"
+"""The docs page of these figures: its marked tables are made from the records."""
+MARKED = re.compile(r"(<!-- paper (fig\d|compute) -->\n)(.*?)\n?(<!-- /paper -->)", re.S)
+"""A table of a figure (or the compute line) in :data:`PAGE`, between its two markers."""
 TASKS = ("FetchPush-v4", "FetchSlide-v4", "FetchPickAndPlace-v4")
 BUDGETS = {"FetchPush-v4": 700_000, "FetchSlide-v4": 1_000_000, "FetchPickAndPlace-v4": 1_000_000}
 """Env steps of every run of a task: what herkit's preset needs to solve it on 2 cores
@@ -160,7 +167,7 @@ def train(figure: str, task: str, setting: Setting, seed: int, steps: int, out: 
         "seed": seed, "steps": steps, "curve": curve_of(out),
         "wall_s": json.loads((out / "summary.json").read_text()).get("wall_s"),
         "this_session_s": round(time.time() - started, 1), "resumed": state != "new",
-        "code": code_version(),
+        "code": code_version(), "cpu": f"{machine()['processor']}, {machine()['cpus']} cores",
     }  # fmt: skip
     add_run(RECORD, f"{figure}/{task}/{setting.name}/seed{seed}", record, machine())
     print(f"  highest {highest(record):.2f}, average {average(record):.2f}", flush=True)
@@ -197,7 +204,7 @@ def records_of(figure: str) -> dict[str, list[dict[str, Any]]]:
         home, shared = home_of(figure, setting)
         names[home, shared.name] = setting.name
     if reference := REFERENCE.get(figure):
-        names[reference] = reference[1]
+        names[reference] = f"{reference[1]} ({reference[0]}, many goals)"
     for record in json.loads(RECORD.read_text())["runs"].values():
         if name := names.get((record["figure"], record["setting"])):
             groups.setdefault(f"{record['task']}/{name}", []).append(record)
@@ -222,6 +229,28 @@ def table(figure: str) -> str:
         last = cell(lambda r: r["curve"][-1]["success_rate"])
         rows.append(f"| {task} | {name} | {seeds} | {cell(highest)} | {cell(average)} | {last} |")
     return "\n".join(rows)
+
+
+def compute() -> str:
+    """The compute behind every recorded run: how many, their summed wall time (each run's
+    own clock, evaluations included, resumed pieces summed) and the CPUs they ran on."""
+    runs = list(json.loads(RECORD.read_text())["runs"].values()) if RECORD.exists() else []
+    hours = sum(run["wall_s"] for run in runs) / 3600
+    steps = sum(run["steps"] for run in runs)
+    cpus = ", ".join(sorted({run.get("cpu", "CPU not recorded") for run in runs}))
+    return f"{len(runs)} runs, {steps:,} env steps, {hours:.1f} h of wall time ({cpus})"
+
+
+def fill_page(text: str) -> str:
+    """``text`` with every marked part (``<!-- paper FIGURE -->`` ... ``<!-- /paper -->``,
+    or ``compute``) made again from the records: :func:`table` or :func:`compute`."""
+
+    def filled(match: re.Match[str]) -> str:
+        what = match.group(2)
+        made = compute() if what == "compute" else table(what)
+        return f"{match.group(1)}{made}\n{match.group(4)}"
+
+    return MARKED.sub(filled, text)
 
 
 def draw(figure: str) -> Path:
@@ -273,9 +302,10 @@ def draw(figure: str) -> Path:
                 rates = [[points[s] for s in common] for points in at]
                 median = [statistics.median(column) for column in zip(*rates, strict=True)]
                 reference = key.split("/", 1)[1] not in own
-                name = key.split("/", 1)[1] + (" (fig4, many goals)" if reference else "")
+                name = key.split("/", 1)[1]
+                seeds = f"{len(records)} seed{'s' * (len(records) > 1)}"
                 axis.plot(common, median, color=f"C{index}", linestyle="--" if reference else "-",
-                          label=f"{name}, {len(records)} seeds")  # fmt: skip
+                          label=f"{name}, {seeds}")  # fmt: skip
                 axis.fill_between(common, [min(c) for c in zip(*rates, strict=True)],
                                   [max(c) for c in zip(*rates, strict=True)], color=f"C{index}",
                                   alpha=0.15, linewidth=0)  # fmt: skip
@@ -330,6 +360,10 @@ def main() -> None:
                 future.result()  # a failure of the script itself is raised, not lost
     print(table(args.figure))
     print(f"figure: {draw(args.figure)}")
+    print(f"all records: {compute()}")
+    if PAGE.exists():
+        PAGE.write_text(fill_page(PAGE.read_text()))
+        print(f"tables of {PAGE.relative_to(ROOT)} made from the records")
 
 
 if __name__ == "__main__":

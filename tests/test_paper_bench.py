@@ -53,7 +53,7 @@ def record(figure: str, setting: str, seed: int, rates: list[float]) -> dict[str
     curve = [{"env_steps": 1000 * (i + 1), "success_rate": r, "wall_s": 10.0 * (i + 1)}
              for i, r in enumerate(rates)]  # fmt: skip
     return {"figure": figure, "task": "FetchPush-v4", "setting": setting, "seed": seed,
-            "curve": curve}  # fmt: skip
+            "curve": curve, "steps": 2000, "wall_s": 20.0}  # fmt: skip
 
 
 @pytest.mark.parametrize("figure", ["fig5", "fig7"])
@@ -73,9 +73,25 @@ def test_tables_and_figures_come_from_the_records(
     table = paper.table(figure)
     if figure == "fig5":  # its own runs, and fig4's DDPG+HER beside them (not fig4's DDPG)
         assert "| FetchPush-v4 | ddpg+her, one goal | 0, 1 | 0.60 (0.50 / 0.70) |" in table
-        assert "| ddpg+her | 0 | 0.90 | 0.55 | 0.90 |" in table and "| ddpg |" not in table
+        assert "| ddpg+her (fig4, many goals) | 0 | 0.90 | 0.55 | 0.90 |" in table
+        assert "| ddpg |" not in table
     else:  # fig4's two runs are its future k=4 and none
         assert "| future k=8 | 0 | 1.00 | 0.75 | 1.00 |" in table and "ddpg" not in table
         assert "| future k=4 | 0 | 0.90 | 0.55 | 0.90 |" in table
         assert "| none | 0 | 0.00 | 0.00 | 0.00 |" in table
     assert paper.draw(figure).stat().st_size > 10_000
+    page = (f"a\n<!-- paper compute -->\n<!-- /paper -->\nb\n"
+            f"<!-- paper {figure} -->\nold\n<!-- /paper -->\nc")  # fmt: skip
+    filled = paper.fill_page(page)  # an empty part and a stale one, each filled in place
+    assert filled == (f"a\n<!-- paper compute -->\n{paper.compute()}\n<!-- /paper -->\nb\n"
+                      f"<!-- paper {figure} -->\n{table}\n<!-- /paper -->\nc")  # fmt: skip
+    assert paper.compute().startswith("6 runs, 12,000 env steps, 0.0 h of wall time")
+
+
+def test_the_docs_page_holds_the_tables_of_the_records() -> None:
+    """docs/paper.md's tables and compute line are what the records make (``--draw``
+    writes them), so that the page cannot drift from the runs."""
+    page = paper.PAGE.read_text()
+    marked = paper.MARKED.findall(page)
+    assert {what for _, what, _, _ in marked} == {"compute", "fig4", "fig5", "fig6", "fig7"}
+    assert paper.fill_page(page) == page

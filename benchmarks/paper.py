@@ -37,6 +37,7 @@ the records.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import re
 import statistics
@@ -170,6 +171,7 @@ def train(figure: str, task: str, setting: Setting, seed: int, steps: int, out: 
         "code": code_version(), "cpu": f"{machine()['processor']}, {machine()['cpus']} cores",
     }  # fmt: skip
     add_run(RECORD, f"{figure}/{task}/{setting.name}/seed{seed}", record, machine())
+    refresh_page()
     print(f"  highest {highest(record):.2f}, average {average(record):.2f}", flush=True)
 
 
@@ -251,6 +253,16 @@ def fill_page(text: str) -> str:
         return f"{match.group(1)}{made}\n{match.group(4)}"
 
     return MARKED.sub(filled, text)
+
+
+def refresh_page() -> bool:
+    """Make :data:`PAGE`'s tables again from the records (False where there is no page)."""
+    if not PAGE.exists():
+        return False
+    with open(RECORD.with_name(RECORD.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two jobs ending at once: the later one's tables
+        PAGE.write_text(fill_page(PAGE.read_text()))
+    return True
 
 
 def draw(figure: str) -> Path:
@@ -361,8 +373,7 @@ def main() -> None:
     print(table(args.figure))
     print(f"figure: {draw(args.figure)}")
     print(f"all records: {compute()}")
-    if PAGE.exists():
-        PAGE.write_text(fill_page(PAGE.read_text()))
+    if refresh_page():
         print(f"tables of {PAGE.relative_to(ROOT)} made from the records")
 
 

@@ -243,6 +243,21 @@ def compute() -> str:
     return f"{len(runs)} runs, {steps:,} env steps, {hours:.1f} h of wall time ({cpus})"
 
 
+def steps_of(state: str) -> int:
+    """The env steps of a stopped run, from its state (``stopped at 178,752``)."""
+    return int(state.rsplit(" ", 1)[-1].replace(",", ""))
+
+
+def pace_of(steps: int) -> str:
+    """How long ``steps`` env steps take at the recorded runs' pace, one run at a time."""
+    runs = list(json.loads(RECORD.read_text())["runs"].values()) if RECORD.exists() else []
+    seconds = sum(run["wall_s"] for run in runs)
+    if not seconds:
+        return ""
+    pace = sum(run["steps"] for run in runs) / seconds
+    return f": about {steps / pace / 3600:.1f} h at the recorded runs' {pace:,.0f} env steps/s"
+
+
 def fill_page(text: str) -> str:
     """``text`` with every marked part (``<!-- paper FIGURE -->`` ... ``<!-- /paper -->``,
     or ``compute``) made again from the records: :func:`table` or :func:`compute`."""
@@ -356,10 +371,11 @@ def main() -> None:
         for task, setting, figure, home, seed in grid:
             steps = args.steps or BUDGETS[task]
             state = state_of(run_dir(args.runs, figure, task, home, seed), steps)
-            total += 0 if state == "done" else steps
+            done = steps if state == "done" else 0 if state == "new" else steps_of(state)
+            total += steps - done
             shared = f" ({figure}'s {home.name})" if figure != args.figure else ""
             print(f"{task} | {setting.name}{shared} | seed {seed} | {steps:,} env steps | {state}")
-        print(f"{len(grid)} runs, {total:,} env steps left")
+        print(f"{len(grid)} runs, {total:,} env steps left{pace_of(total)}")
         return
     if not args.draw:
         with ThreadPoolExecutor(args.jobs) as pool:

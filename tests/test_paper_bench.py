@@ -33,6 +33,7 @@ def test_a_run_is_new_stopped_or_done(tmp_path: Path) -> None:
     (out / "checkpoint").mkdir(parents=True)
     (out / "checkpoint" / "state.json").write_text(json.dumps({"state": {"env_steps": 400}}))
     assert paper.state_of(out, 1000) == "stopped at 400"
+    assert paper.steps_of("stopped at 178,752") == 178_752
     (out / "summary.json").write_text(json.dumps({"env_steps": 400, "interrupted": True}))
     assert paper.state_of(out, 1000) == "stopped at 400"
     (out / "summary.json").write_text(json.dumps({"env_steps": 1000}))
@@ -86,6 +87,7 @@ def test_tables_and_figures_come_from_the_records(
     assert filled == (f"a\n<!-- paper compute -->\n{paper.compute()}\n<!-- /paper -->\nb\n"
                       f"<!-- paper {figure} -->\n{table}\n<!-- /paper -->\nc")  # fmt: skip
     assert paper.compute().startswith("6 runs, 12,000 env steps, 0.0 h of wall time")
+    assert paper.pace_of(360_000) == ": about 1.0 h at the recorded runs' 100 env steps/s"
 
 
 def test_the_docs_page_holds_the_tables_of_the_records() -> None:

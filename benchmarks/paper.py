@@ -243,6 +243,28 @@ def compute() -> str:
     return f"{len(runs)} runs, {steps:,} env steps, {hours:.1f} h of wall time ({cpus})"
 
 
+def chance_level(task: str, episodes: int) -> float:
+    """The success of a policy that never moves (every action 0) over ``episodes`` episodes
+    (reset seeds 0 to ``episodes`` - 1): where the object starts within reach of its goal,
+    the level at which a run that learned nothing sits."""
+    import gymnasium as gym
+    import gymnasium_robotics
+    import numpy as np
+
+    gym.register_envs(gymnasium_robotics)
+    env = gym.make(task)
+    successes = 0.0
+    for seed in range(episodes):
+        env.reset(seed=seed)
+        done, info = False, {}
+        while not done:
+            _, _, terminated, truncated, info = env.step(np.zeros(env.action_space.shape))
+            done = terminated or truncated
+        successes += float(info["is_success"])
+    env.close()
+    return successes / episodes
+
+
 def steps_of(state: str) -> int:
     """The env steps of a stopped run, from its state (``stopped at 178,752``)."""
     return int(state.rsplit(" ", 1)[-1].replace(",", ""))
@@ -358,6 +380,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="runs at once")
     parser.add_argument("--plan", action="store_true", help="show the grid's runs, run none")
     parser.add_argument("--draw", action="store_true", help="draw from the records, run none")
+    parser.add_argument("--chance", type=int, metavar="EPISODES", default=None,
+                        help="the success of a policy that never moves; run none")  # fmt: skip
     args = parser.parse_args()
     tasks = args.tasks or (["FetchPush-v4"] if args.figure == "fig7" else list(TASKS))
     settings = [s for s in settings_of(args.figure) if not args.settings or s.name in args.settings]
@@ -366,6 +390,11 @@ def main() -> None:
         parser.error(f"--settings: {args.figure}'s settings are {known}")
     grid = [(task, setting, *home_of(args.figure, setting), seed)
             for task in tasks for setting in settings for seed in args.seeds]  # fmt: skip
+    if args.chance:
+        for task in tasks:
+            level = chance_level(task, args.chance)
+            print(f"{task}: a policy that never moves succeeds in {level:.3f} of {args.chance:,}")
+        return
     if args.plan:
         total = 0
         for task, setting, figure, home, seed in grid:

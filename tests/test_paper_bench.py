@@ -97,3 +97,16 @@ def test_the_docs_page_holds_the_tables_of_the_records() -> None:
     marked = paper.MARKED.findall(page)
     assert {what for _, what, _, _ in marked} == {"compute", "fig4", "fig5", "fig6", "fig7"}
     assert paper.fill_page(page) == page
+
+
+def test_the_chance_level_is_where_the_object_starts_at_its_goal() -> None:
+    """A policy that never moves succeeds exactly where the object starts within the goal's
+    threshold (the level of a run that learned nothing)."""
+    gym = pytest.importorskip("gymnasium")
+    pytest.importorskip("gymnasium_robotics")
+    import numpy as np
+
+    env = gym.make("FetchPush-v4")
+    starts = [env.reset(seed=seed)[0] for seed in range(40)]
+    at_goal = [np.linalg.norm(o["achieved_goal"] - o["desired_goal"]) < 0.05 for o in starts]
+    assert paper.chance_level("FetchPush-v4", 40) == pytest.approx(np.mean(at_goal))

@@ -243,16 +243,21 @@ def compute() -> str:
     return f"{len(runs)} runs, {steps:,} env steps, {hours:.1f} h of wall time ({cpus})"
 
 
-def chance_level(task: str, episodes: int) -> float:
+def chance_level(task: str, episodes: int, goal_seed: int | None = None) -> float:
     """The success of a policy that never moves (every action 0) over ``episodes`` episodes
     (reset seeds 0 to ``episodes`` - 1): where the object starts within reach of its goal,
-    the level at which a run that learned nothing sits."""
+    the level at which a run that learned nothing sits. With ``goal_seed``, every episode
+    has the one goal of ``--fixed-goal --seed GOAL_SEED``."""
     import gymnasium as gym
     import gymnasium_robotics
     import numpy as np
 
+    from herkit.envs.task_variants import FixedGoal
+
     gym.register_envs(gymnasium_robotics)
     env = gym.make(task)
+    if goal_seed is not None:
+        env = FixedGoal(env, goal_seed)
     successes = 0.0
     for seed in range(episodes):
         env.reset(seed=seed)
@@ -390,10 +395,13 @@ def main() -> None:
         parser.error(f"--settings: {args.figure}'s settings are {known}")
     grid = [(task, setting, *home_of(args.figure, setting), seed)
             for task in tasks for setting in settings for seed in args.seeds]  # fmt: skip
-    if args.chance:
+    if args.chance:  # fig5's goals are the seeds'
+        goals = [(f"the goal of seed {s}", s) for s in args.seeds] if args.figure == "fig5" else []
         for task in tasks:
-            level = chance_level(task, args.chance)
-            print(f"{task}: a policy that never moves succeeds in {level:.3f} of {args.chance:,}")
+            for name, goal_seed in goals or [("its goals", None)]:
+                level = chance_level(task, args.chance, goal_seed)
+                print(f"{task}, {name}: a policy that never moves succeeds in {level:.3f} of "
+                      f"{args.chance:,} episodes")  # fmt: skip
         return
     if args.plan:
         total = 0

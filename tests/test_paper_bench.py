@@ -110,3 +110,6 @@ def test_the_chance_level_is_where_the_object_starts_at_its_goal() -> None:
     starts = [env.reset(seed=seed)[0] for seed in range(40)]
     at_goal = [np.linalg.norm(o["achieved_goal"] - o["desired_goal"]) < 0.05 for o in starts]
     assert paper.chance_level("FetchPush-v4", 40) == pytest.approx(np.mean(at_goal))
+    goal = env.reset(seed=3)[0]["desired_goal"]  # --fixed-goal --seed 3
+    at_goal = [np.linalg.norm(o["achieved_goal"] - goal) < 0.05 for o in starts]
+    assert paper.chance_level("FetchPush-v4", 40, goal_seed=3) == pytest.approx(np.mean(at_goal))

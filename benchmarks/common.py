@@ -67,12 +67,20 @@ def commit_of(rev: str) -> str:
                           check=True).stdout.strip()  # fmt: skip
 
 
+@contextmanager
+def record_lock(path: Path) -> Iterator[None]:
+    """Hold the lock of the record file ``path`` (``PATH.lock``), so that jobs ending at
+    once write it, and what is made from it, one after the other."""
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def add_run(path: Path, key: str, run: dict[str, Any], machine: dict[str, Any]) -> dict[str, Any]:
     """Write ``run`` into the record file ``path`` under ``runs[key]``, keeping every other
     run as the file holds it now (another job may have added or re-run some meanwhile);
     return all the runs."""
-    with open(path.with_name(path.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two jobs ending at once: both runs kept
+    with record_lock(path):  # two jobs ending at once: both runs kept
         record = json.loads(path.read_text()) if path.exists() else {}
         runs = record.get("runs", {}) | {key: run}
         path.write_text(json.dumps(record | {"machine": machine, "runs": runs}, indent=1))

@@ -37,7 +37,6 @@ the records.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import re
 import statistics
@@ -50,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, FIGURES, ROOT, add_run, code_version, machine
+from common import DOCS, FIGURES, ROOT, add_run, code_version, machine, record_lock
 
 RECORD = DOCS / "paper.json"
 PAGE = DOCS / "paper.md"
@@ -128,19 +127,26 @@ def run_dir(runs: Path, figure: str, task: str, setting: Setting, seed: int) -> 
     return runs / figure / task / slug(setting.name) / f"s{seed}"
 
 
-def state_of(out: Path, steps: int) -> str:
-    """``done``, ``stopped at N`` (a checkpoint to continue from) or ``new``."""
+def progress_of(out: Path, steps: int) -> tuple[str, int]:
+    """A run's state and the env steps it has made: ``("done", steps)``, ``("stopped at
+    N", N)`` (a checkpoint to continue from) or ``("new", 0)``."""
     summary = out / "summary.json"
     if summary.exists():
         done = json.loads(summary.read_text())
         if not done.get("interrupted") and not done.get("error") and done["env_steps"] >= steps:
-            return "done"
+            return "done", steps
     from herkit.rundir.checkpoint import CheckpointError, checkpoint_state
 
     try:
-        return f"stopped at {checkpoint_state(out)['env_steps']:,}"
+        made = checkpoint_state(out)["env_steps"]
     except CheckpointError:
-        return "new"
+        return "new", 0
+    return f"stopped at {made:,}", made
+
+
+def state_of(out: Path, steps: int) -> str:
+    """``done``, ``stopped at N`` (a checkpoint to continue from) or ``new``."""
+    return progress_of(out, steps)[0]
 
 
 def train(figure: str, task: str, setting: Setting, seed: int, steps: int, out: Path) -> None:
@@ -163,14 +169,15 @@ def train(figure: str, task: str, setting: Setting, seed: int, steps: int, out: 
     if done.returncode != 0:
         print(f"  exit code {done.returncode}: see {out.parent / out.name}.log", flush=True)
         return
+    here = machine()
     record = {
         "figure": figure, "task": task, "setting": setting.name, "flags": list(setting.flags),
         "seed": seed, "steps": steps, "curve": curve_of(out),
         "wall_s": json.loads((out / "summary.json").read_text()).get("wall_s"),
         "this_session_s": round(time.time() - started, 1), "resumed": state != "new",
-        "code": code_version(), "cpu": f"{machine()['processor']}, {machine()['cpus']} cores",
+        "code": code_version(), "cpu": f"{here['processor']}, {here['cpus']} cores",
     }  # fmt: skip
-    add_run(RECORD, f"{figure}/{task}/{setting.name}/seed{seed}", record, machine())
+    add_run(RECORD, f"{figure}/{task}/{setting.name}/seed{seed}", record, here)
     refresh_page()
     print(f"  highest {highest(record):.2f}, average {average(record):.2f}", flush=True)
 
@@ -196,10 +203,13 @@ def average(record: dict[str, Any]) -> float:
     return statistics.fmean(point["success_rate"] for point in record["curve"])
 
 
+def recorded_runs() -> list[dict[str, Any]]:
+    """Every run of :data:`RECORD` (none before the first)."""
+    return list(json.loads(RECORD.read_text())["runs"].values()) if RECORD.exists() else []
+
+
 def records_of(figure: str) -> dict[str, list[dict[str, Any]]]:
     """The recorded runs of a figure (and its reference runs) by ``task/setting``."""
-    if not RECORD.exists():
-        return {}
     groups: dict[str, list[dict[str, Any]]] = {}
     names = {}
     for setting in settings_of(figure):
@@ -207,7 +217,7 @@ def records_of(figure: str) -> dict[str, list[dict[str, Any]]]:
         names[home, shared.name] = setting.name
     if reference := REFERENCE.get(figure):
         names[reference] = f"{reference[1]} ({reference[0]}, many goals)"
-    for record in json.loads(RECORD.read_text())["runs"].values():
+    for record in recorded_runs():
         if name := names.get((record["figure"], record["setting"])):
             groups.setdefault(f"{record['task']}/{name}", []).append(record)
     return groups
@@ -236,7 +246,7 @@ def table(figure: str) -> str:
 def compute() -> str:
     """The compute behind every recorded run: how many, their summed wall time (each run's
     own clock, evaluations included, resumed pieces summed) and the CPUs they ran on."""
-    runs = list(json.loads(RECORD.read_text())["runs"].values()) if RECORD.exists() else []
+    runs = recorded_runs()
     hours = sum(run["wall_s"] for run in runs) / 3600
     steps = sum(run["steps"] for run in runs)
     cpus = ", ".join(sorted({run.get("cpu", "CPU not recorded") for run in runs}))
@@ -270,14 +280,9 @@ def chance_level(task: str, episodes: int, goal_seed: int | None = None) -> floa
     return successes / episodes
 
 
-def steps_of(state: str) -> int:
-    """The env steps of a stopped run, from its state (``stopped at 178,752``)."""
-    return int(state.rsplit(" ", 1)[-1].replace(",", ""))
-
-
 def pace_of(steps: int) -> str:
     """How long ``steps`` env steps take at the recorded runs' pace, one run at a time."""
-    runs = list(json.loads(RECORD.read_text())["runs"].values()) if RECORD.exists() else []
+    runs = recorded_runs()
     seconds = sum(run["wall_s"] for run in runs)
     if not seconds:
         return ""
@@ -301,8 +306,7 @@ def refresh_page() -> bool:
     """Make :data:`PAGE`'s tables again from the records (False where there is no page)."""
     if not PAGE.exists():
         return False
-    with open(RECORD.with_name(RECORD.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two jobs ending at once: the later one's tables
+    with record_lock(RECORD):  # two jobs ending at once: the later one's tables
         PAGE.write_text(fill_page(PAGE.read_text()))
     return True
 
@@ -345,9 +349,9 @@ def draw(figure: str) -> Path:
         axes[0][0].legend(fontsize=8)
     else:
         fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4.2), squeeze=False)
+        own = {setting.name for setting in settings_of(figure)}
         for axis, task in zip(axes[0], tasks, strict=True):
             keys = [key for key in groups if key.startswith(f"{task}/")]
-            own = {setting.name for setting in settings_of(figure)}
             for index, key in enumerate(keys):
                 records = groups[key]
                 common = sorted(set.intersection(*({p["env_steps"] for p in r["curve"]}
@@ -355,8 +359,8 @@ def draw(figure: str) -> Path:
                 at = [{p["env_steps"]: p["success_rate"] for p in r["curve"]} for r in records]
                 rates = [[points[s] for s in common] for points in at]
                 median = [statistics.median(column) for column in zip(*rates, strict=True)]
-                reference = key.split("/", 1)[1] not in own
                 name = key.split("/", 1)[1]
+                reference = name not in own
                 seeds = f"{len(records)} seed{'s' * (len(records) > 1)}"
                 axis.plot(common, median, color=f"C{index}", linestyle="--" if reference else "-",
                           label=f"{name}, {seeds}")  # fmt: skip
@@ -407,9 +411,8 @@ def main() -> None:
         total = 0
         for task, setting, figure, home, seed in grid:
             steps = args.steps or BUDGETS[task]
-            state = state_of(run_dir(args.runs, figure, task, home, seed), steps)
-            done = steps if state == "done" else 0 if state == "new" else steps_of(state)
-            total += steps - done
+            state, made = progress_of(run_dir(args.runs, figure, task, home, seed), steps)
+            total += steps - made
             shared = f" ({figure}'s {home.name})" if figure != args.figure else ""
             print(f"{task} | {setting.name}{shared} | seed {seed} | {steps:,} env steps | {state}")
         print(f"{len(grid)} runs, {total:,} env steps left{pace_of(total)}")

@@ -33,7 +33,7 @@ def test_a_run_is_new_stopped_or_done(tmp_path: Path) -> None:
     (out / "checkpoint").mkdir(parents=True)
     (out / "checkpoint" / "state.json").write_text(json.dumps({"state": {"env_steps": 400}}))
     assert paper.state_of(out, 1000) == "stopped at 400"
-    assert paper.steps_of("stopped at 178,752") == 178_752
+    assert paper.progress_of(out, 1000) == ("stopped at 400", 400)
     (out / "summary.json").write_text(json.dumps({"env_steps": 400, "interrupted": True}))
     assert paper.state_of(out, 1000) == "stopped at 400"
     (out / "summary.json").write_text(json.dumps({"env_steps": 1000}))

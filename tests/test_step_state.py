@@ -7,6 +7,7 @@ after each call of the step)."""
 from __future__ import annotations
 
 import shutil
+import traceback
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 import torch
 from python_state import PythonState, ReplayDouble
 from test_device_sampler import random_buffer
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from herkit.agents import make_agent, runners
 from herkit.buffer.device_sampler import DeviceSampler
@@ -62,6 +64,41 @@ def test_no_step_changes_python_state(algo: str, prioritized: bool) -> None:
         state = PythonState([agent, sampler])
         step()
         assert state.changes() == [], step.__name__
+
+
+class HostData(TorchDispatchMode):
+    """Notes each tensor made from host data (a number, a list, a numpy array): on a GPU
+    that is a copy from host memory, which a CUDA graph's capture refuses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: list[str] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if func in (torch.ops.aten.lift_fresh.default, torch.ops.aten.lift_fresh_copy.default):
+            self.made.append("".join(traceback.format_stack(limit=8)[:-2]))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("prioritized", [False, True])
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
+def test_no_step_copies_host_data_to_the_device(algo: str, prioritized: bool) -> None:
+    """Every tensor a step uses is made on the device: a number becomes a fill there,
+    not a tensor copied from the host (the draw by priority once did, and its capture
+    failed on a GPU)."""
+    _, _, steps = steps_of(algo, prioritized)
+    for step in steps:
+        step()  # warm-up: optimiser state and the like, as before a capture
+        with HostData() as host_data:
+            step()
+        assert host_data.made == [], f"{step.__name__}: {host_data.made[0]}"
+
+
+def test_a_number_made_a_tensor_inside_a_step_is_caught() -> None:
+    """The rule's test would fail on a step that copies a number from the host."""
+    with HostData() as host_data:
+        torch.full((), 0.5) + torch.as_tensor(0.5)
+    assert len(host_data.made) == 1
 
 
 def test_a_flag_set_inside_a_step_is_caught() -> None:

@@ -92,8 +92,7 @@ class TorchOps(NumpyOps):
         self._last_index: tuple[np.ndarray, Any] | None = None
 
     def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        torch_dtype = self.torch.from_numpy(np.zeros(0, dtype=dtype)).dtype
-        return self.torch.zeros(shape, dtype=torch_dtype, device=self.device)
+        return self.torch.zeros(shape, dtype=self._dtype(dtype), device=self.device)
 
     def take(self, array: Any, index: Any) -> Any:
         return array.index_select(0, self._index(index))
@@ -148,12 +147,22 @@ class TorchOps(NumpyOps):
     def _upload(self, array: np.ndarray) -> Any:
         return to_device(array, self.device)
 
+    def _dtype(self, dtype: Any) -> Any:
+        """The torch dtype of a numpy one (torch names them alike)."""
+        return getattr(self.torch, np.dtype(dtype).name)
+
     def _tensor(self, value: Any, dtype: Any = None) -> Any:
         if isinstance(value, self.torch.Tensor):
             return value.to(self.device, dtype) if dtype is not None else value
         if isinstance(value, np.ndarray) and value.dtype != object:
             tensor = self._upload(np.ascontiguousarray(value))
             return tensor if dtype is None else tensor.to(dtype)
+        if isinstance(value, bool | int | float | np.generic):
+            # made on the device (a fill): host data copied in would break a graph capture
+            if isinstance(value, np.generic):
+                dtype = dtype if dtype is not None else self._dtype(value.dtype)
+                value = value.item()
+            return self.torch.full((), value, dtype=dtype, device=self.device)
         return self.torch.as_tensor(value, dtype=dtype, device=self.device)
 
 

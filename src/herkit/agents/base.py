@@ -245,7 +245,9 @@ class GoalAgent(UpdateSteps, ABC):
         for name, net in self._networks().items():
             net.load_state_dict(state["networks"][name])
         for name, opt in self._optimizers().items():
-            opt.load_state_dict(state["optimizers"][name])
+            # torch's optimiser keeps the given tensors as its own: a state loaded twice
+            # (into two agents, or once more into the same) would share its moments
+            opt.load_state_dict(copy.deepcopy(state["optimizers"][name]))
         self.obs_normalizer.load_state_dict(state["obs_normalizer"])
         self.goal_normalizer.load_state_dict(state["goal_normalizer"])
         self.updates = int(state["updates"])

@@ -176,7 +176,7 @@ def choose_update(
                     try:
                         timings[f"{each} {candidate}"] = _timed(agent, batch, each, candidate, mean)
                     except Exception as error:
-                        notes.append(f"{candidate} failed here: {type(error).__name__}: {error}")
+                        notes.append(f"{candidate} failed here: {first_error(error)}")
                         modes = [m for m in modes if m != candidate]
                         agent.load_state_dict(saved)
         finally:
@@ -192,6 +192,20 @@ def choose_update(
     summary = ", ".join(f"{name} {ms:.3g}" for name, ms in timings.items())
     why = f"timed at batch {batch_size} on the {on}: {summary} ms per update"
     return UpdatePlan(chosen_precision, chosen_mode, timings, why, tuple(notes))
+
+
+def first_error(error: BaseException) -> str:
+    """The first line of the error that started ``error``'s chain, and what it ended in:
+    a CUDA graph's capture that a step's error broke ends in a capture error that hides
+    the step's own."""
+    first, seen = error, {id(error)}
+    while first.__context__ is not None and id(first.__context__) not in seen:
+        first = first.__context__
+        seen.add(id(first))
+    text = f"{type(first).__name__}: {str(first).strip().splitlines()[0] if str(first) else ''}"
+    if first is not error:
+        text += f" (then {type(error).__name__}: {str(error).strip().splitlines()[0]})"
+    return text
 
 
 def _timing_line(slow: Sequence[tuple[str, str]], precision: str, mode: str) -> str:

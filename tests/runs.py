@@ -65,9 +65,11 @@ def start_herkit(
     within: float = 240,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
+    group: bool = False,
 ) -> subprocess.Popen[str]:
     """``python -m herkit ARGS`` started, its output piped; returns once ``ready()``, once
-    it has ended, or after ``within`` seconds, whichever comes first."""
+    it has ended, or after ``within`` seconds, whichever comes first. ``group``: in a
+    process group of its own (its workers too), for a signal to the whole group."""
     process = subprocess.Popen(
         herkit_command(*args),
         stdout=subprocess.PIPE,
@@ -75,6 +77,7 @@ def start_herkit(
         text=True,
         cwd=cwd,
         env=env,
+        start_new_session=group,
     )
     deadline = time.monotonic() + within
     while time.monotonic() < deadline and process.poll() is None and not ready():
@@ -82,9 +85,12 @@ def start_herkit(
     return process
 
 
-def start_until(args: list[str], ready: Callable[[], bool]) -> subprocess.Popen[str]:
-    """Start ``herkit ARGS`` (quietly) and return once ``ready()``, still running."""
-    process = start_herkit([*args, *QUICK], ready)
+def start_until(
+    args: list[str], ready: Callable[[], bool], group: bool = False
+) -> subprocess.Popen[str]:
+    """Start ``herkit ARGS`` (quietly) and return once ``ready()``, still running
+    (``group``: see :func:`start_herkit`)."""
+    process = start_herkit([*args, *QUICK], ready, group=group)
     assert process.poll() is None, "the run finished before it could be stopped"
     return process
 

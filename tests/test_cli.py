@@ -177,15 +177,17 @@ def test_a_used_run_directory_is_never_clobbered(tmp_path: Path) -> None:
 
 @pytest.mark.slow("herkit train in subprocesses, signalled and resumed")
 @pytest.mark.parametrize(
-    ("signum", "envs"),
+    ("signum", "envs", "group"),
     [
-        (signal.SIGINT, []),
-        (signal.SIGTERM, []),
-        (signal.SIGINT, ["--n-envs", "2", "--env-workers", "1"]),  # overlapped, in a worker
+        (signal.SIGINT, [], False),
+        (signal.SIGTERM, [], False),
+        (signal.SIGINT, ["--n-envs", "2", "--env-workers", "1"], False),  # overlapped, a worker
+        # to the whole process group, workers too (timeout, a job scheduler, Ctrl-C)
+        (signal.SIGTERM, ["--n-envs", "2", "--env-workers", "2"], True),
     ],
 )
 def test_a_signal_checkpoints_where_it_stopped_and_resume_continues_there(
-    tmp_path: Path, signum: int, envs: list[str]
+    tmp_path: Path, signum: int, envs: list[str], group: bool
 ) -> None:
     run = tmp_path / "run"
     paths = RunPaths(run)
@@ -194,10 +196,15 @@ def test_a_signal_checkpoints_where_it_stopped_and_resume_continues_there(
     process = start_until(
         [*args, "--out", str(run)],
         lambda: paths.progress.exists() and len(read_progress(run)) >= 3,
+        group=group,
     )
-    process.send_signal(signum)
+    if group:
+        os.killpg(process.pid, signum)
+    else:
+        process.send_signal(signum)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
+    assert stderr.count(f"{signal.Signals(signum).name}: stopping") == 1, stderr  # the trainer's
     last = stderr.strip().splitlines()[-1]
     assert last.startswith("herkit: interrupted at ") and f"herkit train --resume {run}" in last
     stopped_at = json.loads((paths.checkpoint / "state.json").read_text())["state"]["env_steps"]

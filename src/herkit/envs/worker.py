@@ -80,7 +80,10 @@ def remake(
 def work(pipe: Any, parent_pipe: Any, pickled_fns: bytes) -> None:
     """A worker's loop: make its envs, then answer step / reset / restart / close commands
     until told to close or until the trainer is gone."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle
+    # Ctrl-C, and a SIGTERM sent to the whole process group (timeout, a job scheduler),
+    # are the trainer's to handle: it checkpoints, then closes the workers
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
     parent_pipe.close()
     parent = os.getppid()
     envs: list[gym.Env] = []

@@ -3,7 +3,7 @@
     python benchmarks/gpu.py speed            # herkit bench update on the devices here
     python benchmarks/gpu.py wheels           # the cp312 wheels a GPU machine lacks, into .whl/
     bash benchmarks/gpu_check.sh              # on the GPU machine: tests, bench, timed Fetch
-    python benchmarks/gpu.py record DIR       # the check's files (its $OUT) into docs/gpu.json
+    python benchmarks/gpu.py record check.tgz # the check's archive into docs/gpu.json
 
 ``speed`` runs ``herkit bench update`` (sample + DDPG update per size, batch, precision
 and mode; on CUDA with the buffer on the GPU and the GPU's busy share) and records its
@@ -11,7 +11,8 @@ rows under ``speed/<device>``. ``gpu_check.sh`` is the one script a GPU machine 
 reaches no package index runs in about 10 minutes: it installs the wheels carried with
 the checkout, runs the device tests, ``herkit bench update`` and timed ``herkit train
 FetchPush-v4 / FetchSlide-v4 --device cuda`` runs (their GPU preset), and leaves its
-files in ``$OUT``; ``record`` files them under ``check/<gpu>`` here.
+files in ``$OUT/check.tgz``; ``record`` files them under ``check/<gpu>`` here (``--note``
+says what differed from the script, e.g. a part rerun after a fix).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import csv
 import json
 import subprocess
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +87,15 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return json.loads(path.read_text())["rows"] if path.exists() else []
 
 
-def record(directory: Path) -> str:
-    """File the GPU check's output ``directory`` (its ``$OUT``) into :data:`RECORD`."""
+def record(path: Path, notes: list[str] | None = None) -> str:
+    """File the GPU check's files (its ``check.tgz``, or a folder of them) into
+    :data:`RECORD`, with ``notes`` on how the check ran where it differed from the script."""
+    if path.is_file():
+        with tempfile.TemporaryDirectory() as folder:
+            with tarfile.open(path) as archive:
+                archive.extractall(folder, filter="data")
+            return record(Path(folder), notes)
+    directory = path
     bench = json.loads((directory / "bench.json").read_text())
     gpu = bench["machine"].get("gpu") or "no GPU"
     entry: dict[str, Any] = {
@@ -96,6 +106,7 @@ def record(directory: Path) -> str:
         "prioritized_rows": read_rows(directory / "bench-prioritized.json"),
         "tests": (directory / "tests.log").read_text().strip().splitlines()[-3:],
         "runs": {name: read_run(directory, name) for name in ("push", "slide")},
+        "notes": list(notes or []),
     }
     key = f"check/{gpu}"
     store = json.loads(RECORD.read_text()) if RECORD.exists() else {}
@@ -107,15 +118,26 @@ def record(directory: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["speed", "wheels", "record"])
-    parser.add_argument("directory", nargs="?", type=Path, help="record: the check's $OUT")
+    parser.add_argument(
+        "path",
+        nargs="?",
+        type=Path,
+        help="record: the check's check.tgz (or a folder of its files)",
+    )
+    parser.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        help="record: how the check ran where it differed from the script",
+    )
     args = parser.parse_args()
     if args.what == "wheels":
         wheels()
         return
     if args.what == "record":
-        if args.directory is None:
-            parser.error("record needs the directory the GPU check wrote (its $OUT)")
-        print(f"recorded {record(args.directory)} in {RECORD}")
+        if args.path is None or not args.path.exists():
+            parser.error(f"record needs the GPU check's check.tgz (or its folder), got {args.path}")
+        print(f"recorded {record(args.path, args.note)} in {RECORD}")
         return
     result = speed(Path("/tmp/herkit-bench-update.json"))
     key = f"speed/{result['machine'].get('gpu') or 'cpu-only'}"

@@ -12,38 +12,42 @@
 #      then prioritized replay: its priorities on the host, or on the GPU in the graph);
 #   3. herkit train FetchPush-v4 --device cuda --target-success 0.9 (its GPU preset);
 #   4. herkit train FetchSlide-v4 --device cuda for the time Push leaves (a minute at least).
-# and leaves 9 files in $OUT for `python benchmarks/gpu.py record $OUT` here.
+# and leaves its files in one archive, $OUT/check.tgz (a device call brings back at most 8
+# files), for `python benchmarks/gpu.py record check.tgz` here, and its log on stdout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/herkit-gpu-check}
 BUDGET=${BUDGET:-570}  # seconds for the whole check
+WORK=$(mktemp -d)  # the check's files, archived into $OUT/check.tgz however it ends
 mkdir -p "$OUT"
+trap 'tar czf "$OUT/check.tgz" -C "$WORK" . && echo "gpu_check: $(ls "$WORK" | wc -l) files in $OUT/check.tgz"' EXIT
 started=$(date +%s)
 left() { echo $(( BUDGET - ($(date +%s) - started) )); }
 share() { local want=$1 rest; rest=$(( $(left) - ${2:-0} )); echo $(( want < rest ? want : rest )); }
 
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || { echo "gpu_check: the wheels did not install"; exit 1; }
-export PYTHONPATH=/tmp/site:$PWD/src MUJOCO_GL=egl PYTHONUNBUFFERED=1
-python3 - <<EOF > "$OUT/code.json"
+# no MUJOCO_GL: nothing here renders, and MUJOCO_GL=egl fails where no libEGL is installed
+export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
+python3 - <<EOF > "$WORK/code.json"
 import json, torch
 print(json.dumps({"commit": "${HERKIT_COMMIT:-unknown}", "torch": torch.__version__,
                   "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0)}))
 EOF
-cat "$OUT/code.json"
+cat "$WORK/code.json"
 
 echo "== 1. device tests"
 timeout "$(share 100 450)" python3 -m pytest -q -x -p no:cacheprovider \
     tests/test_update_modes.py tests/test_device_buffer.py tests/test_her_relabel.py \
-    tests/test_device_sampler.py tests/test_device_priority.py \
-    tests/test_policy.py 2>&1 | tee "$OUT/tests.log" | tail -15
+    tests/test_device_sampler.py tests/test_device_priority.py tests/test_step_state.py \
+    tests/test_policy.py 2>&1 | tee "$WORK/tests.log" | tail -15
 
 echo "== 2. herkit bench update"
 timeout "$(share 150 300)" python3 -m herkit bench update --device cuda --seconds 1 \
-    --modes eager captured compiled-captured --json-out "$OUT/bench.json"
+    --modes eager captured compiled-captured --json-out "$WORK/bench.json"
 timeout "$(share 60 300)" python3 -m herkit bench update --device cuda --seconds 1 \
     --sizes 3x512ln:2048 --precisions bf16 --modes eager captured --prioritized \
-    --json-out "$OUT/bench-prioritized.json"
+    --json-out "$WORK/bench-prioritized.json"
 
 run() {  # NAME ENV SECONDS [FLAGS...]: a timed run, stopped by SIGTERM (checkpoint, summary)
     local name=$1 env=$2 seconds=$3; shift 3
@@ -51,7 +55,7 @@ run() {  # NAME ENV SECONDS [FLAGS...]: a timed run, stopped by SIGTERM (checkpo
     timeout --signal=TERM --kill-after=60 "$seconds" python3 -m herkit train "$env" \
         --device cuda --steps 3000000 --out "/tmp/$name" --overwrite --no-progress "$@"
     for file in summary.json config.json progress.csv; do
-        [ -f "/tmp/$name/$file" ] && cp "/tmp/$name/$file" "$OUT/$name-$file"
+        [ -f "/tmp/$name/$file" ] && cp "/tmp/$name/$file" "$WORK/$name-$file"
     done
     tail -n 3 "/tmp/$name/progress.csv" 2>/dev/null
 }
@@ -61,6 +65,5 @@ if [ "$(left)" -ge 60 ]; then  # what Push left: Slide's rates and the start of 
     echo "== 4. FetchSlide"
     run slide FetchSlide-v4 "$(share 1200 0)" --target-success 0.8
 fi
-rm -f "$OUT/slide-config.json"  # 9 files come back; Slide's settings are Push's preset
-ls -l "$OUT"
+rm -f "$WORK/slide-config.json"  # Slide's settings are Push's preset
 echo "gpu_check: done in $(( $(date +%s) - started )) s"

@@ -407,6 +407,7 @@ def test_a_failed_mode_is_said_by_the_error_that_started_it() -> None:
         "(then ValueError: capture invalidated)"
     )
     assert first_error(KeyError("slots")) == "KeyError: 'slots'"
+    assert first_error(RuntimeError()) == "RuntimeError"
 
 
 def test_given_choices_are_kept_without_timing(monkeypatch: pytest.MonkeyPatch) -> None:

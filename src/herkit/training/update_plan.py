@@ -202,10 +202,12 @@ def first_error(error: BaseException) -> str:
     while first.__context__ is not None and id(first.__context__) not in seen:
         first = first.__context__
         seen.add(id(first))
-    text = f"{type(first).__name__}: {str(first).strip().splitlines()[0] if str(first) else ''}"
-    if first is not error:
-        text += f" (then {type(error).__name__}: {str(error).strip().splitlines()[0]})"
-    return text
+
+    def said(each: BaseException) -> str:
+        lines = str(each).strip().splitlines()
+        return f"{type(each).__name__}: {lines[0]}" if lines else type(each).__name__
+
+    return said(first) if first is error else f"{said(first)} (then {said(error)})"
 
 
 def _timing_line(slow: Sequence[tuple[str, str]], precision: str, mode: str) -> str:

@@ -492,6 +492,20 @@ def test_a_real_timing_of_eager_updates_on_the_cpu() -> None:
     assert set(UPDATE_MODES) >= {chosen.mode}
 
 
+@pytest.mark.skipif(not CUDA, reason="the captured modes need a CUDA device")
+def test_a_real_timing_on_a_gpu_leaves_no_mode_out() -> None:
+    """The timing a GPU run starts with: eager, compiled, captured and compiled-captured
+    updates of one agent in turn, on a batch on the device. Each runs (a FetchPush run
+    on an H100 once left captured out: its capture was invalidated after the others)."""
+    agent = make_agent("ddpg", None, OBS_DIM, GOAL_DIM, space("ddpg"), (-1.0, 0.0), "cuda", 3)
+    agent.log_updates()
+    chosen = choose_update(agent, spaces(), space("ddpg"), 256, precision="fp32", mode="auto",
+                           expected_updates=1e9, on_device=True)  # fmt: skip
+    assert chosen.notes == ()
+    assert set(chosen.timings_ms) == {f"fp32 {mode}" for mode in UPDATE_MODES}
+    assert agent.updates == 0 and agent.update_metrics() == []
+
+
 def test_a_run_records_its_timed_choice_and_a_resume_keeps_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

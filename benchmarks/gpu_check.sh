@@ -37,7 +37,7 @@ EOF
 cat "$WORK/code.json"
 
 echo "== 1. device tests"
-timeout "$(share 160 400)" python3 -m pytest -q -x -p no:cacheprovider \
+timeout "$(share 160 400)" python3 -m pytest -q -p no:cacheprovider \
     tests/test_update_modes.py tests/test_device_buffer.py tests/test_her_relabel.py \
     tests/test_device_sampler.py tests/test_device_priority.py tests/test_step_state.py \
     tests/test_policy.py 2>&1 | tee "$WORK/tests.log" | tail -15

@@ -258,22 +258,48 @@ def chance_level(task: str, episodes: int, goal_seed: int | None = None) -> floa
     (reset seeds 0 to ``episodes`` - 1): where the object starts within reach of its goal,
     the level at which a run that learned nothing sits. With ``goal_seed``, every episode
     has the one goal of ``--fixed-goal --seed GOAL_SEED``."""
-    import gymnasium as gym
-    import gymnasium_robotics
     import numpy as np
 
     from herkit.envs.task_variants import FixedGoal
 
-    gym.register_envs(gymnasium_robotics)
-    env = gym.make(task)
+    env = fetch_env(task)
     if goal_seed is not None:
         env = FixedGoal(env, goal_seed)
+    return success_of(env, lambda observation: np.zeros(env.action_space.shape), episodes)
+
+
+def policy_success(run: Path, episodes: int, own_goal: bool) -> float:
+    """The success of run ``run``'s last policy (deterministic) over ``episodes`` episodes
+    (reset seeds 0 to ``episodes`` - 1): on the run's own env (``own_goal``: a one-goal run's
+    goal), or on the task's env with its goals drawn afresh."""
+    import torch
+
+    from herkit.training.policy import load_policy
+
+    torch.set_num_threads(1)  # one observation at a time: threads only wait on each other
+    policy = load_policy(run)
+    env = policy.make_env() if own_goal else fetch_env(policy.env_id)
+    return success_of(env, policy.act, episodes)
+
+
+def fetch_env(task: str) -> Any:
+    """The Fetch task's env, as gymnasium-robotics makes it."""
+    import gymnasium as gym
+    import gymnasium_robotics
+
+    gym.register_envs(gymnasium_robotics)
+    return gym.make(task)
+
+
+def success_of(env: Any, act: Any, episodes: int) -> float:
+    """The share of ``episodes`` episodes of ``env`` (reset seeds 0 to ``episodes`` - 1,
+    actions ``act(observation)``) that end in success; closes ``env``."""
     successes = 0.0
     for seed in range(episodes):
-        env.reset(seed=seed)
+        observation, _ = env.reset(seed=seed)
         done, info = False, {}
         while not done:
-            _, _, terminated, truncated, info = env.step(np.zeros(env.action_space.shape))
+            observation, _, terminated, truncated, info = env.step(act(observation))
             done = terminated or truncated
         successes += float(info["is_success"])
     env.close()
@@ -391,6 +417,9 @@ def main() -> None:
     parser.add_argument("--draw", action="store_true", help="draw from the records, run none")
     parser.add_argument("--chance", type=int, metavar="EPISODES", default=None,
                         help="the success of a policy that never moves; run none")  # fmt: skip
+    parser.add_argument("--many-goals", type=int, metavar="EPISODES", default=None,
+                        help="fig5: each run's last policy on its goal and on the task's "
+                             "goals; run none")  # fmt: skip
     args = parser.parse_args()
     tasks = args.tasks or (["FetchPush-v4"] if args.figure == "fig7" else list(TASKS))
     settings = [s for s in settings_of(args.figure) if not args.settings or s.name in args.settings]
@@ -406,6 +435,17 @@ def main() -> None:
                 level = chance_level(task, args.chance, goal_seed)
                 print(f"{task}, {name}: a policy that never moves succeeds in {level:.3f} of "
                       f"{args.chance:,} episodes")  # fmt: skip
+        return
+    if args.many_goals:
+        if args.figure != "fig5":
+            parser.error("--many-goals: only fig5's runs have one goal")
+        for task, setting, figure, home, seed in grid:
+            run = run_dir(args.runs, figure, task, home, seed)
+            if progress_of(run, args.steps or BUDGETS[task])[0] != "done":
+                continue
+            own, many = (policy_success(run, args.many_goals, own) for own in (True, False))
+            print(f"{task} | {setting.name} | seed {seed} | its goal {own:.3f} | the task's "
+                  f"goals {many:.3f} | {args.many_goals:,} episodes each")  # fmt: skip
         return
     if args.plan:
         total = 0

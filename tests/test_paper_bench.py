@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from scripts import load_benchmark
 
+from runs import herkit
+
 paper = load_benchmark("paper")
 
 
@@ -113,3 +115,49 @@ def test_the_chance_level_is_where_the_object_starts_at_its_goal() -> None:
     goal = env.reset(seed=3)[0]["desired_goal"]  # --fixed-goal --seed 3
     at_goal = [np.linalg.norm(o["achieved_goal"] - goal) < 0.05 for o in starts]
     assert paper.chance_level("FetchPush-v4", 40, goal_seed=3) == pytest.approx(np.mean(at_goal))
+
+
+def test_a_one_goal_policy_is_judged_on_its_goal_and_on_the_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--many-goals``: a one-goal run's policy in its own env (every episode the run's
+    goal) and in the task's env (goals drawn afresh)."""
+    pytest.importorskip("gymnasium_robotics")
+    import numpy as np
+
+    run = tmp_path / "one-goal"
+    args = ["train", "FetchReach-v4", "--fixed-goal", "--steps", "100", "--n-envs", "1"]
+    trained = herkit(*args, "--warmup-steps", "50", "--eval-every", "100", "--out", str(run))
+    assert trained.returncode == 0, trained.stderr
+    goals: dict[bool, list[np.ndarray]] = {}
+    for own in (True, False):
+
+        def first_goals(env: Any, act: Any, episodes: int, own: bool = own) -> float:
+            goals[own] = [env.reset(seed=seed)[0]["desired_goal"] for seed in range(episodes)]
+            act(env.reset(seed=0)[0])  # the policy acts on the env's observations
+            return 0.5
+
+        monkeypatch.setattr(paper, "success_of", first_goals)
+        assert paper.policy_success(run, 4, own_goal=own) == 0.5
+    assert all(np.array_equal(goal, goals[True][0]) for goal in goals[True])
+    assert len({tuple(goal) for goal in goals[False]}) == 4
+
+
+def test_success_is_the_share_of_episodes_that_end_in_success() -> None:
+    class Coin:
+        """Succeeds on even reset seeds, after 3 steps."""
+
+        def reset(self, seed: int) -> tuple[dict, dict]:
+            self.seed, self.t = seed, 0
+            return {}, {}
+
+        def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+            self.t += 1
+            return {}, 0.0, False, self.t == 3, {"is_success": self.seed % 2 == 0}
+
+        def close(self) -> None:
+            self.closed = True
+
+    env = Coin()
+    assert paper.success_of(env, lambda observation: 0, 5) == pytest.approx(3 / 5)
+    assert env.closed

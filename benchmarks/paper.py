@@ -441,7 +441,9 @@ def main() -> None:
             parser.error("--many-goals: only fig5's runs have one goal")
         for task, setting, figure, home, seed in grid:
             run = run_dir(args.runs, figure, task, home, seed)
-            if progress_of(run, args.steps or BUDGETS[task])[0] != "done":
+            state = state_of(run, args.steps or BUDGETS[task])
+            if state != "done":
+                print(f"{task} | {setting.name} | seed {seed} | {state}: not judged")
                 continue
             own, many = (policy_success(run, args.many_goals, own) for own in (True, False))
             print(f"{task} | {setting.name} | seed {seed} | its goal {own:.3f} | the task's "

@@ -37,15 +37,15 @@ EOF
 cat "$WORK/code.json"
 
 echo "== 1. device tests"
-timeout "$(share 160 400)" python3 -m pytest -q -p no:cacheprovider \
+timeout "$(share 200 370)" python3 -m pytest -q -p no:cacheprovider \
     tests/test_update_modes.py tests/test_device_buffer.py tests/test_her_relabel.py \
     tests/test_device_sampler.py tests/test_device_priority.py tests/test_step_state.py \
     tests/test_policy.py 2>&1 | tee "$WORK/tests.log" | tail -15
 
 echo "== 2. herkit bench update"
-timeout "$(share 120 280)" python3 -m herkit bench update --device cuda --seconds 1 \
+timeout "$(share 120 250)" python3 -m herkit bench update --device cuda --seconds 1 \
     --modes eager captured compiled-captured --json-out "$WORK/bench.json"
-timeout "$(share 50 230)" python3 -m herkit bench update --device cuda --seconds 1 \
+timeout "$(share 50 200)" python3 -m herkit bench update --device cuda --seconds 1 \
     --sizes 3x512ln:2048 --precisions bf16 --modes eager captured --prioritized \
     --json-out "$WORK/bench-prioritized.json"
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import math
 import os
 import shutil
 import sys
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ import numpy as np
 import pytest
 import torch
 
-from herkit.agents import Normalizer, make_agent
+from herkit.agents import Normalizer, make_agent, runners
 from herkit.agents.runners import UPDATE_MODES, check_update_mode
 from herkit.agents.update_log import UpdateLog
 from herkit.config.agents import ONLINE_ALGOS
@@ -481,6 +483,53 @@ def test_a_mode_that_fails_on_another_rank_is_left_out_on_every_rank(
                            distributed=True, mean=context.mean)  # fmt: skip
     assert chosen.mode == "eager" and "cannot compile here" in chosen.notes[0]
     assert context.calls == ["all_sum", "all_sum"]  # the failed timing's mean is still made
+
+
+def test_a_capture_begins_after_dead_cycles_are_collected(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Garbage in a reference cycle that holds an earlier step's autograd graph is gone
+    when a capture begins: on a GPU (an H200) that graph's gradient accumulators, made on
+    the default stream, broke the capture of plain ``captured`` after the compiled timing,
+    and torch no longer collects garbage before a capture. CUDA is faked here: only the
+    order of collection and capture is checked."""
+    weight = torch.nn.Parameter(torch.ones(3))
+
+    class Cycle:
+        loss: torch.Tensor
+        me: Cycle
+
+    def leave_a_dead_cycle() -> weakref.ref[Cycle]:
+        cycle = Cycle()
+        cycle.me, cycle.loss = cycle, (weight * 2).sum()
+        return weakref.ref(cycle)
+
+    class FakeGraph:
+        def replay(self) -> None:
+            pass
+
+    alive_at_capture: list[bool] = []
+
+    @contextlib.contextmanager
+    def capture(graph: FakeGraph, capture_error_mode: str) -> Iterator[None]:
+        alive_at_capture.append(dead() is not None)
+        yield
+
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", FakeGraph)
+    monkeypatch.setattr(torch.cuda, "graph", capture)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *args: None)
+    graph = runners._Graph(lambda x: (x * weight).sum().detach(), {}, None)
+    graph.calls = runners.CAPTURE_WARMUP  # warmed up: the next call captures
+    enabled = gc.isenabled()
+    gc.disable()  # the cycle outlives the call unless the capture collects it
+    try:
+        dead = leave_a_dead_cycle()
+        assert dead() is not None
+        graph([torch.ones(3)])
+    finally:
+        if enabled:
+            gc.enable()
+    assert alive_at_capture == [False] and graph.graph is not None
 
 
 def test_a_real_timing_of_eager_updates_on_the_cpu() -> None:

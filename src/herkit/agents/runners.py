@@ -21,6 +21,7 @@ calls :meth:`StepRunner.reset`, and the graphs are captured again.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -156,6 +157,10 @@ class _Graph:
                 )
             register(self.generator)
         torch.cuda.synchronize()
+        # Garbage in a reference cycle can hold an earlier step's autograd graph (torch no
+        # longer collects before a capture): its parameters' gradient accumulators, made
+        # on another stream, would make the capture wait on that stream, which fails.
+        gc.collect()
         # thread_local: CUDA calls of other threads (none of herkit's) do not spoil it
         with torch.cuda.graph(graph, capture_error_mode="thread_local"):
             self.outputs = self.step(*self.inputs, **self.flags)

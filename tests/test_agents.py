@@ -25,7 +25,7 @@ from herkit.agents import (
 )
 from herkit.agents.base import ValueScale
 from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
-from herkit.config.agents import ONLINE_ALGOS
+from herkit.config.agents import ALGOS, ONLINE_ALGOS, config_class
 
 OBS_DIM, GOAL_DIM, ACT_DIM, N_ACTIONS = 6, 3, 2, 4
 LOW = np.array([-1.0, 0.0], np.float32)
@@ -38,8 +38,7 @@ def small_config(algo: str, **changes: Any) -> Any:
     settings = {**SMALL, **changes}
     if algo == "td3":
         return DDPGConfig.td3(**settings)
-    cls = {"dqn": DQNConfig, "ddpg": DDPGConfig, "sac": SACConfig}[algo]
-    return cls(**settings)
+    return config_class(algo)(**settings)
 
 
 def space(algo: str) -> gymnasium.spaces.Space:
@@ -529,6 +528,30 @@ def test_bf16_autocast_keeps_parameters_outputs_and_losses_float32(algo: str) ->
     )
     with pytest.raises(ValueError, match="precision must be"):
         agent.set_precision("fp16")
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_a_bf16_update_trains_every_parameter_of_its_networks(algo: str) -> None:
+    """Targets computed under no_grad with a network that is trained in the same update
+    (double DQN's argmax, SAC's next action, GCIQL's next value): the cast of a weight made
+    there must not be reused without its gradient (an autocast cache did so before
+    pytorch/pytorch#112583)."""
+    agent = agent_for(algo, hidden=(32, 32))
+    agent.set_precision("bf16")
+    with agent._autocast():
+        assert torch.is_autocast_enabled("cpu") and not torch.is_autocast_cache_enabled()
+    batch = random_batch(algo)
+    agent.update_normalizer(batch.observation, batch.goal)
+    trained = [
+        (f"{name}.{key}", value)
+        for name, net in agent._networks().items()
+        if not name.endswith("_target")
+        for key, value in net.named_parameters()
+    ]
+    before = [value.detach().clone() for _, value in trained]
+    agent.update(batch)
+    for (key, value), old in zip(trained, before, strict=True):
+        assert not torch.equal(old, value.detach()), f"{algo}: {key} unchanged"
 
 
 def test_bf16_and_fp32_updates_agree_closely() -> None:

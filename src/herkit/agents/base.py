@@ -177,11 +177,15 @@ class GoalAgent(UpdateSteps, ABC):
         self.precision = precision
 
     def _autocast(self) -> torch.autocast:
+        # No cast cache: before the fix of pytorch/pytorch#112583 a weight cast under no_grad
+        # (a target computed with a network trained in the same update) was reused without
+        # its gradient by the trained pass; a cache cannot outlive a capture; and one setting
+        # for every mode keeps torch.compile from compiling each update twice.
         return torch.autocast(
             self.device.type,
             dtype=torch.bfloat16,
             enabled=self.precision == "bf16",
-            cache_enabled=not self.captures,  # a cache cannot outlive a capture
+            cache_enabled=False,
         )
 
     def update_normalizer(self, observation: np.ndarray, goal: np.ndarray) -> None:

@@ -457,7 +457,8 @@ def main() -> None:
             total += steps - made
             shared = f" ({figure}'s {home.name})" if figure != args.figure else ""
             print(f"{task} | {setting.name}{shared} | seed {seed} | {steps:,} env steps | {state}")
-        print(f"{len(grid)} runs, {total:,} env steps left{pace_of(total)}")
+        runs = f"{len(grid)} run" + ("" if len(grid) == 1 else "s")
+        print(f"{runs}, {total:,} env steps left{pace_of(total)}")
         return
     if not args.draw:
         with ThreadPoolExecutor(args.jobs) as pool:

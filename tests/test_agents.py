@@ -534,8 +534,8 @@ def test_bf16_autocast_keeps_parameters_outputs_and_losses_float32(algo: str) ->
 def test_a_bf16_update_trains_every_parameter_of_its_networks(algo: str) -> None:
     """Targets computed under no_grad with a network that is trained in the same update
     (double DQN's argmax, SAC's next action, GCIQL's next value): the cast of a weight made
-    there must not be reused without its gradient (an autocast cache did so before
-    pytorch/pytorch#112583)."""
+    there must not be reused without its gradient (an autocast cache did so until
+    pytorch/pytorch#165068)."""
     agent = agent_for(algo, hidden=(32, 32))
     agent.set_precision("bf16")
     with agent._autocast():

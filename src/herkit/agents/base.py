@@ -177,7 +177,7 @@ class GoalAgent(UpdateSteps, ABC):
         self.precision = precision
 
     def _autocast(self) -> torch.autocast:
-        # No cast cache: before the fix of pytorch/pytorch#112583 a weight cast under no_grad
+        # No cast cache: until pytorch/pytorch#165068 (issue #112583) a weight cast under no_grad
         # (a target computed with a network trained in the same update) was reused without
         # its gradient by the trained pass; a cache cannot outlive a capture; and one setting
         # for every mode keeps torch.compile from compiling each update twice.

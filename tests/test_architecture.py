@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "herkit"
-MAX_LINES = 400
 
 
 def module_name(path: Path) -> str:
@@ -208,8 +207,8 @@ def test_a_training_process_imports_neither_plotly_nor_matplotlib(tmp_path: Path
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
-def test_each_module_is_small_and_says_what_it_holds(name: str) -> None:
+def test_each_module_says_what_it_holds(name: str) -> None:
+    """A module is one concept, as long as the concept needs (no line cap): its docstring
+    says which."""
     source = MODULES[name].read_text()
-    lines = source.count("\n")
     assert ast.get_docstring(ast.parse(source)), f"{name} has no module docstring"
-    assert lines <= MAX_LINES, f"{name} has {lines} lines (> {MAX_LINES}): split it"

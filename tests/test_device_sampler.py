@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 from herkit import Batch, HerReplayBuffer
 from herkit.buffer.device_sampler import DeviceSampler, uniform_of, unsupported
+from herkit.buffer.draw import ON_A_DEVICE
+from herkit.buffer.settings import HerSettings
 from tagged import TaggedRun, expected_env_terms, host, tag_reward, torch_tag_reward
 from test_her_relabel import STRATEGIES, check_batch, make_buffer
 
@@ -143,25 +145,112 @@ def test_given_the_same_numbers_the_device_draws_the_hosts_batch(
     run = TaggedRun(buffer, env_terms=True)
     for round_ in range(2):
         run.feed([ls * (round_ + 1) for ls in lengths[:n_envs]], end_open=round_ == 1)
-        flags = sampler.prepare()
-        buffer.rng = Numbers(seed + round_)  # type: ignore[assignment]
-        on_host = host(buffer.sample(200))
-        got = sampler.draw(200, Numbers(seed + round_).tensors, **flags)
-        on_device = {name: value.numpy() for name, value in got._asdict().items()
-                     if value is not None}  # fmt: skip
-        on_device["indices"] = on_device.pop("slots", None)
-        for name, value in on_device.items():
-            if name == "weights":  # numpy's and torch's powers may differ in the last bit
-                np.testing.assert_allclose(value, on_host.weights, rtol=1e-6)
-            elif value is not None:
-                np.testing.assert_array_equal(value, getattr(on_host, name), err_msg=name)
-        if prioritized:  # new priorities, as an update gives them, the same way on both
-            td = np.random.default_rng(seed).exponential(size=200)
-            buffer.update_priorities(on_host.indices, td)
-            sampler.reprioritize(torch.from_numpy(on_host.indices), torch.from_numpy(td))
-            np.testing.assert_allclose(
-                sampler.priorities.tree.leaves.numpy(), buffer.sampler.tree.leaves, rtol=1e-12
-            )
+        assert_same_draws(buffer, sampler, seed + round_)
+
+
+def assert_same_draws(buffer: HerReplayBuffer, sampler: DeviceSampler, seed: int) -> None:
+    """The host's sample and the device's draw with the same uniform numbers are equal,
+    field by field; by priority, the new priorities an update gives are set alike."""
+    flags = sampler.prepare()
+    rng = buffer.rng
+    buffer.rng = Numbers(seed)  # type: ignore[assignment]
+    on_host = host(buffer.sample(200))
+    buffer.rng = rng
+    got = sampler.draw(200, Numbers(seed).tensors, **flags)
+    on_device = {name: value.numpy() for name, value in got._asdict().items() if value is not None}
+    on_device["indices"] = on_device.pop("slots", None)
+    assert (on_host.actor_goal is None) == ("actor_goal" not in on_device)
+    for name, value in on_device.items():
+        if name == "weights":  # numpy's and torch's powers may differ in the last bit
+            np.testing.assert_allclose(value, on_host.weights, rtol=1e-6)
+        elif value is not None:
+            np.testing.assert_array_equal(value, getattr(on_host, name), err_msg=name)
+    if buffer.settings.prioritized:  # new priorities, as an update gives them, alike
+        td = np.random.default_rng(seed).exponential(size=200)
+        buffer.update_priorities(on_host.indices, td)
+        sampler.reprioritize(torch.from_numpy(on_host.indices), torch.from_numpy(td))
+        np.testing.assert_allclose(
+            sampler.priorities.tree.leaves.numpy(), buffer.sampler.tree.leaves, rtol=1e-12
+        )
+
+
+NON_DEFAULT: dict[str, dict[str, Any]] = {
+    "strategy": {"strategy": "episode"},
+    "k": {"k": 2},
+    "relabel": {"relabel": "store"},
+    "goal_mix": {"goal_mix": (1, 2, 2)},
+    "goal_mix_warmup": {"goal_mix": (1, 2, 2), "goal_mix_warmup": 40},
+    "n_step": {"n_step": 3, "gamma": 0.9},
+    "gamma": {"gamma": 0.9},
+    "prioritized": {"prioritized": True},
+    "alpha": {"prioritized": True, "alpha": 0.9},
+    "beta": {"prioritized": True, "beta": 0.8},
+    "eps": {"prioritized": True, "eps": 0.01},
+    "terminal_on_success": {"terminal_on_success": True},
+    "keep_env_terms": {"keep_env_terms": False},
+    "success_threshold": {"success_threshold": -0.5},
+    "info_keys": {"info_keys": ("step",)},
+    "value_goals": {"value_goals": (0.2, 0.5, 0.3), "gamma": 0.9},
+    "value_future": {"value_goals": (0.2, 0.5, 0.3), "value_future": "uniform"},
+    "actor_goals": {"actor_goals": (0.1, 0.6, 0.3), "gamma": 0.9},
+    "gc_negative": {"value_goals": (0.3, 0.4, 0.3), "gamma": 0.9, "gc_negative": False},
+}
+"""Every HER setting at a value other than its default (with the settings it needs)."""
+
+
+@pytest.mark.parametrize("name", sorted(NON_DEFAULT))
+def test_every_her_setting_is_drawn_on_the_device_as_on_the_host_or_refused_by_name(
+    name: str,
+) -> None:
+    """Walks every field of HerSettings: a draw on the device serves it (the host's batch,
+    given the same numbers) or refuses it, naming why (``ON_A_DEVICE``)."""
+    assert set(NON_DEFAULT) == set(HerSettings.names()) == set(ON_A_DEVICE)
+    changes = NON_DEFAULT[name]
+    assert getattr(HerSettings(**changes), name) != getattr(HerSettings(), name)
+    buffer = make_buffer(120, 2, "cpu", seed=3, **changes)
+    why = ON_A_DEVICE[name]
+    if why is not None:
+        assert unsupported(buffer) == why
+        with pytest.raises(ValueError, match=f"cannot sample on its device: {why}"):
+            DeviceSampler(buffer)
+        return
+    assert unsupported(buffer) is None
+    sampler = DeviceSampler(buffer)
+    run = TaggedRun(buffer, env_terms=True)
+    for round_, lengths in enumerate([[[3, 7], [5]], [[9, 2], [4, 6]]]):
+        run.feed(lengths, end_open=round_ == 1, steps=40)
+        assert_same_draws(buffer, sampler, 11 + round_)
+
+
+def test_a_recorded_dataset_with_steps_after_it_draws_on_the_device_as_on_the_host() -> None:
+    """OGBench's value and actor goals over a dataset held once and a ring after it."""
+    episodes = [7, 12, 3, 9]
+    states = np.concatenate(
+        [np.stack([np.full(n, e), np.arange(n), np.zeros(n)], 1) for e, n in enumerate(episodes)]
+    ).astype(np.float32)
+    terminals = np.zeros(len(states), bool)
+    terminals[np.cumsum(episodes) - 1] = True
+    data = {"observations": states, "actions": states[:, :1], "terminals": terminals}
+    buffer = HerReplayBuffer.from_dataset(
+        data,
+        tag_reward,
+        room=40,
+        device="cpu",
+        torch_reward_fn=torch_tag_reward,
+        value_goals=(0.2, 0.5, 0.3),
+        actor_goals=(0, 1, 0),
+        gamma=0.9,
+        seed=2,
+    )
+    sampler = DeviceSampler(buffer)
+    assert_same_draws(buffer, sampler, 5)  # the dataset alone
+    TaggedRun(buffer, next_offset=(0.0, 1.0, 0.0)).feed([[4, 6]], steps=57)  # wraps its ring
+    assert_same_draws(buffer, sampler, 6)
+    drawn = sampler.draw(4000, Numbers(7).tensors, **sampler.prepare())
+    assert drawn.actor_goal is not None
+    observation = drawn.observation.numpy()
+    assert {0.0, 1.0, 2.0, 3.0} <= set(np.unique(observation[:, 0]))  # recorded episodes
+    assert (observation[:, 0] > 3).any()  # and steps added after them
 
 
 def test_the_goal_mix_draws_real_future_and_desired_goals_in_its_proportions() -> None:

@@ -1,5 +1,6 @@
-"""A buffer filled from recorded trajectories (OGBench's layout, Minari's episodes) and
-offline GCRL's value and actor goal mixes, traced with tagged states."""
+"""A buffer holding a recorded dataset (OGBench's layout, Minari's episodes), its states
+once, and offline GCRL's value and actor goal mixes by OGBench's rules, traced with tagged
+states: state row ``r`` of episode ``e`` is ``(e, r)``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from herkit import HerReplayBuffer
-from herkit.buffer.offline_goals import geometric_steps
+from herkit.buffer.backend import NUMPY
+from herkit.buffer.datasets import DatasetError, MissingDataset
+from herkit.buffer.offline_goals import future_state_steps
 
 
 def reward_fn(achieved, desired, info):
@@ -37,11 +40,30 @@ def test_episodes_become_transitions_of_consecutive_states():
     batch = buffer.sample(500)
     assert np.array_equal(batch.next_observation[:, 0], batch.observation[:, 0])
     assert np.array_equal(batch.next_observation[:, 1], batch.observation[:, 1] + 1)
+    assert np.array_equal(batch.achieved_goal, batch.observation)
+    assert np.array_equal(batch.next_achieved_goal, batch.next_observation)
     assert np.array_equal(
         batch.action[:, 0], batch.observation[:, 0] * 100 + batch.observation[:, 1]
     )
-    assert not batch.observation[:, 0].__contains__(2)  # the one-row episode is dropped
+    assert 2 not in batch.observation[:, 0]  # the one-row episode is dropped
     assert not batch.terminated.any()  # the layout's terminals are timeouts
+    seen = {tuple(row) for row in batch.observation.astype(int)}
+    assert seen == {(e, t) for e, n in enumerate([5, 3, 1, 4]) for t in range(n - 1)}
+
+
+def test_the_states_are_held_once():
+    """An antmaze-sized dataset (29-wide states, 8-wide actions) in at most 1.5x its bytes."""
+    rng = np.random.default_rng(0)
+    data = tagged([200] * 50)
+    data["observations"] = rng.normal(size=(len(data["terminals"]), 29)).astype(np.float32)
+    data["actions"] = rng.normal(size=(len(data["terminals"]), 8)).astype(np.float32)
+    buffer = HerReplayBuffer.from_dataset(data, reward_fn, goal_size=2)
+    recorded = buffer.recorded
+    assert recorded is not None
+    assert np.shares_memory(recorded.states["observation"], data["observations"])
+    arrays = sum(value.nbytes for value in data.values())
+    assert recorded.nbytes <= 1.5 * arrays  # states and actions once, ~26 bytes a transition
+    assert buffer.storage.capacity == 0 and not buffer.storage.data["observation"].size
 
 
 def test_a_last_episode_without_its_terminal_is_kept():
@@ -49,23 +71,36 @@ def test_a_last_episode_without_its_terminal_is_kept():
     assert len(buffer) == 2 + 3
 
 
-def test_the_value_mix_takes_current_future_and_random_states_with_ogbench_rewards():
-    lengths = [40, 25, 60]
+def test_the_value_mix_takes_current_future_and_random_states_with_ogbenchs_rewards():
+    lengths = [40, 25, 60]  # states: 39, 24 and 59 transitions
     buffer = HerReplayBuffer.from_dataset(
         tagged(lengths), reward_fn, value_goals=(0.2, 0.5, 0.3), gamma=0.9, seed=1
     )
-    batch = buffer.sample(20_000)
+    batch = buffer.sample(40_000)
     ep, t = batch.observation[:, 0], batch.observation[:, 1]
     goal_ep, goal_t = batch.goal[:, 0], batch.goal[:, 1]
-    current = (goal_ep == ep) & (goal_t == t)
-    assert np.array_equal(batch.terminated == 1, current)  # reached only at the current state
-    assert np.array_equal(batch.reward, np.where(current, 0.0, -1.0))
-    # goals are states of stored episodes: row 0 .. L-1 of each
-    assert np.all(goal_t <= np.asarray(lengths)[goal_ep.astype(int)] - 1)
+    same = (goal_ep == ep) & (goal_t == t)
+    assert np.array_equal(batch.terminated == 1, same)  # reached: the goal's index is its own
+    assert np.array_equal(batch.reward, np.where(same, 0.0, -1.0))
+    # goals are states that have a transition: row 0 .. L-2 of an episode of L rows
+    assert np.all(goal_t <= np.asarray(lengths)[goal_ep.astype(int)] - 2)
     ahead = (goal_ep == ep) & (goal_t > t)
-    # current 0.2 (+ random hits of the same state), future 0.5, random 0.3
-    assert abs(current.mean() - 0.2) < 0.02
-    assert abs(ahead.mean() - (0.5 + 0.3 * 0.3)) < 0.04  # random states may lie ahead too
+    last = t == np.asarray(lengths)[ep.astype(int)] - 2  # a future goal is then itself
+    # current 0.2, future 0.5 (ahead, or itself at the last transition), random 0.3
+    n_states = sum(lengths) - 2 * len(lengths)
+    expected_same = 0.2 + 0.5 * last.mean() + 0.3 / n_states
+    assert abs(same.mean() - expected_same) < 0.012
+    later = (np.asarray(lengths)[ep.astype(int)] - 2 - t) / n_states  # random, yet ahead
+    assert abs(ahead.mean() - (0.5 * (1 - last.mean()) + 0.3 * later.mean())) < 0.012
+
+
+def test_positive_rewards_without_gc_negative():
+    buffer = HerReplayBuffer.from_dataset(
+        tagged([30, 30]), reward_fn, value_goals=(0.5, 0.5, 0), gamma=0.9, gc_negative=False
+    )
+    batch = buffer.sample(2_000)
+    assert np.array_equal(batch.reward, batch.terminated)
+    assert 0.4 < batch.reward.mean() < 0.65
 
 
 @settings(max_examples=25, deadline=None)
@@ -74,29 +109,47 @@ def test_the_value_mix_takes_current_future_and_random_states_with_ogbench_rewar
     seed=st.integers(0, 2**16),
     future=st.sampled_from(["geometric", "uniform"]),
 )
-def test_future_goals_come_from_later_states_of_the_same_episode(lengths, seed, future):
+def test_future_goals_are_later_states_of_the_same_episode_up_to_its_last_transition(
+    lengths, seed, future
+):
     buffer = HerReplayBuffer.from_dataset(
         tagged(lengths), reward_fn, value_goals=(0, 1, 0), value_future=future,
         actor_goals=(0, 1, 0), gamma=0.8, seed=seed,
     )  # fmt: skip
     batch = buffer.sample(256)
+    t = batch.observation[:, 1]
+    last = np.asarray(lengths)[batch.observation[:, 0].astype(int)] - 2
     for goal in (batch.goal, batch.actor_goal):
         assert np.array_equal(goal[:, 0], batch.observation[:, 0])
-        assert np.all(goal[:, 1] > batch.observation[:, 1])
-        assert np.all(goal[:, 1] <= np.asarray(lengths)[goal[:, 0].astype(int)] - 1)
-    assert not batch.terminated.any()
+        assert np.all((goal[:, 1] > t) | ((goal[:, 1] == t) & (t == last)))
+        assert np.all(goal[:, 1] <= last)
+    assert np.array_equal(batch.terminated == 1, t == last)  # only the last state's own
 
 
-def test_geometric_steps_follow_the_discount():
+def test_geometric_steps_follow_the_discount_and_stop_at_the_last_transition():
     rng = np.random.default_rng(0)
     n = 200_000
-    steps = geometric_steps(np.zeros(n, np.int64), np.full(n, 10**6), rng.random(n), 0.9)
-    ahead = steps + 1  # j >= 1 states ahead
-    assert ahead.min() == 1
-    assert abs((ahead == 1).mean() - 0.1) < 0.005  # P(j = 1) = 1 - gamma
-    assert abs(ahead.mean() - 10) < 0.1  # E[j] = 1 / (1 - gamma)
-    capped = geometric_steps(np.array([3]), np.array([5]), np.array([0.999999]), 0.9)
-    assert capped[0] == 4  # the episode's last next state
+    zeros, far = np.zeros(n, np.int64), np.full(n, 10**6)
+    steps = future_state_steps(NUMPY, zeros, far, rng.random(n), "geometric", 0.9)
+    assert steps.min() == 1
+    assert abs((steps == 1).mean() - 0.1) < 0.005  # P(j = 1) = 1 - gamma
+    assert abs(steps.mean() - 10) < 0.1  # E[j] = 1 / (1 - gamma)
+    capped = future_state_steps(
+        NUMPY, np.array([3]), np.array([5]), np.array([0.999]), "geometric", 0.9
+    )
+    assert capped[0] == 4  # the episode's last transition's state
+
+
+def test_uniform_steps_round_as_ogbench_does():
+    """``round(min(t + 1, L - 1) * d + (L - 1) * (1 - d))``: t + 1 .. L - 1, the two ends
+    at half weight (t = 2 of 7 transitions: 3 and 6 at 1/6, 4 and 5 at 1/3)."""
+    rng = np.random.default_rng(1)
+    n = 300_000
+    steps = future_state_steps(NUMPY, np.full(n, 2), np.full(n, 7), rng.random(n), "uniform", None)
+    shares = np.bincount(steps, minlength=7)[3:] / n
+    np.testing.assert_allclose(shares, [1 / 6, 1 / 3, 1 / 3, 1 / 6], atol=0.004)
+    last = future_state_steps(NUMPY, np.array([6]), np.array([7]), np.array([0.3]), "uniform", None)
+    assert last[0] == 6
 
 
 def test_actor_goals_ride_along_with_the_strategies():
@@ -111,36 +164,79 @@ def test_the_desired_goal_is_the_episodes_last_state_and_strategies_apply():
     batch = buffer.sample(200)
     last = np.where(batch.observation[:, 0] == 0, 5, 8)
     assert np.array_equal(batch.goal[:, 1], last)
+    assert np.array_equal(batch.reward, reward_fn(batch.next_achieved_goal, batch.goal, {}))
+    future = HerReplayBuffer.from_dataset(tagged([6, 9]), reward_fn, k=4, seed=2).sample(500)
+    relabelled = future.goal[:, 1] != np.where(future.observation[:, 0] == 0, 5, 8)
+    assert np.all(future.goal[relabelled, 1] > future.observation[relabelled, 1])
     stored = HerReplayBuffer.from_dataset(tagged([6, 9]), reward_fn, relabel="store", k=2)
     assert len(stored) == 13  # closed episodes may be sampled at once in store mode
-    assert stored.sample(32).goal.shape == (32, 2)
+    goal = stored.sample(300).goal
+    assert goal.shape == (300, 2) and len(np.unique(goal[:, 1])) > 2
     prioritized = HerReplayBuffer.from_dataset(tagged([6, 9]), reward_fn, prioritized=True)
     batch = prioritized.sample(32)
     prioritized.update_priorities(batch.indices, np.ones(32))
 
 
-def test_online_steps_go_on_after_the_recorded_episodes(tmp_path):
+def step(observation, achieved, desired):
+    return {
+        "observation": np.array(observation, np.float32),
+        "achieved_goal": np.array(achieved, np.float32),
+        "desired_goal": np.array(desired, np.float32),
+    }
+
+
+def test_steps_added_after_the_dataset_go_into_its_room_and_round_trip(tmp_path):
+    path = tmp_path / "data.npz"
+    np.savez(path, **tagged([5, 5]))
     buffer = HerReplayBuffer.from_dataset(
-        tagged([5, 5]), reward_fn, capacity=100, value_goals=(0.2, 0.5, 0.3), gamma=0.99
+        path, reward_fn, room=3, value_goals=(0.2, 0.5, 0.3), gamma=0.99, seed=3
     )
-    obs = {"observation": np.array([7.0, 0]), "achieved_goal": np.array([7.0, 0]),
-           "desired_goal": np.array([7.0, 3])}  # fmt: skip
-    nxt = dict(obs, observation=np.array([7.0, 1]), achieved_goal=np.array([7.0, 1]))
-    buffer.add(obs, np.array([1.0]), nxt, False, True)
-    assert len(buffer) == 9
-    path = tmp_path / "buffer.npz"
-    buffer.save(path)
-    loaded = HerReplayBuffer.load(path, reward_fn)
+    for t in range(5):  # 5 steps into a ring of 3: the dataset is never dropped
+        obs, nxt = step([7, t], [7, t], [7, 9]), step([7, t + 1], [7, t + 1], [7, 9])
+        buffer.add(obs, np.array([1.0]), nxt, False, t % 2 == 1)
+    assert len(buffer) == 8 + 3  # 8 recorded; the ring holds its last episode and the open one
+    batch = buffer.sample(3_000)
+    assert {0.0, 1.0, 7.0} == set(np.unique(batch.observation[:, 0]))
+    online = batch.observation[:, 0] == 7
+    assert set(np.unique(batch.observation[online, 1])) == {2.0, 3.0, 4.0}  # what it holds
+    assert set(np.unique(batch.goal[batch.goal[:, 0] == 7, 1])) == {2.0, 3.0, 4.0}
+    saved = tmp_path / "buffer.npz"
+    buffer.save(saved)
+    with np.load(saved) as kept:  # the states are not in it: the file's path and digest are
+        assert not [name for name in kept.files if name.startswith("recorded.state")]
+        assert len(kept["data.observation"]) == 3  # the ring's steps
+        assert str(path.resolve()) in str(kept["meta"])
+    loaded = HerReplayBuffer.load(saved, reward_fn)
     assert loaded.settings == buffer.settings
     a, b = buffer.sample(50), loaded.sample(50)
-    assert np.array_equal(a.goal, b.goal) and np.array_equal(a.reward, b.reward)
-    assert 7.0 in set(buffer.sample(2000).observation[:, 0])
+    for name in ("observation", "goal", "reward", "terminated", "action"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    np.savez(path, **tagged([5, 6]))  # another file at the same path
+    with pytest.raises(DatasetError, match="not the file this buffer was built from"):
+        HerReplayBuffer.load(saved, reward_fn)
 
 
-def test_a_minari_dataset_keeps_the_env_rewards():
+def test_a_dataset_given_as_arrays_is_saved_with_its_states_once(tmp_path):
+    buffer = HerReplayBuffer.from_dataset(tagged([6, 9]), reward_fn, strategy="none", seed=1)
+    buffer.save(tmp_path / "buffer.npz")
+    loaded = HerReplayBuffer.load(tmp_path / "buffer.npz", reward_fn)
+    a, b = buffer.sample(40), loaded.sample(40)
+    assert np.array_equal(a.observation, b.observation) and np.array_equal(a.goal, b.goal)
+
+
+def test_a_dataset_without_room_refuses_new_steps():
+    buffer = HerReplayBuffer.from_dataset(tagged([5, 5]), reward_fn)
+    with pytest.raises(ValueError, match="no room for new steps: build it with"):
+        buffer.add(
+            step([7, 0], [7, 0], [7, 9]), np.zeros(1), step([7, 1], [7, 1], [7, 9]), False, False
+        )
+    assert len(buffer) == 8
+
+
+def test_a_minari_dataset_keeps_the_env_rewards_and_its_goals():
     def episode(e: int, n: int) -> SimpleNamespace:
         states = np.stack([np.full(n + 1, e), np.arange(n + 1)], 1).astype(np.float32)
-        obs = {"observation": states, "achieved_goal": states,
+        obs = {"observation": states, "achieved_goal": states + 0.25,
                "desired_goal": np.repeat(states[-1:], n + 1, 0)}  # fmt: skip
         return SimpleNamespace(
             observations=obs, actions=np.ones((n, 2), np.float32),
@@ -153,14 +249,17 @@ def test_a_minari_dataset_keeps_the_env_rewards():
     batch = buffer.sample(300)
     assert len(buffer) == 7
     assert np.all(batch.reward == -5.0)
+    np.testing.assert_array_equal(batch.achieved_goal, batch.observation + 0.25)
+    np.testing.assert_array_equal(batch.next_achieved_goal, batch.next_observation + 0.25)
     last = batch.observation[:, 1] == np.where(batch.observation[:, 0] == 0, 3, 2)
     assert np.array_equal(batch.terminated == 1, last)
+    assert np.array_equal(batch.goal[:, 1], np.where(batch.observation[:, 0] == 0, 4, 3))
 
 
 @pytest.mark.parametrize(
     ("arrays", "words"),
     [
-        ({"observations": np.zeros((3, 2)), "actions": np.zeros((3, 2))}, "lacks ['terminals']"),
+        ({"observations": np.zeros((3, 2)), "actions": np.zeros((3, 2))}, "lacks terminals"),
         (
             {
                 "observations": np.zeros((3, 2)),
@@ -175,7 +274,7 @@ def test_a_minari_dataset_keeps_the_env_rewards():
                 "actions": np.zeros((3, 2)),
                 "terminals": np.zeros(3),
             },
-            "observations hold 6 non-finite",
+            "observations hold non-finite values .NaN or inf. in 3 rows, the first at row 0",
         ),
         (
             {
@@ -183,19 +282,47 @@ def test_a_minari_dataset_keeps_the_env_rewards():
                 "actions": np.zeros((2, 2)),
                 "terminals": np.ones(2),
             },
-            "no episode of two rows",
+            "no episode of two states",
         ),
     ],
 )
 def test_bad_datasets_are_refused_by_name(arrays, words):
-    with pytest.raises(ValueError, match=words.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(DatasetError, match=words):
         HerReplayBuffer.from_dataset(arrays, reward_fn)
 
 
-def test_a_missing_file_and_a_small_capacity_say_so(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no file"):
+def test_bad_files_are_refused_in_one_line_naming_the_file(tmp_path):
+    text = tmp_path / "notes.npz"
+    text.write_text("not arrays\n")
+    noise = tmp_path / "noise.npz"
+    noise.write_bytes(np.random.default_rng(0).bytes(4096))
+    pickled = tmp_path / "pickled.npz"
+    objects = np.empty(3, object)
+    objects[:] = [{"a": 1}, None, 3]
+    np.savez(pickled, observations=objects, actions=np.zeros((3, 2)), terminals=np.zeros(3))
+    lacking = tmp_path / "lacking.npz"
+    np.savez(lacking, observations=np.zeros((3, 2)))
+    for path, words in (
+        (text, "is not an .npz file .not a zip archive.: expected numpy's .npz of the arrays"),
+        (noise, "is not an .npz file"),
+        (
+            pickled,
+            "its array 'observations' holds Python objects .pickled data., which herkit "
+            "never loads",
+        ),
+        (lacking, "lacks the array.s. actions, terminals .OGBench's layout"),
+        (tmp_path / "none.npz", "no such file"),
+    ):
+        with pytest.raises(DatasetError, match=f"dataset '{path}'.*{words}") as caught:
+            HerReplayBuffer.from_dataset(path, reward_fn)
+        assert "\n" not in str(caught.value)
+    with pytest.raises(MissingDataset):  # also a FileNotFoundError
         HerReplayBuffer.from_dataset(tmp_path / "none.npz", reward_fn)
-    with pytest.raises(ValueError, match="do not fit"):
+    assert issubclass(MissingDataset, FileNotFoundError)
+
+
+def test_small_capacities_and_bad_mixes_say_so():
+    with pytest.raises(ValueError, match="do not fit in capacity 5"):
         HerReplayBuffer.from_dataset(tagged([5, 5]), reward_fn, capacity=5)
     with pytest.raises(ValueError, match="value_goals must be 3 weights"):
         HerReplayBuffer.from_dataset(tagged([5]), reward_fn, value_goals=(1, 1), gamma=0.9)
@@ -208,4 +335,6 @@ def test_an_npz_file_loads_as_its_arrays(tmp_path):
     np.savez(path, qpos=np.zeros((9, 2)), **tagged([4, 5]))
     buffer = HerReplayBuffer.from_dataset(path, reward_fn, goal_size=1)
     assert len(buffer) == 7
-    assert buffer.sample(3).goal.shape == (3, 1)
+    batch = buffer.sample(30)
+    assert batch.goal.shape == (30, 1)
+    assert np.array_equal(batch.achieved_goal[:, 0], batch.observation[:, 0])

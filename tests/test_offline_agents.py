@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from herkit import Batch
+from herkit import Batch, HerReplayBuffer
 from herkit.agents import GCBCAgent, GCIQLAgent, GCIVLAgent, OfflineAgent, make_agent
 from herkit.agents.inputs import TorchBatch
 from herkit.config.agents import (
@@ -225,12 +225,116 @@ def test_acting_stays_in_the_box_and_deterministic_acting_is_the_clipped_mean(al
     assert len(np.unique(spread[:, 0])) > 10  # a Gaussian of std 1 in the unit box
 
 
+def learn_in_mode(algo: str, mode: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list]:
+    """An offline agent after 5 updates on batches with actor goals, its step run as
+    ``mode`` runs it (``replayed``: as a captured graph is replayed, on a CPU)."""
+    from python_state import ReplayDouble
+
+    from herkit.agents import runners
+
+    agent = agent_for(algo, seed=4)
+    if mode == "replayed":
+        monkeypatch.setattr(
+            runners.torch, "compile", lambda step, **_: ReplayDouble(step, lambda: [agent])
+        )
+        mode = "compiled"
+    agent.set_update_mode(mode)
+    agent.log_updates()
+    for seed in range(5):
+        agent.update(offline_batch(seed).to_torch())
+    return agent, agent.update_metrics()
+
+
 @pytest.mark.parametrize("algo", OFFLINE_ALGOS)
-def test_offline_agents_update_eagerly_only(algo: str) -> None:
+def test_offline_updates_replayed_as_a_graph_learn_what_eager_ones_do(
+    algo: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step of a compiled or captured update (a DeviceBatch with its actor goals),
+    replayed with Python state put back after each call: no state of the step is Python's."""
+    from test_update_modes import assert_same_learning
+
+    eager, rows_eager = learn_in_mode(algo, "eager", monkeypatch)
+    replayed, rows_replayed = learn_in_mode(algo, "replayed", monkeypatch)
+    assert_same_learning(eager, replayed, rows_eager, rows_replayed, tol=1e-5)
+    if algo != "gcbc":  # the actor learned from the actor goals, not the value goals
+        without = agent_for(algo, seed=4)
+        for seed in range(5):
+            without.update(offline_batch(seed, actor_goal=False).to_torch())
+        assert not torch.equal(
+            without.actor.net.output_layer.weight, eager.actor.net.output_layer.weight
+        )
+
+
+@pytest.mark.slow("torch.compile compiles each offline agent's update: about a minute each")
+@pytest.mark.skipif(
+    __import__("shutil").which("g++") is None, reason="torch.compile on a CPU needs g++"
+)
+@pytest.mark.parametrize("algo", ["gcivl", "gciql"])
+def test_a_compiled_offline_update_learns_what_the_eager_one_does(
+    algo: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_update_modes import assert_same_learning
+
+    eager, rows_eager = learn_in_mode(algo, "eager", monkeypatch)
+    compiled, rows_compiled = learn_in_mode(algo, "compiled", monkeypatch)
+    assert_same_learning(eager, compiled, rows_eager, rows_compiled, tol=1e-4)
+
+
+def test_an_offline_update_drawn_on_the_device_equals_one_on_the_same_batch() -> None:
+    """Value and actor goals drawn within the step (a dataset held on CPU tensors) give
+    the update of the same batch given as it is."""
+    from herkit.buffer.device_sampler import DeviceSampler, uniform_of
+
+    rng = np.random.default_rng(0)
+    rows = 30 * 20
+    terminals = np.zeros(rows, bool)
+    terminals[29::30] = True
+    data = {
+        "observations": rng.normal(size=(rows, OBS_DIM)).astype(np.float32),
+        "actions": rng.uniform(-1, 1, (rows, 2)).astype(np.float32),
+        "terminals": terminals,
+    }
+    buffer = HerReplayBuffer.from_dataset(
+        data,
+        lambda a, d, i: np.zeros(len(a), np.float32),
+        goal_size=GOAL_DIM,
+        device="cpu",
+        torch_reward_fn=lambda a, d, i: torch.zeros(len(a)),
+        value_goals=(0.2, 0.5, 0.3),
+        actor_goals=(0, 1, 0),
+        gamma=0.99,
+        seed=1,
+    )
+    sampler = DeviceSampler(buffer)
+    drawing, given = agent_for("gcivl", seed=2), agent_for("gcivl", seed=2)
+    drawing.attach_sampler(sampler.draw, 64)
+    for _ in range(3):
+        twin = torch.Generator()
+        twin.set_state(drawing.generator.get_state())
+        flags = sampler.prepare()
+        got = sampler.draw(64, uniform_of(twin), **flags)
+        assert got.actor_goal is not None and not torch.equal(got.actor_goal, got.goal)
+        batch = Batch(
+            got.observation,
+            got.action,
+            got.reward,
+            got.next_observation,
+            got.goal,
+            got.goal,
+            got.goal,
+            got.terminated,
+            actor_goal=got.actor_goal,
+        )
+        drawing.update_drawn(flags)
+        given.update(batch)
+        given.generator.set_state(drawing.generator.get_state())
+    for name, value in parameters(drawing).items():
+        torch.testing.assert_close(parameters(given)[name], value, rtol=1e-6, atol=1e-6, msg=name)
+
+
+@pytest.mark.parametrize("algo", OFFLINE_ALGOS)
+def test_unknown_update_modes_are_refused(algo: str) -> None:
     agent = agent_for(algo)
-    agent.set_update_mode("eager")
-    with pytest.raises(ValueError, match="eager"):
-        agent.set_update_mode("compiled")
     with pytest.raises(ValueError, match="update_mode"):
         agent.set_update_mode("fast")
     assert agent.update_mode == "eager"

@@ -88,7 +88,12 @@ class GoalAgent(UpdateSteps, ABC):
         self.obs_normalizer = Normalizer(observation_dim, **norm)
         self.goal_normalizer = Normalizer(goal_dim, **norm)
         self.inputs = AgentInputs(
-            self.obs_normalizer, self.goal_normalizer, observation_dim, goal_dim, self.device
+            self.obs_normalizer,
+            self.goal_normalizer,
+            observation_dim,
+            goal_dim,
+            self.device,
+            normalize=config.normalize_inputs,
         )
         self.updates = 0
         self.priorities = torch.zeros(0, device=self.device)
@@ -192,8 +197,11 @@ class GoalAgent(UpdateSteps, ABC):
         """Feed ``observation (..., obs_dim)`` and ``goal (..., goal_dim)`` to the normalisers.
 
         With several ranks the batch statistics are summed over ranks first (one
-        all-reduce), so every rank normalises identically.
+        all-reduce), so every rank normalises identically. Nothing where the agent feeds
+        its inputs as they are (``normalize_inputs=False``).
         """
+        if not self.inputs.normalize:
+            return
         obs_stats = self.obs_normalizer.batch_stats(observation)
         both = self.dist.all_sum(
             np.concatenate([obs_stats, self.goal_normalizer.batch_stats(goal)])
@@ -206,6 +214,8 @@ class GoalAgent(UpdateSteps, ABC):
 
         A tensor is counted where it lies, with nothing read to the host (with several
         ranks it is copied to the host, whose statistics are summed over ranks)."""
+        if not self.inputs.normalize:
+            return
         if isinstance(goal, torch.Tensor):
             if not self.dist.active:
                 self.goal_normalizer.add_tensor(goal)

@@ -60,12 +60,15 @@ class AgentInputs:
         observation_dim: int,
         goal_dim: int,
         device: torch.device,
+        normalize: bool = True,
     ) -> None:
         self.obs_normalizer = obs_normalizer
         self.goal_normalizer = goal_normalizer
         self.observation_dim = observation_dim
         self.goal_dim = goal_dim
         self.device = device
+        self.normalize = normalize
+        """Whether inputs are standardised (else fed as they are, as float32)."""
 
     def host(self, observation: Any, goal: Any) -> torch.Tensor:
         """``normalise(observation) || normalise(goal)`` as a float32 tensor on the device,
@@ -74,9 +77,9 @@ class AgentInputs:
         goal = np.asarray(goal).reshape(-1, self.goal_dim)
         if len(obs) != len(goal):
             raise ValueError(f"observation and goal batch sizes differ: {len(obs)} vs {len(goal)}")
-        x = np.concatenate(
-            [self.obs_normalizer.normalize(obs), self.goal_normalizer.normalize(goal)], axis=1
-        )
+        if self.normalize:
+            obs, goal = self.obs_normalizer.normalize(obs), self.goal_normalizer.normalize(goal)
+        x = np.concatenate([obs, goal], axis=1, dtype=np.float32)
         return torch.from_numpy(x).to(self.device)
 
     def tensors(self, observation: torch.Tensor, goal: torch.Tensor) -> torch.Tensor:
@@ -84,6 +87,8 @@ class AgentInputs:
         (no move when the buffer lives there)."""
         obs = observation.reshape(-1, self.observation_dim)
         goals = goal.reshape(-1, self.goal_dim)
+        if not self.normalize:
+            return torch.cat([obs.float(), goals.float()], dim=1).to(self.device)
         x = torch.cat(
             [
                 self.obs_normalizer.normalize_tensor(obs),
@@ -130,9 +135,7 @@ class AgentInputs:
 
     def raw(self, batch: Batch, action_dtype: torch.dtype) -> DeviceBatch:
         """``batch``'s arrays on the device, for :meth:`from_raw` (host arrays are copied
-        without waiting, through pinned memory on CUDA). A :class:`DeviceBatch` has no
-        actor goals: a batch's ``actor_goal`` is not carried (the offline agents, which
-        use it, update eagerly only)."""
+        without waiting, through pinned memory on CUDA), its actor goals too."""
 
         def put(value: Any, dtype: torch.dtype = torch.float32) -> torch.Tensor:
             if not isinstance(value, torch.Tensor):
@@ -142,37 +145,46 @@ class AgentInputs:
         def flat(value: Any) -> torch.Tensor | None:
             return None if value is None else put(value).reshape(-1)
 
+        actor_goal = None if batch.actor_goal is None else put(batch.actor_goal)
         return DeviceBatch(
             put(batch.observation), put(batch.next_observation), put(batch.goal),
             put(batch.action, action_dtype), put(batch.reward).reshape(-1),
             put(batch.terminated).reshape(-1), flat(batch.discount), flat(batch.weights),
+            actor_goal=actor_goal,
         )  # fmt: skip
 
     def from_raw(self, raw: DeviceBatch, reward_scale: float) -> TorchBatch:
         """A :class:`DeviceBatch` normalised on the device: device work only (the normalisers'
-        host statistics copied there first, :meth:`sync`), so it can be captured. Its
-        ``actor_x`` and ``next_actor_x`` are None (a DeviceBatch has no actor goals)."""
-        obs = torch.cat([raw.observation, raw.next_observation]).reshape(-1, self.observation_dim)
-        goals = raw.goal.reshape(-1, self.goal_dim)
-        x, next_x = torch.cat(
-            [
-                self.obs_normalizer.normalize_device(obs),
-                self.goal_normalizer.normalize_device(torch.cat([goals, goals])),
-            ],
-            dim=1,
-        ).chunk(2)
+        host statistics copied there first, :meth:`sync`), so it can be captured; its actor
+        goals too, where it has them."""
+        observations = [raw.observation, raw.next_observation]
+        goals = [raw.goal, raw.goal]
+        if raw.actor_goal is not None:
+            observations += observations
+            goals += [raw.actor_goal, raw.actor_goal]
+        obs = torch.cat(observations).reshape(-1, self.observation_dim)
+        goal = torch.cat(goals).reshape(-1, self.goal_dim)
+        if self.normalize:
+            obs = self.obs_normalizer.normalize_device(obs)
+            goal = self.goal_normalizer.normalize_device(goal)
+        inputs = torch.cat([obs.float(), goal.float()], dim=1).chunk(len(goals))
+        actor_x, next_actor_x = (inputs[2], inputs[3]) if len(inputs) == 4 else (None, None)
         return TorchBatch(
-            x=x,
-            next_x=next_x,
+            x=inputs[0],
+            next_x=inputs[1],
             action=raw.action,
             reward=raw.reward.reshape(-1) * reward_scale,
             not_done=1.0 - raw.terminated.reshape(-1),
             discount=raw.discount,
             weights=raw.weights,
+            actor_x=actor_x,
+            next_actor_x=next_actor_x,
         )
 
     def sync(self) -> None:
         """Copy the normalisers' host statistics to the device where they changed."""
+        if not self.normalize:
+            return
         self.obs_normalizer.sync_device(self.device)
         self.goal_normalizer.sync_device(self.device)
 

@@ -2,12 +2,12 @@
 2025): :class:`GCBCAgent`, :class:`GCIVLAgent` and :class:`GCIQLAgent`.
 
 A batch holds two goals per sample (the buffer's offline goal mixes): the value goal
-``goal``, with reward ``success - 1`` (0 where the goal is the current state, else -1) and
-``terminated = success`` (so ``1 - terminated`` is OGBench's mask), and the actor goal
-``actor_goal``. A batch without actor goals (an online batch, or one drawn on the device)
-gives the actor the value goal. Rewards are taken as they come (scale 1): the agents'
-returns lie in ``[-1 / (1 - gamma), 0]`` whatever ``reward_range`` and
-``terminal_on_success`` say.
+``goal``, with reward ``success - 1`` (0 where the goal is the current state, else -1;
+``success`` without ``gc_negative``) and ``terminated = success`` (so ``1 - terminated`` is
+OGBench's mask), and the actor goal ``actor_goal``. A batch without actor goals (one of a
+buffer without an actor mix) gives the actor the value goal. Rewards are taken as they
+come (scale 1), whatever ``reward_range`` and ``terminal_on_success`` say; ``clip_return``
+clips value targets to ``[-1 / (1 - gamma), 0]``, the returns of ``gc_negative``'s -1/0.
 
 The actor (:class:`~herkit.agents.networks.ConstantStdActor`) is a Gaussian of standard
 deviation 1 over unit-box actions (``action / max_action`` for symmetric bounds, as the
@@ -15,8 +15,9 @@ other agents); :meth:`act` plays its mean clipped to the box when deterministic,
 clipped to the box when exploring. Every loss of an update is computed from the
 parameters before it, then each network takes one Adam step on its own loss, and the
 targets move towards the online networks as they were before the step (OGBench's
-order). Updates run eagerly only: the compiled and captured modes take a
-:class:`~herkit.buffer.device_sampler.DeviceBatch`, which has no actor goals.
+order). Updates run in every mode (:mod:`herkit.agents.runners`): a compiled or captured
+update takes its batch as a :class:`~herkit.buffer.device_sampler.DeviceBatch`, actor goals
+included, or draws it within the update on the buffer's device.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from torch import nn
 
 from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.networks import MLP, ConstantStdActor, Critic, ValueEnsemble, fan_avg_init
-from herkit.agents.runners import check_update_mode
 from herkit.agents.updates import ValueScale, adam, frozen, weighted_mean
 from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig, OfflineGCConfig
 
@@ -117,22 +117,6 @@ class OfflineAgent(GoalAgent):
         """Nothing to change: offline rewards are ``success - 1`` and ``terminated`` says
         where a value goal is reached, so the reward scale (1) does not depend on whether
         the env ends episodes on success."""
-
-    UPDATE_MODES: ClassVar[tuple[str, ...]] = ("eager",)
-    """The update modes these agents run (see :meth:`set_update_mode`)."""
-
-    def set_update_mode(self, mode: str) -> None:
-        """Only ``"eager"``: a compiled or captured update takes its batch as a
-        :class:`~herkit.buffer.device_sampler.DeviceBatch`, which cannot carry the actor
-        goals; any other mode raises ValueError."""
-        check_update_mode(mode, self.device)
-        if mode != "eager":
-            raise ValueError(
-                f"{type(self).__name__} updates eagerly only (update_mode='eager'), got "
-                f"update_mode={mode!r}: compiled and captured updates cannot carry the "
-                "batch's actor goals"
-            )
-        super().set_update_mode(mode)
 
     def _act(self, x: torch.Tensor, deterministic: bool) -> np.ndarray:
         """The Gaussian's mean, or (exploring) a sample of it, clipped to the unit box and

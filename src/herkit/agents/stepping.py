@@ -102,6 +102,7 @@ class UpdateSteps:
         the metrics are also kept for :meth:`update_metrics`.
         """
         actor_step = self._actor_step()
+        count_goals &= self.inputs.normalize
         if count_goals and (not isinstance(batch.goal, torch.Tensor) or self.dist.active):
             self.update_goal_normalizer(batch.goal)  # summed on the host (over ranks)
             count_goals = False
@@ -127,6 +128,7 @@ class UpdateSteps:
             raise ValueError("update_drawn counts goals on the device: one process only")
         self.inputs.sync()
         actor_step = self._actor_step()
+        count_goals &= self.inputs.normalize
         output = self._runners["drawn"]((), actor_step=actor_step, count_goals=count_goals, **flags)
         return self._finish(output, count_goals)
 

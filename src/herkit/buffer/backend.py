@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["NUMPY", "ArrayOps", "NumpyOps", "TorchOps", "array_ops", "to_device"]
+__all__ = ["NUMPY", "ArrayOps", "NumpyOps", "TorchOps", "array_ops", "rows_mask", "to_device"]
 
 
 class NumpyOps:
@@ -59,6 +59,19 @@ class NumpyOps:
     def minimum(self, a: Any, b: Any) -> Any:
         """Element-wise minimum (``b`` may be a number)."""
         return np.minimum(a, b)
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        """Element-wise maximum (``b`` may be a number)."""
+        return np.maximum(a, b)
+
+    def round_int(self, array: Any) -> Any:
+        """Numbers rounded to the nearest integer (halves to even, as ``np.round``), as
+        int64."""
+        return np.rint(array).astype(np.int64)
+
+    def log1p(self, array: Any) -> Any:
+        """``log(1 + x)``, element-wise."""
+        return np.log1p(array)
 
     def searchsorted(self, ordered: Any, values: Any) -> Any:
         """Per value, the index of the first element of ``ordered`` above it."""
@@ -117,6 +130,15 @@ class TorchOps(NumpyOps):
     def minimum(self, a: Any, b: Any) -> Any:
         return self.torch.minimum(a, self._tensor(b, a.dtype))
 
+    def maximum(self, a: Any, b: Any) -> Any:
+        return self.torch.maximum(a, self._tensor(b, a.dtype))
+
+    def round_int(self, array: Any) -> Any:
+        return self.torch.round(array).long()  # halves to even, as numpy's
+
+    def log1p(self, array: Any) -> Any:
+        return self.torch.log1p(array)
+
     def searchsorted(self, ordered: Any, values: Any) -> Any:
         return self.torch.searchsorted(ordered, values, right=True)
 
@@ -164,6 +186,12 @@ class TorchOps(NumpyOps):
                 value = value.item()
             return self.torch.full((), value, dtype=dtype, device=self.device)
         return self.torch.as_tensor(value, dtype=dtype, device=self.device)
+
+
+def rows_mask(mask: Any, like: Any) -> Any:
+    """A ``(B,)`` mask shaped to broadcast over the rows of ``like`` (``(B, ...)``, any
+    rank)."""
+    return mask.reshape(-1, *(1,) * (like.ndim - 1))
 
 
 def to_device(array: np.ndarray, device: Any) -> Any:

@@ -1,147 +1,423 @@
-"""Recorded trajectories read into whole episodes for a buffer
-(:meth:`herkit.HerReplayBuffer.from_dataset`), without an env.
+"""Recorded datasets held once: :class:`RecordedEpisodes`, read from OGBench's layout or
+Minari's episodes, and the buffer that holds one (:meth:`herkit.HerReplayBuffer.from_dataset`).
+
+A dataset is its states, one row each, episodes one after another, and its actions; it is
+held as it was read (no copy where its dtypes are the buffer's). A transition is an index:
+transition ``t`` of an episode whose first state is row ``f`` is ``(s[f+t], a[f+t],
+s[f+t+1])``, its achieved goals those states' goals and its desired goal its episode's last
+state's goal (OGBench's layout holds no goals: a state's goal is the state, or its first
+``goal_size`` coordinates, a view of it) or its recorded desired goal (Minari's). The
+buffer gathers each column of a sample from these states by index
+(:meth:`RecordedEpisodes.take`), as OGBench's ``GCDataset`` draws its goals as indices.
+Besides the states, a transition holds a few numbers: its state row, its goal's row, its
+reward, its goal-free reward part, whether it reached its goal and whether it ended its
+episode (about 26 bytes).
 
 Two layouts are read:
 
 - **OGBench's** (a ``.npz`` file or a mapping of arrays): ``observations (N, ...)``,
-  ``actions (N, ...)`` and ``terminals (N,)``, one row per state, episodes one after another,
-  ``terminals`` true on each episode's last row (``qpos``, ``qvel`` and other keys are
-  ignored). An episode of ``L`` rows gives ``L - 1`` transitions ``(s_t, a_t, s_{t+1})``; the
-  action of its last row has no successor and is dropped. Its goals are states, as in
-  OGBench: the achieved goal is the observation itself (or its first ``goal_size``
-  coordinates), and each transition's desired goal is its episode's last state (the data
-  hold no goals; an offline goal mix does not read them). An episode ends by a timeout
-  (``truncated``): the layout does not tell a real termination from the end of a recording.
+  ``actions (N, ...)`` and ``terminals (N,)``, one row per state, ``terminals`` true on each
+  episode's last row (``qpos``, ``qvel`` and other keys are ignored). An episode of ``L``
+  rows gives ``L - 1`` transitions; the action of its last row has no successor. An episode
+  ends by a timeout: the layout does not tell a real termination from the end of a
+  recording.
 - **Minari's** (a ``minari`` dataset object, local): its episodes' ``observations`` (a
   GoalEnv dict of arrays one longer than the actions), ``actions``, ``rewards``,
-  ``terminations`` and ``truncations``; the env's rewards are kept.
+  ``terminations``; the env's rewards are kept.
+
+Every problem of a file is a :class:`DatasetError` (a ValueError) of one line that names
+the file and what is wrong, raised before anything is built: not an ``.npz``, arrays
+stored as Python objects (never unpickled), a missing array, arrays of different lengths,
+NaN or infinity, no episode of two states. A file's size and SHA-256 are kept
+(:class:`DatasetSource`), so that a checkpoint names its dataset instead of holding it, and
+a resume against another file is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from herkit.buffer.goal_env import RewardFn
-from herkit.buffer.relabel import StoredGoals
+from herkit.buffer.backend import NUMPY, ArrayOps
 
 __all__ = [
-    "Episodes", "add_episodes", "dataset_arguments", "from_dataset", "read_dataset",
-    "read_minari", "read_ogbench", "write_episodes",
-]  # fmt: skip
+    "OGBENCH_KEYS",
+    "DatasetError",
+    "DatasetSource",
+    "MissingDataset",
+    "RecordedEpisodes",
+    "from_dataset",
+    "read_dataset",
+    "read_minari",
+    "read_ogbench",
+]
 
 OGBENCH_KEYS = ("observations", "actions", "terminals")
 """The arrays an OGBench-layout dataset must hold."""
 
+TRANSITION_COLUMNS = ("reward", "reward_extra", "success", "terminated")
+"""The columns a recorded transition holds besides its states (the env's terms of
+:mod:`herkit.buffer.env_terms`); a store-time buffer adds its stored goals."""
+
+
+class DatasetError(ValueError):
+    """A dataset that cannot be read, in one line naming the file and the problem."""
+
+
+class MissingDataset(DatasetError, FileNotFoundError):
+    """A dataset path that names no file."""
+
 
 @dataclass(frozen=True)
-class Episodes:
-    """Whole episodes, their steps one after another (``lengths.sum()`` rows each)."""
+class DatasetSource:
+    """Where a dataset was read from: the file's absolute path, size and SHA-256, and the
+    goal size it was read with (what a checkpoint keeps instead of the data)."""
 
-    observation: np.ndarray
-    action: np.ndarray
-    next_observation: np.ndarray
-    achieved_goal: np.ndarray
-    next_achieved_goal: np.ndarray
-    desired_goal: np.ndarray
-    terminated: np.ndarray
-    """True where the step ended its episode for real (not a timeout)."""
-    lengths: np.ndarray
-    """Steps of each episode (every episode at least one)."""
-    reward: np.ndarray | None = None
-    """The env's step rewards, where recorded (None: ``reward_fn`` of the own goal)."""
+    path: str
+    bytes: int
+    sha256: str
+    goal_size: int | None = None
+
+    @classmethod
+    def of_file(cls, path: str | os.PathLike[str], goal_size: int | None) -> DatasetSource:
+        """The source of the file at ``path`` (read once for its digest)."""
+        digest = hashlib.sha256()
+        with open(path, "rb") as file:
+            for chunk in iter(lambda: file.read(1 << 22), b""):
+                digest.update(chunk)
+        return cls(str(Path(path).resolve()), os.path.getsize(path), digest.hexdigest(), goal_size)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON values."""
+        return {
+            "path": self.path,
+            "bytes": self.bytes,
+            "sha256": self.sha256,
+            "goal_size": self.goal_size,
+        }
+
+    def check_same(self, other: DatasetSource) -> None:
+        """DatasetError unless ``other`` (the file found now) is this source's file."""
+        if (other.bytes, other.sha256) != (self.bytes, self.sha256):
+            raise DatasetError(
+                f"dataset {other.path!r} is not the file this buffer was built from (its size "
+                f"or SHA-256 differs from the recorded {self.bytes:,} bytes, "
+                f"{self.sha256[:12]}...): restore that file, or train anew on this one"
+            )
+
+
+class RecordedEpisodes:
+    """Whole recorded episodes, their states held once (see the module's docstring).
+
+    ``states`` maps ``observation`` (and, where recorded, ``achieved_goal`` and
+    ``desired_goal``) to arrays of one row per state; without achieved goals a state's goal
+    is its first ``goal_size`` coordinates (None: the whole state), a view of it. ``action``
+    has one row per state too (an episode's last row unused). ``first_row`` is each
+    episode's first state row and ``lengths`` its transitions. ``terminated`` and
+    ``reward`` are per transition, where recorded (None: never terminated; the rewards of
+    ``reward_fn``).
+    """
+
+    def __init__(
+        self,
+        states: Mapping[str, np.ndarray],
+        action: np.ndarray,
+        first_row: np.ndarray,
+        lengths: np.ndarray,
+        terminated: np.ndarray | None = None,
+        reward: np.ndarray | None = None,
+        source: DatasetSource | None = None,
+        goal_size: int | None = None,
+    ) -> None:
+        self.states = dict(states)
+        self.action = action
+        self.lengths = np.asarray(lengths, np.int64)
+        """Transitions of each episode (each at least one)."""
+        self.first_row = np.asarray(first_row, np.int64)
+        self.starts = np.cumsum(self.lengths) - self.lengths
+        """Each episode's first transition."""
+        self.transitions = int(self.lengths.sum())
+        self.episodes = len(self.lengths)
+        self.recorded_terminated = terminated
+        self.recorded_reward = reward
+        """The env's rewards of the transitions, where recorded (None: ``reward_fn``'s)."""
+        self.source = source
+        self.goal_size = goal_size
+        index = np.int32 if len(action) < 2**31 - 1 else np.int64  # 4 bytes a row where it fits
+        steps = np.arange(self.transitions, dtype=index) - np.repeat(self.starts, self.lengths)
+        self.state_row = (np.repeat(self.first_row, self.lengths) + steps).astype(index)
+        """The state row of each transition's first state (host)."""
+        last = np.repeat(self.first_row + self.lengths, self.lengths).astype(index)
+        self.goal_row = self.state_row if "desired_goal" in self.states else last
+        """The state row whose goal is each transition's desired goal (host)."""
+        self.ops: ArrayOps = NUMPY
+        self.columns: dict[str, Any] = {}
+        """The transitions' own columns (:data:`TRANSITION_COLUMNS`, in the buffer's
+        backend once placed)."""
+        self._rows: dict[str, Any] = {"state": self.state_row, "goal": self.goal_row}
 
     @property
-    def steps(self) -> int:
-        """Transitions in all episodes."""
-        return int(self.lengths.sum())
+    def goal_shape(self) -> tuple[int, ...]:
+        """The shape of a goal."""
+        if "achieved_goal" in self.states:
+            return tuple(self.states["achieved_goal"].shape[1:])
+        shape = tuple(self.states["observation"].shape[1:])
+        return shape if self.goal_size is None else (self.goal_size,)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: the states, actions, index rows and transition columns."""
+        arrays = [*self.states.values(), self.action, self.state_row, *self.columns.values()]
+        if self.goal_row is not self.state_row:
+            arrays.append(self.goal_row)
+        if self.ops.device is not None:
+            arrays += list(self._rows.values())
+        return sum(int(array.nbytes) for array in arrays)
+
+    def place(self, ops: ArrayOps, fields: Mapping[str, Any]) -> None:
+        """Hold the states in ``ops``' arrays with the dtypes of ``fields`` (the buffer's
+        column specs; a DatasetError where a shape differs) and make the transitions'
+        columns (zeros but the recorded ``terminated``; the buffer scores the others)."""
+        given = {"observation": self.states["observation"], "action": self.action}
+        given |= {name: value for name, value in self.states.items() if name != "observation"}
+        for name, value in given.items():
+            spec = fields[name]
+            if tuple(value.shape[1:]) != tuple(spec.shape):
+                raise DatasetError(
+                    f"{self._label()}: its {name} rows have shape {tuple(value.shape[1:])}, "
+                    f"the buffer stores {tuple(spec.shape)}"
+                )
+        self.ops = ops
+        self.states = {
+            name: _placed(ops, value, fields[name].dtype) for name, value in self.states.items()
+        }
+        self.action = _placed(ops, self.action, fields["action"].dtype)
+        if "achieved_goal" not in self.states:  # a view of each state's first coordinates
+            observation = self.states["observation"]
+            n, shape = len(observation), tuple(fields["achieved_goal"].shape)
+            width = int(np.prod(shape))
+            self._goal_view = observation.reshape(n, -1)[:, :width].reshape(n, *shape)
+        n = self.transitions
+        self.columns = {
+            name: ops.zeros((n, *fields[name].shape), fields[name].dtype)
+            for name in fields
+            if name in TRANSITION_COLUMNS or name.startswith("info.") or name == "relabel_goal"
+        }
+        if self.recorded_terminated is not None:
+            ops.assign(self.columns["terminated"], slice(0, n), self.recorded_terminated)
+        if ops.device is not None:  # the index rows beside the states, for draws there
+            self._rows = {
+                "state": ops.from_host(self.state_row),
+                "goal": ops.from_host(self.goal_row),
+            }
+
+    def _state(self, name: str) -> Any:
+        """The per-state array ``name`` (``achieved_goal``: the goal view where derived)."""
+        if name == "achieved_goal" and "achieved_goal" not in self.states:
+            return self._goal_view
+        return self.states[name]
+
+    def _rows_of(self, kind: str, t: Any) -> Any:
+        """The state rows of transitions ``t``: ``state`` (their first state) or ``goal``."""
+        if isinstance(t, np.ndarray):
+            return (self.state_row if kind == "state" else self.goal_row)[t]
+        return self._rows[kind].index_select(0, t)
+
+    def take(self, name: str, t: Any) -> Any:
+        """Column ``name`` of transitions ``t`` (host int64 arrays, or tensors where the
+        states live), gathered from the states by index."""
+        ops = self.ops
+        if name in self.columns:
+            return ops.take(self.columns[name], t)
+        if name == "desired_goal":
+            state = "desired_goal" if "desired_goal" in self.states else "achieved_goal"
+            return ops.take(self._state(state), self._rows_of("goal", t))
+        rows = self._rows_of("state", t)
+        if name.startswith("next_"):
+            rows, name = rows + 1, name[len("next_") :]
+        if name == "action":
+            return ops.take(self.action, rows)
+        if name not in ("observation", "achieved_goal"):
+            raise KeyError(f"a recorded dataset has no column {name!r}")
+        return ops.take(self._state(name), rows)
+
+    def assign(self, name: str, t: np.ndarray, values: Any) -> None:
+        """Set the column ``name`` (one of the transitions' own) of transitions ``t``."""
+        self.ops.assign(self.columns[name], t, values)
+
+    def state(self) -> dict[str, np.ndarray]:
+        """What a saved buffer keeps of it: the transitions' columns (the states are read
+        again from the source file; a dataset given as arrays is kept whole, once)."""
+        ops = self.ops
+        arrays = {f"column.{name}": ops.to_host(value) for name, value in self.columns.items()}
+        if self.source is None:
+            arrays |= {f"state.{name}": ops.to_host(value) for name, value in self.states.items()}
+            arrays |= {
+                "action": ops.to_host(self.action),
+                "first_row": self.first_row,
+                "lengths": self.lengths,
+            }
+        return arrays
+
+    def restore(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Load the transitions' columns that :meth:`state` wrote."""
+        for name, value in self.columns.items():
+            saved = arrays.get(f"column.{name}")
+            if saved is not None:
+                self.ops.assign(value, slice(0, self.transitions), saved)
+
+    @classmethod
+    def from_state(
+        cls, arrays: Mapping[str, np.ndarray], goal_size: int | None
+    ) -> RecordedEpisodes:
+        """The episodes of a saved buffer that held its dataset's states (no source file):
+        ``arrays`` are those :meth:`state` wrote."""
+        states = {
+            name[len("state.") :]: value
+            for name, value in arrays.items()
+            if name.startswith("state.")
+        }
+        return cls(
+            states, arrays["action"], arrays["first_row"], arrays["lengths"], goal_size=goal_size
+        )
+
+    def _label(self) -> str:
+        return "dataset" if self.source is None else f"dataset {self.source.path!r}"
 
 
-def read_dataset(source: Any, goal_size: int | None = None) -> Episodes:
+def _placed(ops: ArrayOps, value: np.ndarray, dtype: Any) -> Any:
+    """``value`` in ``ops``' arrays with ``dtype`` (no copy where it already fits)."""
+    value = np.asarray(value).astype(dtype, copy=False)
+    return value if ops.device is None else ops.from_host(np.ascontiguousarray(value))
+
+
+def read_dataset(source: Any, goal_size: int | None = None) -> RecordedEpisodes:
     """The episodes of ``source``: a path to an OGBench ``.npz``, a mapping of its arrays,
-    or a Minari dataset; a ValueError names what is missing or malformed."""
+    or a Minari dataset; a :class:`DatasetError` names what is missing or malformed."""
     if hasattr(source, "iterate_episodes"):
         return read_minari(source)
     if isinstance(source, str | os.PathLike):
-        path = os.fspath(source)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"dataset: no file {path!r}")
-        with np.load(path, allow_pickle=False) as arrays:
-            return read_ogbench(
-                {key: arrays[key] for key in OGBENCH_KEYS if key in arrays}, goal_size
-            )
+        return read_ogbench(
+            _read_npz(os.fspath(source)), goal_size, DatasetSource.of_file(source, goal_size)
+        )
     if isinstance(source, Mapping):
         return read_ogbench(source, goal_size)
-    raise ValueError(
+    raise DatasetError(
         "dataset must be a path to an OGBench-layout .npz, a mapping of its arrays or a "
         f"Minari dataset, got {type(source).__name__}"
     )
 
 
-def read_ogbench(arrays: Mapping[str, Any], goal_size: int | None = None) -> Episodes:
+def _read_npz(path: str) -> dict[str, np.ndarray]:
+    """The OGBench arrays of the ``.npz`` file ``path``, never unpickling anything."""
+    label = f"dataset {path!r}"
+    if not os.path.exists(path):
+        raise MissingDataset(2, f"{label}: no such file", path)
+    if os.path.isdir(path):
+        raise DatasetError(f"{label} is a folder, not an .npz file")
+    if not zipfile.is_zipfile(path):
+        with open(path, "rb") as file:
+            head = file.read(6)
+        what = "a .npy array" if head == b"\x93NUMPY" else "not a zip archive"
+        raise DatasetError(
+            f"{label} is not an .npz file ({what}): expected numpy's .npz of the arrays "
+            f"{', '.join(OGBENCH_KEYS)}"
+        )
+    arrays = {}
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            missing = [key for key in OGBENCH_KEYS if key not in archive.files]
+            if missing:
+                raise DatasetError(
+                    f"{label} lacks the array(s) {', '.join(missing)} (OGBench's layout: "
+                    f"{', '.join(OGBENCH_KEYS)}; it holds {', '.join(archive.files) or 'none'})"
+                )
+            for key in OGBENCH_KEYS:
+                try:
+                    arrays[key] = archive[key]
+                except ValueError as error:
+                    if "pickle" not in str(error).lower() and "object" not in str(error).lower():
+                        raise
+                    raise DatasetError(
+                        f"{label}: its array {key!r} holds Python objects (pickled data), "
+                        "which herkit never loads: store numeric arrays"
+                    ) from None
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        raise DatasetError(f"{label} cannot be read as an .npz file: {error}") from None
+    return arrays
+
+
+def read_ogbench(
+    arrays: Mapping[str, Any], goal_size: int | None = None, source: DatasetSource | None = None
+) -> RecordedEpisodes:
     """Episodes of OGBench's layout (see the module)."""
+    label = "dataset" if source is None else f"dataset {source.path!r}"
     missing = [key for key in OGBENCH_KEYS if key not in arrays]
     if missing:
-        raise ValueError(f"dataset lacks {missing} (OGBench's layout: {list(OGBENCH_KEYS)})")
-    obs = np.asarray(arrays["observations"])
-    actions = np.asarray(arrays["actions"])
-    terminals = np.asarray(arrays["terminals"]).astype(bool).reshape(-1)
+        raise DatasetError(
+            f"{label} lacks {', '.join(missing)} (OGBench's layout: {', '.join(OGBENCH_KEYS)})"
+        )
+    obs, actions = np.asarray(arrays["observations"]), np.asarray(arrays["actions"])
+    terminals = np.asarray(arrays["terminals"])
+    for name, value in (("observations", obs), ("actions", actions), ("terminals", terminals)):
+        if value.dtype == object or not (
+            value.dtype == bool or np.issubdtype(value.dtype, np.number)
+        ):
+            raise DatasetError(f"{label}: {name} must be numeric, got dtype {value.dtype}")
     n = len(obs)
-    if obs.ndim < 2 or len(actions) != n or len(terminals) != n:
-        raise ValueError(
-            "dataset: observations (N, ...), actions (N, ...) and terminals (N,) must have one "
-            f"row per state, got {obs.shape}, {actions.shape}, {terminals.shape}"
+    if obs.ndim < 2 or len(actions) != n or terminals.reshape(-1).shape != (n,):
+        raise DatasetError(
+            f"{label}: observations (N, ...), actions (N, ...) and terminals (N,) must have "
+            f"one row per state, got shapes {obs.shape}, {actions.shape}, {terminals.shape}"
         )
-    if not np.issubdtype(obs.dtype, np.integer) and not np.isfinite(obs).all():
-        raise ValueError(
-            f"dataset: observations hold {int((~np.isfinite(obs)).sum())} non-finite values"
-        )
-    if np.issubdtype(actions.dtype, np.floating) and not np.isfinite(actions).all():
-        raise ValueError(
-            f"dataset: actions hold {int((~np.isfinite(actions)).sum())} non-finite values"
-        )
-    ends = np.flatnonzero(terminals)
+    for name, value in (("observations", obs), ("actions", actions)):
+        if value.dtype.kind == "f":
+            finite = np.isfinite(value.reshape(n, -1)).all(axis=1)
+            if not finite.all():
+                bad = int((~finite).sum())
+                raise DatasetError(
+                    f"{label}: {name} hold non-finite values (NaN or inf) in {bad:,} rows, the "
+                    f"first at row {int(np.argmin(finite)):,}"
+                )
+    ends = np.flatnonzero(terminals.reshape(-1) != 0)
     if n and (len(ends) == 0 or ends[-1] != n - 1):
         ends = np.append(ends, n - 1)  # the last episode, recorded without its terminal
     starts = np.concatenate([[0], ends[:-1] + 1]) if len(ends) else ends
     rows = ends - starts + 1
     keep = rows >= 2  # a one-row episode has no transition
-    starts, ends, rows = starts[keep], ends[keep], rows[keep]
-    if len(rows) == 0:
-        raise ValueError("dataset: no episode of two rows or more (no transition to store)")
-    lengths = rows - 1
-    first = np.repeat(starts, lengths) + _steps(lengths)  # the row of each transition
-    goals = obs.reshape(n, -1) if goal_size is None else obs.reshape(n, -1)[:, :goal_size]
-    return Episodes(
-        observation=obs[first],
-        action=actions[first],
-        next_observation=obs[first + 1],
-        achieved_goal=goals[first],
-        next_achieved_goal=goals[first + 1],
-        desired_goal=np.repeat(goals[ends], lengths, axis=0),
-        terminated=np.zeros(len(first), bool),
-        lengths=lengths.astype(np.int64),
+    if not keep.any():
+        raise DatasetError(f"{label}: no episode of two states or more (no transition to store)")
+    width = int(np.prod(obs.shape[1:]))
+    if goal_size is not None and not 0 < goal_size <= width:
+        raise DatasetError(
+            f"{label}: goal_size must be in 1..{width} (a state's coordinates), got {goal_size}"
+        )
+    return RecordedEpisodes(
+        {"observation": obs},
+        actions,
+        starts[keep],
+        rows[keep] - 1,
+        source=source,
+        goal_size=goal_size,
     )
 
 
-def read_minari(dataset: Any) -> Episodes:
+def read_minari(dataset: Any) -> RecordedEpisodes:
     """Episodes of a Minari dataset whose observations are GoalEnv dicts."""
     parts: dict[str, list[np.ndarray]] = {
-        name: []
-        for name in (
-            "observation",
-            "action",
-            "next_observation",
-            "achieved_goal",
-            "next_achieved_goal",
-            "desired_goal",
-            "terminated",
-            "reward",
-        )
+        "observation": [],
+        "achieved_goal": [],
+        "desired_goal": [],
+        "action": [],
+        "terminated": [],
+        "reward": [],
     }
     lengths = []
     for episode in dataset.iterate_episodes():
@@ -151,7 +427,7 @@ def read_minari(dataset: Any) -> Episodes:
             "achieved_goal",
             "desired_goal",
         } <= set(obs):
-            raise ValueError(
+            raise DatasetError(
                 "a Minari dataset's observations must be GoalEnv dicts (observation, "
                 f"achieved_goal, desired_goal), got {type(obs).__name__}"
             )
@@ -159,23 +435,27 @@ def read_minari(dataset: Any) -> Episodes:
         if steps == 0:
             continue
         lengths.append(steps)
-        for key in ("observation", "achieved_goal"):
-            parts[key].append(np.asarray(obs[key])[:steps])
-            parts[f"next_{key}"].append(np.asarray(obs[key])[1 : steps + 1])
-        parts["desired_goal"].append(np.asarray(obs["desired_goal"])[:steps])
-        parts["action"].append(np.asarray(episode.actions))
+        for key in ("observation", "achieved_goal", "desired_goal"):
+            parts[key].append(np.asarray(obs[key])[: steps + 1])
+        actions = np.asarray(episode.actions)
+        parts["action"].append(np.concatenate([actions, actions[-1:]]))  # one row per state
         parts["terminated"].append(np.asarray(episode.terminations, bool))
         parts["reward"].append(np.asarray(episode.rewards, np.float32))
     if not lengths:
-        raise ValueError("the Minari dataset has no episode with a step")
+        raise DatasetError("the Minari dataset has no episode with a step")
     joined = {key: np.concatenate(value) for key, value in parts.items()}
-    return Episodes(**joined, lengths=np.asarray(lengths, np.int64))
+    counts = np.asarray(lengths, np.int64)
+    first_row = np.cumsum(counts + 1) - (counts + 1)
+    states = {key: joined[key] for key in ("observation", "achieved_goal", "desired_goal")}
+    return RecordedEpisodes(
+        states, joined["action"], first_row, counts, joined["terminated"], joined["reward"]
+    )
 
 
 def from_dataset(
     cls: Any,
     source: Any,
-    reward_fn: RewardFn,
+    reward_fn: Any,
     *,
     capacity: int | None = None,
     room: int = 0,
@@ -188,90 +468,35 @@ def from_dataset(
     ``source`` is a path to an OGBench-layout ``.npz`` (``observations``, ``actions``,
     ``terminals``), a mapping of those arrays, or a local Minari dataset (read as
     :func:`read_dataset` says: OGBench's goals are its states, the first ``goal_size``
-    coordinates where given). ``capacity`` defaults to the dataset's transitions plus
-    ``room``: online steps added after them (one env: ``n_envs`` is 1) fill that room
-    before the ring drops the oldest episodes. ``reward_fn`` is the env's
-    ``compute_reward``; other keyword arguments (``settings``, ``value_goals``,
-    ``strategy``, ``seed``...) go to the constructor. Episodes are kept whole and closed,
-    so every strategy applies.
+    coordinates where given). The dataset is held once, after a ring of ``room`` slots for
+    steps added later (``capacity``, where given, is the dataset's transitions plus that
+    room); the ring drops its own oldest episodes when full, never the dataset's.
+    ``reward_fn`` is the env's ``compute_reward``; other keyword arguments (``settings``,
+    ``value_goals``, ``strategy``, ``seed``...) go to the constructor. Episodes are whole
+    and closed, so every strategy applies.
     """
-    episodes = read_dataset(source, goal_size)
-    buffer = cls(**dataset_arguments(episodes, reward_fn, capacity, room, kwargs))
-    buffer.add_episodes(episodes)
-    return buffer
-
-
-def add_episodes(buffer: Any, episodes: Episodes) -> None:
-    """``HerReplayBuffer.add_episodes``: store whole recorded episodes at once; the
-    buffer's open episode must be empty, and the ring must hold them all (one env)."""
-    base, ids, done = write_episodes(buffer.storage, buffer.scorer, episodes)
-    sampler = buffer.sampler
-    if sampler.tree is not None and not sampler.closed_only:
-        sampler.tree.set(np.arange(base, base + len(done)), sampler.max_priority)
-    if isinstance(buffer.relabeller, StoredGoals) and len(ids):
-        envs = np.zeros(len(ids), np.int64)
-        sampler.may_sample(buffer.relabeller.episodes_ended(ids, envs, buffer.rng.random))
-
-
-def dataset_arguments(
-    episodes: Episodes, reward_fn: Any, capacity: int | None, room: int, kwargs: dict[str, Any]
-) -> dict[str, Any]:
-    """The constructor arguments of a buffer for ``episodes`` (shapes and dtypes from the
-    data, ``capacity`` or the data's steps plus ``room``, one env), with ``kwargs``."""
-    n_envs = kwargs.pop("n_envs", 1)
-    if n_envs != 1:
-        raise ValueError(f"from_dataset fills one env's column: n_envs must be 1, got {n_envs}")
+    recorded = source if isinstance(source, RecordedEpisodes) else read_dataset(source, goal_size)
     if isinstance(room, bool) or not isinstance(room, int) or room < 0:
         raise ValueError(f"room must be an int >= 0, got {room!r}")
-    action = episodes.action
-    return {
-        "capacity": episodes.steps + room if capacity is None else capacity,
-        "observation_shape": episodes.observation.shape[1:],
-        "goal_shape": episodes.achieved_goal.shape[1:],
-        "action_shape": action.shape[1:],
-        "observation_dtype": episodes.observation.dtype,
-        "goal_dtype": episodes.achieved_goal.dtype,
-        "action_dtype": np.float32 if np.issubdtype(action.dtype, np.floating) else np.int64,
-        "reward_fn": reward_fn,
-        **kwargs,
-    }
-
-
-def write_episodes(storage: Any, scorer: Any, episodes: Episodes) -> tuple[int, Any, Any]:
-    """Write ``episodes`` into ``storage`` (an :class:`~herkit.buffer.storage.EpisodeStorage`
-    of one env) and score their steps with ``scorer`` (a
-    :class:`~herkit.buffer.env_terms.StepScorer`); returns the first slot written, the ids of
-    the episodes and where each step ended its episode."""
-    steps = episodes.steps
-    names = ("observation", "action", "next_observation", "achieved_goal",
-             "next_achieved_goal", "desired_goal", "terminated")  # fmt: skip
-    values: dict[str, Any] = {
-        name: getattr(episodes, name).astype(storage.fields[name].dtype, copy=False)
-        for name in names
-    }
-    for name, value in values.items():
-        if value.shape[1:] != storage.fields[name].shape:
+    if capacity is not None:
+        if capacity < recorded.transitions:
             raise ValueError(
-                f"dataset {name} has shape {value.shape[1:]} per step, the buffer stores "
-                f"{storage.fields[name].shape}"
+                f"{recorded.transitions:,} recorded transitions do not fit in capacity "
+                f"{capacity:,} (raise capacity, or leave it out: the dataset plus room)"
             )
-    for name, spec in storage.fields.items():  # info keys, extras: none recorded
-        if name not in values and name not in ("reward", "reward_extra", "success"):
-            values[name] = np.zeros((steps, *spec.shape), spec.dtype)
-    scorer.check_first({key: value[:1] for key, value in values.items()})
-    base = storage.rows_written
-    ids = storage.append_episodes(values, episodes.lengths)
-    slots = np.arange(base, base + steps)
-    done = np.zeros(steps, bool)
-    done[np.cumsum(episodes.lengths) - 1] = True
-    ops = storage.ops
-    scorer.score_slots(
-        slots, lambda name: ops.to_host(ops.take(storage.data[name], slots)), episodes.reward,
-        None, done,
+        room = capacity - recorded.transitions
+    n_envs = kwargs.pop("n_envs", 1)
+    action, observation = recorded.action, recorded.states["observation"]
+    goal = recorded.states.get("achieved_goal", observation)
+    return cls(
+        room, observation_shape=observation.shape[1:], goal_shape=recorded.goal_shape,
+        action_shape=action.shape[1:], observation_dtype=_float_or_own(observation.dtype),
+        goal_dtype=_float_or_own(goal.dtype),
+        action_dtype=np.float32 if np.issubdtype(action.dtype, np.floating) else np.int64,
+        reward_fn=reward_fn, n_envs=n_envs, recorded=recorded, **kwargs,
     )  # fmt: skip
-    return base, ids, done
 
 
-def _steps(lengths: np.ndarray) -> np.ndarray:
-    """``0 .. length-1`` of every episode, one after another."""
-    return np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+def _float_or_own(dtype: np.dtype) -> Any:
+    """The stored dtype of a dataset's states: float32 for floats, else their own (pixels)."""
+    return np.float32 if np.issubdtype(dtype, np.floating) else dtype

@@ -17,8 +17,11 @@ bookkeeping (a few rows and episodes per env step) to the device. With prioritiz
 the priorities live on the device too (:mod:`herkit.buffer.device_priority`): a draw takes
 slots by priority with their importance weights, and :meth:`DeviceSampler.reprioritize`
 sets the drawn slots' priorities after the update; :meth:`DeviceSampler.priorities_to_host`
-hands them to the host tree before the buffer is saved. Store-time relabelling and n-step
-returns sample on the host (:func:`unsupported` says why).
+hands them to the host tree before the buffer is saved. The batch itself is made by the
+one draw of :mod:`herkit.buffer.draw`, as the host's: every setting is served there or
+refused by name (store-time relabelling and n-step returns sample on the host;
+:func:`unsupported` says why). A recorded dataset after the ring is copied with its
+bookkeeping once (it never changes).
 
 This module imports torch: it is imported where a buffer on a device is trained from,
 never by :mod:`herkit.buffer` itself, whose core stays numpy.
@@ -32,8 +35,8 @@ import numpy as np
 import torch
 
 from herkit.buffer.device_priority import DevicePriorities
+from herkit.buffer.draw import draw_batch, unsupported
 from herkit.buffer.relabel import Uniform, mix_warm
-from herkit.buffer.returns import sample_returns
 from herkit.buffer.storage import Ledger, sample_slots
 
 if TYPE_CHECKING:
@@ -71,19 +74,8 @@ class DeviceBatch(NamedTuple):
     """Importance weights (prioritized replay), else None."""
     slots: torch.Tensor | None = None
     """The drawn slots, whose priorities the update's TD errors set (prioritized replay)."""
-
-
-def unsupported(buffer: HerReplayBuffer) -> str | None:
-    """Why ``buffer`` cannot sample on its device without the host, or None if it can."""
-    if buffer.device is None:
-        return "its data is on the host"
-    if buffer.torch_reward_fn is None:
-        return "its reward has no torch form"
-    if buffer.settings.relabel != "sample":
-        return "store-time relabelling"
-    if buffer.settings.n_step > 1:
-        return "n-step returns"
-    return None
+    actor_goal: torch.Tensor | None = None
+    """A second goal per sample for the actor (offline goal mixes), else None."""
 
 
 class DeviceSampler:
@@ -101,10 +93,12 @@ class DeviceSampler:
         def zeros(n: int) -> torch.Tensor:
             return torch.zeros(n, dtype=torch.int64, device=self.device)
 
-        self.episode_of = zeros(storage.capacity)
+        host = storage.ledger(closed_only=False)
+        self.episode_of = zeros(storage.slots)
         self.episode_start = zeros(len(storage.episode_start))
         self.episode_length = zeros(len(storage.episode_length))
-        self.valid_from = zeros(storage.n_envs)
+        self.valid_from = zeros(len(host.valid_from))
+        self.valid_end = zeros(len(host.valid_end))
         self.rows_written = zeros(1)
         self.threshold = torch.zeros((), dtype=torch.float32, device=self.device)
         self._synced_rows: int | None = None  # rows of episode_of copied; None: none yet
@@ -117,8 +111,8 @@ class DeviceSampler:
         self.ops = buffer.ops
         self.ledger = Ledger(
             self.episode_of, self.episode_start, self.episode_length, self.valid_from,
-            self.rows_written.expand(storage.n_envs), self.rows_written, storage.rows,
-            storage.n_envs, buffer.ops,
+            self.valid_end, self.rows_written, host.rows, storage.n_envs, buffer.ops,
+            host.ring_slots, host.recorded,
         )  # fmt: skip
         """The device's copy of the bookkeeping, as the buffer's rules read it."""
 
@@ -155,7 +149,9 @@ class DeviceSampler:
         if self.priorities is not None:
             self._follow_priorities(whole, written)
         self._valid_from = storage.valid_from.copy()
-        self.valid_from.copy_(self.ops.from_host(storage.valid_from))
+        host = storage.ledger(closed_only=False)
+        self.valid_from.copy_(self.ops.from_host(host.valid_from))
+        self.valid_end.copy_(self.ops.from_host(host.valid_end))
         self.rows_written.fill_(storage.rows_written)
         threshold = buffer.reached_threshold()
         if threshold is not None:
@@ -174,9 +170,11 @@ class DeviceSampler:
         storage = self.storage
         done = storage.rows_written
         synced, self._synced_rows = self._synced_rows, done
-        if synced is None or done - synced >= storage.rows:
+        if synced is None or done - synced >= max(storage.rows, 1):
             self.episode_of.copy_(self.ops.from_host(storage.episode_of))
             return None
+        if done == synced:  # nothing written since (always so without a ring)
+            return np.zeros(0, np.int64)
         rows = np.arange(synced, done) % storage.rows
         slots = (rows[:, None] * storage.n_envs + np.arange(storage.n_envs)).ravel()
         if len(slots):
@@ -197,7 +195,7 @@ class DeviceSampler:
         storage = self.storage
         dropped = storage.valid_from - self._valid_from
         if written is None or np.any((dropped < 0) | (dropped >= storage.rows)):
-            slots = np.arange(storage.capacity)
+            slots = np.arange(storage.slots)
         else:
             envs = np.repeat(np.arange(storage.n_envs), dropped)
             offsets = np.arange(dropped.sum()) - np.repeat(np.cumsum(dropped) - dropped, dropped)
@@ -237,29 +235,23 @@ class DeviceSampler:
         threshold: bool,
         mix_warm: bool,
     ) -> DeviceBatch:
-        """One batch, device work only, by the buffer's own rules (its relabeller and
-        :func:`~herkit.buffer.returns.sample_returns`, on the device's copy of the
-        bookkeeping), with the random numbers of ``uniform`` (e.g. :func:`uniform_of` a
+        """One batch, device work only, by the buffer's own rules (the one draw of
+        :func:`~herkit.buffer.draw.draw_batch`, on the device's copy of the bookkeeping),
+        with the random numbers of ``uniform`` (e.g. :func:`uniform_of` a
         torch generator): given the same numbers, the host's batch. The flags are what
         :meth:`prepare` returned."""
-        buffer, ops, data = self.buffer, self.buffer.ops, self.storage.data
         weights = None
         if self.priorities is not None:
             slots, weights = self.priorities.draw(batch_size, uniform)
         else:
             slots = sample_slots(self.ledger, uniform(batch_size))
-        own_goal = ops.take(data["desired_goal"], slots)
-        goal, relabel = buffer.relabeller.goals(self.ledger, slots, None, own_goal, uniform,
-                                                mix_warm)  # fmt: skip
-        settings = buffer.settings
-        reward, terminated, _, _ = sample_returns(
-            self.storage, ops, slots, goal, relabel, ops.take(data["next_achieved_goal"], slots),
-            n_step=1, gamma=None, info_keys=settings.info_keys,
-            terminal_on_success=terminal_on_success, keep_env_terms=settings.keep_env_terms,
-            goal_rewards=buffer.rewards, threshold=self.threshold if threshold else None,
+        made = draw_batch(
+            self.buffer, self.ledger, slots, None, uniform,
+            terminal_on_success=terminal_on_success,
+            threshold=self.threshold if threshold else None, warm=mix_warm, achieved_goals=False,
         )  # fmt: skip
         return DeviceBatch(
-            ops.take(data["observation"], slots), ops.take(data["next_observation"], slots),
-            goal, ops.take(data["action"], slots), reward.float(), terminated,
-            weights=weights, slots=None if weights is None else slots,
+            made["observation"], made["next_observation"], made["goal"], made["action"],
+            made["reward"].float(), made["terminated"], weights=weights,
+            slots=None if weights is None else slots, actor_goal=made["actor_goal"],
         )  # fmt: skip

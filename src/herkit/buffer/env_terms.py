@@ -283,14 +283,14 @@ class StepScorer:
         if not pending:
             return
         storage = self.storage
-        n, ops, data = storage.n_envs, storage.ops, storage.data
+        n = storage.n_envs
         slots = (np.array([entry[0] for entry in pending])[:, None] + np.arange(n)).ravel()
 
         def column(name: str) -> np.ndarray:
             kept = [entry[4] for entry in pending]
             if all(copy is not None for copy in kept):  # no read back from a device
                 return np.concatenate([copy[name] for copy in kept])  # type: ignore[index]
-            return ops.to_host(ops.take(data[name], slots))
+            return storage.ops.to_host(storage.take(name, slots))
 
         given = [entry[1] for entry in pending]
         env_reward = (
@@ -320,7 +320,6 @@ class StepScorer:
         Nones), ``known`` the env's success flags (1, 0, or -1 where not given; None:
         none given), ``done`` where an episode ended."""
         storage, reward_fn, audit = self.storage, self.rewards.reward_fn, self.audit
-        ops, data = storage.ops, storage.data
         info = {key: column(f"info.{key}") for key in self.info_keys}
         achieved, desired = column("next_achieved_goal"), column("desired_goal")
         goal_reward = host_rewards(reward_fn, achieved, desired, info)
@@ -343,9 +342,29 @@ class StepScorer:
             scored = goal_reward[unknown].astype(np.float32)
             host = GoalRewards(NUMPY, reward_fn)  # the scored columns are host copies
             success[unknown] = host.reached(threshold, scored, desired[unknown], ended)
-        ops.assign(data["reward"], slots, np.asarray(env_reward).astype(np.float32))
-        ops.assign(data["reward_extra"], slots, extra)
-        ops.assign(data["success"], slots, success)
+        storage.assign("reward", slots, np.asarray(env_reward).astype(np.float32))
+        storage.assign("reward_extra", slots, extra)
+        storage.assign("success", slots, success)
+
+    def score_recorded(self, chunk: int = 1 << 16) -> None:
+        """Score the transitions of the storage's recorded dataset (its env rewards where
+        recorded, else ``reward_fn``'s), ``chunk`` at a time."""
+        storage = self.storage
+        recorded = storage.recorded
+        if recorded is None:
+            return
+        done = np.zeros(recorded.transitions, bool)
+        done[np.cumsum(recorded.lengths) - 1] = True
+        for first in range(0, recorded.transitions, chunk):
+            t = np.arange(first, min(first + chunk, recorded.transitions))
+            slots = storage.capacity + t
+
+            def column(name: str, slots: np.ndarray = slots) -> np.ndarray:
+                return storage.ops.to_host(storage.take(name, slots))
+
+            given = recorded.recorded_reward
+            env_reward = None if given is None else np.asarray(given[t], np.float64)
+            self.score_slots(slots, column, env_reward, None, done[t])
 
 
 class GoalRewards:

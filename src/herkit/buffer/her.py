@@ -25,7 +25,8 @@ from herkit.buffer.backend import array_ops
 from herkit.buffer.batch import Batch
 from herkit.buffer.checks import check_int
 from herkit.buffer.conventions import GoalConventions
-from herkit.buffer.datasets import add_episodes, from_dataset
+from herkit.buffer.datasets import RecordedEpisodes, from_dataset
+from herkit.buffer.draw import draw_batch
 from herkit.buffer.ending import UNKNOWN, Ending
 from herkit.buffer.env_terms import (
     GoalRewards,
@@ -43,13 +44,11 @@ from herkit.buffer.inputs import (
     extra_key_specs,
     transition_fields,
 )
-from herkit.buffer.offline_goals import actor_samples, value_samples
 from herkit.buffer.persistence import load_buffer, save_buffer
 from herkit.buffer.relabel import StoredGoals, mix_warm, relabeller_for
-from herkit.buffer.returns import sample_returns
 from herkit.buffer.sampler import TransitionSampler
 from herkit.buffer.settings import HerSettings
-from herkit.buffer.storage import EpisodeStorage, FieldSpec, positions
+from herkit.buffer.storage import EpisodeStorage, FieldSpec
 from herkit.buffer.strategies import Strategy
 
 __all__ = ["HerReplayBuffer"]
@@ -82,6 +81,9 @@ class HerReplayBuffer:
             the same seed samples.
         torch_reward_fn: ``reward_fn`` in torch form for a buffer on a device (rewards are
             then computed there); without it ``reward_fn`` gets host copies.
+        recorded: a recorded dataset held after the ring, its states once
+            (:class:`~herkit.buffer.datasets.RecordedEpisodes`; :meth:`from_dataset` reads
+            one); ``capacity`` is then the room for steps added after it, and may be 0.
     """
 
     def __init__(
@@ -101,10 +103,16 @@ class HerReplayBuffer:
         device: Any = None,
         torch_reward_fn: TorchRewardFn | None = None,
         settings: HerSettings | None = None,
+        recorded: RecordedEpisodes | None = None,
         **changes: Any,
     ) -> None:
-        check_int("capacity", capacity, 1)
+        check_int("capacity", capacity, 0 if recorded is not None else 1)
         check_int("n_envs", n_envs, 1)
+        if recorded is not None and extra_keys:
+            raise ValueError(
+                "extra_keys: a recorded dataset holds no observation keys beyond "
+                "the GoalEnv's three"
+            )
         check_functions(reward_fn, torch_reward_fn)
         self.settings = HerSettings.of(settings, changes)
         self.ops = array_ops(device)
@@ -127,13 +135,15 @@ class HerReplayBuffer:
         n_goals = self.settings.goals_per_transition
         if self.settings.relabel == "store" and n_goals:
             stored[StoredGoals.FIELD] = FieldSpec((n_goals, *goal.shape), goal.dtype)
-        self.storage = EpisodeStorage(capacity, n_envs, stored, self.ops)
+        self.storage = EpisodeStorage(capacity, n_envs, stored, self.ops, recorded)
         self.n_envs = n_envs
         self.sampler = TransitionSampler(self.storage, self.settings)
         self.relabeller = relabeller_for(self.settings, self.storage, self.ops)
         self.scorer = StepScorer(
             self.storage, self.rewards, self.settings.info_keys, self.settings.success_threshold
         )
+        if recorded is not None:
+            self._take_recorded()
 
     @classmethod
     def from_env(
@@ -167,7 +177,21 @@ class HerReplayBuffer:
         return buffer
 
     from_dataset = classmethod(from_dataset)
-    add_episodes = add_episodes
+
+    def _take_recorded(self) -> None:
+        """Make the recorded dataset's transitions sampleable: score them (their rewards and
+        successes), give them the largest priority, and in store mode draw their goals."""
+        self.scorer.score_recorded()
+        slots = self.storage.capacity + np.arange(self.storage.slots - self.storage.capacity)
+        ids, columns = self.storage.recorded_episodes()
+        if isinstance(self.relabeller, StoredGoals):
+            slots = self.relabeller.episodes_ended(ids, columns, self.rng.random)
+        self.sampler.may_sample(slots)
+
+    @property
+    def recorded(self) -> RecordedEpisodes | None:
+        """The recorded dataset held after the ring (:meth:`from_dataset`), or None."""
+        return self.storage.recorded
 
     def __repr__(self) -> str:
         """The settings that decide what a batch holds, and where ``from_env`` took them."""
@@ -322,42 +346,33 @@ class HerReplayBuffer:
                 + (" and finish an episode (relabel='store')" if self.sampler.closed_only else "")
             )
         drawn = self.sampler.draw(batch_size, self.rng, beta)
-        slots, data, ops, her = drawn.slots, self.storage.data, self.ops, self.settings
-        ledger, warm = self.storage.ledger(closed_only=False), mix_warm(her, self.storage)
-        next_achieved = ops.take(data["next_achieved_goal"], slots)
-        at = positions(ledger, slots) if her.value_goals or her.actor_goals else None
-        if her.value_goals is not None:  # offline GCRL's goals and rewards
-            goal, reward, terminated = value_samples(
-                ledger, data, ops, slots, at, her, self.rng.random
-            )
-            last, discount = slots, None
-        else:
-            own_goal = ops.take(data["desired_goal"], slots)
-            goal, relabel = self.relabeller.goals(
-                ledger, slots, drawn.copy, own_goal, self.rng.random, warm
-            )
-            reward, terminated, last, discount = sample_returns(
-                self.storage, ops, slots, goal, relabel, next_achieved,
-                n_step=her.n_step, gamma=her.gamma, info_keys=her.info_keys,
-                terminal_on_success=her.terminal_on_success, keep_env_terms=her.keep_env_terms,
-                goal_rewards=self.rewards, threshold=self.reached_threshold(),
-            )  # fmt: skip
-        actor_goal = actor_samples(ledger, data, ops, slots, at, her, self.rng.random)
+        her = self.settings
+        made = draw_batch(
+            self,
+            self.storage.ledger(closed_only=False),
+            drawn.slots,
+            drawn.copy,
+            self.rng.random,
+            terminal_on_success=her.terminal_on_success,
+            threshold=self.reached_threshold(),
+            warm=mix_warm(her, self.storage),
+            achieved_goals=True,
+        )
         return Batch(
-            observation=ops.take(data["observation"], slots),
-            action=ops.take(data["action"], slots),
-            reward=reward,
-            next_observation=ops.take(data["next_observation"], last),
-            goal=goal,
-            achieved_goal=ops.take(data["achieved_goal"], slots),
-            next_achieved_goal=next_achieved,
-            terminated=terminated,
-            discount=discount,
-            weights=None if drawn.weights is None else ops.from_host(drawn.weights),
+            observation=made["observation"],
+            action=made["action"],
+            reward=made["reward"],
+            next_observation=made["next_observation"],
+            goal=made["goal"],
+            achieved_goal=made["achieved_goal"],
+            next_achieved_goal=made["next_achieved_goal"],
+            terminated=made["terminated"],
+            discount=made["discount"],
+            weights=None if drawn.weights is None else self.ops.from_host(drawn.weights),
             indices=drawn.indices,
-            extras=self._extras("obs", slots),
-            next_extras=self._extras("next_obs", last),
-            actor_goal=actor_goal,
+            extras=self._extras("obs", drawn.slots),
+            next_extras=self._extras("next_obs", made["last"]),
+            actor_goal=made["actor_goal"],
         )
 
     def _extras(self, side: str, slots: np.ndarray) -> dict[str, Any] | None:

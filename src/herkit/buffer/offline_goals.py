@@ -1,36 +1,38 @@
-"""Goals as offline goal-conditioned RL draws them (OGBench, Park et al. 2024): a value
-goal mix and an actor goal mix over the states of the recorded episodes.
+"""Goals as offline goal-conditioned RL draws them, by OGBench's rules (Park et al. 2024, its
+``GCDataset``): a value goal mix and an actor goal mix over the states of the stored
+episodes, every goal drawn as the index of a transition whose first state it is.
 
 Offline agents (GCIVL, GCIQL and their kin) learn a value ``V(s, g)`` for goals that are
 states, and a policy from goals of the same trajectory. Each sample's goal is one of:
 
-- the **current** state ``s_t`` itself (the transition's ``achieved_goal``): the only
-  goal counted as reached, so the value of being at the goal is learned;
-- a **future** state of its episode, ``s_{t+j}`` with ``j >= 1`` (the ``next_achieved_goal``
-  of step ``t + j - 1``): ``j`` drawn from a geometric law with success probability
-  ``1 - gamma``, capped at the episode's last state (OGBench's value goals), or uniform
-  over ``t+1 .. T`` (herkit's ``future`` strategy: its actor goals);
-- a **random** state of any stored episode (an ``achieved_goal`` of any slot).
+- the **current** state ``s_t`` itself (the transition's ``achieved_goal``);
+- a **future** state of its episode, ``s_{t+j}``, ``j >= 1``, capped at the episode's last
+  state that has a transition (``s_{L-1}`` of an episode of ``L`` transitions: the state
+  after its last action never is a goal, as in OGBench, whose goals are the dataset's
+  valid rows). ``j`` is geometric with success probability ``1 - gamma`` (the value goals'
+  law), or uniform as OGBench draws it: ``round(min(t + 1, L - 1) * d + (L - 1) * (1 - d))``
+  for ``d`` uniform on ``[0, 1)`` (its ends at half weight; at ``t = L - 1`` the state
+  itself);
+- a **random** state: the first state of any stored transition, uniformly.
 
 A mix is three weights ``(current, future, random)``; :data:`OGBENCH_VALUE_GOALS` and
-:data:`OGBENCH_ACTOR_GOALS` are the reference agents' defaults. The reward of a sample under
-the value mix follows OGBench's rule: 0 and terminal where the goal is the current state,
--1 otherwise (its ``gc_negative`` convention; a goal counts as reached by its index, not
-by its distance, as in OGBench). The random numbers come from the caller's uniform
-generator, and the bookkeeping is the host's (:class:`~herkit.buffer.storage.Ledger`).
+:data:`OGBENCH_ACTOR_GOALS` are the reference agents' defaults. A value goal counts as
+reached where its index is the sample's own (OGBench's rule: by index, not by distance;
+a future goal capped at the last state and a random draw of the same transition count
+too): the sample is then terminal, with reward 0, else -1 (``gc_negative``; without it 1
+and 0). The random numbers come from the drawing side's uniform generator, and the
+bookkeeping is a :class:`~herkit.buffer.storage.Ledger` (the host's or a device's copy),
+so the host and a device draw alike.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 
 import numpy as np
 
-from herkit.buffer.backend import ArrayOps
-from herkit.buffer.storage import Ledger, sample_slots
-from herkit.buffer.strategies import future_steps
+from herkit.buffer.storage import EpisodeStorage, Ledger, column_of, sample_slots, slot_at
 
 __all__ = [
     "FUTURE_LAWS",
@@ -39,8 +41,8 @@ __all__ = [
     "FutureLaw",
     "actor_samples",
     "check_goal_mix",
-    "draw_state_goals",
-    "geometric_steps",
+    "future_state_steps",
+    "state_goal_slots",
     "value_samples",
 ]
 
@@ -70,101 +72,86 @@ def check_goal_mix(name: str, weights: Any) -> tuple[float, float, float] | None
     return current, future, random
 
 
-def geometric_steps(t: np.ndarray, length: np.ndarray, u: np.ndarray, gamma: float) -> np.ndarray:
-    """``t + j - 1`` for ``j ~ Geometric(1 - gamma)`` (``j >= 1``), capped at ``length - 1``:
-    the step whose ``next_achieved_goal`` is the state ``j`` steps after ``s_t``."""
-    if not 0 < gamma < 1:
-        raise ValueError(f"a geometric future needs gamma in (0, 1), got {gamma!r}")
-    ahead = np.floor(np.log1p(-u) / math.log(gamma)).astype(np.int64)  # j - 1 >= 0
-    return t + np.minimum(ahead, length - t - 1)
+def future_state_steps(
+    ops: Any, step: Any, length: Any, u: Any, law: FutureLaw, gamma: float | None
+) -> Any:
+    """The steps whose first state is the future goal of the transitions at ``step`` of
+    episodes of ``length`` transitions, one uniform number of ``u`` each (see the module):
+    ``min(step + j, length - 1)``."""
+    last = length - 1
+    if law == "geometric":
+        if gamma is None or not 0 < gamma < 1:
+            raise ValueError(f"a geometric future needs gamma in (0, 1), got {gamma!r}")
+        ahead = ops.floor_int(ops.log1p(-u) / np.log(gamma)) + 1  # j >= 1
+        return ops.minimum(step + ahead, last)
+    near = ops.minimum(step + 1, last)
+    return ops.round_int(near * u + last * (1 - u))
 
 
-def draw_state_goals(
+def state_goal_slots(
     ledger: Ledger,
-    data: dict[str, Any],
-    ops: ArrayOps,
-    slots: np.ndarray,
-    at: tuple[np.ndarray, np.ndarray, np.ndarray],
+    slots: Any,
+    at: tuple[Any, Any, Any],
     mix: tuple[float, float, float],
-    future: FutureLaw,
+    law: FutureLaw,
     gamma: float | None,
-    uniform: Callable[[int], np.ndarray],
-) -> tuple[Any, np.ndarray]:
-    """The goals of the transitions in ``slots`` (at ``at``: their episodes' start rows,
-    lengths and steps, :func:`~herkit.buffer.storage.positions`) under ``mix`` (see the
-    module), and the host mask of those whose goal is their current state (drawn as the
-    current state, or as a random state that is the same one: OGBench's index rule). Only
-    the sources the mix uses are drawn."""
+    uniform: Callable[[int], Any],
+) -> Any:
+    """The slots whose first state is the goal of each of ``slots`` (at ``at``: their
+    episodes' start rows, lengths and steps, :func:`~herkit.buffer.storage.positions`)
+    under ``mix``; only the sources the mix uses draw numbers."""
+    ops = ledger.ops
     current_p, future_p, random_p = mix
     n = len(slots)
     source = uniform(n) if 0 < max(mix) < 1 else None  # one source: no draw
-    is_current = (source < current_p) if source is not None else np.full(n, current_p == 1)
-    is_future = (
-        (source >= current_p) & (source < current_p + future_p)
-        if source is not None
-        else np.full(n, future_p == 1)
-    )
-    goal_slots = slots
-    reached = is_current
-    if random_p > 0:
-        random_slots = sample_slots(ledger, uniform(n))
-        goal_slots = np.where(is_current, slots, random_slots)
-        reached = is_current | (~is_future & (random_slots == slots))
+    goal = slots
     if future_p > 0:
         start, length, step = at
-        v = uniform(n)
-        if future == "geometric":
-            assert gamma is not None
-            goal_step = geometric_steps(step, length, v, gamma)
-        else:
-            goal_step = future_steps(ledger.ops, step, length, v)
-        ahead = ((start + goal_step) % ledger.rows) * ledger.n_envs + slots % ledger.n_envs
-        future_goal = ops.take(data["next_achieved_goal"], ahead)
-        if future_p == 1:
-            return future_goal, reached
-        goal = ops.take(data["achieved_goal"], goal_slots)
-        return ops.where(_rows(ops, is_future, goal), future_goal, goal), reached
-    return ops.take(data["achieved_goal"], goal_slots), reached
+        goal_step = future_state_steps(ops, step, length, uniform(n), law, gamma)
+        ahead = slot_at(ledger, start + goal_step, column_of(ledger, slots))
+        goal = ahead if source is None else ops.where(source >= current_p, ahead, goal)
+    if random_p > 0:
+        anywhere = sample_slots(ledger, uniform(n))
+        goal = (
+            anywhere
+            if source is None
+            else (ops.where(source >= current_p + future_p, anywhere, goal))
+        )
+    return goal
 
 
 def value_samples(
+    storage: EpisodeStorage,
     ledger: Ledger,
-    data: dict[str, Any],
-    ops: ArrayOps,
-    slots: np.ndarray,
+    slots: Any,
     at: Any,
     her: Any,
-    uniform: Callable[[int], np.ndarray],
+    uniform: Callable[[int], Any],
 ) -> tuple[Any, Any, Any]:
     """The value goals of the transitions in ``slots`` under the settings ``her``
     (:class:`~herkit.buffer.settings.HerSettings` with ``value_goals``; ``at``: their
-    :func:`~herkit.buffer.storage.positions`), their rewards (0 where reached, else -1)
-    and terminal flags (1 where reached), in ``ops``' arrays."""
-    goal, reached = draw_state_goals(
-        ledger, data, ops, slots, at, her.value_goals, her.value_future, her.gamma, uniform
+    :func:`~herkit.buffer.storage.positions`), their rewards (0 where reached, else -1;
+    1 and 0 without ``gc_negative``) and terminal flags (1 where reached), in the storage's
+    arrays."""
+    goal_slots = state_goal_slots(
+        ledger, slots, at, her.value_goals, her.value_future, her.gamma, uniform
     )
-    terminated = ops.from_host(reached.astype(np.float32))
-    return goal, terminated - 1.0, terminated
+    terminated = storage.ops.from_host(ledger.ops.as_float32(goal_slots == slots))
+    reward = terminated - 1.0 if her.gc_negative else terminated
+    return storage.take("achieved_goal", goal_slots), reward, terminated
 
 
 def actor_samples(
+    storage: EpisodeStorage,
     ledger: Ledger,
-    data: dict[str, Any],
-    ops: ArrayOps,
-    slots: np.ndarray,
+    slots: Any,
     at: Any,
     her: Any,
-    uniform: Callable[[int], np.ndarray],
+    uniform: Callable[[int], Any],
 ) -> Any:
     """The actor goals of the transitions in ``slots`` (at ``at``) under ``her``'s
     ``actor_goals`` (their future goals uniform), or None without that mix."""
     if her.actor_goals is None:
         return None
-    goal, _ = draw_state_goals(ledger, data, ops, slots, at, her.actor_goals, "uniform",
-                               her.gamma, uniform)  # fmt: skip
-    return goal
-
-
-def _rows(ops: ArrayOps, mask: np.ndarray, like: Any) -> Any:
-    """A host ``(B,)`` mask in ``ops``' arrays, shaped to broadcast over ``like``."""
-    return ops.from_host(mask).reshape(-1, *(1,) * (like.ndim - 1))
+    goal_slots = state_goal_slots(ledger, slots, at, her.actor_goals, "uniform", her.gamma, uniform)
+    return storage.take("achieved_goal", goal_slots)

@@ -11,6 +11,12 @@ buffer from ``config`` and restores everything else, so that episode bookkeeping
 and the next random draws round-trip exactly. The reward functions and the device are not
 stored: they are given to ``load``.
 
+A buffer that holds a recorded dataset (:meth:`HerReplayBuffer.from_dataset
+<herkit.buffer.her.HerReplayBuffer.from_dataset>`) keeps only what its transitions were
+given (rewards, successes, stored goals) and its source file's path, size and SHA-256:
+loading reads the file again and refuses another one. A dataset given as arrays, not as a
+file, is written whole (its states once).
+
 Format 1 (written before the env's rewards were kept, :mod:`herkit.buffer.env_terms`) is
 still read: its steps get the rewards of ``reward_fn``, as that format's sampling computed
 them (:func:`env_terms_of_format_1`).
@@ -27,6 +33,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from herkit.buffer.backend import NUMPY
+from herkit.buffer.datasets import DatasetSource, RecordedEpisodes, read_dataset
 from herkit.buffer.env_terms import GoalRewards, RewardAudit, host_rewards
 from herkit.buffer.goal_env import RewardFn
 from herkit.buffer.sampler import TransitionSampler
@@ -75,13 +82,23 @@ def save_buffer(buffer: Persisted, path: str | os.PathLike[str]) -> None:
     """Write ``buffer`` to the ``.npz`` file ``path``, atomically (a temporary file beside
     it, then a rename; removed if the write fails)."""
     buffer.flush()
-    arrays, counters = buffer.storage.state()
+    storage = buffer.storage
+    arrays, counters = storage.state()
     tree = buffer.sampler.tree
     if tree is not None:  # the leaves of the rows written (the rest are 0)
-        used = len(arrays["episode_of"]) * tree.capacity // buffer.storage.capacity
-        arrays["priorities"] = np.asarray(tree.leaves)[:used]
+        copies = tree.capacity // storage.slots
+        arrays["priorities"] = np.asarray(tree.leaves)[: len(arrays["episode_of"]) * copies]
+        if storage.recorded is not None:
+            arrays["priorities.recorded"] = np.asarray(tree.leaves)[storage.capacity * copies :]
+    recorded = storage.recorded
     meta = {
         "format": FORMAT_VERSION,
+        "recorded": None
+        if recorded is None
+        else {
+            "source": None if recorded.source is None else recorded.source.to_dict(),
+            "goal_size": recorded.goal_size,
+        },
         "config": buffer._config(),
         "counters": counters,
         "max_priority": buffer.sampler.max_priority,
@@ -112,7 +129,8 @@ def load_buffer(path: str | os.PathLike[str], build: Callable[..., _BufferT]) ->
         raise ValueError(f"path {str(path)!r} is not a herkit buffer file: {error}") from error
     if meta.get("format") not in (1, 2, FORMAT_VERSION):
         raise ValueError(f"path {str(path)!r} has unknown buffer format {meta.get('format')}")
-    buffer = build(**meta["config"])
+    recorded = _recorded(meta.get("recorded"), arrays)
+    buffer = build(**meta["config"], **({} if recorded is None else {"recorded": recorded}))
     if meta["format"] == 1:  # written before the env's rewards were kept
         arrays |= env_terms_of_format_1(buffer, arrays)
     buffer.audit = RewardAudit.from_dict(meta.get("audit", {}))
@@ -122,10 +140,29 @@ def load_buffer(path: str | os.PathLike[str], build: Callable[..., _BufferT]) ->
         leaves = np.zeros(tree.capacity)
         saved = arrays["priorities"]
         leaves[: len(saved)] = saved
+        if "priorities.recorded" in arrays:
+            held = arrays["priorities.recorded"]
+            leaves[len(leaves) - len(held) :] = held
         tree.load_leaves(leaves)
     buffer.sampler.max_priority = float(meta["max_priority"])
     buffer.rng.bit_generator.state = meta["rng"]
     return buffer
+
+
+def _recorded(saved: dict[str, Any] | None, arrays: dict[str, np.ndarray]) -> Any:
+    """The recorded dataset a saved buffer held (read again from its file, which must be
+    the same), or None."""
+    if saved is None:
+        return None
+    prefix = "recorded."
+    held = {name[len(prefix) :]: value for name, value in arrays.items() if name.startswith(prefix)}
+    if saved["source"] is None:  # given as arrays: kept whole in the file
+        return RecordedEpisodes.from_state(held, saved["goal_size"])
+    source = DatasetSource(**saved["source"])
+    recorded = read_dataset(source.path, source.goal_size)
+    assert recorded.source is not None
+    source.check_same(recorded.source)
+    return recorded
 
 
 def env_terms_of_format_1(

@@ -36,9 +36,16 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from herkit.buffer.backend import ArrayOps
+from herkit.buffer.backend import ArrayOps, rows_mask
 from herkit.buffer.settings import HerSettings
-from herkit.buffer.storage import EpisodeStorage, Ledger, positions, sample_slots
+from herkit.buffer.storage import (
+    EpisodeStorage,
+    Ledger,
+    column_of,
+    positions,
+    sample_slots,
+    slot_at,
+)
 from herkit.buffer.strategies import GOAL_STEPS, Strategy, goal_sources
 
 __all__ = [
@@ -74,27 +81,22 @@ class Relabeller(Protocol):
 
 
 def goal_slots(
-    ledger: Ledger, strategy: Strategy, at: tuple[Any, Any, Any], env: Any, uniform: Uniform
+    ledger: Ledger, strategy: Strategy, at: tuple[Any, Any, Any], column: Any, uniform: Uniform
 ) -> Any:
     """The slots whose ``next_achieved_goal`` relabels the transitions at ``at`` (their
-    episodes' absolute start rows, lengths and steps) of envs ``env``."""
+    episodes' absolute start rows, lengths and steps) of the ledger's columns ``column``."""
     start, length, step = at
     if strategy is Strategy.RANDOM:
         return sample_slots(ledger, uniform(len(step)))
     u = None if strategy is Strategy.FINAL else uniform(len(step))
     goal_step = GOAL_STEPS[strategy](ledger.ops, step, length, u)
-    return ((start + goal_step) % ledger.rows) * ledger.n_envs + env
+    return slot_at(ledger, start + goal_step, column)
 
 
 def mix_warm(settings: HerSettings, storage: EpisodeStorage) -> bool:
     """Whether a goal mix applies yet: ``goal_mix_warmup`` transitions were added (without
     a goal mix, always)."""
     return storage.rows_written * storage.n_envs >= settings.goal_mix_warmup
-
-
-def per_sample(mask: Any, goal: Any) -> Any:
-    """A ``(B,)`` mask shaped to broadcast over the goals ``goal`` of any rank."""
-    return mask.reshape(-1, *(1,) * (goal.ndim - 1))
 
 
 class NoRelabelling:
@@ -124,9 +126,9 @@ class SampleTimeGoals:
         if self.strategy is Strategy.FINAL:  # an open episode has no final goal yet
             relabel &= book.take(ledger.episode_length, book.take(ledger.episode_of, slots)) > 0
         at = positions(ledger, slots)
-        chosen_slots = goal_slots(ledger, self.strategy, at, slots % ledger.n_envs, uniform)
-        chosen = self.ops.take(self.storage.data["next_achieved_goal"], chosen_slots)
-        return self.ops.where(per_sample(relabel, goal), chosen, goal), relabel
+        chosen_slots = goal_slots(ledger, self.strategy, at, column_of(ledger, slots), uniform)
+        chosen = self.storage.take("next_achieved_goal", chosen_slots)
+        return self.ops.where(rows_mask(relabel, goal), chosen, goal), relabel
 
 
 class MixedGoals:
@@ -142,15 +144,15 @@ class MixedGoals:
         self, ledger: Ledger, slots: Any, copy: Any, goal: Any, uniform: Uniform, warm: bool
     ) -> Goals:
         """Goals for ``slots`` (see the class's docstring)."""
-        ops, data = self.ops, self.storage.data
+        ops, storage = self.ops, self.storage
         future, desired = goal_sources(self.mix if warm else (0.0, 1.0, 0.0), uniform(len(slots)))
         at = positions(ledger, slots)
-        future_slots = goal_slots(ledger, Strategy.FUTURE, at, slots % ledger.n_envs, uniform)
+        future_slots = goal_slots(ledger, Strategy.FUTURE, at, column_of(ledger, slots), uniform)
         other_slots = sample_slots(ledger, uniform(len(slots)))
-        future_goal = ops.take(data["next_achieved_goal"], future_slots)
-        goal = ops.where(per_sample(future, goal), future_goal, goal)
-        desired_goal = ops.take(data["desired_goal"], other_slots)
-        return ops.where(per_sample(desired, goal), desired_goal, goal), future | desired
+        future_goal = storage.take("next_achieved_goal", future_slots)
+        goal = ops.where(rows_mask(future, goal), future_goal, goal)
+        desired_goal = storage.take("desired_goal", other_slots)
+        return ops.where(rows_mask(desired, goal), desired_goal, goal), future | desired
 
 
 class StoredGoals:
@@ -164,9 +166,6 @@ class StoredGoals:
         self.storage, self.ops = storage, ops
         self.strategy = Strategy.parse(settings.strategy)
         self.n_goals = settings.goals_per_transition
-        if self.n_goals:  # a (capacity * k, *goal_shape) view, for one gather
-            stored = storage.data[self.FIELD]
-            self.flat = stored.reshape(-1, *stored.shape[2:])
 
     def episodes_ended(self, ids: np.ndarray, envs: np.ndarray, uniform: Uniform) -> np.ndarray:
         """Draw and write the goals of the just-ended episodes ``ids`` (of envs ``envs``);
@@ -178,9 +177,8 @@ class StoredGoals:
             start, length, step, env = (np.repeat(a, n_goals) for a in (start, length, step, env))
             ledger = storage.ledger(closed_only=True)
             chosen = goal_slots(ledger, self.strategy, (start, length, step), env, uniform)
-            goals = self.ops.take(storage.data["next_achieved_goal"], chosen)
-            goals = goals.reshape(len(slots), n_goals, *goals.shape[1:])
-            self.ops.assign(storage.data[self.FIELD], slots, goals)
+            goals = storage.take("next_achieved_goal", chosen)
+            storage.assign(self.FIELD, slots, goals.reshape(len(slots), n_goals, *goals.shape[1:]))
         return slots
 
     def goals(
@@ -190,8 +188,10 @@ class StoredGoals:
         if copy is None:
             return goal, None
         relabel = copy > 0
-        chosen = self.ops.take(self.flat, slots * self.n_goals + np.maximum(copy - 1, 0))
-        return self.ops.where(per_sample(relabel, goal), chosen, goal), relabel
+        stored = self.storage.take(self.FIELD, slots)  # (B, k, *goal_shape)
+        flat = stored.reshape(-1, *stored.shape[2:])
+        chosen = self.ops.take(flat, np.arange(len(slots)) * self.n_goals + np.maximum(copy - 1, 0))
+        return self.ops.where(rows_mask(relabel, goal), chosen, goal), relabel
 
 
 def relabeller_for(

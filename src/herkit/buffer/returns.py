@@ -31,7 +31,7 @@ import numpy as np
 
 from herkit.buffer.backend import ArrayOps
 from herkit.buffer.env_terms import GoalRewards
-from herkit.buffer.storage import EpisodeStorage, positions
+from herkit.buffer.storage import EpisodeStorage, column_of, positions, slot_at
 
 __all__ = ["n_step_sums", "sample_returns", "step_window"]
 
@@ -56,25 +56,25 @@ def sample_returns(
     (discount None: the agent's gamma), or ``n_step`` (see the module's docstring), every
     reward and flag the env's where ``relabel`` is false (or None), else taken for
     ``goal``; ``next_achieved`` is the samples' own."""
-    data, n = storage.data, n_step
+    n = n_step
     flat = slots
     if n > 1:
         window, recorded = step_window(storage, slots, n)
         flat = window.ravel()
-    rewards = ops.take(data["reward"], flat)
-    terminal = ops.take(data["terminated"], flat)
+    rewards = storage.take("reward", flat)
+    terminal = storage.take("terminated", flat)
     if relabel is not None and not (isinstance(relabel, np.ndarray) and not relabel.any()):
         goals = goal if n == 1 else ops.repeat(goal, n)
-        info = {key: ops.take(data[f"info.{key}"], flat) for key in info_keys}
-        achieved = next_achieved if n == 1 else ops.take(data["next_achieved_goal"], flat)
+        info = {key: storage.take(f"info.{key}", flat) for key in info_keys}
+        achieved = next_achieved if n == 1 else storage.take("next_achieved_goal", flat)
         goal_reward = goal_rewards.reward(achieved, goals, info)
         relabelled = relabel if n == 1 else np.repeat(relabel, n)
         relabelled_reward = goal_reward
         if keep_env_terms:  # the goal-free part of the env's reward
-            relabelled_reward = goal_reward + ops.take(data["reward_extra"], flat)
+            relabelled_reward = goal_reward + storage.take("reward_extra", flat)
         rewards = ops.where(relabelled, relabelled_reward, rewards)
         if terminal_on_success:  # ended for another reason, or this goal reached
-            other_end = terminal & ~ops.take(data["success"], flat)
+            other_end = terminal & ~storage.take("success", flat)
             now_reached = goal_rewards.reached(threshold, goal_reward, goals, info)
             terminal = ops.where(relabelled, other_end | now_reached, terminal)
     if n == 1:
@@ -88,11 +88,12 @@ def step_window(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``(B, n)`` slots of steps ``t .. t + n - 1`` of each sample's episode (steps past
     the last recorded one repeat it) and the ``(B, n)`` mask of the steps recorded."""
-    start, length, step = positions(storage.ledger(closed_only=False), slots)
+    ledger = storage.ledger(closed_only=False)
+    start, length, step = positions(ledger, slots)
     steps = step[:, None] + np.arange(n)  # (B, n): the window's steps
     recorded = steps < length[:, None]
     rows = start[:, None] + np.minimum(steps, length[:, None] - 1)
-    return storage.slot_of(rows, (slots % storage.n_envs)[:, None]), recorded
+    return slot_at(ledger, rows, column_of(ledger, slots)[:, None]), recorded
 
 
 def n_step_sums(

@@ -43,7 +43,7 @@ class TransitionSampler:
         self.copies = settings.goals_per_transition + 1 if self.closed_only else 1
         """Goals per transition that a sample picks from: ``k + 1`` in store mode, else 1."""
         self.alpha, self.beta, self.eps = settings.alpha, settings.beta, settings.eps
-        self.tree = SumTree(storage.capacity * self.copies) if settings.prioritized else None
+        self.tree = SumTree(storage.slots * self.copies) if settings.prioritized else None
         self.max_priority = 1.0
 
     def count(self) -> int:

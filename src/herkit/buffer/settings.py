@@ -83,10 +83,14 @@ class HerSettings:
     """``(current, future, random)`` weights of offline value goals in place of ``strategy``
     (:mod:`herkit.buffer.offline_goals`; OGBench: 0.2 0.5 0.3; reward 0 at the current state)."""
     value_future: FutureLaw = "geometric"
-    """Value goals ahead: ``geometric`` with ``gamma`` (OGBench) or ``uniform``."""
+    """Value goals ahead: ``geometric`` with ``gamma`` (OGBench) or ``uniform`` (OGBench's
+    rounding, :mod:`herkit.buffer.offline_goals`)."""
     actor_goals: tuple[float, float, float] | None = None
     """``(current, future, random)`` weights of offline actors' goals (``Batch.actor_goal``;
     future goals uniform; OGBench: 0 1 0)."""
+    gc_negative: bool = True
+    """Value goals' rewards: 0 where the goal is reached and -1 elsewhere (OGBench's
+    ``gc_negative``); False: 1 and 0."""
 
     def __post_init__(self) -> None:
         strategy = Strategy.parse(self.strategy)
@@ -152,6 +156,7 @@ class HerSettings:
             "eps": float(self.eps),
             "terminal_on_success": None if terminal is None else bool(terminal),
             "keep_env_terms": check_bool("keep_env_terms", self.keep_env_terms),
+            "gc_negative": check_bool("gc_negative", self.gc_negative),
             "success_threshold": None
             if self.success_threshold is None
             else float(self.success_threshold),

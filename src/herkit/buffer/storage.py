@@ -19,6 +19,12 @@ jumps past an episode as soon as one of its rows is overwritten, so no sample an
 goal ever comes from a partly overwritten episode, and no goal index can land in
 another episode.
 
+A recorded dataset (:class:`~herkit.buffer.datasets.RecordedEpisodes`: its states held
+once, episodes as index ranges) may be attached after the ring (:meth:`EpisodeStorage.attach`):
+its transitions take the slots ``capacity .. capacity + N - 1``, one more column of the
+bookkeeping that never wraps and is never overwritten, and every column is read through
+:meth:`EpisodeStorage.take`, which gathers a dataset slot's values from its states.
+
 The columns of data are numpy arrays, or torch tensors on a device when built with
 :class:`~herkit.buffer.backend.TorchOps`; the bookkeeping is numpy either way.
 """
@@ -26,34 +32,62 @@ The columns of data are numpy arrays, or torch tensors on a device when built wi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from herkit.buffer.backend import NUMPY, ArrayOps, NumpyOps
+from herkit.buffer.backend import NUMPY, ArrayOps, NumpyOps, rows_mask
+
+if TYPE_CHECKING:
+    from herkit.buffer.datasets import RecordedEpisodes
 
 
 @dataclass(frozen=True)
 class Ledger:
     """Where the sampleable transitions lie, in one backend's arrays (the storage's numpy
-    bookkeeping, or its copy on a device): what a draw reads besides the stored columns."""
+    bookkeeping, or its copy on a device): what a draw reads besides the stored columns.
+
+    Column ``env`` (``0 .. n_envs - 1``) is an env's column of the ring: its absolute row
+    ``r`` is slot ``(r % rows) * n_envs + env``. Where a recorded dataset is attached
+    (``recorded > 0``), column ``n_envs`` holds its transitions: row ``r`` is slot
+    ``ring_slots + r``, and ``valid_from`` and ``valid_end`` have one more entry for it."""
 
     episode_of: Any
     """The episode id of each slot."""
     episode_start: Any
-    """Each episode's absolute start row."""
+    """Each episode's absolute start row (in its column)."""
     episode_length: Any
     """Each episode's length (0 while it is open)."""
     valid_from: Any
-    """Per env, the first sampleable absolute row."""
+    """Per column, the first sampleable absolute row."""
     valid_end: Any
-    """Per env, one past the last sampleable absolute row."""
+    """Per column, one past the last sampleable absolute row."""
     rows_written: Any
-    """Rows written so far (an int, or a one-element tensor)."""
+    """Rows written to the ring so far (an int, or a one-element tensor)."""
     rows: int
+    """Rows of the ring (at least 1 here: a ring without room holds no sampleable row)."""
     n_envs: int
     ops: ArrayOps
     """The operations of these arrays' backend."""
+    ring_slots: int = 0
+    """Slots of the ring, ``rows * n_envs``: where a recorded dataset's slots begin."""
+    recorded: int = 0
+    """Transitions of a recorded dataset after the ring's slots (0: none)."""
+
+
+def slot_at(ledger: Ledger, abs_rows: Any, column: Any) -> Any:
+    """The slot of absolute row ``abs_rows`` of column ``column`` (see :class:`Ledger`)."""
+    ring = (abs_rows % ledger.rows) * ledger.n_envs + column
+    if not ledger.recorded:
+        return ring
+    return ledger.ops.where(column == ledger.n_envs, ledger.ring_slots + abs_rows, ring)
+
+
+def column_of(ledger: Ledger, slots: Any) -> Any:
+    """The column of each slot: its env's, or ``n_envs`` for a recorded dataset's."""
+    if not ledger.recorded:
+        return slots % ledger.n_envs
+    return ledger.ops.where(slots >= ledger.ring_slots, ledger.n_envs, slots % ledger.n_envs)
 
 
 def sample_slots(ledger: Ledger, u: Any) -> Any:
@@ -63,11 +97,11 @@ def sample_slots(ledger: Ledger, u: Any) -> Any:
     counts = ledger.valid_end - ledger.valid_from
     cum = ops.cumsum(counts, 0)
     pick = ops.minimum(ops.floor_int(u * cum[-1]), cum[-1] - 1)
-    if ledger.n_envs == 1:
+    if ledger.n_envs == 1 and not ledger.recorded:
         return (ledger.valid_from[0] + pick) % ledger.rows
-    env = ops.searchsorted(cum, pick)
-    abs_rows = ops.take(ledger.valid_from, env) + pick - ops.take(cum - counts, env)
-    return (abs_rows % ledger.rows) * ledger.n_envs + env
+    column = ops.searchsorted(cum, pick)
+    abs_rows = ops.take(ledger.valid_from, column) + pick - ops.take(cum - counts, column)
+    return slot_at(ledger, abs_rows, column)
 
 
 def positions(ledger: Ledger, slots: Any) -> tuple[Any, Any, Any]:
@@ -79,6 +113,8 @@ def positions(ledger: Ledger, slots: Any) -> tuple[Any, Any, Any]:
     length = ops.take(ledger.episode_length, ids)
     length = ops.where(length == 0, ledger.rows_written - start, length)
     step = (slots // ledger.n_envs - start) % ledger.rows
+    if ledger.recorded:  # a recorded episode's rows never wrap
+        step = ops.where(slots >= ledger.ring_slots, slots - ledger.ring_slots - start, step)
     return start, length, step
 
 
@@ -97,7 +133,8 @@ class FieldSpec:
 
 
 class EpisodeStorage:
-    """Preallocated columns of per-env episodes with O(1) bookkeeping per step."""
+    """Preallocated columns of per-env episodes with O(1) bookkeeping per step, and a
+    recorded dataset after them where one is given (see the module's docstring)."""
 
     def __init__(
         self,
@@ -105,24 +142,38 @@ class EpisodeStorage:
         n_envs: int,
         fields: dict[str, FieldSpec],
         ops: ArrayOps | None = None,
+        recorded: RecordedEpisodes | None = None,
     ) -> None:
         if n_envs < 1:
             raise ValueError(f"n_envs must be >= 1, got {n_envs}")
-        if capacity < n_envs:
+        if capacity < n_envs and not (recorded is not None and capacity == 0):
             raise ValueError(f"capacity must be >= n_envs ({n_envs}), got {capacity}")
         self.n_envs = n_envs
         self.rows = capacity // n_envs
         self.capacity = self.rows * n_envs
+        """Slots of the ring (a recorded dataset's come after them)."""
         self.fields = dict(fields)
         self.ops = ops if ops is not None else NumpyOps()
         self.data: dict[str, Any] = {
             name: self.ops.zeros((self.capacity, *spec.shape), spec.dtype)
             for name, spec in self.fields.items()
         }
-        self.episode_of = np.zeros(self.capacity, dtype=np.int64)
-        table = self.capacity + n_envs + 1
-        self.episode_start = np.zeros(table, dtype=np.int64)
-        self.episode_length = np.zeros(table, dtype=np.int64)
+        self.table = self.capacity + n_envs + 1
+        """Episode ids of the ring (a recorded dataset's episodes have the ids after them)."""
+        self.recorded = recorded
+        """The recorded dataset after the ring, or None."""
+        held = 0 if recorded is None else recorded.transitions
+        self.slots = self.capacity + held
+        """Slots of the ring and of the recorded dataset together."""
+        self.episode_of = np.zeros(self.slots, dtype=np.int64)
+        self.episode_start = np.zeros(self.table, dtype=np.int64)
+        self.episode_length = np.zeros(self.table, dtype=np.int64)
+        if recorded is not None:
+            recorded.place(self.ops, self.fields)
+            ids = self.table + np.arange(recorded.episodes)
+            self.episode_start = np.concatenate([self.episode_start, recorded.starts])
+            self.episode_length = np.concatenate([self.episode_length, recorded.lengths])
+            self.episode_of[self.capacity :] = np.repeat(ids, recorded.lengths)
         self.open_episode = np.arange(n_envs, dtype=np.int64)
         self.next_episode = n_envs
         self.rows_written = 0
@@ -142,6 +193,11 @@ class EpisodeStorage:
 
     def check_room(self) -> None:
         """ValueError if one more step would make an open episode longer than a column."""
+        if self.rows == 0:
+            raise ValueError(
+                "this buffer holds a recorded dataset and has no room for new steps: build it "
+                "with from_dataset(..., room=N) for N steps after the dataset"
+            )
         if self.rows_written - self._oldest_open_start >= self.rows:
             longest = int(self.open_lengths().max())
             raise ValueError(
@@ -168,46 +224,6 @@ class EpisodeStorage:
         self.rows_written += 1
         return np.int64(base), invalidated
 
-    def append_episodes(self, values: dict[str, np.ndarray], lengths: np.ndarray) -> np.ndarray:
-        """Write whole episodes at once (one env): ``values[name]`` holds their steps one
-        after another, ``(lengths.sum(), *shape)``; returns the ids of the episodes, which
-        are closed. The open episode must be empty and the ring must hold them without
-        dropping anything (a ValueError says so otherwise)."""
-        total = int(lengths.sum())
-        if self.n_envs != 1:
-            raise ValueError(f"whole episodes are written for one env, not n_envs={self.n_envs}")
-        if self.open_lengths()[0] != 0:
-            raise ValueError("cannot write whole episodes while an episode is open: end it first")
-        if self.rows_written + total > self.rows:
-            raise ValueError(
-                f"{total:,} steps do not fit: the buffer holds {self.rows:,} and has "
-                f"{self.rows_written:,} written (raise capacity)"
-            )
-        if len(lengths) == 0:
-            return _NO_SLOTS
-        start = self.rows_written
-        block = slice(start, start + total)
-        for name, value in values.items():
-            self.ops.assign(self.data[name], block, value)
-        table = len(self.episode_start)
-        ids = (self.open_episode[0] + np.arange(len(lengths))) % table
-        ids[1:] = (self.next_episode + np.arange(len(lengths) - 1)) % table
-        starts = start + np.cumsum(lengths) - lengths
-        self.episode_start[ids] = starts
-        self.episode_length[ids] = lengths
-        self.episode_of[block] = np.repeat(ids, lengths)
-        self.rows_written += total
-        self.next_episode = int((self.next_episode + len(lengths) - 1) % table)
-        opened = self.next_episode
-        self.next_episode = (self.next_episode + 1) % table
-        self.episode_start[opened] = self.rows_written
-        self.episode_length[opened] = 0
-        self.open_episode[0] = opened
-        self._oldest_open_start = self.rows_written
-        if self.track_changes and self._changed is not None:
-            self._changed += [ids, np.array([opened])]
-        return ids
-
     def _drop_overwritten(self, block: slice) -> np.ndarray:
         old = self.episode_of[block]
         overwritten = self.rows_written - self.rows  # the absolute row the block held
@@ -231,9 +247,8 @@ class EpisodeStorage:
         envs = np.flatnonzero(done & (self.open_lengths() > 0))
         ids = self.open_episode[envs]
         self.episode_length[ids] = self.rows_written - self.episode_start[ids]
-        table = len(self.episode_start)
-        new_ids = (self.next_episode + np.arange(len(envs))) % table
-        self.next_episode = int((self.next_episode + len(envs)) % table)
+        new_ids = (self.next_episode + np.arange(len(envs))) % self.table
+        self.next_episode = int((self.next_episode + len(envs)) % self.table)
         self.episode_start[new_ids] = self.rows_written
         self.episode_length[new_ids] = 0
         self.open_episode[envs] = new_ids
@@ -242,33 +257,81 @@ class EpisodeStorage:
         self._oldest_open_start = int(self.episode_start[self.open_episode].min())
         return ids, envs
 
+    def assign(self, name: str, slots: np.ndarray, values: Any) -> None:
+        """``column[slots] = values`` for slots of the ring or of the recorded dataset
+        (host slots, in order: the ring's first)."""
+        recorded = self.recorded
+        if recorded is None or not len(slots) or slots[-1] < self.capacity:
+            self.ops.assign(self.data[name], slots, values)
+            return
+        ring = int(np.searchsorted(slots, self.capacity))
+        if ring:
+            self.ops.assign(self.data[name], slots[:ring], values[:ring])
+        recorded.assign(name, slots[ring:] - self.capacity, values[ring:])
+
     # -- reading ---------------------------------------------------------------------
 
+    def take(self, name: str, slots: Any) -> Any:
+        """Column ``name`` at ``slots`` (host int64 arrays, or tensors on the device),
+        gathered from the ring's columns or from a recorded dataset's states."""
+        recorded = self.recorded
+        if recorded is None:
+            return self.ops.take(self.data[name], slots)
+        if self.capacity == 0:  # a recorded dataset alone
+            return recorded.take(name, slots)
+        index = NUMPY if isinstance(slots, np.ndarray) else self.ops  # slots' own backend
+        in_ring = slots < self.capacity
+        ring = self.ops.take(self.data[name], index.minimum(slots, self.capacity - 1))
+        held = recorded.take(name, index.maximum(slots - self.capacity, 0))
+        return self.ops.where(rows_mask(in_ring, ring), ring, held)
+
+    def ledger(self, closed_only: bool) -> Ledger:
+        """The bookkeeping as a draw reads it (``closed_only``: finished episodes only)."""
+        valid_from, valid_end = self.valid_from, self.valid_end(closed_only)
+        held = 0 if self.recorded is None else self.recorded.transitions
+        if held:
+            valid_from = np.append(valid_from, 0)
+            valid_end = np.append(valid_end, held)
+        return Ledger(
+            self.episode_of,
+            self.episode_start,
+            self.episode_length,
+            valid_from,
+            valid_end,
+            self.rows_written,
+            max(self.rows, 1),
+            self.n_envs,
+            NUMPY,
+            self.capacity,
+            held,
+        )
+
     def slot_of(self, abs_rows: np.ndarray, envs: np.ndarray) -> np.ndarray:
-        """Flat slot of absolute row ``abs_rows`` in column ``envs``."""
-        return (abs_rows % self.rows) * self.n_envs + envs
+        """Flat slot of absolute row ``abs_rows`` in column ``envs`` (``n_envs``: the
+        recorded dataset's)."""
+        return slot_at(self.ledger(closed_only=False), abs_rows, envs)
 
     def valid_end(self, closed_only: bool) -> np.ndarray:
-        """Per env, one past the last sampleable absolute row."""
+        """Per env, one past the last sampleable absolute row of the ring."""
         if closed_only:
             return self.episode_start[self.open_episode]
         return np.full(self.n_envs, self.rows_written, dtype=np.int64)
 
     def count(self, closed_only: bool) -> int:
         """Number of sampleable transitions."""
-        return int((self.valid_end(closed_only) - self.valid_from).sum())
+        held = 0 if self.recorded is None else self.recorded.transitions
+        return int((self.valid_end(closed_only) - self.valid_from).sum()) + held
 
-    def ledger(self, closed_only: bool) -> Ledger:
-        """The bookkeeping as a draw reads it (``closed_only``: finished episodes only)."""
-        return Ledger(self.episode_of, self.episode_start, self.episode_length,
-                      self.valid_from, self.valid_end(closed_only), self.rows_written,
-                      self.rows, self.n_envs, NUMPY)  # fmt: skip
+    def recorded_episodes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of the recorded dataset's episodes and their column (``n_envs``)."""
+        held = 0 if self.recorded is None else self.recorded.episodes
+        return self.table + np.arange(held), np.full(held, self.n_envs, np.int64)
 
     def steps_of(
         self, ids: np.ndarray, envs: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """For every step of the ended episodes ``ids`` (of envs ``envs``), in order: its
-        episode's absolute start row, its episode length, its step and its env."""
+        """For every step of the ended episodes ``ids`` (of columns ``envs``), in order: its
+        episode's absolute start row, its episode length, its step and its column."""
         lengths = self.episode_length[ids]
         start = np.repeat(self.episode_start[ids], lengths)
         step = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
@@ -290,7 +353,8 @@ class EpisodeStorage:
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, int]]:
         """Arrays and counters that restore this storage exactly: the rows written and the
-        episodes that hold them (not the whole episode table: its size is the capacity)."""
+        episodes that hold them (not the whole episode table: its size is the capacity),
+        and the columns a recorded dataset's transitions were given (not its states)."""
         used = min(self.rows_written, self.rows) * self.n_envs
         arrays = {
             f"data.{name}": self.ops.to_host(value[:used]) for name, value in self.data.items()
@@ -304,28 +368,41 @@ class EpisodeStorage:
             "open_episode": self.open_episode,
             "valid_from": self.valid_from,
         }
+        if self.recorded is not None:
+            arrays |= {f"recorded.{name}": value for name, value in self.recorded.state().items()}
         return arrays, {"rows_written": self.rows_written, "next_episode": self.next_episode}
 
     def restore(self, arrays: dict[str, np.ndarray], counters: dict[str, int]) -> None:
-        """Load what :meth:`state` returned (into a storage built with the same specs)."""
+        """Load what :meth:`state` returned (into a storage built with the same specs and
+        the same recorded dataset)."""
         used = min(int(counters["rows_written"]), self.rows) * self.n_envs
         for name, value in self.data.items():
             self.ops.assign(value, slice(0, used), arrays[f"data.{name}"])
         self.episode_of[:used] = arrays["episode_of"]
+        table = self.table
         if "episode_ids" in arrays:  # the episodes in use (what state() writes)
-            self.episode_start[:] = 0
-            self.episode_length[:] = 0
+            self.episode_start[:table] = 0
+            self.episode_length[:table] = 0
             live = arrays["episode_ids"]
             self.episode_start[live] = arrays["episode_starts"]
             self.episode_length[live] = arrays["episode_lengths"]
         else:  # the whole table (files of format 1 and 2)
-            self.episode_start[:] = arrays["episode_start"]
-            self.episode_length[:] = arrays["episode_length"]
+            self.episode_start[:table] = arrays["episode_start"]
+            self.episode_length[:table] = arrays["episode_length"]
         self.open_episode[:] = arrays["open_episode"]
         self.valid_from[:] = arrays["valid_from"]
         self.rows_written = int(counters["rows_written"])
         self.next_episode = int(counters["next_episode"])
         self._oldest_open_start = int(self.episode_start[self.open_episode].min())
+        if self.recorded is not None:
+            prefix = "recorded."
+            self.recorded.restore(
+                {
+                    name[len(prefix) :]: value
+                    for name, value in arrays.items()
+                    if name.startswith(prefix)
+                }
+            )
         self._changed = None
 
 

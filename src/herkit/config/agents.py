@@ -70,6 +70,9 @@ class OffPolicyConfig:
     critic_layer_norm: bool = False
     """LayerNorm after each hidden layer of the critics (the Q network for DQN), before
     its ReLU (as mrl's Fetch recipe)."""
+    normalize_inputs: bool = True
+    """Standardise observations and goals by their running mean and std (clipped, as
+    baselines' HER); False feeds them to the networks as they are (OGBench's agents)."""
 
     def __post_init__(self) -> None:
         hidden = self.hidden
@@ -92,6 +95,7 @@ class OffPolicyConfig:
             check_float("grad_clip", self.grad_clip, 0.0, open_low=True)
         check_bool("actor_layer_norm", self.actor_layer_norm)
         check_bool("critic_layer_norm", self.critic_layer_norm)
+        check_bool("normalize_inputs", self.normalize_inputs)
 
 
 @dataclass(frozen=True)
@@ -207,9 +211,12 @@ class OfflineGCConfig(OffPolicyConfig):
     """LayerNorm after each hidden activation of the value networks (V and Q)."""
     actor_layer_norm: bool = False
     """LayerNorm after each hidden activation of the actor."""
+    normalize_inputs: bool = False
+    """Standardise observations and goals by their running mean and std (clipped); False
+    feeds them to the networks as they are, as OGBench's agents do."""
     activation: Literal["relu", "gelu"] = "gelu"
-    """Activation between the layers of every network (gelu: its tanh approximation, as
-    JAX's)."""
+    """Activation between the layers of every network (gelu: the exact one, with erf;
+    OGBench's JAX uses its tanh approximation, within 0.001 of it)."""
     actor_init_scale: float = 1e-2
     """Scale of the variance-scaling init of the actor's output layer (the others: 1)."""
 

@@ -44,10 +44,15 @@ def check_precision(precision: str, device: torch.device) -> None:
 
 
 def synthetic_batch(
-    observation_space: gym.spaces.Dict, action_space: gym.spaces.Space, size: int, seed: int = 0
+    observation_space: gym.spaces.Dict,
+    action_space: gym.spaces.Space,
+    size: int,
+    seed: int = 0,
+    actor_goals: bool = False,
 ) -> Batch:
     """A batch of ``size`` random transitions of these (single-env) spaces: standard normal
-    observations and goals, actions drawn from ``action_space``, -1/0 rewards."""
+    observations and goals (and ``actor_goals``: a second goal for the actor), actions drawn
+    from ``action_space``, -1/0 rewards."""
     rng = np.random.default_rng(seed)
 
     def normal(key: str) -> np.ndarray:
@@ -65,4 +70,5 @@ def synthetic_batch(
         achieved_goal=normal("desired_goal"),
         next_achieved_goal=normal("desired_goal"),
         terminated=np.zeros(size, np.float32),
+        actor_goal=normal("desired_goal") if actor_goals else None,
     )

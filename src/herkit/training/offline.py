@@ -124,8 +124,11 @@ def _train(
             settings=offline_settings(config),
             seed=config.seed,
         )
-        stored, n = buffer.storage.data, len(buffer)
-        agent.update_normalizer(stored["observation"][:n], stored["achieved_goal"][:n])
+        recorded = buffer.recorded
+        assert recorded is not None
+        agent.update_normalizer(
+            recorded.states["observation"], recorded.states["observation"][:, : agent.goal_dim]
+        )
         if replace:
             clear_run_dir(run_dir)
     loaded_s = time.perf_counter() - started

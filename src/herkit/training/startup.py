@@ -175,6 +175,7 @@ def _choose_update(
         distributed=context.active,
         mean=context.mean if context.active else None,
         tell=say if context.is_main else None,
+        actor_goals=buffer.settings.actor_goals is not None,
     )
     if not given:
         machine["update_ms"] = plan.timings_ms

@@ -110,8 +110,10 @@ def choose_update(
     distributed: bool = False,
     mean: Callable[[float], float] | None = None,
     tell: Callable[[str], None] | None = None,
+    actor_goals: bool = False,
 ) -> UpdatePlan:
-    """The precision and update mode for ``agent``'s updates at ``batch_size``.
+    """The precision and update mode for ``agent``'s updates at ``batch_size`` (on batches
+    with actor goals where ``actor_goals``: an offline agent's).
 
     What is given (not ``auto``) is kept; the rest is timed (:func:`time_update`) on a
     synthetic batch of these spaces, on the agent's device where ``on_device`` (a
@@ -132,15 +134,14 @@ def choose_update(
     if mode != "auto":
         modes = [mode]
     else:
-        runs = getattr(agent, "UPDATE_MODES", UPDATE_MODES)  # an agent may run fewer
-        modes = [m for m in UPDATE_MODES if mode_available(m, device) and m in runs]
+        modes = [m for m in UPDATE_MODES if mode_available(m, device)]
         if distributed:
             modes = [m for m in modes if "captured" not in m]
     if len(precisions) == 1 and len(modes) == 1:
         agent.set_precision(precisions[0])
         agent.set_update_mode(modes[0])
         return UpdatePlan(precisions[0], modes[0])
-    batch = synthetic_batch(observation_space, action_space, batch_size)
+    batch = synthetic_batch(observation_space, action_space, batch_size, actor_goals=actor_goals)
     saved = agent.state_dict()
     timings: dict[str, float] = {}
     notes: list[str] = []

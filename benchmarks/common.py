@@ -1,10 +1,21 @@
-"""What every benchmark script records beside its numbers: the machine and the code."""
+"""What every benchmark script records beside its numbers: the machine and the code; and
+where it writes them.
+
+Records are results: a benchmark writes into ``docs/`` (its records, the pages and figures
+made of them) only when asked, with ``--record`` on its command line. Without it, a run (a
+trial at another budget, setting or commit) works on a copy of ``docs/`` under
+``runs/trials/docs`` (:data:`DOCS`): it reads the records there, adds its own, and redraws
+pages and figures there, and says so when it ends; ``docs/`` stays as it was.
+"""
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
+import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,8 +27,53 @@ import numpy as np
 from herkit.bench import environment_info
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
+RECORDS = ROOT / "docs"
+"""The records and the pages made of them, in the repository."""
+TRIALS = ROOT / "runs" / "trials" / "docs"
+"""Where a run without ``--record`` writes: a copy of :data:`RECORDS`."""
+RECORDING = "--record" in sys.argv[1:]
+"""Whether this process writes into :data:`RECORDS` (``--record`` given: taken out of the
+command line before the script reads it)."""
+if RECORDING:
+    sys.argv.remove("--record")
+
+
+def _trial_copy() -> Path:
+    """:data:`TRIALS`, its files brought up to date with the records' (a record newer than
+    its copy, or without one, is copied; files a trial added stay)."""
+    for source in RECORDS.rglob("*"):
+        if source.is_dir() or "_build" in source.parts or source.suffix == ".lock":
+            continue
+        target = TRIALS / source.relative_to(RECORDS)
+        if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    return TRIALS
+
+
+DOCS = RECORDS if RECORDING else _trial_copy()
+"""Where this process reads and writes records, pages and figures: :data:`RECORDS` with
+``--record``, else :data:`TRIALS`."""
 FIGURES = DOCS / "figures"
+_WRITTEN_BEFORE = {} if RECORDING else {p: p.stat().st_mtime for p in TRIALS.rglob("*.*")}
+
+
+@atexit.register
+def _say_where_a_trial_wrote() -> None:
+    """At exit, where a run without ``--record`` wrote what it would have recorded."""
+    if RECORDING or not TRIALS.exists():
+        return
+    changed = sorted(
+        str(path.relative_to(TRIALS))
+        for path in TRIALS.rglob("*.*")
+        if _WRITTEN_BEFORE.get(path) != path.stat().st_mtime
+    )
+    if changed:
+        print(
+            f"a trial, not a record: wrote {', '.join(changed)} under {shown(TRIALS)} "
+            "(docs/ is as it was; --record writes there)",
+            file=sys.stderr,
+        )
 
 
 def machine() -> dict[str, Any]:

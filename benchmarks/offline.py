@@ -6,13 +6,17 @@
 
 ``data`` makes the dataset as OGBench's generation script makes pointmaze-medium-navigate-v0
 (:mod:`offline_data`: 1,000 episodes of 1,001 states, a noisy scripted oracle, goals
-redrawn when reached) into ``data/``. ``train`` runs ``herkit train ENV --dataset PATH
---algo ALGO --steps N`` per algorithm and seed into ``runs/offline/`` (a finished run is
-skipped, a stopped one resumed) and records each in ``docs/offline.json``: the success
-averaged over the last three evaluations, as OGBench reports it (its evaluations at 800k,
-900k and 1M of 1M gradient steps; here the last three of the budget given), each task's,
-the wall time and the machine. ``--hidden`` and ``--batch`` shrink the networks and the
-batch from OGBench's 3 x 512 and 1,024 where two CPU cores cannot afford them.
+redrawn when reached; ``--episodes`` and ``--steps``, states per episode, choose others)
+into ``data/``. ``train`` runs ``herkit train ENV --dataset PATH --algo ALGO
+--offline-steps N`` per algorithm and seed (``--steps``: its gradient steps) into
+``runs/offline/`` (a finished run is skipped, a stopped one resumed) and records each in
+``offline.json`` (``--record``: docs/offline.json; see common.py): the success averaged
+over the last three evaluations, as OGBench reports it (its evaluations at 800k, 900k and
+1M of 1M gradient steps; here the last three of the budget given), each task's, the wall
+time, the precision and the machine. ``--hidden`` and ``--batch`` shrink the networks and
+the batch from OGBench's 3 x 512 and 1,024 where two CPU cores cannot afford them;
+``--inputs`` feeds the networks the states as they are (``raw``, OGBench's) or standardised
+by the dataset's mean and deviation (``standardised``, herkit's online agents').
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ def train(args: argparse.Namespace) -> None:
     data = Path(args.data)
     if not data.is_file():
         raise SystemExit(f"no dataset at {data}: make it first (python benchmarks/offline.py data)")
-    tag = f"steps{args.steps}-h{'x'.join(map(str, args.hidden))}-b{args.batch}"
+    tag = f"steps{args.steps}-h{'x'.join(map(str, args.hidden))}-b{args.batch}-{args.inputs}"
     for algo in args.algos:
         for seed in args.seeds:
             out = run_dir(Path(args.runs), algo, seed, tag)
@@ -84,10 +88,13 @@ def train(args: argparse.Namespace) -> None:
                 *map(str, args.hidden),
                 f"--{algo}.batch-size",
                 str(args.batch),
+                f"--{algo}.{'' if args.inputs == 'standardised' else 'no-'}normalize-inputs",
             ]
-            common = ["--steps", str(args.steps), "--no-progress", "--no-tensorboard"]
+            common = ["--offline-steps", str(args.steps), "--no-progress", "--no-tensorboard"]
             if args.torch_threads:
                 common += ["--torch-threads", str(args.torch_threads)]
+            if args.eval_episodes:
+                common += ["--eval-episodes", str(args.eval_episodes)]
             if (out / "checkpoint").is_dir():
                 command = ["--resume", str(out), *common]
             else:
@@ -137,6 +144,7 @@ def record(
     out: Path, algo: str, seed: int, tag: str, wall_s: float, args: argparse.Namespace
 ) -> None:
     """Write one finished run into docs/offline.json."""
+    config = json.loads((out / "config.json").read_text())
     run = {
         "env": ENV,
         "algo": algo,
@@ -144,12 +152,15 @@ def record(
         "steps": args.steps,
         "hidden": list(args.hidden),
         "batch": args.batch,
+        "inputs": args.inputs,
+        "goal_rules": "OGBench's GCDataset, index for index",
+        "precision": config.get("machine", {}).get("precision", config.get("precision")),
         "wall_s": round(wall_s, 1),
         **run_figures(out),
         **code_version(),
         "command": f"python benchmarks/offline.py train --algos {algo} --seeds {seed} "
         f"--steps {args.steps} --hidden {' '.join(map(str, args.hidden))} "
-        f"--batch {args.batch} --eval-every {args.eval_every}",
+        f"--batch {args.batch} --eval-every {args.eval_every} --inputs {args.inputs} --record",
     }
     add_run(RECORD, f"{tag}/{algo}/s{seed}", run, machine())
     print(f"  {algo} seed {seed}: success {run['success']:.2f} in {wall_s / 60:.1f} min")
@@ -199,6 +210,18 @@ def main(argv: list[str] | None = None) -> None:
     runs.add_argument("--batch", type=int, default=1024)
     runs.add_argument("--eval-every", type=int, default=100_000)
     runs.add_argument("--torch-threads", type=int, default=None, help="torch's CPU threads")
+    runs.add_argument(
+        "--inputs",
+        choices=("raw", "standardised"),
+        default="raw",
+        help="the networks' inputs: as they are (OGBench's) or standardised",
+    )
+    runs.add_argument(
+        "--eval-episodes",
+        type=int,
+        default=None,
+        help="episodes of each task per evaluation (default: the preset's, 50)",
+    )
     runs.add_argument("--data", default=str(DATA))
     runs.add_argument("--runs", default=str(ROOT / "runs" / "offline"))
     runs.set_defaults(run=train)

@@ -99,3 +99,57 @@ def with_test_modules() -> dict[str, str]:
     """This process's environment, with :data:`TESTS` and this process's ``sys.path`` on
     the ``PYTHONPATH`` of a child, so that it imports the tests' envs as this one does."""
     return dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), *sys.path]))
+
+
+def point_reach_dataset(path: Path, episodes: int = 12, seed: int = 0) -> Path:
+    """An OGBench-layout dataset of herkit/PointReach-v0 (a state ``(x, y, vx, vy)``, its
+    goal ``(x, y)``: the first coordinates) written to ``path``: ``episodes`` episodes of
+    random actions, each as long as the env lets it run. Needs no extra."""
+    import numpy as np
+
+    from herkit.envs import make_goal_env
+
+    env = make_goal_env("herkit/PointReach-v0")
+    rng = np.random.default_rng(seed)
+    env.action_space.seed(seed)
+    states, actions, ends = [], [], []
+    for episode in range(episodes):
+        obs, _ = env.reset(seed=seed + episode)
+        done = False
+        while not done:
+            action = env.action_space.sample()
+            states.append(obs["observation"])
+            actions.append(action)
+            ends.append(False)
+            obs, _, terminated, truncated, _ = env.step(action)
+            done = terminated or truncated or rng.random() < 0.02
+        states.append(obs["observation"])
+        actions.append(np.zeros_like(actions[-1]))
+        ends.append(True)
+    env.close()
+    np.savez(
+        path,
+        observations=np.asarray(states, np.float32),
+        actions=np.asarray(actions, np.float32),
+        terminals=np.asarray(ends),
+    )
+    return path
+
+
+def offline_flags(dataset: Path, steps: int) -> list[str]:
+    """The flags of a short run of GCIVL on ``dataset`` of herkit/PointReach-v0
+    (:func:`point_reach_dataset`): ``steps`` gradient steps, small networks and batches."""
+    return [
+        "herkit/PointReach-v0",
+        "--dataset",
+        str(dataset),
+        "--algo",
+        "gcivl",
+        "--offline-steps",
+        str(steps),
+        "--gcivl.hidden",
+        "16",
+        "16",
+        "--gcivl.batch-size",
+        "32",
+    ]

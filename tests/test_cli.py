@@ -259,20 +259,25 @@ def test_progress_lines_follow_evaluations_at_most_every_few_seconds(
 ) -> None:
     from herkit.runtime.console import Progress
 
-    state = types.SimpleNamespace(env_steps=0, updates=0, success_rate=math.nan)
+    state = types.SimpleNamespace(updates=0, success_rate=math.nan)
     progress = Progress("[bold]env[/] algo", 1000, 0)  # stderr is captured: no terminal
-    progress.update(state)  # no evaluation yet, and no minute without a line
-    state.env_steps, state.updates, state.success_rate = 500, 100, 0.25
-    progress.update(state, evaluated=True)
-    progress.update(state, evaluated=True)  # seconds after the last line: not again
-    state.env_steps = 1000
-    progress.update(state, force=True)  # the last
+    progress.update(state, 0)  # no evaluation yet, and no minute without a line
+    state.updates, state.success_rate = 100, 0.25
+    progress.update(state, 500, evaluated=True)
+    progress.update(state, 500, evaluated=True)  # seconds after the last line: not again
+    progress.update(state, 1000, force=True)  # the last
     progress.close()
+    offline = Progress("[bold]env[/] algo", 300, 0, unit="gradient steps")
+    state.updates = 150
+    offline.update(state, 150, evaluated=True)
     lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 2, lines
+    assert len(lines) == 3, lines
     assert lines[0].startswith("herkit: 500/1,000 env steps (50%), success rate 0.25, ")
+    assert " updates/s, " in lines[0]
     assert lines[1].startswith("herkit: 1,000/1,000 env steps (100%), success rate 0.25, ")
     assert "left" in lines[0] and "left" not in lines[1]
+    assert lines[2].startswith("herkit: 150/300 gradient steps (50%), success rate 0.25, ")
+    assert " gradient steps/s, " in lines[2] and "about" in lines[2]
 
 
 @pytest.mark.slow("a PointMaze training run in a subprocess")
@@ -397,3 +402,111 @@ def test_help_and_bad_input_answer_without_importing_torch(args: list[str]) -> N
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     exit_code, torch_imported = done.stdout.split()[-2:]
     assert exit_code in ("0", "2") and torch_imported == "False", done.stderr
+
+
+BAD_DATASETS = {
+    "missing": (None, "no such file"),
+    "text": (b"not arrays\n", "is not an .npz file (not a zip archive): expected numpy's .npz"),
+    "pickled": (
+        "pickled",
+        "its array 'observations' holds Python objects (pickled data), "
+        "which herkit never loads: store numeric arrays",
+    ),
+    "nan": (
+        "nan",
+        "observations hold non-finite values (NaN or inf) in 1 rows, the first at row 3",
+    ),
+    "wide": (
+        "wide",
+        "its observations have shape (7,), herkit/PointReach-v0's have (4,): a "
+        "dataset of another env?",
+    ),
+    "rows": (
+        "rows",
+        "observations (N, ...), actions (N, ...) and terminals (N,) must have one "
+        "row per state, got shapes (30, 4), (29, 2), (30,)",
+    ),
+}
+"""Bad datasets for herkit/PointReach-v0, each with what ``herkit train`` says of it."""
+
+
+@pytest.mark.parametrize("name", sorted(BAD_DATASETS))
+def test_a_bad_dataset_is_one_line_naming_the_file_and_the_problem(
+    tmp_path: Path, name: str
+) -> None:
+    """Before torch loads (benchmarks/offline.py bad times it), nothing written."""
+    import numpy as np
+
+    content, words = BAD_DATASETS[name]
+    path = tmp_path / "data.npz"
+    arrays = {
+        "observations": np.zeros((30, 4), np.float32),
+        "actions": np.zeros((30, 2), np.float32),
+        "terminals": np.eye(30)[-1] > 0,
+    }
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content == "pickled":
+        arrays["observations"] = np.array([{"a": 1}] * 30, dtype=object)
+    elif content == "nan":
+        arrays["observations"][3, 1] = np.nan
+    elif content == "wide":
+        arrays["observations"] = np.zeros((30, 7), np.float32)
+    elif content == "rows":
+        arrays["actions"] = arrays["actions"][:29]
+    if content is not None and not isinstance(content, bytes):
+        np.savez(path, **arrays)
+    run = tmp_path / "run"
+    done = herkit(
+        "train",
+        "herkit/PointReach-v0",
+        "--dataset",
+        str(path),
+        "--algo",
+        "gcbc",
+        "--offline-steps",
+        "10",
+        "--out",
+        str(run),
+    )
+    assert done.returncode == 2, done.stderr
+    said = f"herkit: error: dataset '{path}'{'' if name == 'text' else ':'} {words}"
+    assert done.stderr.startswith(said) and len(done.stderr.splitlines()) == 1
+    assert not run.exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (["--algo", "gcivl"], "algo 'gcivl' is an offline agent: it trains on a recorded dataset"),
+        (
+            ["--algo", "ddpg", "--dataset", "D", "--offline-steps", "5"],
+            "--dataset trains an offline agent (--algo gcbc, gcivl or gciql); ddpg learns online",
+        ),
+        (
+            ["--algo", "gcbc", "--dataset", "D"],
+            "--dataset with nothing to train: give --offline-steps N",
+        ),
+        (
+            ["--offline-steps", "5"],
+            "offline_steps=5 are gradient steps on a dataset: give --dataset PATH",
+        ),
+    ],
+)
+def test_an_algorithm_and_its_data_that_do_not_go_together_are_refused(
+    tmp_path: Path, flags: list[str], words: str
+) -> None:
+    import numpy as np
+
+    data = tmp_path / "D.npz"
+    np.savez(
+        data,
+        observations=np.zeros((30, 4), np.float32),
+        actions=np.zeros((30, 2), np.float32),
+        terminals=np.eye(30)[-1] > 0,
+    )
+    flags = [str(data) if flag == "D" else flag for flag in flags]
+    done = herkit("train", "herkit/PointReach-v0", *flags, "--out", str(tmp_path / "run"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("herkit: error: ") and words in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and not (tmp_path / "run").exists()

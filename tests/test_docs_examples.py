@@ -200,8 +200,9 @@ def setup_for(page: Path, cwd: Path, train: bool = True) -> None:
     if page.name == "guide-offline.md":  # the dataset its commands train from, small
         from scripts import load_benchmark
 
-        data = cwd / "data" / "pointmaze-medium-navigate-v0.npz"
-        load_benchmark("offline_data").make_dataset("pointmaze-medium-v0", 3, 101, 0.5, 0, data)
+        make = load_benchmark("offline_data").make_dataset
+        for name in ("pointmaze-medium-navigate-v0", "pointmaze-small"):
+            make("pointmaze-medium-v0", 3, 101, 0.5, 0, cwd / "data" / f"{name}.npz")
     if page.name == "guide-training.md" and train:  # load_policy of a finished default run
         out = cwd / "runs" / "herkit-BitFlip-v0-dqn-future-s0"
         done = herkit_cli("train", "--steps", "300", "--eval-every", "300",

@@ -1,5 +1,7 @@
-"""``herkit train ENV --dataset PATH``: offline gradient steps on a recorded dataset,
-evaluated on the env's tasks, resumed, and continued online into the same buffer."""
+"""``herkit train ENV --dataset PATH``: gradient steps on a recorded dataset by the one
+training loop, evaluated on the env's tasks, resumed, and continued online into the same
+buffer; what an online run guarantees (threads, progress, signals, checkpoints, NaN checks)
+is tested for these runs beside the online ones (test_run_failures.py)."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def dataset(tmp_path_factory):
 
 def offline(dataset, out, algo="gcivl", **changes):
     values = dict(
-        dataset=str(dataset), algo=algo, steps=30, eval_every=15, eval_episodes=1,
+        dataset=str(dataset), algo=algo, offline_steps=30, eval_every=15, eval_episodes=1,
         n_eval_envs=1, checkpoint_every=15, env_kwargs=SHORT, out=str(out), progress=False,
         tensorboard=False, buffer_size=500, warmup_steps=10,
     )  # fmt: skip
@@ -69,7 +71,7 @@ def test_herkit_eval_plays_each_task_of_an_offline_run(dataset, tmp_path):
     from herkit.training.evaluation import evaluate_run
     from herkit.training.loop import train
 
-    train(offline(dataset, tmp_path / "run", "gcbc", steps=15))
+    train(offline(dataset, tmp_path / "run", "gcbc", offline_steps=15))
     result = evaluate_run(tmp_path / "run", episodes=2, seed=0)
     assert result["episodes"] == 10 and len(result["tasks"]) == 5
     assert result["success_rate"] == pytest.approx(np.mean(result["tasks"]))
@@ -80,11 +82,11 @@ def test_an_offline_run_resumes_and_refuses_what_it_has_done(dataset, tmp_path):
 
     run = tmp_path / "run"
     train(offline(dataset, run))
-    summary = train(offline(dataset, run, steps=45), resume=True)
+    summary = train(offline(dataset, run, offline_steps=45), resume=True)
     assert summary["updates"] == 45
     assert [int(row["updates"]) for row in rows(run)] == [15, 30, 45]
-    with pytest.raises(ValueError, match="already trained 45 gradient steps"):
-        train(offline(dataset, run, steps=45), resume=True)
+    with pytest.raises(ValueError, match="already trained 45 gradient steps on its dataset"):
+        train(offline(dataset, run, offline_steps=45), resume=True)
 
 
 def test_online_steps_go_on_in_the_env_with_the_recorded_data_kept(dataset, tmp_path):
@@ -94,21 +96,22 @@ def test_online_steps_go_on_in_the_env_with_the_recorded_data_kept(dataset, tmp_
     train(offline(dataset, run, algo="gciql"))
     _, before = load_checkpoint(run, lambda a, d, i: np.zeros(len(a)))
     recorded = len(before)
-    summary = train(offline(dataset, run, algo="gciql", online_steps=40), resume=True)
+    summary = train(offline(dataset, run, algo="gciql", steps=40), resume=True)
     assert summary["env_steps"] == 40
     _, after = load_checkpoint(run, lambda a, d, i: np.zeros(len(a)))
     assert len(after) == recorded + 40
     assert after.recorded is not None and before.recorded is not None
+    assert before.storage.capacity == 0 and after.storage.capacity == 500  # room to go online
     for name in ("observation", "action", "next_observation"):
-        slots = after.storage.capacity + np.arange(recorded)
-        assert np.array_equal(after.storage.take(name, slots), before.storage.take(name, slots))
+        a = after.storage.take(name, after.storage.capacity + np.arange(recorded))
+        assert np.array_equal(a, before.storage.take(name, np.arange(recorded)))
     assert after.settings.value_goals == (0.2, 0.5, 0.3)  # OGBench's mix, online too
     online = [row for row in rows(run) if float(row["env_steps"]) > 0]
     assert [int(row["env_steps"]) for row in online] == [15, 30, 40]
     assert int(online[0]["updates"]) > 30  # counted on from the offline steps
     assert "success_task_5" in online[0]
     saved = json.loads((run / "config.json").read_text())
-    assert saved["dataset"] is None and saved["her"]["value_goals"] == [0.2, 0.5, 0.3]
+    assert saved["dataset"] == str(dataset) and saved["steps"] == 40
 
 
 def test_bad_offline_settings_say_what_is_expected(dataset, tmp_path):
@@ -116,21 +119,28 @@ def test_bad_offline_settings_say_what_is_expected(dataset, tmp_path):
 
     with pytest.raises(FileNotFoundError, match="no such file"):
         train(offline(tmp_path / "none.npz", tmp_path / "a"))
-    with pytest.raises(ValueError, match="n_envs must be 1 with dataset"):
-        offline(dataset, tmp_path / "b", n_envs=2)
-    with pytest.raises(ValueError, match="online_steps continues a run trained offline"):
-        train(config_for(ENV, online_steps=10, out=str(tmp_path / "c")))
+    with pytest.raises(ValueError, match="'gcivl' is an offline agent: it trains on a recorded"):
+        train(config_for(ENV, out=str(tmp_path / "c")))
+    ddpg = config_for(
+        ENV, dataset=str(dataset), algo="ddpg", offline_steps=10, out=str(tmp_path / "d")
+    )
+    with pytest.raises(ValueError, match=r"--dataset trains an offline agent \(--algo gcbc"):
+        train(ddpg)
+    with pytest.raises(ValueError, match="offline_steps=10 are gradient steps on a dataset"):
+        train(config_for("herkit/PointReach-v0", offline_steps=10, out=str(tmp_path / "e")))
+    assert not (tmp_path / "c").exists() and not (tmp_path / "e").exists()
 
 
 def test_the_command_line_trains_offline(dataset, tmp_path):
     run = tmp_path / "cli"
     done = subprocess.run(
         [sys.executable, "-m", "herkit", "train", ENV, "--dataset", str(dataset), "--algo",
-         "gcbc", "--steps", "20", "--eval-every", "20", "--eval-episodes", "1",
+         "gcbc", "--offline-steps", "20", "--eval-every", "20", "--eval-episodes", "1",
          "--n-eval-envs", "1", "--env-kwargs", *SHORT, "--gcbc.hidden", "16", "16",
          "--gcbc.batch-size", "32", "--out", str(run), "--no-progress", "--no-tensorboard"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "offline with gcbc for 20 gradient steps" in done.stderr
+    assert "with gcbc on " in done.stderr and ": 20 gradient steps on it, in" in done.stderr
+    assert "machine: 1 env in the trainer process, torch on 1 thread" in done.stderr
     assert "at 20 gradient steps; run directory" in done.stderr

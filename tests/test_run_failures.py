@@ -1,6 +1,8 @@
 """What `herkit train` does when something goes wrong in a run, each fault injected as a
 user would meet it: the closing line, the exit code, the checkpoint kept, error.log,
-nothing half-written, no process left behind, and --resume afterwards."""
+nothing half-written, no process left behind, and --resume afterwards. The faults that can
+meet any run are injected into both kinds (``KINDS``): an online run, and one that trains on
+a recorded dataset, whose clock is its gradient steps."""
 
 from __future__ import annotations
 
@@ -24,9 +26,47 @@ import runs
 from herkit import cli
 from herkit.rundir.paths import RunPaths
 from herkit.runtime.failures import EXIT_CODES
-from runs import TESTS, quick_flags, start_herkit, with_test_modules
+from runs import (
+    TESTS,
+    offline_flags,
+    point_reach_dataset,
+    quick_flags,
+    start_herkit,
+    with_test_modules,
+)
 
 ENV = "faulty:FaultyBitFlip-v0"
+
+KINDS = ("online", "offline")
+"""The kinds of run every fault of the learner, the disk and the loop is injected into."""
+
+
+def kind_args(kind: str, run: Path, *args: str, steps: int = 600) -> list[str]:
+    """The command of a short run of ``kind``: :func:`herkit_args` online (no env fault),
+    or ``steps`` gradient steps on a dataset of herkit/PointReach-v0 (made beside ``run``),
+    evaluated and checkpointed every 200."""
+    if kind == "online":
+        return herkit_args(run, *args, steps=steps, kwargs="fault=none")
+    data = run.parent / "data.npz"
+    if not data.exists():
+        point_reach_dataset(data)
+    return [
+        "train",
+        *offline_flags(data, steps),
+        "--eval-every",
+        "200",
+        "--checkpoint-every",
+        "200",
+        "--out",
+        str(run),
+        *quick_flags(eval_episodes=2),
+        *args,
+    ]
+
+
+def at(kind: str, step: int) -> str:
+    """Where a run of ``kind`` is, as its lines say it."""
+    return f"{'gradient' if kind == 'offline' else 'env'} step {step:,}"
 
 
 def herkit_args(run: Path, *args: str, kwargs: str = "", steps: int = 600) -> list[str]:
@@ -54,8 +94,10 @@ def closing_line(stderr: str) -> str:
 
 
 def checkpoint_steps(run: Path) -> int:
-    state = RunPaths(run).checkpoint / "state.json"
-    return int(json.loads(state.read_text())["state"]["env_steps"])
+    """The step of the run's checkpoint on its clock: gradient steps while it trains on a
+    dataset alone, else env steps."""
+    state = json.loads((RunPaths(run).checkpoint / "state.json").read_text())["state"]
+    return int(state["updates" if state.get("phase") == "offline" else "env_steps"])
 
 
 def processes_of(run: Path) -> list[int]:
@@ -87,7 +129,8 @@ def assert_resumes(run: Path, steps: int = 600) -> None:
     resumed = herkit("train", "--resume", str(run))
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads(RunPaths(run).summary.read_text())
-    assert summary["env_steps"] == steps and "error" not in summary
+    done = summary["updates"] if summary.get("dataset") else summary["env_steps"]
+    assert done == steps and "error" not in summary
 
 
 @pytest.mark.slow("faults injected into training runs, then resumed")
@@ -237,8 +280,12 @@ def run_in_process(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple
 
 
 @pytest.mark.slow("a training run, failed and resumed")
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_full_disk_while_writing_a_checkpoint_keeps_the_previous_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
 ) -> None:
     from herkit.buffer import persistence
 
@@ -252,14 +299,16 @@ def test_a_full_disk_while_writing_a_checkpoint_keeps_the_previous_one(
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         savez(file, **arrays)
 
-    monkeypatch.setattr(persistence.np, "savez", disk_full_on_second)
     run = tmp_path / "run"
+    args = kind_args(kind, run)
+    monkeypatch.setattr(persistence.np, "savez", disk_full_on_second)
     paths = RunPaths(run)
-    code, stderr = run_in_process(herkit_args(run, kwargs="fault=none"), capsys)
+    code, stderr = run_in_process(args, capsys)
     assert code == EXIT_CODES["write failed"] == 5, stderr
+    partial = paths.partial_checkpoint(0 if kind == "offline" else 400)
     assert closing_line(stderr) == (
-        f"herkit: error: cannot write {paths.partial_checkpoint(400) / 'buffer.npz'}: No space "
-        f"left on device at env step 400; checkpoint at env step 200 kept; traceback in "
+        f"herkit: error: cannot write {partial / 'buffer.npz'}: No space left on device at "
+        f"{at(kind, 400)}; checkpoint at {at(kind, 200)} kept; traceback in "
         f"{paths.error_log()}; free space or fix the path, then continue with: herkit train "
         f"--resume {run}"
     )
@@ -337,8 +386,12 @@ def test_a_real_full_disk_stops_the_run_and_resume_continues_once_freed(tmp_path
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_diverging_learner_stops_without_a_checkpoint_of_its_weights(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
 ) -> None:
     from herkit.agents.base import GoalAgent
 
@@ -351,16 +404,17 @@ def test_a_diverging_learner_stops_without_a_checkpoint_of_its_weights(
             batch = dataclasses.replace(batch, reward=np.full_like(batch.reward, math.nan))
         return update(self, batch, count_goals)
 
-    monkeypatch.setattr(GoalAgent, "update", diverge_at_300)
     run = tmp_path / "run"
     # given: auto would time updates of its own (the patched update counts them too)
-    args = herkit_args(run, "--precision", "fp32", "--update-mode", "eager", kwargs="fault=none")
+    args = kind_args(kind, run, "--precision", "fp32", "--update-mode", "eager")
+    monkeypatch.setattr(GoalAgent, "update", diverge_at_300)
     code, stderr = run_in_process(args, capsys)
     assert code == EXIT_CODES["diverged"] == 4, stderr
     line = closing_line(stderr)
+    unit = "gradient" if kind == "offline" else "env"
     expected = (
-        r"herkit: error: training diverged: \w+ of update 300 is nan at env step [\d,]+; "
-        r"checkpoint at env step 200 kept; traceback in "
+        rf"herkit: error: training diverged: \w+ of update 300 is nan at {unit} step [\d,]+; "
+        rf"checkpoint at {unit} step 200 kept; traceback in "
     )
     assert re.match(expected, line), line
     assert checkpoint_steps(run) == 200
@@ -403,27 +457,76 @@ def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path: Path) -
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("kind", KINDS)
 def test_an_unforeseen_error_is_one_line_with_the_traceback_kept(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
 ) -> None:
     from herkit.training.run import TrainingRun
+    from herkit.training.state import clock
 
     evaluate = TrainingRun.evaluate_and_log
 
     def broken(self: TrainingRun) -> bool:
-        if self.state.env_steps >= 400:
+        if clock(self.state) >= 400:
             raise KeyError("success_rate")
         return evaluate(self)
 
-    monkeypatch.setattr(TrainingRun, "evaluate_and_log", broken)
     run = tmp_path / "run"
-    code, stderr = run_in_process(herkit_args(run, kwargs="fault=none"), capsys)
+    args = kind_args(kind, run)
+    monkeypatch.setattr(TrainingRun, "evaluate_and_log", broken)
+    code, stderr = run_in_process(args, capsys)
     assert code == EXIT_CODES["error"] == 1, stderr
     assert closing_line(stderr).startswith(
-        "herkit: error: the run raised KeyError('success_rate') at env step 400; checkpoint at "
-        "env step 200 kept; traceback in"
+        f"herkit: error: the run raised KeyError('success_rate') at {at(kind, 400)}; "
+        f"checkpoint at {at(kind, 200)} kept; traceback in"
     )
     assert "in broken" in RunPaths(run).error_log().read_text()
+    assert_left_clean(run)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_writes_a_checkpoint_where_it_stopped_and_keeps_everything(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
+    signum: int,
+) -> None:
+    """Ctrl-C or SIGTERM at the second evaluation: exit 130, the closing line names where
+    the run stopped and how to go on, a checkpoint there, nothing of the run deleted, the
+    lock released, and --resume goes on to the end."""
+    from herkit.training.run import TrainingRun
+
+    evaluate = TrainingRun.evaluate_and_log
+
+    def signalled(self: TrainingRun) -> bool:
+        reached = evaluate(self)
+        if len(RunPaths(self.run_dir).progress.read_text().splitlines()) == 3:
+            os.kill(os.getpid(), signum)
+        return reached
+
+    run = tmp_path / "run"
+    args = kind_args(kind, run, steps=1000)
+    monkeypatch.setattr(TrainingRun, "evaluate_and_log", signalled)
+    code, stderr = run_in_process(args, capsys)
+    paths = RunPaths(run)
+    assert code == EXIT_CODES["interrupted"] == 130, stderr
+    stopped = checkpoint_steps(run)
+    assert 400 <= stopped < 600  # where the signal came, not at the end
+    unit = "gradient steps" if kind == "offline" else "env steps"
+    assert closing_line(stderr) == (
+        f"herkit: interrupted at {stopped:,} {unit}, checkpoint written; continue with: "
+        f"herkit train --resume {run}"
+    )
+    assert paths.progress.exists() and paths.config.exists() and paths.curve.exists()
+    assert json.loads(paths.summary.read_text())["interrupted"] is True
+    assert not paths.lock.exists()
+    monkeypatch.undo()
+    assert_resumes(run, steps=1000)
 
 
 def test_a_policy_that_gives_nan_actions_stops_before_the_env_steps(

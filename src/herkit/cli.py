@@ -161,6 +161,8 @@ def _train_main(args: list[str]) -> None:
     except ValueError:  # report the error against the preset of the env named, if any
         _parse_train(args, default=preset_config(_guess_env_id(args)))
         raise
+    if first.dataset is not None and first.resume is None and without_help == args:
+        _check_dataset(first)  # a bad file is said at once, before torch loads
     if first.resume is not None:
         saved = dataclasses.replace(load_run_config(first.resume), out=first.resume)
         config = _parse_train(args, default=saved)
@@ -196,20 +198,48 @@ def _train_main(args: list[str]) -> None:
             changes["algo"] = parsed.algo  # given, even as the preset's: kept as given
         changes["device"] = parsed.device  # the preset's is the one given: it picks the preset
         config, resume = config_for(parsed.env_id, **changes), False
+    config.check_data()  # an algorithm without its data, or data without an algorithm for it
     from herkit.training.loop import train  # torch: only once the flags are read and checked
 
     summary = train(config, resume=resume)
     if os.environ.get("RANK", "0") == "0":  # torchrun: one summary, from rank 0
         print(json.dumps(summary), flush=True)
         offline = summary.get("dataset") is not None and not summary["env_steps"]
-        at = f"{summary['updates']:,} gradient steps" if offline else (
-            f"{summary['env_steps']:,} env steps"
-        )  # fmt: skip
+        at = (
+            f"{summary['updates']:,} gradient steps"
+            if offline
+            else (f"{summary['env_steps']:,} env steps")
+        )
         print(
             f"herkit: done: success rate {summary['success_rate']:.2f} at {at}; run "
             f"directory {summary['run_dir']}",
             file=sys.stderr,
         )
+
+
+def _check_dataset(config: Any) -> None:
+    """A DatasetError where ``config``'s dataset is no OGBench-layout file of finite numbers
+    or does not fit its env, said before torch loads: the file is read now and handed over
+    to the run (:func:`herkit.buffer.datasets.read_ahead`)."""
+    from herkit.buffer.datasets import goal_size_for, read_ahead
+    from herkit.envs import make_goal_env
+
+    recorded = read_ahead(config.dataset)
+    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
+    try:
+        spaces: Any = env.observation_space
+        action = tuple(env.action_space.shape or ())
+    finally:
+        env.close()
+    goal_size_for(
+        f"dataset {config.dataset!r}",
+        tuple(recorded.states["observation"].shape[1:]),
+        tuple(recorded.action.shape[1:]),
+        config.env_id,
+        spaces["observation"].shape,
+        spaces["desired_goal"].shape,
+        action,
+    )
 
 
 def _parse_train(args: list[str], **kwargs: Any) -> Any:
@@ -272,7 +302,7 @@ def _train_main_safe(args: list[str]) -> int:
             world = int(os.environ.get("WORLD_SIZE", "1"))
             launch = f"torchrun --nproc-per-node {world} -m herkit" if world > 1 else "herkit"
             print(
-                f"herkit: interrupted at {stop.env_steps} env steps, checkpoint written; "
+                f"herkit: interrupted at {stop.at}, checkpoint written; "
                 f"continue with: {launch} train --resume {stop.run_dir}",
                 file=sys.stderr,
             )

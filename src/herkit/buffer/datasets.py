@@ -53,7 +53,10 @@ __all__ = [
     "DatasetSource",
     "MissingDataset",
     "RecordedEpisodes",
+    "check_dataset_file",
     "from_dataset",
+    "goal_size_for",
+    "read_ahead",
     "read_dataset",
     "read_minari",
     "read_ogbench",
@@ -74,34 +77,35 @@ class DatasetError(ValueError):
 class MissingDataset(DatasetError, FileNotFoundError):
     """A dataset path that names no file."""
 
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.filename = path
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
 
 @dataclass(frozen=True)
 class DatasetSource:
-    """Where a dataset was read from: the file's absolute path, size and SHA-256, and the
-    goal size it was read with (what a checkpoint keeps instead of the data)."""
+    """Where a dataset was read from: the file's absolute path, size and SHA-256 (what a
+    checkpoint keeps instead of the data)."""
 
     path: str
     bytes: int
     sha256: str
-    goal_size: int | None = None
 
     @classmethod
-    def of_file(cls, path: str | os.PathLike[str], goal_size: int | None) -> DatasetSource:
+    def of_file(cls, path: str | os.PathLike[str]) -> DatasetSource:
         """The source of the file at ``path`` (read once for its digest)."""
         digest = hashlib.sha256()
         with open(path, "rb") as file:
             for chunk in iter(lambda: file.read(1 << 22), b""):
                 digest.update(chunk)
-        return cls(str(Path(path).resolve()), os.path.getsize(path), digest.hexdigest(), goal_size)
+        return cls(str(Path(path).resolve()), os.path.getsize(path), digest.hexdigest())
 
     def to_dict(self) -> dict[str, Any]:
         """JSON values."""
-        return {
-            "path": self.path,
-            "bytes": self.bytes,
-            "sha256": self.sha256,
-            "goal_size": self.goal_size,
-        }
+        return {"path": self.path, "bytes": self.bytes, "sha256": self.sha256}
 
     def check_same(self, other: DatasetSource) -> None:
         """DatasetError unless ``other`` (the file found now) is this source's file."""
@@ -218,6 +222,12 @@ class RecordedEpisodes:
                 "goal": ops.from_host(self.goal_row),
             }
 
+    @property
+    def achieved_goals(self) -> Any:
+        """The goal of each state, one row per state (a view of the states where they hold
+        no goals of their own)."""
+        return self._state("achieved_goal")
+
     def _state(self, name: str) -> Any:
         """The per-state array ``name`` (``achieved_goal``: the goal view where derived)."""
         if name == "achieved_goal" and "achieved_goal" not in self.states:
@@ -298,15 +308,36 @@ def _placed(ops: ArrayOps, value: np.ndarray, dtype: Any) -> Any:
     return value if ops.device is None else ops.from_host(np.ascontiguousarray(value))
 
 
+_READ_AHEAD: dict[tuple[str, int, int], RecordedEpisodes] = {}
+"""Datasets read by :func:`read_ahead`, by file and its size and time, until read again."""
+
+
+def read_ahead(path: str | os.PathLike[str]) -> RecordedEpisodes:
+    """The episodes of the ``.npz`` file ``path``, read now (every problem said now, before
+    anything slow starts) and handed over to the next :func:`read_dataset` of the same
+    unchanged file in this process, instead of reading it twice."""
+    recorded = read_dataset(path)
+    _READ_AHEAD[_file_key(path)] = recorded
+    return recorded
+
+
+def _file_key(path: str | os.PathLike[str]) -> tuple[str, int, int]:
+    stat = os.stat(path)
+    return str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns
+
+
 def read_dataset(source: Any, goal_size: int | None = None) -> RecordedEpisodes:
     """The episodes of ``source``: a path to an OGBench ``.npz``, a mapping of its arrays,
     or a Minari dataset; a :class:`DatasetError` names what is missing or malformed."""
     if hasattr(source, "iterate_episodes"):
         return read_minari(source)
+    if isinstance(source, str | os.PathLike) and _READ_AHEAD and os.path.exists(source):
+        ahead = _READ_AHEAD.pop(_file_key(source), None)
+        if ahead is not None:
+            ahead.goal_size = goal_size
+            return ahead
     if isinstance(source, str | os.PathLike):
-        return read_ogbench(
-            _read_npz(os.fspath(source)), goal_size, DatasetSource.of_file(source, goal_size)
-        )
+        return read_ogbench(_read_npz(os.fspath(source)), goal_size, DatasetSource.of_file(source))
     if isinstance(source, Mapping):
         return read_ogbench(source, goal_size)
     raise DatasetError(
@@ -315,11 +346,15 @@ def read_dataset(source: Any, goal_size: int | None = None) -> RecordedEpisodes:
     )
 
 
-def _read_npz(path: str) -> dict[str, np.ndarray]:
-    """The OGBench arrays of the ``.npz`` file ``path``, never unpickling anything."""
+def check_dataset_file(path: str | os.PathLike[str]) -> dict[str, tuple[int, ...]]:
+    """The shapes of the OGBench arrays of the ``.npz`` file ``path``; a DatasetError (one
+    line naming the file) unless it holds them as numbers, one row per state. Read from the
+    arrays' headers alone, in milliseconds whatever the file's size (what a command checks
+    before it starts)."""
+    path = os.fspath(path)
     label = f"dataset {path!r}"
     if not os.path.exists(path):
-        raise MissingDataset(2, f"{label}: no such file", path)
+        raise MissingDataset(f"{label}: no such file", path)
     if os.path.isdir(path):
         raise DatasetError(f"{label} is a folder, not an .npz file")
     if not zipfile.is_zipfile(path):
@@ -330,28 +365,84 @@ def _read_npz(path: str) -> dict[str, np.ndarray]:
             f"{label} is not an .npz file ({what}): expected numpy's .npz of the arrays "
             f"{', '.join(OGBENCH_KEYS)}"
         )
-    arrays = {}
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            missing = [key for key in OGBENCH_KEYS if key not in archive.files]
+        with zipfile.ZipFile(path) as archive:
+            names = {name.removesuffix(".npy"): name for name in archive.namelist()}
+            missing = [key for key in OGBENCH_KEYS if key not in names]
             if missing:
                 raise DatasetError(
                     f"{label} lacks the array(s) {', '.join(missing)} (OGBench's layout: "
-                    f"{', '.join(OGBENCH_KEYS)}; it holds {', '.join(archive.files) or 'none'})"
+                    f"{', '.join(OGBENCH_KEYS)}; it holds {', '.join(names) or 'none'})"
                 )
+            shapes: dict[str, tuple[int, ...]] = {}
             for key in OGBENCH_KEYS:
-                try:
-                    arrays[key] = archive[key]
-                except ValueError as error:
-                    if "pickle" not in str(error).lower() and "object" not in str(error).lower():
-                        raise
+                with archive.open(names[key]) as member:
+                    version = np.lib.format.read_magic(member)
+                    header = (
+                        np.lib.format.read_array_header_1_0
+                        if version == (1, 0)
+                        else np.lib.format.read_array_header_2_0
+                    )
+                    shape, _, dtype = header(member)
+                if dtype.hasobject:
                     raise DatasetError(
                         f"{label}: its array {key!r} holds Python objects (pickled data), "
                         "which herkit never loads: store numeric arrays"
-                    ) from None
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
+                    )
+                if not (dtype.kind == "b" or np.issubdtype(dtype, np.number)):
+                    raise DatasetError(f"{label}: {key} must be numeric, got dtype {dtype}")
+                shapes[key] = tuple(shape)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+        if isinstance(error, DatasetError):
+            raise
         raise DatasetError(f"{label} cannot be read as an .npz file: {error}") from None
-    return arrays
+    rows = [shape[0] if shape else None for shape in shapes.values()]
+    if len(set(rows)) != 1 or None in rows or len(shapes["observations"]) < 2:
+        raise DatasetError(
+            f"{label}: observations (N, ...), actions (N, ...) and terminals (N,) must have one "
+            "row per state, got shapes " + ", ".join(str(shape) for shape in shapes.values())
+        )
+    return shapes
+
+
+def goal_size_for(
+    label: str,
+    states: tuple[int, ...],
+    actions: tuple[int, ...],
+    env_id: str,
+    observation: tuple[int, ...],
+    goal: tuple[int, ...],
+    action: tuple[int, ...],
+) -> int | None:
+    """The goal size a dataset of ``states`` and ``actions`` (one row's shapes) is read with
+    for an env of these ``observation``, ``goal`` and ``action`` shapes: None where a goal is
+    the whole state, else its first coordinates (OGBench's ``-oraclerep`` envs: ``xy``); a
+    DatasetError naming the dataset (``label``) and the env where they do not fit."""
+    if states != observation:
+        raise DatasetError(
+            f"{label}: its observations have shape {states}, {env_id}'s have {observation}: "
+            "a dataset of another env?"
+        )
+    if actions != action:
+        raise DatasetError(f"{label}: its actions have shape {actions}, {env_id}'s have {action}")
+    size, width = int(np.prod(goal)), int(np.prod(observation))
+    if size > width:
+        raise DatasetError(
+            f"{label}: {env_id}'s goals ({size} numbers) are wider than its states ({width}): "
+            "herkit takes a recorded state's goal from its coordinates"
+        )
+    return None if size == width else size
+
+
+def _read_npz(path: str) -> dict[str, np.ndarray]:
+    """The OGBench arrays of the ``.npz`` file ``path`` (checked by
+    :func:`check_dataset_file` first), never unpickling anything."""
+    check_dataset_file(path)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {key: archive[key] for key in OGBENCH_KEYS}
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+        raise DatasetError(f"dataset {path!r} cannot be read as an .npz file: {error}") from None
 
 
 def read_ogbench(

@@ -402,11 +402,14 @@ class HerReplayBuffer:
         *,
         device: Any = None,
         torch_reward_fn: TorchRewardFn | None = None,
+        room: int | None = None,
     ) -> HerReplayBuffer:
         """Rebuild a buffer written by :meth:`save`; the reward functions are not stored,
-        nor is the device: a buffer saved from any device loads onto ``device``."""
+        nor is the device: a buffer saved from any device loads onto ``device``. ``room``
+        gives a buffer whose ring holds no step yet (a dataset's, going online) that many
+        slots (None: those it had)."""
         build = partial(cls, reward_fn=reward_fn, device=device, torch_reward_fn=torch_reward_fn)
-        return load_buffer(path, build)
+        return load_buffer(path, build, room)
 
     def _config(self) -> dict[str, Any]:
         """The keyword arguments that rebuild this buffer, but the reward functions and the

@@ -117,10 +117,13 @@ def save_buffer(buffer: Persisted, path: str | os.PathLike[str]) -> None:
         raise
 
 
-def load_buffer(path: str | os.PathLike[str], build: Callable[..., _BufferT]) -> _BufferT:
+def load_buffer(
+    path: str | os.PathLike[str], build: Callable[..., _BufferT], room: int | None = None
+) -> _BufferT:
     """The buffer saved in ``path``: ``build(**config)`` with the saved constructor
-    arguments, its storage, priorities, audit and random state restored; ValueError if
-    ``path`` is not a buffer file of a known format."""
+    arguments (the capacity ``room`` instead where given and its ring holds no step), its
+    storage, priorities, audit and random state restored; ValueError if ``path`` is not a
+    buffer file of a known format."""
     try:
         with np.load(path, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
@@ -130,7 +133,10 @@ def load_buffer(path: str | os.PathLike[str], build: Callable[..., _BufferT]) ->
     if meta.get("format") not in (1, 2, FORMAT_VERSION):
         raise ValueError(f"path {str(path)!r} has unknown buffer format {meta.get('format')}")
     recorded = _recorded(meta.get("recorded"), arrays)
-    buffer = build(**meta["config"], **({} if recorded is None else {"recorded": recorded}))
+    config = dict(meta["config"])
+    if room is not None and not int(meta["counters"]["rows_written"]):
+        config["capacity"] = room
+    buffer = build(**config, **({} if recorded is None else {"recorded": recorded}))
     if meta["format"] == 1:  # written before the env's rewards were kept
         arrays |= env_terms_of_format_1(buffer, arrays)
     buffer.audit = RewardAudit.from_dict(meta.get("audit", {}))
@@ -159,7 +165,7 @@ def _recorded(saved: dict[str, Any] | None, arrays: dict[str, np.ndarray]) -> An
     if saved["source"] is None:  # given as arrays: kept whole in the file
         return RecordedEpisodes.from_state(held, saved["goal_size"])
     source = DatasetSource(**saved["source"])
-    recorded = read_dataset(source.path, source.goal_size)
+    recorded = read_dataset(source.path, saved["goal_size"])
     assert recorded.source is not None
     source.check_same(recorded.source)
     return recorded

@@ -23,7 +23,7 @@ RESUME_MAY_CHANGE = (
     "steps", "eval_every", "eval_episodes", "checkpoint_every", "video_every", "target_success",
     "target_evaluations",
     "log_updates_every", "device", "update_mode", "torch_threads", "env_workers", "dist_timeout_s",
-    "env_restarts", "env_timeout_s", "tensorboard", "progress", "online_steps",
+    "env_restarts", "env_timeout_s", "tensorboard", "progress", "offline_steps",
 )  # fmt: skip
 """Settings that ``herkit train --resume RUN`` accepts as flags (e.g. a larger ``--steps``
 to extend a finished run); the rest would not fit the checkpointed agent or buffer."""

@@ -63,7 +63,7 @@ _FETCH_48 = dict(_FETCH, n_envs=48, ddpg=DDPGConfig(batch_size=2048))
 # together); GCIQL's actor weight 0.003 on pointmaze, as OGBench tunes it.
 _OGBENCH = dict(
     algo="gcivl",
-    steps=1_000_000,
+    offline_steps=1_000_000,
     eval_every=100_000,
     eval_episodes=50,
     n_eval_envs=50,

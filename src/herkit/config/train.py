@@ -26,10 +26,12 @@ import tyro
 
 from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 from herkit.buffer.conventions import SuccessKey
+from herkit.buffer.offline_goals import OGBENCH_ACTOR_GOALS, OGBENCH_VALUE_GOALS
 from herkit.buffer.settings import HerSettings
 from herkit.buffer.strategies import Strategy
 from herkit.config.agents import (
     ALGOS,
+    OFFLINE_ALGOS,
     Algo,
     DDPGConfig,
     DQNConfig,
@@ -45,7 +47,11 @@ from herkit.config.her import RunHerSettings
 from herkit.config.learning import flat_settings, learning_differences
 from herkit.config.presets import preset_values
 
+VALUE_FREE_ALGOS = ("gcbc",)
+"""Offline agents without a value function: their buffer draws no value goals."""
+
 __all__ = [
+    "VALUE_FREE_ALGOS",
     "TrainConfig",
     "config_from_dict",
     "default_run_name",
@@ -78,7 +84,7 @@ class TrainConfig:
     mountain car, docs/experiment-log.md)."""
     steps: int = 100_000
     """Budget in env steps (all envs together); by default the env's preset's, 100,000 for
-    an env without a preset."""
+    an env without a preset; with --dataset 0 (no env step) unless given."""
     n_envs: int = 1
     """Training envs per process (in worker processes when more than one and a CPU core
     per process is spare, else stepped in turn in the trainer)."""
@@ -106,9 +112,12 @@ class TrainConfig:
     """LAM P: the HER paper's shaped reward ``LAM*|g-ag|^P - |g-ag'|^P`` in place of the
     env's (ag, ag': achieved goal before and after the step); success stays the env's."""
     dataset: str | None = None
-    """Train offline on this OGBench-layout .npz (--steps: gradient steps)."""
-    online_steps: int = 0
-    """With --dataset: env steps trained online after it, into the same buffer."""
+    """A recorded dataset (OGBench's layout: an .npz of observations, actions and
+    terminals) that the buffer holds before any env step: an offline agent (gcbc, gcivl,
+    gciql) trains --offline-steps gradient steps on it, then --steps env steps online."""
+    offline_steps: int = 0
+    """With --dataset: gradient steps on the dataset alone, before any env step (OGBench's
+    protocol: 1,000,000); --eval-every and --checkpoint-every count them meanwhile."""
     target_success: float | None = None
     """Stop once the mean success of --target-evaluations evaluations in a row reaches this."""
     target_evaluations: int = 3
@@ -202,11 +211,9 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.env_id, str) or not self.env_id:
             raise ValueError(f"env_id must be a non-empty string, got {self.env_id!r}")
-        if self.dataset is not None and self.n_envs != 1:
-            raise ValueError(f"n_envs must be 1 with dataset (one env's column), got {self.n_envs}")
+        check_int("steps", self.steps, 0 if self.dataset is not None else 1)
         for name, minimum in (
-            ("online_steps", 0),
-            ("steps", 1), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
+            ("offline_steps", 0), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
             ("random_steps", 0), ("eval_every", 1), ("eval_episodes", 1), ("n_eval_envs", 1),
             ("checkpoint_every", 1), ("video_every", 0), ("log_updates_every", 1),
         ):  # fmt: skip
@@ -249,9 +256,49 @@ class TrainConfig:
             raise ValueError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
         self.env_kwargs_dict()
 
+    def check_data(self) -> None:
+        """ValueError unless the run has what it trains on: an offline agent a dataset, an
+        online one none, and steps to train (checked when a run starts: a preset, such as
+        OGBench's, names an offline agent before a dataset is given)."""
+        offline = self.algo in OFFLINE_ALGOS
+        if self.dataset is None:
+            if offline:
+                raise ValueError(
+                    f"algo {self.algo!r} is an offline agent: it trains on a recorded dataset "
+                    "(--dataset PATH; benchmarks/offline.py data makes pointmaze's); the "
+                    "online agents are dqn, ddpg, td3 and sac"
+                )
+            if self.offline_steps:
+                raise ValueError(
+                    f"offline_steps={self.offline_steps:,} are gradient steps on a dataset: "
+                    "give --dataset PATH"
+                )
+            return
+        if not isinstance(self.dataset, str) or not self.dataset:
+            raise ValueError(f"dataset must be a path to an .npz file, got {self.dataset!r}")
+        if not offline:
+            raise ValueError(
+                f"--dataset trains an offline agent (--algo gcbc, gcivl or gciql); "
+                f"{self.algo} learns online from the env alone"
+            )
+        if not self.offline_steps and not self.steps:
+            raise ValueError(
+                "--dataset with nothing to train: give --offline-steps N (gradient steps on the "
+                "dataset; OGBench's protocol: 1000000) and/or --steps N (env steps after it)"
+            )
+
     def her_settings(self) -> HerSettings:
-        """The buffer's settings of this run: :attr:`her` with the agent's ``gamma``."""
-        return self.her.buffer_settings(self.agent_config().gamma)
+        """The buffer's settings of this run: :attr:`her` with the agent's ``gamma``; an
+        offline agent's value and actor goals OGBench's where none are given (no value goals
+        for an agent without a value, GCBC)."""
+        settings = self.her.buffer_settings(self.agent_config().gamma)
+        if self.algo not in OFFLINE_ALGOS:
+            return settings
+        value = settings.value_goals
+        if value is None and self.algo not in VALUE_FREE_ALGOS:
+            value = OGBENCH_VALUE_GOALS
+        actor = OGBENCH_ACTOR_GOALS if settings.actor_goals is None else settings.actor_goals
+        return dataclasses.replace(settings, value_goals=value, actor_goals=actor)
 
     def with_her(self, **changes: Any) -> TrainConfig:
         """This config with ``changes`` to its HER settings."""
@@ -298,9 +345,12 @@ class TrainConfig:
 
     def her_name(self) -> str:
         """How goals are relabelled, in a word: the strategy, or for a goal mix its weights
-        relative to the smallest (``mix1:2:2``), or offline value goals' (``values0.2:0.5:0.3``)."""
-        if self.her.value_goals is not None:
-            return "values" + ":".join(f"{round(weight, 6):g}" for weight in self.her.value_goals)
+        relative to the smallest (``mix1:2:2``), or offline value goals'
+        (``values0.2:0.5:0.3``), or where only the actor has goals theirs (``actors0:1:0``)."""
+        settings = self.her_settings()
+        for name, mixed in (("values", settings.value_goals), ("actors", settings.actor_goals)):
+            if mixed is not None:
+                return name + ":".join(f"{round(weight, 6):g}" for weight in mixed)
         mix = self.her.goal_mix
         if mix is None:
             return Strategy.parse(self.her.strategy).value
@@ -323,6 +373,10 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
     for name in ("env_kwargs", "reward_range"):
         if fields.get(name) is not None:
             fields[name] = tuple(fields[name])
+    if "online_steps" in fields:  # written before offline runs counted --offline-steps
+        online = fields.pop("online_steps")
+        if fields.get("dataset") is not None:
+            fields["offline_steps"], fields["steps"] = fields.get("steps", 0), online
     # a config.json written before TrainConfig held a HerSettings has its fields at the top
     her = {name: fields.pop(name) for name in HerSettings.names() if name in fields}
     fields["her"] = RunHerSettings.of(None, dict(fields.get("her") or {}) | her)

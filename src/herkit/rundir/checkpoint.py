@@ -135,11 +135,13 @@ def load_checkpoint(
     context: Context | None = None,
     buffer_device: Any = None,
     torch_reward_fn: Any = None,
+    room: int | None = None,
 ) -> tuple[dict[str, Any], HerReplayBuffer]:
     """This rank's ``(agent_state, buffer)``; ``agent_state["loop"]`` holds its counters.
 
     The agent's tensors go to ``map_location`` and the buffer's data to ``buffer_device``
-    (None: numpy), whatever devices they were saved from.
+    (None: numpy), whatever devices they were saved from; a buffer whose ring holds no step
+    yet gets ``room`` slots where given (a run going online after its dataset).
     """
     context = context or Context()
     agent_file, buffer_file = rank_files(context.rank)
@@ -153,7 +155,11 @@ def load_checkpoint(
     buffer = _guarded(
         folder / buffer_file,
         lambda: HerReplayBuffer.load(
-            folder / buffer_file, reward_fn, device=buffer_device, torch_reward_fn=torch_reward_fn
+            folder / buffer_file,
+            reward_fn,
+            device=buffer_device,
+            torch_reward_fn=torch_reward_fn,
+            room=room,
         ),
     )
     return agent_state, buffer

@@ -50,7 +50,6 @@ class StopOnSignal:
 
 
 class _Counters(Protocol):
-    env_steps: int
     updates: int
     success_rate: float
 
@@ -65,18 +64,26 @@ PLAIN_EVERY_S = 60.0
 
 
 class Progress:
-    """A run's progress on stderr: where it is a terminal, a rich progress bar with live
-    success rate, env steps/s and updates/s (the envs' and the learner's rates side by
+    """A run's progress on stderr, counted in ``unit`` (env steps, or gradient steps while
+    a run trains on a dataset alone): where stderr is a terminal, a rich progress bar with
+    live success rate, steps/s and updates/s (the envs' and the learner's rates side by
     side); elsewhere (a log file, a pipe, a job scheduler) a plain ``herkit: ...`` line
-    after each evaluation and at least every :data:`PLAIN_EVERY_S` seconds. Silent when
-    disabled."""
+    after each evaluation and at least every :data:`PLAIN_EVERY_S` seconds, with the time
+    left. Silent when disabled."""
 
     def __init__(
-        self, label: str, steps: int, done: int, enabled: bool = True, updates: int = 0
+        self,
+        label: str,
+        total: int,
+        done: int,
+        enabled: bool = True,
+        updates: int = 0,
+        unit: str = "env steps",
     ) -> None:
         self._bar: Any = None
         self._plain = False
-        self._steps = steps
+        self._total = total
+        self.unit = unit
         self._last = self._start = (time.perf_counter(), done, updates)
         self._said = -math.inf  # when the last plain line was written: none yet
         if not enabled:
@@ -107,14 +114,16 @@ class Progress:
             auto_refresh=False,  # a refresh thread would contend with the loop for the GIL
         )
         self._task = self._bar.add_task(
-            "train", total=steps, completed=done, success="-", sps="-", ups="-"
+            "train", total=total, completed=done, success="-", sps="-", ups="-"
         )
         self._bar.start()
 
-    def update(self, state: _Counters, force: bool = False, evaluated: bool = False) -> None:
-        """Show ``state``'s env steps and success rate: the bar at most 4 times a second, a
-        plain line after an evaluation (``evaluated``) or a minute after the last one;
-        both at once when ``force`` (the last line gives the whole run's rate)."""
+    def update(
+        self, state: _Counters, done: int, force: bool = False, evaluated: bool = False
+    ) -> None:
+        """Show ``done`` (of the unit) and ``state``'s success rate: the bar at most 4 times
+        a second, a plain line after an evaluation (``evaluated``) or a minute after the
+        last one; both at once when ``force`` (the last line gives the whole run's rate)."""
         now = time.perf_counter()
         if self._bar is not None:
             due = now - self._last[0] >= BAR_EVERY_S
@@ -128,34 +137,35 @@ class Progress:
             return
         then, steps, updates = self._start if force else self._last  # the last interval
         elapsed = max(now - then, 1e-9)  # of a forced line held evaluation and checkpoint
-        sps = (state.env_steps - steps) / elapsed
+        rate = (done - steps) / elapsed
         ups = (state.updates - updates) / elapsed
-        self._last = (now, state.env_steps, state.updates)
+        self._last = (now, done, state.updates)
         if self._bar is None:
             self._said = now
-            say(self._line(state, sps, ups, now - self._start[0]))
+            say(self._line(state, done, rate, ups, now - self._start[0]))
             return
         success = "-" if np.isnan(state.success_rate) else f"{state.success_rate:.2f}"
         self._bar.update(
-            self._task, completed=state.env_steps, success=success, sps=f"{sps:,.0f}",
-            ups=f"{ups:,.0f}",
-        )  # fmt: skip
+            self._task, completed=done, success=success, sps=f"{rate:,.0f}", ups=f"{ups:,.0f}"
+        )
         self._bar.refresh()
 
-    def _line(self, state: _Counters, sps: float, ups: float, elapsed: float) -> str:
+    def _line(self, state: _Counters, done: int, rate: float, ups: float, elapsed: float) -> str:
         """The plain progress line: steps, success, rates, time spent and left."""
-        share = state.env_steps / max(self._steps, 1)
+        share = done / max(self._total, 1)
         success = (
             "not evaluated yet" if np.isnan(state.success_rate) else f"{state.success_rate:.2f}"
         )
+        rates = f"{rate:,.0f} {self.unit}/s"
+        if self.unit == "env steps":
+            rates += f", {ups:,.0f} updates/s"
         line = (
-            f"{state.env_steps:,}/{self._steps:,} env steps ({share:.0%}), success rate "
-            f"{success}, {sps:,.0f} env steps/s, {ups:,.0f} updates/s, "
-            f"{_clock(elapsed)} elapsed"
+            f"{done:,}/{self._total:,} {self.unit} ({share:.0%}), success rate {success}, "
+            f"{rates}, {_clock(elapsed)} elapsed"
         )
-        left = self._steps - state.env_steps
-        if left > 0 and sps > 0:
-            line += f", about {_clock(left / sps)} left"
+        left = self._total - done
+        if left > 0 and rate > 0:
+            line += f", about {_clock(left / rate)} left"
         return line
 
     def close(self) -> None:

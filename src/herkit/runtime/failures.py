@@ -37,12 +37,13 @@ EXIT_CODES = {
 
 
 class Interrupted(Exception):
-    """Training was stopped by SIGINT or SIGTERM after a checkpoint at ``env_steps``."""
+    """Training was stopped by SIGINT or SIGTERM after a checkpoint ``at`` a point of the run
+    (e.g. ``"1,234 env steps"``, ``"500 gradient steps"``)."""
 
-    def __init__(self, run_dir: Path, env_steps: int) -> None:
-        super().__init__(f"interrupted at {env_steps} env steps")
+    def __init__(self, run_dir: Path, at: str) -> None:
+        super().__init__(f"interrupted at {at}")
         self.run_dir = run_dir
-        self.env_steps = env_steps
+        self.at = at
 
 
 class DistributedError(RuntimeError):

@@ -28,6 +28,7 @@ import torch
 
 from herkit.agents import Agent, GoalAgent, make_agent
 from herkit.buffer.conventions import GoalConventions, probe_conventions
+from herkit.buffer.datasets import RecordedEpisodes, goal_size_for, read_dataset
 from herkit.buffer.ending import Ending
 from herkit.buffer.goal_env import compute_reward_of
 from herkit.buffer.her import HerReplayBuffer
@@ -52,6 +53,7 @@ __all__ = [
     "make_run_env",
     "make_vector_env",
     "plan_run_cores",
+    "read_run_dataset",
     "resolve_conventions",
     "saved_machine",
     "write_run_config",
@@ -241,8 +243,11 @@ def build(
     envs: gym.vector.VectorEnv,
     context: Context | None = None,
     conventions: GoalConventions | None = None,
+    recorded: RecordedEpisodes | None = None,
 ) -> tuple[Agent, HerReplayBuffer]:
-    """The agent and the buffer that fit ``envs``.
+    """The agent and the buffer that fit ``envs``, the buffer holding ``recorded`` (the
+    run's dataset, :func:`read_run_dataset`) where given, with room for ``buffer_size`` env
+    steps after it where the run has env steps.
 
     ``config`` is resolved (:func:`resolve_conventions`, which found ``conventions``): its
     ``reward_range`` bounds the agent's Q targets (None: not clipped) and its HER settings
@@ -256,19 +261,60 @@ def build(
     agent = make_run_agent(config, envs.single_observation_space, envs.single_action_space, device)
     if context.active:
         agent.join(context, exploration_seed=RunSeeds(config.seed, context.rank).learner)
+    # the conventions, resolved with the config, say whether episodes end on success (None:
+    # the first success added decides), and where that came from
+    settings = HerSettings.of(config.her_settings(), {"terminal_on_success": None})
+    seed = RunSeeds(config.seed, context.rank).learner
+    placement = buffer_placement(config.buffer_device, device, envs)
+    if recorded is not None:
+        room = config.buffer_size if config.steps else 0
+        buffer = HerReplayBuffer.from_dataset(
+            recorded,
+            compute_reward_of(envs),
+            room=room,
+            n_envs=config.n_envs,
+            settings=settings,
+            seed=seed,
+            **placement,
+        )
+        buffer.conventions = conventions
+        return agent, buffer
     buffer = HerReplayBuffer.from_env(
         envs,
         capacity=config.buffer_size,
         conventions=conventions,
         probe=False,
         extra_keys={},  # herkit's agents read observation and goals only
-        # the conventions, resolved with the config, say whether episodes end on success
-        # (None: the first success added decides), and where that came from
-        settings=HerSettings.of(config.her_settings(), {"terminal_on_success": None}),
-        seed=RunSeeds(config.seed, context.rank).learner,
-        **buffer_placement(config.buffer_device, device, envs),
+        settings=settings,
+        seed=seed,
+        **placement,
     )
     return agent, buffer
+
+
+def read_run_dataset(config: TrainConfig) -> RecordedEpisodes:
+    """The run's dataset (``--dataset``), read and checked against its env: states and
+    actions of the env's shapes (a DatasetError naming both where not), and the goal of a
+    state its first coordinates where the env's goals are narrower than its states
+    (OGBench's ``-oraclerep`` envs: ``xy``)."""
+    assert config.dataset is not None
+    recorded = read_dataset(config.dataset)  # the file's own problems first: no env needed
+    env = make_run_env(config)
+    try:
+        spaces: Any = env.observation_space
+        action = tuple(env.action_space.shape or ())
+    finally:
+        env.close()
+    recorded.goal_size = goal_size_for(
+        f"dataset {config.dataset!r}",
+        tuple(recorded.states["observation"].shape[1:]),
+        tuple(recorded.action.shape[1:]),
+        config.env_id,
+        spaces["observation"].shape,
+        spaces["desired_goal"].shape,
+        action,
+    )
+    return recorded
 
 
 def buffer_placement(choice: str, device: Any, envs: Any) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 env steps are stored and runs them when the loop says so.
 
 ``updates_per_step`` updates are owed per env step stored once updates may start (after
-``warmup_steps``, and on every rank once every rank's buffer can be sampled); :meth:`learn`
-runs every update owed: sample a batch, update the agent, refresh the priorities. Where
+``warmup_steps``, or at once after gradient steps on a dataset, and on every rank once every
+rank's buffer can be sampled); while a run trains on its dataset alone, one gradient step
+is owed per iteration of the loop (:meth:`Learner.owe_gradient_step`). :meth:`learn` runs
+every update owed: sample a batch, update the agent, refresh the priorities. Where
 updates are captured as CUDA graphs and the buffer lives on the GPU, the batch is drawn
 there within the captured update (:class:`~herkit.buffer.device_sampler.DeviceSampler`):
 sampling and the update are one graph replay, and prioritized replay's priorities stay
@@ -64,12 +66,17 @@ class Learner:
             self.sampler = DeviceSampler(self.buffer)
             self.agent.attach_sampler(self.sampler.draw, self.batch_size, self.sampler.reprioritize)
 
+    def owe_gradient_step(self) -> None:
+        """Owe one gradient step on the buffer as it is (a dataset, before any env step)."""
+        self.state.owed_updates += 1
+
     def owe_updates(self) -> None:
         """Owe ``updates_per_step`` updates per env step of this iteration, once updates
         may start (every rank must agree to start: store-time relabelling holds nothing
-        until an episode has ended, and ranks end episodes at different steps)."""
+        until an episode has ended, and ranks end episodes at different steps). A run that
+        has updated already (on a dataset, before its env steps) needs no warm-up."""
         state = self.state
-        if not self.can_update and state.env_steps >= self.warmup_steps:
+        if not self.can_update and (state.env_steps >= self.warmup_steps or state.updates > 0):
             self.can_update = self.context.all_true(len(self.buffer) > 0)
         if self.can_update:
             state.owed_updates += self.updates_per_iteration

@@ -6,7 +6,10 @@ one or two named calls on the parts of the :class:`~herkit.training.run.Training
 :class:`~herkit.training.collector.Collector` acts and stores, the
 :class:`~herkit.training.learner.Learner` runs the updates owed (its only call site), the
 :class:`~herkit.training.schedule.Schedule` says what is due, and the run evaluates,
-records and checkpoints.
+records and checkpoints. Every run takes this loop: online, offline from a dataset
+(``--dataset``: its first phase owes one gradient step per iteration and stores nothing),
+and offline then online; what differs is where batches come from, never the machinery
+around them (threads, progress, signals, checkpoints, NaN checks, records).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from herkit.runtime.failures import EXIT_CODES, DistributedError, Interrupted, R
 from herkit.training.run import TrainingRun
 from herkit.training.schedule import Due
 from herkit.training.startup import start_run
+from herkit.training.state import clock, steps_done
 from herkit.training.stopping import stop_run
 
 __all__ = ["Interrupted", "train"]
@@ -46,18 +50,7 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             an unforeseen error; see :mod:`herkit.runtime.failures`): its text is one line, the
             traceback is in ``RUN/error.log``, the last good checkpoint kept.
     """
-    if config.online_steps and config.dataset is None:
-        raise ValueError(
-            "online_steps continues a run trained offline (--dataset); a run that went online "
-            "already goes on with a larger --steps"
-        )
-    if config.dataset is not None:  # offline, then online where asked
-        from herkit.training.offline import online_config, train_offline
-
-        summary = train_offline(config, resume)
-        if not config.online_steps:
-            return summary
-        config, resume = online_config(config), True
+    config.check_data()
     context = distributed.init(config.resolved_device(), config.dist_timeout_s)
     try:
         with owned_run_dir(Path(config.out_dir()), context.is_main), StopOnSignal() as stop:
@@ -83,7 +76,7 @@ def _train(
     due = Due()  # what is due after the step just stored
     sent = False  # whether the envs already step on `action`
     try:
-        obs = collector.reset()
+        obs = collector.reset() if state.phase == "online" else {}  # offline: no env yet
         while True:
             # --- learn: every update owed so far (with overlap, the envs step meanwhile)
             if not due.interrupted:
@@ -95,15 +88,24 @@ def _train(
             if run.parts.video_envs is not None and schedule.video_due(due):
                 run.record_video()
                 schedule.recorded()
-            run.outputs.progress.update(state, force=due.last, evaluated=due.evaluate)
+            run.outputs.progress.update(state, clock(state), due.last, due.evaluate)
             if due.checkpoint:
                 schedule.checkpointed(due)
                 run.checkpoint()
             if due.last:
                 break
 
-            # --- collect: act, store the envs' step, owe the updates it brings
+            # --- a dataset alone: owe one more gradient step on it, until they are done
             due = Due()  # nothing new is due until a step is stored
+            if not schedule.offline_done:
+                learner.owe_gradient_step()
+                due = schedule.due(stop)
+                continue
+            if state.phase == "offline":  # on to the env steps, the dataset kept
+                run.go_online()
+                obs, sent = collector.reset(), False
+
+            # --- collect: act, store the envs' step, owe the updates it brings
             try:
                 if not sent:
                     action = collector.act(obs)
@@ -132,7 +134,7 @@ def _train(
         run.close()
         run.outputs.presenter.close()  # a failed run's figures: not waited for
     if due.interrupted:
-        raise Interrupted(run.run_dir, state.env_steps)
+        raise Interrupted(run.run_dir, steps_done(state))
     return summary
 
 

@@ -23,7 +23,7 @@ from herkit.runtime.console import Progress
 from herkit.runtime.files import naming, write_text
 from herkit.training.build import write_run_config
 from herkit.training.parts import RunParts
-from herkit.training.state import LoopState, summary_of
+from herkit.training.state import LoopState, clock, summary_of
 
 __all__ = ["RunOutputs"]
 
@@ -37,8 +37,11 @@ class RunOutputs:
         self.state = state
         self.paths = RunPaths(parts.run_dir)
         resumed = state.resets > 0
+        key = "updates" if state.phase == "offline" else "env_steps"
         self.logger = (
-            RunLogger(parts.run_dir, config.tensorboard, state.env_steps if resumed else None)
+            RunLogger(
+                parts.run_dir, config.tensorboard, clock(state) if resumed else None, step_key=key
+            )
             if main
             else None
         )
@@ -47,12 +50,28 @@ class RunOutputs:
             bounds=lambda: parts.agent.return_bounds,
             resumed_at=(state.env_steps, state.updates) if resumed else None,
         )  # fmt: skip
-        label = f"[bold]{config.env_id}[/] {config.algo}"
-        self.progress = Progress(
-            label, config.steps, state.env_steps, config.progress and main, state.updates
-        )
+        self.progress = self._progress()
         self.presenter = Presenter(parts.run_dir, f"{config.env_id} {config.algo}+HER")
         self.closed = False
+
+    def _progress(self) -> Progress:
+        """The progress of the run's phase: its gradient steps on the dataset alone, or
+        its env steps."""
+        config, state = self.parts.config, self.state
+        label = f"[bold]{config.env_id}[/] {config.algo}"
+        enabled = config.progress and self.parts.context.is_main
+        if state.phase == "offline":
+            total, unit = config.offline_steps, "gradient steps"
+            return Progress(label, total, clock(state), enabled, state.updates, unit=unit)
+        return Progress(label, config.steps, state.env_steps, enabled, state.updates)
+
+    def go_online(self) -> None:
+        """The run's env steps begin: progress counts them, and progress.csv's rows and
+        TensorBoard's steps follow them."""
+        self.progress.close()
+        self.progress = self._progress()
+        if self.logger is not None:
+            self.logger.step_key = "env_steps"
 
     @property
     def error_log(self) -> Path:
@@ -76,11 +95,11 @@ class RunOutputs:
 
     def write_video(self, frames: list[np.ndarray], fps: float) -> None:
         """``RUN/videos/step-N.mp4`` at the current step, and the video in TensorBoard."""
-        path = self.paths.video(self.state.env_steps)
+        path = self.paths.video(clock(self.state))
         with naming(path):
             write_video(path, frames, fps)
         if self.logger is not None:
-            self.logger.video("eval/video", frames, self.state.env_steps, fps)
+            self.logger.video("eval/video", frames, clock(self.state), fps)
 
     def write_summary(self, **extra: Any) -> dict[str, Any]:
         """``summary.json`` (rank 0) with ``extra`` entries; returns the summary."""

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from herkit.rundir.checkpoint import save_checkpoint
+from herkit.runtime.console import say
 from herkit.runtime.distributed import Context
 from herkit.runtime.failures import DistributedError
 from herkit.training.collector import Collector
@@ -30,7 +31,14 @@ from herkit.training.outputs import RunOutputs
 from herkit.training.parts import RunParts
 from herkit.training.restarts import EnvRestarts
 from herkit.training.schedule import Schedule
-from herkit.training.state import LoopState, Metrics, progress_row, target_reached
+from herkit.training.state import (
+    LoopState,
+    Metrics,
+    clock,
+    position,
+    progress_row,
+    target_reached,
+)
 
 __all__ = ["TrainingRun"]
 
@@ -52,8 +60,9 @@ class TrainingRun:
         )  # fmt: skip
         self.schedule = Schedule(parts.config, state, parts.context)
         self.started = time.perf_counter() - state.wall_s
-        self.last_checkpoint: int | None = state.env_steps if state.resets > 0 else None
-        """Env steps of the checkpoint on disk (None: none yet)."""
+        self.last_checkpoint: str | None = position(state) if state.resets > 0 else None
+        """Where the checkpoint on disk was written (:func:`~herkit.training.state.position`;
+        None: none yet)."""
         self.closed = False
 
     @property
@@ -90,8 +99,21 @@ class TrainingRun:
             return False
         if state.solved_at_env_steps is None:
             state.solved_at_env_steps = state.env_steps
+            state.solved_at_updates = state.updates
             state.solved_at_wall_s = state.wall_s
         return True
+
+    def go_online(self) -> None:
+        """The gradient steps on the dataset alone are done: the schedule, the progress and
+        the logs count env steps from here, and the run says so."""
+        self.schedule.go_online()
+        self.outputs.go_online()
+        if self.context.is_main:
+            config = self.parts.config
+            say(
+                f"{self.state.updates:,} gradient steps on the dataset done: on to "
+                f"{config.steps:,} env steps in {config.env_id}, the dataset kept in the buffer"
+            )
 
     def record_video(self) -> None:
         """One deterministic evaluation episode as ``RUN/videos/step-N.mp4`` and in
@@ -99,7 +121,7 @@ class TrainingRun:
         parts = self.parts
         video_envs = parts.video_envs
         assert video_envs is not None
-        seed = parts.seeds.video(self.state.env_steps)
+        seed = parts.seeds.video(clock(self.state))
         frames: list[np.ndarray] = []
 
         def play() -> None:
@@ -120,7 +142,7 @@ class TrainingRun:
         self.outputs.records.write()  # first: rows cut short by a kill here go with it
         agent_state = {"agent": parts.agent.state_dict(), "torch_rng": torch.get_rng_state()}
         save_checkpoint(parts.run_dir, agent_state, parts.buffer, asdict(state), parts.context)
-        self.last_checkpoint = state.env_steps
+        self.last_checkpoint = position(state)
         if parts.context.is_main:
             self.outputs.write_config()
             self.outputs.presenter.refresh()

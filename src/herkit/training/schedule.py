@@ -1,11 +1,15 @@
-"""When a run evaluates, records a video, checkpoints and stops: :class:`Schedule`.
+"""When a run evaluates, records a video, checkpoints, goes online and stops: :class:`Schedule`.
 
-After each stored step the loop asks what is due (:meth:`Schedule.due`): an evaluation
-every ``eval_every`` env steps, a checkpoint every ``checkpoint_every``, both at the last
-step, and a checkpoint alone when a signal asks the run to stop; a video (where the run
-records them) ``video_every`` env steps after the last one, and at the last step. The next
-steps at which each is due are counters of :class:`~herkit.training.state.LoopState`,
-saved in every checkpoint, so a resumed run keeps the same schedule.
+A run has up to two phases, each with its own clock (:func:`~herkit.training.state.clock`):
+with a dataset, ``offline_steps`` gradient steps on it alone, counted in gradient steps; then
+``steps`` env steps, counted in env steps. After each step (a gradient step of the first
+phase, an env step stored of the second) the loop asks what is due (:meth:`Schedule.due`):
+an evaluation every ``eval_every`` steps of the clock, a checkpoint every
+``checkpoint_every``, both at the end of each phase, and a checkpoint alone when a signal asks
+the run to stop; a video (where the run records them) ``video_every`` steps after the last
+one, and at the last step. The next steps at which each is due are counters of
+:class:`~herkit.training.state.LoopState`, saved in every checkpoint, so a resumed run keeps
+the same schedule; they start again at the second phase (:meth:`Schedule.go_online`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import dataclass, replace
 from herkit.config.train import TrainConfig
 from herkit.runtime.console import StopOnSignal
 from herkit.runtime.distributed import Context
-from herkit.training.state import LoopState
+from herkit.training.state import LoopState, clock
 
 __all__ = ["Due", "Schedule", "first_state"]
 
@@ -23,6 +27,7 @@ __all__ = ["Due", "Schedule", "first_state"]
 def first_state(config: TrainConfig) -> LoopState:
     """The counters of a new run with ``config``."""
     return LoopState(
+        phase="offline" if config.offline_steps else "online",
         next_eval=config.eval_every,
         next_checkpoint=config.checkpoint_every,
         next_video=config.video_every,
@@ -54,6 +59,7 @@ class Schedule:
 
     def __init__(self, config: TrainConfig, state: LoopState, context: Context) -> None:
         self.steps = config.steps
+        self.offline_steps = config.offline_steps
         self.eval_every = config.eval_every
         self.checkpoint_every = config.checkpoint_every
         self.video_every = config.video_every
@@ -61,18 +67,37 @@ class Schedule:
         self.context = context
         self.steps_per_iteration = config.n_envs * context.world_size
 
+    @property
+    def offline_done(self) -> bool:
+        """Whether the run's gradient steps on its dataset alone are done (or it has none)."""
+        return self.state.phase != "offline" or clock(self.state) >= self.offline_steps
+
     def due(self, stop: StopOnSignal) -> Due:
-        """What is due now (after a step was stored)."""
+        """What is due now (after a step)."""
         state = self.state
+        now = clock(state)
         interrupted = self._stop_requested(stop)
-        last = interrupted or state.env_steps >= self.steps
+        if state.phase == "offline":
+            phase_over = now >= self.offline_steps
+            last = interrupted or (phase_over and not self.steps)
+        else:
+            phase_over = last = interrupted or state.env_steps >= self.steps
         return Due(
             interrupted=interrupted,
             last=last,
-            evaluate=not interrupted and (last or state.env_steps >= state.next_eval),
-            checkpoint=last or state.env_steps >= state.next_checkpoint,
-            video=state.env_steps >= state.next_video,
+            evaluate=not interrupted and (phase_over or now >= state.next_eval),
+            checkpoint=last or phase_over or now >= state.next_checkpoint,
+            video=now >= state.next_video,
         )
+
+    def go_online(self) -> None:
+        """The dataset's gradient steps are done: the clock counts env steps from here, and
+        the next evaluation, checkpoint and video are due that many env steps on."""
+        state = self.state
+        state.phase = "online"
+        state.next_eval = state.env_steps + self.eval_every
+        state.next_checkpoint = state.env_steps + self.checkpoint_every
+        state.next_video = state.env_steps + self.video_every
 
     def evaluated(self, due: Due, target_reached: bool) -> Due:
         """What is due after the evaluation ``due`` asked for (the run ends once its
@@ -86,7 +111,7 @@ class Schedule:
 
     def recorded(self) -> None:
         """A video was recorded now: the next is due ``video_every`` steps on."""
-        self.state.next_video = self.state.env_steps + self.video_every
+        self.state.next_video = clock(self.state) + self.video_every
 
     def checkpointed(self, due: Due) -> None:
         """A checkpoint was written: the next is due ``checkpoint_every`` steps on (an

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import torch
 from herkit.agents import Agent
 from herkit.agents.runners import check_update_mode
 from herkit.buffer.conventions import GoalConventions
+from herkit.buffer.datasets import RecordedEpisodes
 from herkit.buffer.her import HerReplayBuffer
 from herkit.config.train import TrainConfig
 from herkit.envs.workers import WorkerVectorEnv
@@ -32,6 +34,7 @@ from herkit.training.build import (
     make_run_env,
     make_vector_env,
     plan_run_cores,
+    read_run_dataset,
     resolve_conventions,
     saved_machine,
     write_run_config,
@@ -54,11 +57,16 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
     run_dir = Path(config.out_dir())
     main = context.is_main
     replace = False
+    if config.dataset is not None and context.active:
+        raise ValueError("--dataset trains in one process: run it with herkit, not torchrun")
     if resume:
         _check_resumable(run_dir, config)
     elif main:
         replace = check_new_run_dir(run_dir, config)
     context.barrier()  # every rank has looked before rank 0 creates the directory
+    started = time.perf_counter()
+    recorded = read_run_dataset(config) if config.dataset is not None and not resume else None
+    loaded_s = time.perf_counter() - started
     config, conventions = resolve_conventions(dataclasses.replace(config, out=str(run_dir)))
     device = context.device(config.resolved_device())
     check_precision(config.precision, torch.device(device))
@@ -91,8 +99,12 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         if config.video_every and main:
             video_envs = _video_envs(config, seed_offset=seeds.video_offset)
             opened.callback(video_envs.close)
-        agent, buffer = build(config, envs, context=context, conventions=conventions)
+        tasks = _tasks(config)
+        agent, buffer = build(config, envs, context, conventions, recorded)
         machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
+        if recorded is not None:
+            _count_states(agent, recorded)
+            machine["dataset"] = _held(recorded, loaded_s)
         config = _choose_update(config, agent, envs, buffer, context, machine)
         overlap = config.overlap and envs.workers > 0
         if main:  # only now: a bad env id or algorithm leaves no run directory behind
@@ -101,13 +113,24 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
                     say(f"{run_dir} held a run that failed before its first checkpoint: "
                         "replacing it")  # fmt: skip
                 clear_run_dir(run_dir)
-            _announce(config, conventions, resume, run_dir, plan.describe(), machine, overlap)
+            _announce(
+                config, conventions, resume, run_dir, plan.describe(), machine, overlap, len(tasks)
+            )
         context.barrier()
         state = first_state(config)
         if resume:
+            started = time.perf_counter()
             agent_state, buffer = load_checkpoint(
-                run_dir, buffer.reward_fn, device, context, buffer.device, buffer.torch_reward_fn
+                run_dir,
+                buffer.reward_fn,
+                device,
+                context,
+                buffer.device,
+                buffer.torch_reward_fn,
+                room=config.buffer_size if config.steps else None,
             )
+            if buffer.recorded is not None:
+                machine["dataset"] = _held(buffer.recorded, time.perf_counter() - started)
             agent.load_state_dict(agent_state["agent"])
             torch.set_rng_state(agent_state["torch_rng"])
             state = LoopState(**agent_state["loop"])
@@ -121,7 +144,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         parts = RunParts(
             config=config, conventions=conventions, context=context, run_dir=run_dir,
             envs=envs, eval_envs=eval_envs, video_envs=video_envs, agent=agent, buffer=buffer,
-            machine=machine, seeds=seeds, overlap=overlap, tasks=_tasks(config),
+            machine=machine, seeds=seeds, overlap=overlap, tasks=tasks,
         )  # fmt: skip
         run = TrainingRun(parts, state)
         opened.pop_all()  # the run closes its envs from now on
@@ -138,18 +161,52 @@ def _tasks(config: TrainConfig) -> list[dict[str, Any] | None]:
 
 
 def _check_resumable(run_dir: Path, config: TrainConfig) -> None:
-    """ValueError unless ``run_dir``'s checkpoint has env steps left before ``config.steps``."""
+    """ValueError unless ``run_dir``'s checkpoint has steps left: gradient steps on its
+    dataset before ``config.offline_steps``, or env steps before ``config.steps``."""
     if run_dir.is_dir() and is_failed_run(run_dir):
         raise ValueError(
             f"run {str(run_dir)!r} failed before its first checkpoint, so there is nothing to "
             "resume: run the same command without --resume (it replaces that directory)"
         )
-    done = int(checkpoint_state(run_dir)["env_steps"])
+    saved = checkpoint_state(run_dir)
+    if saved.get("phase") == "offline":
+        done = int(saved["updates"])
+        if done < config.offline_steps or config.steps:
+            return
+        raise ValueError(
+            f"run {str(run_dir)!r} has already trained {done:,} gradient steps on its dataset "
+            f"(--offline-steps {config.offline_steps}): pass a larger --offline-steps to "
+            "extend it, or --steps N to go on for N env steps in the env"
+        )
+    done = int(saved["env_steps"])
     if done >= config.steps:
         raise ValueError(
             f"run {str(run_dir)!r} has already trained {done} env steps (--steps "
             f"{config.steps}): pass a larger --steps to extend it"
         )
+
+
+def _count_states(agent: Agent, recorded: RecordedEpisodes, chunk: int = 1 << 16) -> None:
+    """Feed the dataset's states and their goals to the agent's normalisers (where it
+    normalises its inputs), ``chunk`` states at a time."""
+    if not agent.inputs.normalize:
+        return
+    ops = recorded.ops
+    observation, goal = recorded.states["observation"], recorded.achieved_goals
+    for first in range(0, len(observation), chunk):
+        rows = slice(first, first + chunk)
+        agent.update_normalizer(ops.to_host(observation[rows]), ops.to_host(goal[rows]))
+
+
+def _held(recorded: RecordedEpisodes, loaded_s: float) -> dict[str, Any]:
+    """What config.json says of the dataset the buffer holds."""
+    return {
+        "path": None if recorded.source is None else recorded.source.path,
+        "transitions": recorded.transitions,
+        "episodes": recorded.episodes,
+        "bytes_held": recorded.nbytes,
+        "loaded_s": round(loaded_s, 3),
+    }
 
 
 def _choose_update(
@@ -170,7 +227,8 @@ def _choose_update(
         config.agent_config().batch_size,
         precision=config.precision,
         mode=config.update_mode,
-        expected_updates=config.steps * config.updates_per_step / context.world_size,
+        expected_updates=config.offline_steps
+        + config.steps * config.updates_per_step / context.world_size,
         on_device=buffer.device is not None,
         distributed=context.active,
         mean=context.mean if context.active else None,
@@ -197,25 +255,65 @@ def _announce(
     core_plan: str,
     machine: dict[str, Any],
     overlap: bool,
+    tasks: int,
 ) -> None:
     """The lines a run starts with: what trains where, the env's conventions, the cores,
-    the learner's batch, the precision, and the conventions' warnings."""
+    the learner's batch, the precision, the evaluation, and the conventions' warnings."""
     her = "no HER" if config.her_name() == "none" else f"HER {config.her_name()}"
     task = ", one goal for every episode" if config.fixed_goal else ""
     if config.shaped_reward is not None:
         task += ", shaped reward lambda={:g} p={:g}".format(*config.shaped_reward)
-    say(f"{'resuming' if resume else 'training'} {config.env_id}{task} with {config.algo} "
-        f"({her}) for {config.steps:,} env steps in {run_dir}")  # fmt: skip
+    doing = "resuming" if resume else "training"
+    if config.dataset is None:
+        say(
+            f"{doing} {config.env_id}{task} with {config.algo} ({her}) for {config.steps:,} env "
+            f"steps in {run_dir}"
+        )
+    else:
+        data = machine.get("dataset")  # on resume, read with the checkpoint after this
+        held = (
+            ""
+            if data is None
+            else (
+                f" ({data['transitions']:,} transitions in {data['episodes']:,} episodes, "
+                f"{data['bytes_held'] / 2**20:,.0f} MiB held, read in {data['loaded_s']:.1f} s)"
+            )
+        )
+        then = f", then {config.steps:,} env steps" if config.steps else ""
+        say(
+            f"{doing} {config.env_id}{task} with {config.algo} on {config.dataset}{held}: "
+            f"{config.offline_steps:,} gradient steps on it{then}, in {run_dir}"
+        )
+        her_settings = config.her_settings()
+        mixes = [
+            f"{name} goals {' '.join(f'{w:g}' for w in mix)}"
+            for name, mix in (
+                ("value", her_settings.value_goals),
+                ("actor", her_settings.actor_goals),
+            )
+            if mix is not None
+        ]
+        say(f"goals: {', '.join(mixes)} (current, future, random states; OGBench's rules)")
     say(f"{config.env_id}: {conventions.describe()}")
     say(f"machine: {core_plan}")
     batch = config.agent_config().batch_size
-    say(f"learner: batch {batch} x {config.updates_per_step:g} updates per env step = "
-        f"{batch * config.updates_per_step:g} samples per env step")  # fmt: skip
+    if config.offline_steps:
+        say(f"learner: batch {batch} per gradient step on the dataset")
+    if config.steps:
+        say(
+            f"learner: batch {batch} x {config.updates_per_step:g} updates per env step = "
+            f"{batch * config.updates_per_step:g} samples per env step"
+        )
     say(f"precision: {machine.get('precision', config.precision + ' (given)')}")
     say(f"update mode: {machine.get('update_mode', config.update_mode + ' (given)')}")
     if overlap:
         say("the envs step while the networks update: an action comes from the parameters "
             "one update batch behind (--no-overlap to wait for the envs)")  # fmt: skip
+    each = f" of each of {tasks} tasks" if tasks > 1 else ""
+    unit = (
+        "gradient steps on the dataset, then env steps" if config.offline_steps else ("env steps")
+    )
+    say(f"evaluation: {config.eval_episodes} episodes{each} every {config.eval_every:,} {unit}")
     for warning in conventions.warnings:
         say(f"warning: {warning}")
 

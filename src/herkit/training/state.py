@@ -4,6 +4,7 @@ run's ``progress.csv`` rows and ``summary.json`` say of them."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,13 +13,26 @@ import numpy as np
 from herkit.config.train import TrainConfig
 from herkit.rundir.records import Means
 
-__all__ = ["LoopState", "Metrics", "progress_row", "summary_of", "target_reached", "target_rule"]
+__all__ = [
+    "LoopState",
+    "Metrics",
+    "clock",
+    "position",
+    "progress_row",
+    "steps_done",
+    "summary_of",
+    "target_reached",
+    "target_rule",
+]
 
 
 @dataclass
 class LoopState:
     """Counters of a run; saved in every checkpoint."""
 
+    phase: str = "online"
+    """``offline`` while a run trains on its dataset alone (its clock: gradient steps),
+    ``online`` once it steps envs (its clock: env steps)."""
     env_steps: int = 0
     updates: int = 0
     episodes: int = 0
@@ -30,6 +44,7 @@ class LoopState:
     next_video: int = 0
     success_rate: float = float("nan")
     solved_at_env_steps: int | None = None
+    solved_at_updates: int | None = None
     solved_at_wall_s: float | None = None
     recent_success: list[float] = field(default_factory=list)
     """The success rates of the latest evaluations (as many as ``target_evaluations``)."""
@@ -72,24 +87,51 @@ def progress_row(state: LoopState, metrics: dict[str, float], episodes: int) -> 
     }
 
 
+def clock(state: LoopState) -> int:
+    """Where the run is in its phase's unit: gradient steps while it trains on its dataset
+    alone (those owed counted: they run before anything is evaluated), else env steps."""
+    if state.phase == "offline":
+        return state.updates + math.ceil(state.owed_updates)
+    return state.env_steps
+
+
+def position(state: LoopState) -> str:
+    """Where the run is, in words: ``gradient step 500`` or ``env step 1,234``."""
+    if state.phase == "offline":
+        return f"gradient step {state.updates:,}"
+    return f"env step {state.env_steps:,}"
+
+
+def steps_done(state: LoopState) -> str:
+    """How far the run has come, in words: ``500 gradient steps`` or ``1,234 env steps``."""
+    if state.phase == "offline":
+        return f"{state.updates:,} gradient steps"
+    return f"{state.env_steps:,} env steps"
+
+
 def summary_of(config: TrainConfig, state: LoopState, world_size: int) -> dict[str, Any]:
-    """What ``summary.json`` says of a run at ``state``."""
+    """What ``summary.json`` says of a run at ``state`` (its figures rounded to what they
+    are worth: a success rate of 20 episodes to 4 places)."""
     summary: dict[str, Any] = {
         "env_id": config.env_id,
         "algo": config.algo,
         "strategy": config.her_name(),  # a goal mix by its weights
         "seed": config.seed,
-        "success_rate": state.success_rate,
+        "success_rate": round(state.success_rate, 4),
         "env_steps": state.env_steps,
         "updates": state.updates,
         "wall_s": round(state.wall_s, 3),
         "world_size": world_size,
         "env_restarts": state.env_restarts,
     }
+    if config.dataset is not None:
+        summary |= {"dataset": config.dataset, "offline_steps": config.offline_steps}
     if config.target_success is not None:
         summary["target_rule"] = target_rule(config)
     if state.solved_at_env_steps is not None:
         summary["solved_at_env_steps"] = state.solved_at_env_steps
+        if state.solved_at_updates is not None:
+            summary["solved_at_updates"] = state.solved_at_updates
         summary["solved_at_wall_s"] = round(state.solved_at_wall_s or 0.0, 3)
     return summary
 

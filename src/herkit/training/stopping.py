@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from herkit.envs.failures import EnvFailure
 from herkit.runtime.failures import EXIT_CODES, Diverged, RunFailed
 from herkit.runtime.files import append_text
+from herkit.training.state import position
 
 if TYPE_CHECKING:
     from herkit.training.run import TrainingRun
@@ -37,16 +38,16 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
         isinstance(error, EnvFailure)
         and single
         and state.env_steps > 0
-        and run.last_checkpoint != state.env_steps
+        and run.last_checkpoint != position(state)
     ):
         try:  # nothing of the failed step was stored: the last whole step is safe to keep
             run.checkpoint()
         except BaseException as also:
-            notes.append(f"writing a checkpoint at env step {state.env_steps:,} also failed:\n"
+            notes.append(f"writing a checkpoint at {position(state)} also failed:\n"
                          + "".join(traceback.format_exception(also)))  # fmt: skip
     kept = _kept(run.last_checkpoint)
     log = run.error_log
-    text = _error_log(error, what, state.env_steps, notes)
+    text = _error_log(error, what, position(state), notes)
     if run.last_checkpoint is None:  # the run directory goes: a run with nothing to resume
         sys.stderr.write(text)
         where = "traceback above"
@@ -69,7 +70,7 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
         resume = f"{resume} (from that checkpoint), or train anew with other learning settings"
     if run.last_checkpoint is None:
         resume = "nothing to resume: fix the cause and start again"
-    step = f"at env step {state.env_steps:,}"
+    step = f"at {position(state)}"
     return RunFailed(f"{what} {step}; {kept}; {where}; {resume}", EXIT_CODES[kind])
 
 
@@ -84,14 +85,14 @@ def _what_happened(error: BaseException) -> tuple[str, str]:
     return f"the run raised {error!r}", "error"
 
 
-def _kept(last_checkpoint: int | None) -> str:
+def _kept(last_checkpoint: str | None) -> str:
     if last_checkpoint is None:
         return "no checkpoint yet"
-    return f"checkpoint at env step {last_checkpoint:,} kept"
+    return f"checkpoint at {last_checkpoint} kept"
 
 
-def _error_log(error: BaseException, what: str, env_steps: int, notes: list[str]) -> str:
-    parts = [f"herkit: {what} at env step {env_steps:,}\n"]
+def _error_log(error: BaseException, what: str, where: str, notes: list[str]) -> str:
+    parts = [f"herkit: {what} at {where}\n"]
     if isinstance(error, EnvFailure):
         parts.append(f"\nThe env's traceback:\n{error.details}\n")
     parts.append("\nWhere herkit saw it:\n" + "".join(traceback.format_exception(error)))

@@ -60,13 +60,18 @@ _WRITTEN_BEFORE = {} if RECORDING else {p: p.stat().st_mtime for p in TRIALS.rgl
 
 @atexit.register
 def _say_where_a_trial_wrote() -> None:
-    """At exit, where a run without ``--record`` wrote what it would have recorded."""
-    if RECORDING or not TRIALS.exists():
+    """At exit, where a run of a benchmark script without ``--record`` wrote what it would
+    have recorded (not said by a process that only imported the scripts, such as a test)."""
+    if (
+        RECORDING
+        or not TRIALS.exists()
+        or Path(sys.argv[0]).resolve().parent != ROOT / "benchmarks"
+    ):
         return
     changed = sorted(
         str(path.relative_to(TRIALS))
         for path in TRIALS.rglob("*.*")
-        if _WRITTEN_BEFORE.get(path) != path.stat().st_mtime
+        if _WRITTEN_BEFORE.get(path) != path.stat().st_mtime and path.suffix != ".lock"
     )
     if changed:
         print(

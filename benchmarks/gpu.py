@@ -104,6 +104,7 @@ def record(path: Path, notes: list[str] | None = None) -> str:
         "code": json.loads((directory / "code.json").read_text()),
         "rows": bench["rows"],
         "prioritized_rows": read_rows(directory / "bench-prioritized.json"),
+        "gcivl_rows": read_rows(directory / "bench-gcivl.json"),
         "tests": (directory / "tests.log").read_text().strip().splitlines()[-3:],
         "runs": {name: read_run(directory, name) for name in ("push", "slide")},
         "notes": list(notes or []),

@@ -9,7 +9,8 @@
 # share of the time left:
 #   1. the device tests (captured updates against eager ones, the buffer on the GPU);
 #   2. herkit bench update (sample + update per size, precision and mode, GPU busy share;
-#      then prioritized replay: its priorities on the host, or on the GPU in the graph);
+#      then prioritized replay: its priorities on the host, or on the GPU in the graph;
+#      then GCIVL at OGBench's size, its value and actor goals drawn on the GPU);
 #   3. herkit train FetchPush-v4 --device cuda --target-success 0.9 (its GPU preset);
 #   4. herkit train FetchSlide-v4 --device cuda for the time Push leaves (a minute at least).
 # and leaves its files in one archive, $OUT/check.tgz (a device call brings back at most 8
@@ -48,6 +49,9 @@ timeout "$(share 120 250)" python3 -m herkit bench update --device cuda --second
 timeout "$(share 50 200)" python3 -m herkit bench update --device cuda --seconds 1 \
     --sizes 3x512ln:2048 --precisions bf16 --modes eager captured --prioritized \
     --json-out "$WORK/bench-prioritized.json"
+timeout "$(share 50 160)" python3 -m herkit bench update --device cuda --seconds 1 \
+    --algos gcivl --sizes 3x512:1024 --precisions fp32 bf16 --modes eager captured \
+    compiled-captured --json-out "$WORK/bench-gcivl.json"
 
 run() {  # NAME ENV SECONDS [FLAGS...]: a timed run, stopped by SIGTERM (checkpoint, summary)
     local name=$1 env=$2 seconds=$3; shift 3

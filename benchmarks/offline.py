@@ -31,10 +31,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DOCS, ROOT, add_run, code_version, machine
 
 RECORD = DOCS / "offline.json"
+GOALS_RECORD = DOCS / "offline_goals.json"
+DATASETS_RECORD = DOCS / "datasets.json"
+"""What holding a dataset costs and how fast a bad one is refused."""
+SPEED_RECORD = DOCS / "offline_speed.json"
+"""Gradient steps per second of the guide's command by torch threads."""
 ENV = "pointmaze-medium-navigate-v0"
 DATA = ROOT / "data" / f"{ENV}.npz"
 ALGOS = ("gcbc", "gcivl", "gciql")
@@ -190,6 +197,364 @@ def table(_: argparse.Namespace) -> None:
               f"{per_task} | {mean:.0f} ± {std:.0f} | {wall} |")  # fmt: skip
 
 
+OGBENCH_CONFIG = {
+    "discount": 0.99,
+    "value_p_curgoal": 0.2,
+    "value_p_trajgoal": 0.5,
+    "value_p_randomgoal": 0.3,
+    "value_geom_sample": True,
+    "actor_p_curgoal": 0.0,
+    "actor_p_trajgoal": 1.0,
+    "actor_p_randomgoal": 0.0,
+    "actor_geom_sample": False,
+    "gc_negative": True,
+    "p_aug": None,
+    "frame_stack": None,
+}
+"""The goal settings of OGBench's GCIVL and GCIQL (``impls/agents/gcivl.py``, ``gciql.py``)."""
+
+
+def tagged_dataset(episodes: int, seed: int) -> dict[str, np.ndarray]:
+    """OGBench arrays of ``episodes`` episodes of 2 to 40 states, each state ``(episode,
+    row)``: a goal names the state it came from."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(2, 41, size=episodes)
+    observations = np.concatenate(
+        [np.stack([np.full(n, e), np.arange(n)], 1) for e, n in enumerate(rows)]
+    ).astype(np.float32)
+    terminals = np.zeros(len(observations), bool)
+    terminals[np.cumsum(rows) - 1] = True
+    actions = rng.uniform(-1, 1, size=(len(observations), 2)).astype(np.float32)
+    return {"observations": observations, "actions": actions, "terminals": terminals}
+
+
+def goal_features(
+    obs: np.ndarray, goal: np.ndarray, reward: np.ndarray, rows: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Categorical features of samples (their states ``obs``, goals ``goal`` and rewards)
+    of a tagged dataset of episodes of ``rows`` states: where the sample lies in its
+    episode, where its goal lies from it (its offset, or another episode), the reward, and
+    the reward at an episode's last transition."""
+    episode, t = obs[:, 0].astype(int), obs[:, 1].astype(int)
+    last = rows[episode] - 2  # the last state with a transition
+    same = goal[:, 0].astype(int) == episode
+    offset = np.where(same, np.clip(goal[:, 1].astype(int) - t, -1, 41), 42)
+    return {
+        "sample: steps to the episode's end": np.clip(last - t, 0, 40),
+        "sample: episode length": rows[episode],
+        "goal: offset (42: another episode)": offset,
+        "goal: at the episode's last transition's state": same & (goal[:, 1] == last),
+        "reward": reward.astype(int),
+        "reward at an episode's last transition": np.where(t == last, reward.astype(int), 1),
+    }
+
+
+def compare_goals(args: argparse.Namespace) -> None:
+    """herkit's value and actor goals against OGBench's ``GCDataset`` (from a checkout of its
+    repository, ``--ogbench .../impls``; it needs jax and flax), on one tagged dataset:
+    each feature's two samples by a chi-square test of homogeneity."""
+    import importlib.util
+    import tempfile
+
+    from scipy.stats import chi2_contingency
+
+    from herkit import HerReplayBuffer
+
+    spec = importlib.util.spec_from_file_location(
+        "ogbench_datasets", Path(args.ogbench) / "utils" / "datasets.py"
+    )
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"no OGBench utils/datasets.py under {args.ogbench}")
+    ogbench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ogbench)  # OGBench's own code: its Dataset and GCDataset
+    import ogbench.utils as ogbench_utils  # its loader, as its main.py loads a dataset
+
+    arrays = tagged_dataset(args.episodes, args.seed)
+    rows = np.diff(np.concatenate([[0], np.flatnonzero(arrays["terminals"]) + 1]))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tagged.npz"
+        np.savez(path, **arrays)
+        compact = ogbench_utils.load_dataset(str(path), compact_dataset=True)
+        theirs_data = ogbench.GCDataset(ogbench.Dataset.create(**compact), OGBENCH_CONFIG)
+        np.random.seed(args.seed)  # noqa: NPY002 (OGBench's GCDataset draws from numpy's global one)
+        batch = theirs_data.sample(args.samples)
+        ours = HerReplayBuffer.from_dataset(
+            path,
+            lambda a, d, i: np.zeros(len(a), np.float32),
+            value_goals=(0.2, 0.5, 0.3),
+            actor_goals=(0, 1, 0),
+            gamma=OGBENCH_CONFIG["discount"],
+            seed=args.seed,
+        ).sample(args.samples)
+    samples = {
+        "value": (
+            goal_features(batch["observations"], batch["value_goals"], batch["rewards"], rows),
+            goal_features(ours.observation, ours.goal, ours.reward, rows),
+        ),
+        "actor": (
+            goal_features(batch["observations"], batch["actor_goals"], batch["rewards"], rows),
+            goal_features(ours.observation, ours.actor_goal, ours.reward, rows),
+        ),
+    }
+    results = []
+    for mix, (theirs, mine) in samples.items():
+        for name in theirs:
+            if mix == "actor" and name.startswith("reward"):
+                continue
+            a, b = theirs[name].astype(int), mine[name].astype(int)
+            values = np.union1d(a, b)
+            table = np.array([[np.sum(a == v) for v in values], [np.sum(b == v) for v in values]])
+            p = float(chi2_contingency(table)[1]) if len(values) > 1 else 1.0
+            results.append({"goals": mix, "feature": name, "p": p, "categories": len(values)})
+            print(f"{mix:5s} {name:50s} p = {p:.3g} ({len(values)} categories)")
+    worst = min(result["p"] for result in results)
+    verdict = "equal in distribution" if worst > args.alpha else "differ"
+    print(
+        f"lowest p = {worst:.3g}: herkit's and OGBench's goals {verdict} (significance "
+        f"{args.alpha:g})"
+    )
+    run = {
+        "samples": args.samples,
+        "episodes": args.episodes,
+        "seed": args.seed,
+        "significance": args.alpha,
+        "lowest_p": worst,
+        "verdict": verdict,
+        "features": results,
+        **code_version(),
+        "label": args.label,
+        "command": f"python benchmarks/offline.py goals --ogbench OGBENCH/impls --samples "
+        f"{args.samples} --seed {args.seed} --label {args.label} --record",
+    }
+    add_run(GOALS_RECORD, f"{args.label}/seed{args.seed}", run, machine())
+
+
+MEMORY_CASES = {
+    "1M x 29, 2-wide goals": (1_000_000, 29, 8, 2),
+    "1M x 29, whole-state goals": (1_000_000, 29, 8, None),
+    "4M x 69, 2-wide goals": (4_000_000, 69, 21, 2),
+}
+"""Datasets of OGBench's sizes (antmaze's 1M transitions of 29-wide states and 8-wide
+actions; humanoidmaze-giant's 4M of 69 and 21) by their transitions, state and action
+widths and goal size (None: the whole state)."""
+
+HOLD = """
+import json, sys, time
+import numpy as np
+from herkit import HerReplayBuffer
+
+def rss():
+    fields = dict(line.split(":", 1) for line in open("/proc/self/status"))
+    return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
+
+def reward(achieved, desired, info):
+    return -(np.linalg.norm(achieved - desired, axis=-1) > 0.5).astype(np.float32)
+
+path, goal_size = sys.argv[1], None if sys.argv[2] == "None" else int(sys.argv[2])
+before, _ = rss()
+started = time.perf_counter()
+buffer = HerReplayBuffer.from_dataset(path, reward, goal_size=goal_size,
+    value_goals=(0.2, 0.5, 0.3), actor_goals=(0, 1, 0), gamma=0.99, seed=0)
+load_s = time.perf_counter() - started
+after, peak = rss()
+buffer.sample(1024)
+held = getattr(buffer, "recorded", None)
+print(json.dumps({"load_s": load_s, "rss_held": after - before, "rss_peak": peak - before,
+                  "counted": None if held is None else held.nbytes, "transitions": len(buffer)}))
+"""
+"""A fresh process that holds a dataset and says what it cost (run with this code, or
+another's on its ``PYTHONPATH``)."""
+
+
+def measure_memory(args: argparse.Namespace) -> None:
+    """What a buffer holding each dataset of :data:`MEMORY_CASES` costs (resident memory,
+    measured in a fresh process) against the bytes of the file's arrays, and how long it
+    takes to read, for this code (or another, with its ``src`` on ``PYTHONPATH`` and a
+    ``--label``)."""
+    import subprocess
+    import tempfile
+
+    rng = np.random.default_rng(0)
+    for name, (transitions, width, actions, goal_size) in MEMORY_CASES.items():
+        if args.cases and not any(case in name for case in args.cases):
+            continue
+        episodes = transitions // 1000
+        rows = transitions + episodes  # episodes of 1,001 states
+        with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+            path = Path(tmp) / "data.npz"
+            arrays = {
+                "observations": rng.standard_normal((rows, width), np.float32),
+                "actions": rng.uniform(-1, 1, (rows, actions)).astype(np.float32),
+                "terminals": np.zeros(rows, bool),
+            }
+            arrays["terminals"][1000::1001] = True
+            np.savez(path, **arrays)
+            array_bytes = sum(value.nbytes for value in arrays.values())
+            del arrays
+            done = subprocess.run(
+                [sys.executable, "-c", HOLD, str(path), str(goal_size)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+        held = json.loads(done.stdout.strip().splitlines()[-1])
+        run = {
+            "transitions": transitions,
+            "state_width": width,
+            "action_width": actions,
+            "goal_size": goal_size,
+            "array_bytes": array_bytes,
+            **held,
+            "held_per_array_byte": held["rss_held"] / array_bytes,
+            "label": args.label,
+            **code_version(),
+            "command": f"python benchmarks/offline.py memory --cases '{name}' --label "
+            f"{args.label} --record",
+        }
+        print(
+            f"{args.label}: {name}: {held['rss_held'] / 2**20:,.0f} MiB held for "
+            f"{array_bytes / 2**20:,.0f} MiB of arrays ({run['held_per_array_byte']:.2f}x; "
+            f"peak {held['rss_peak'] / 2**20:,.0f} MiB), read in {held['load_s']:.2f} s"
+        )
+        add_run(DATASETS_RECORD, f"memory/{args.label}/{name}", run, machine())
+
+
+def bad_datasets(folder: Path) -> dict[str, tuple[Path, str]]:
+    """Bad datasets for pointmaze (written into ``folder``), each with a word of what
+    herkit says of it."""
+    good = {
+        "observations": np.zeros((30, 2), np.float32),
+        "actions": np.zeros((30, 2), np.float32),
+        "terminals": np.eye(30)[-1] > 0,
+    }
+    objects = np.empty(30, object)
+    objects[:] = [{"a": 1}] * 30
+    variants = {
+        "not an npz": None,
+        "pickled arrays": good | {"observations": objects},
+        "NaN": good | {"observations": np.where(np.eye(30, 2) > 0, np.nan, 0).astype(np.float32)},
+        "7-wide states": good | {"observations": np.zeros((30, 7), np.float32)},
+        "rows that differ": good | {"actions": np.zeros((29, 2), np.float32)},
+        "missing": None,
+    }
+    made = {}
+    for name, arrays in variants.items():
+        path = folder / f"{name.replace(' ', '-')}.npz"
+        if name == "not an npz":
+            path.write_text("observations,actions,terminals\n")
+        elif arrays is not None:
+            np.savez(path, **arrays)
+        made[name] = (path, name)
+    return made
+
+
+def time_bad_datasets(args: argparse.Namespace) -> None:
+    """``herkit train pointmaze-medium-navigate-v0 --dataset BAD`` for each bad dataset: its
+    closing line, exit code and wall time (median of ``--repeats``)."""
+    import statistics
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (path, _) in bad_datasets(Path(tmp)).items():
+            times, done = [], None
+            for _ in range(args.repeats):
+                started = time.perf_counter()
+                done = subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "herkit",
+                        "train",
+                        ENV,
+                        "--dataset",
+                        str(path),
+                        "--out",
+                        str(Path(tmp) / "run"),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    cwd=tmp,
+                )
+                times.append(time.perf_counter() - started)
+            assert done is not None
+            line = done.stderr.strip().splitlines()[-1].replace(tmp, "TMP")
+            run = {
+                "exit_code": done.returncode,
+                "line": line,
+                "lines": len(done.stderr.splitlines()),
+                "wall_s": statistics.median(times),
+                "repeats": args.repeats,
+                **code_version(),
+                "command": f"python benchmarks/offline.py bad --repeats {args.repeats} --record",
+            }
+            print(f"{name}: exit {done.returncode} in {run['wall_s']:.2f} s: {line}")
+            add_run(DATASETS_RECORD, f"bad/{name}", run, machine())
+
+
+def time_threads(args: argparse.Namespace) -> None:
+    """The guide's offline command (GCIVL, 3 x 256, batch 256) for ``--updates`` gradient
+    steps with its default threads and with each of ``--threads``, one after another:
+    gradient steps per second of training (evaluation and start-up left out)."""
+    data = Path(args.data)
+    if not data.is_file():
+        raise SystemExit(f"no dataset at {data}: make it first (python benchmarks/offline.py data)")
+    import subprocess
+    import tempfile
+
+    for round_ in range(args.rounds):
+        for threads in (None, *args.threads):
+            with tempfile.TemporaryDirectory() as tmp:
+                command = [
+                    sys.executable,
+                    "-m",
+                    "herkit",
+                    "train",
+                    ENV,
+                    "--dataset",
+                    str(data),
+                    "--offline-steps",
+                    str(args.updates),
+                    "--gcivl.hidden",
+                    "256",
+                    "256",
+                    "256",
+                    "--gcivl.batch-size",
+                    "256",
+                    "--eval-episodes",
+                    "1",
+                    "--out",
+                    str(Path(tmp) / "run"),
+                    "--no-progress",
+                    "--no-tensorboard",
+                ]
+                if threads is not None:
+                    command += ["--torch-threads", str(threads)]
+                subprocess.run(command, check=True, capture_output=True, text=True)
+                with open(Path(tmp) / "run" / "progress.csv") as file:
+                    row = list(csv.DictReader(file))[-1]
+                config = json.loads((Path(tmp) / "run" / "config.json").read_text())
+            rate = float(row["updates"]) / (float(row["wall_s"]) - float(row["eval_s"]))
+            name = "default" if threads is None else f"{threads} thread{'s' * (threads > 1)}"
+            run = {
+                "torch_threads": config["torch_threads"],
+                "given": threads is not None,
+                "gradient_steps_per_s": rate,
+                "updates": args.updates,
+                "round": round_,
+                "precision": config["machine"].get("precision"),
+                "update_mode": config["machine"].get("update_mode"),
+                **code_version(),
+                "command": f"python benchmarks/offline.py threads --updates {args.updates} "
+                f"--rounds {args.rounds} --record",
+            }
+            print(
+                f"round {round_}: {name} ({config['torch_threads']} threads): "
+                f"{rate:.1f} gradient steps/s"
+            )
+            add_run(SPEED_RECORD, f"{name}/round{round_}", run, machine())
+
+
 def main(argv: list[str] | None = None) -> None:
     """The command line (see the module's docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -227,6 +592,28 @@ def main(argv: list[str] | None = None) -> None:
     runs.set_defaults(run=train)
     shown = commands.add_parser("table", help="the records beside OGBench's table")
     shown.set_defaults(run=table)
+    goals = commands.add_parser("goals", help="herkit's goal draws against OGBench's GCDataset")
+    goals.add_argument("--ogbench", required=True, help="the impls/ folder of OGBench's code")
+    goals.add_argument("--samples", type=int, default=200_000)
+    goals.add_argument("--episodes", type=int, default=3000)
+    goals.add_argument("--seed", type=int, default=0)
+    goals.add_argument("--alpha", type=float, default=1e-3, help="significance of each test")
+    goals.add_argument("--label", default="herkit", help="the record's name for this code")
+    goals.set_defaults(run=compare_goals)
+    memory = commands.add_parser("memory", help="what a buffer holding a dataset costs")
+    memory.add_argument("--cases", nargs="*", default=[], help="parts of the cases' names")
+    memory.add_argument("--label", default="herkit", help="the record's name for this code")
+    memory.add_argument("--tmp", default=None, help="where the dataset files are written")
+    memory.set_defaults(run=measure_memory)
+    bad = commands.add_parser("bad", help="how fast a bad dataset is refused, and in what words")
+    bad.add_argument("--repeats", type=int, default=3)
+    bad.set_defaults(run=time_bad_datasets)
+    threads = commands.add_parser("threads", help="the guide's command's speed by threads")
+    threads.add_argument("--updates", type=int, default=3000)
+    threads.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    threads.add_argument("--rounds", type=int, default=2)
+    threads.add_argument("--data", default=str(DATA))
+    threads.set_defaults(run=time_threads)
     args = parser.parse_args(argv)
     args.run(args)
 

@@ -30,6 +30,8 @@ import numpy as np
 from herkit.bench.data import ACTION_DIM, GOAL_DIM, OBSERVATION_DIM, fetch_reward
 from herkit.bench.update_settings import NetworkSize, UpdateBenchConfig
 from herkit.buffer import HerReplayBuffer
+from herkit.buffer.settings import HerSettings
+from herkit.config.agents import OFFLINE_ALGOS
 
 __all__ = [
     "ENVS",
@@ -48,12 +50,17 @@ _PROFILED_UPDATES = 20
 
 
 def filled_buffer(
-    fill: int, device: Any, discrete: bool, seed: int, prioritized: bool = False
+    fill: int,
+    device: Any,
+    discrete: bool,
+    seed: int,
+    prioritized: bool = False,
+    settings: HerSettings | None = None,
 ) -> HerReplayBuffer:
     """A buffer of at least ``fill`` random FetchPush-shaped transitions from
     :data:`ENVS` envs in episodes of :data:`EPISODE_STEPS` steps, its data on ``device``
     (None: numpy on the host; rewards in torch on a device), sampled by priority where
-    ``prioritized``."""
+    ``prioritized``; its goals by ``settings`` (None: HER's future, k = 4)."""
     from herkit.envs.torch_rewards import GoalDistanceReward
 
     rng = np.random.default_rng(seed)
@@ -62,7 +69,8 @@ def filled_buffer(
         rounds * ENVS * EPISODE_STEPS, observation_shape=OBSERVATION_DIM, goal_shape=GOAL_DIM,
         action_shape=() if discrete else ACTION_DIM,
         action_dtype=np.int64 if discrete else np.float32, reward_fn=fetch_reward,
-        strategy="future", k=4, n_envs=ENVS, seed=seed, device=device, prioritized=prioritized,
+        settings=settings or HerSettings(strategy="future", k=4), n_envs=ENVS, seed=seed,
+        device=device, prioritized=prioritized,
         torch_reward_fn=GoalDistanceReward(0.05) if device is not None else None,
     )  # fmt: skip
     running = np.zeros(ENVS, bool)
@@ -105,18 +113,22 @@ def run_update_bench(
     import gymnasium
 
     rows = []
-    buffers: dict[bool, HerReplayBuffer] = {}
+    buffers: dict[tuple[bool, Any], HerReplayBuffer] = {}
     for algo in config.algos:
         discrete = algo == "dqn"
-        if discrete not in buffers:
-            buffers[discrete] = filled_buffer(
+        # an offline agent's batches carry OGBench's value and actor goals, as in a run
+        settings = TrainConfig(algo=algo).her_settings() if algo in OFFLINE_ALGOS else None
+        key = (discrete, settings)
+        if key not in buffers:
+            buffers[key] = filled_buffer(
                 config.fill,
                 device if on_device else None,
                 discrete,
                 config.seed,
                 config.prioritized,
+                settings,
             )
-        buffer = buffers[discrete]
+        buffer = buffers[key]
         space = (gymnasium.spaces.Discrete(4) if discrete
                  else gymnasium.spaces.Box(-1.0, 1.0, (ACTION_DIM,)))  # fmt: skip
         for size in config.parsed_sizes():
@@ -141,14 +153,19 @@ def run_update_bench(
 
 
 def _agent_config(algo: str, size: NetworkSize) -> Any:
+    """``algo``'s default settings at ``size`` (an offline agent keeps OGBench's LayerNorms:
+    in its value networks, not its actor)."""
     from dataclasses import replace
 
     from herkit.config.agents import default_agent_config
 
+    norms = {"actor_layer_norm": size.layer_norm, "critic_layer_norm": size.layer_norm}
     return replace(
-        default_agent_config(algo), hidden=size.hidden, batch_size=size.batch_size,
-        actor_layer_norm=size.layer_norm, critic_layer_norm=size.layer_norm,
-    )  # fmt: skip
+        default_agent_config(algo),
+        hidden=size.hidden,
+        batch_size=size.batch_size,
+        **({} if algo in OFFLINE_ALGOS else norms),
+    )
 
 
 def _time_row(

@@ -60,8 +60,9 @@ def main() -> int:
         if not torch.cuda.is_available():
             print(f"docs_shim: not run (no GPU here): {program} {' '.join(args)}")
             return 0
-    if "--online-steps" in args:  # offline runs going on online: a few env steps
-        args[args.index("--online-steps") + 1] = "48"
+    if "train" in args and "--dataset" in args:  # a few gradient steps on the dataset
+        args += ["--offline-steps", "48", *SHORT]
+        return herkit(*args)
     if "train" in args and "--resume" in args:  # a step of the loop more than it has done
         summary = Path(args[args.index("--resume") + 1]) / "summary.json"
         done = json.loads(summary.read_text())["env_steps"]

@@ -35,6 +35,7 @@ a resume against another file is refused.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import zipfile
@@ -566,7 +567,10 @@ def from_dataset(
     ``value_goals``, ``strategy``, ``seed``...) go to the constructor. Episodes are whole
     and closed, so every strategy applies.
     """
-    recorded = source if isinstance(source, RecordedEpisodes) else read_dataset(source, goal_size)
+    if isinstance(source, RecordedEpisodes):  # its arrays shared, its columns the buffer's own
+        recorded = copy.copy(source)
+    else:
+        recorded = read_dataset(source, goal_size)
     if isinstance(room, bool) or not isinstance(room, int) or room < 0:
         raise ValueError(f"room must be an int >= 0, got {room!r}")
     if capacity is not None:

@@ -20,8 +20,8 @@ goal ever comes from a partly overwritten episode, and no goal index can land in
 another episode.
 
 A recorded dataset (:class:`~herkit.buffer.datasets.RecordedEpisodes`: its states held
-once, episodes as index ranges) may be attached after the ring (:meth:`EpisodeStorage.attach`):
-its transitions take the slots ``capacity .. capacity + N - 1``, one more column of the
+once, episodes as index ranges) may be held after the ring (``recorded``): its
+transitions take the slots ``capacity .. capacity + N - 1``, one more column of the
 bookkeeping that never wraps and is never overwritten, and every column is read through
 :meth:`EpisodeStorage.take`, which gathers a dataset slot's values from its states.
 

@@ -70,7 +70,8 @@ class TrainConfig:
     """Gymnasium id of a goal env: herkit/BitFlip-v0, herkit/PointReach-v0,
     herkit/GridWorld-v0, herkit/MountainCarGoal-v0, FetchReach-v4 (etc.) or module:Id."""
     algo: Algo = "dqn"
-    """Agent: dqn (discrete actions), ddpg, td3 or sac (continuous actions)."""
+    """Agent: dqn (discrete actions), ddpg, td3 or sac (continuous actions); gcbc, gcivl or
+    gciql (offline agents: they train on --dataset)."""
     her: Annotated[RunHerSettings, tyro.conf.OmitArgPrefixes, tyro.conf.arg(name="her")] = (
         RunHerSettings()  # noqa: RUF009 (frozen, so sharing it is safe)
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ from herkit.training.parts import RunParts
 from herkit.training.run import TrainingRun
 from herkit.training.schedule import first_state
 from herkit.training.seeds import RunSeeds
-from herkit.training.state import LoopState
+from herkit.training.state import saved_state
 from herkit.training.update_plan import choose_update
 
 __all__ = ["start_run"]
@@ -133,7 +134,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
                 machine["dataset"] = _held(buffer.recorded, time.perf_counter() - started)
             agent.load_state_dict(agent_state["agent"])
             torch.set_rng_state(agent_state["torch_rng"])
-            state = LoopState(**agent_state["loop"])
+            state = saved_state(agent_state["loop"], config)
             state.resets += 1
             buffer.end_episodes()  # the envs restart: episodes in progress end here
             if conventions.terminal_on_success is not None:  # maybe decided after it
@@ -168,8 +169,8 @@ def _check_resumable(run_dir: Path, config: TrainConfig) -> None:
             f"run {str(run_dir)!r} failed before its first checkpoint, so there is nothing to "
             "resume: run the same command without --resume (it replaces that directory)"
         )
-    saved = checkpoint_state(run_dir)
-    if saved.get("phase") == "offline":
+    saved = asdict(saved_state(checkpoint_state(run_dir), config))
+    if saved["phase"] == "offline":
         done = int(saved["updates"])
         if done < config.offline_steps or config.steps:
             return

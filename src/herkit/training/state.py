@@ -19,6 +19,7 @@ __all__ = [
     "clock",
     "position",
     "progress_row",
+    "saved_state",
     "steps_done",
     "summary_of",
     "target_reached",
@@ -85,6 +86,15 @@ def progress_row(state: LoopState, metrics: dict[str, float], episodes: int) -> 
         "success_rate": state.success_rate,
         **metrics,
     }
+
+
+def saved_state(loop: dict[str, Any], config: TrainConfig) -> LoopState:
+    """The counters a checkpoint saved (``loop``), for a run with ``config``: a checkpoint
+    written before runs had phases is offline where its run trained on a dataset and made
+    no env step."""
+    if "phase" not in loop:
+        loop = loop | {"phase": "offline" if config.dataset and not loop["env_steps"] else "online"}
+    return LoopState(**loop)
 
 
 def clock(state: LoopState) -> int:

@@ -487,8 +487,11 @@ def test_an_unforeseen_error_is_one_line_with_the_traceback_kept(
     assert_left_clean(run)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(
+    ("kind", "signum"),
+    # SIGTERM to an online run: tests/test_cli.py, in a subprocess, its workers too
+    [("online", signal.SIGINT), ("offline", signal.SIGINT), ("offline", signal.SIGTERM)],
+)
 def test_a_signal_writes_a_checkpoint_where_it_stopped_and_keeps_everything(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -510,13 +513,13 @@ def test_a_signal_writes_a_checkpoint_where_it_stopped_and_keeps_everything(
         return reached
 
     run = tmp_path / "run"
-    args = kind_args(kind, run, steps=1000)
+    args = kind_args(kind, run, steps=800)
     monkeypatch.setattr(TrainingRun, "evaluate_and_log", signalled)
     code, stderr = run_in_process(args, capsys)
     paths = RunPaths(run)
     assert code == EXIT_CODES["interrupted"] == 130, stderr
     stopped = checkpoint_steps(run)
-    assert 400 <= stopped < 600  # where the signal came, not at the end
+    assert 400 <= stopped < 600  # where the signal came, not at the end (800)
     unit = "gradient steps" if kind == "offline" else "env steps"
     assert closing_line(stderr) == (
         f"herkit: interrupted at {stopped:,} {unit}, checkpoint written; continue with: "
@@ -526,7 +529,7 @@ def test_a_signal_writes_a_checkpoint_where_it_stopped_and_keeps_everything(
     assert json.loads(paths.summary.read_text())["interrupted"] is True
     assert not paths.lock.exists()
     monkeypatch.undo()
-    assert_resumes(run, steps=1000)
+    assert_resumes(run, steps=800)
 
 
 def test_a_policy_that_gives_nan_actions_stops_before_the_env_steps(

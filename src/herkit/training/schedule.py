@@ -14,6 +14,7 @@ the same schedule; they start again at the second phase (:meth:`Schedule.go_onli
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from herkit.config.train import TrainConfig
@@ -67,15 +68,21 @@ class Schedule:
         self.context = context
         self.steps_per_iteration = config.n_envs * context.world_size
 
+    def planned(self) -> int:
+        """Where the run will be once the updates owed have run (they run before anything
+        due is done): its clock, and the gradient steps owed while it trains on a dataset."""
+        owed = math.ceil(self.state.owed_updates) if self.state.phase == "offline" else 0
+        return clock(self.state) + owed
+
     @property
     def offline_done(self) -> bool:
         """Whether the run's gradient steps on its dataset alone are done (or it has none)."""
-        return self.state.phase != "offline" or clock(self.state) >= self.offline_steps
+        return self.state.phase != "offline" or self.planned() >= self.offline_steps
 
     def due(self, stop: StopOnSignal) -> Due:
         """What is due now (after a step)."""
         state = self.state
-        now = clock(state)
+        now = self.planned()
         interrupted = self._stop_requested(stop)
         if state.phase == "offline":
             phase_over = now >= self.offline_steps

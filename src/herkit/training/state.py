@@ -4,7 +4,6 @@ run's ``progress.csv`` rows and ``summary.json`` say of them."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,11 +97,9 @@ def saved_state(loop: dict[str, Any], config: TrainConfig) -> LoopState:
 
 
 def clock(state: LoopState) -> int:
-    """Where the run is in its phase's unit: gradient steps while it trains on its dataset
-    alone (those owed counted: they run before anything is evaluated), else env steps."""
-    if state.phase == "offline":
-        return state.updates + math.ceil(state.owed_updates)
-    return state.env_steps
+    """Where the run is in its phase's unit: gradient steps made while it trains on its
+    dataset alone, else env steps."""
+    return state.updates if state.phase == "offline" else state.env_steps
 
 
 def position(state: LoopState) -> str:

@@ -67,6 +67,19 @@ def test_an_offline_run_trains_gradient_steps_and_evaluates_every_task(dataset, 
     assert saved["dataset"] == str(dataset) and saved["algo"] == algo
 
 
+def test_standardised_inputs_count_every_state_of_the_dataset(dataset, tmp_path):
+    from herkit.rundir.checkpoint import load_agent_state
+    from herkit.training.loop import train
+
+    standardised = GCIVLConfig(hidden=(16, 16), batch_size=32, normalize_inputs=True)
+    train(offline(dataset, tmp_path / "run", gcivl=standardised))
+    counted = load_agent_state(tmp_path / "run")["agent"]["obs_normalizer"]["count"]
+    assert counted == 3 * 101  # every state of its 3 episodes of 101, once
+    raw = train(offline(dataset, tmp_path / "raw"))
+    assert raw["updates"] == 30
+    assert load_agent_state(tmp_path / "raw")["agent"]["obs_normalizer"]["count"] == 0
+
+
 def test_herkit_eval_plays_each_task_of_an_offline_run(dataset, tmp_path):
     from herkit.training.evaluation import evaluate_run
     from herkit.training.loop import train

@@ -103,9 +103,9 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         tasks = _tasks(config)
         agent, buffer = build(config, envs, context, conventions, recorded)
         machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
-        if recorded is not None:
-            _count_states(agent, recorded)
-            machine["dataset"] = _held(recorded, loaded_s)
+        if buffer.recorded is not None:  # the dataset as the buffer holds it
+            _count_states(agent, buffer.recorded)
+            machine["dataset"] = _held(buffer.recorded, loaded_s)
         config = _choose_update(config, agent, envs, buffer, context, machine)
         overlap = config.overlap and envs.workers > 0
         if main:  # only now: a bad env id or algorithm leaves no run directory behind

@@ -494,16 +494,19 @@ def time_bad_datasets(args: argparse.Namespace) -> None:
 
 def time_threads(args: argparse.Namespace) -> None:
     """The guide's offline command (GCIVL, 3 x 256, batch 256) for ``--updates`` gradient
-    steps with its default threads and with each of ``--threads``, one after another:
-    gradient steps per second of training (evaluation and start-up left out)."""
+    steps with its default threads and with each of ``--threads``, one after another, on
+    a machine to itself or beside ``--beside`` busy processes (a loop each): gradient steps
+    per second of training (evaluation and start-up left out)."""
     data = Path(args.data)
     if not data.is_file():
         raise SystemExit(f"no dataset at {data}: make it first (python benchmarks/offline.py data)")
     import subprocess
     import tempfile
 
+    busy = [f"{sys.executable}", "-c", "while True: pass"]
     for round_ in range(args.rounds):
         for threads in (None, *args.threads):
+            others = [subprocess.Popen(busy) for _ in range(args.beside)]
             with tempfile.TemporaryDirectory() as tmp:
                 command = [
                     sys.executable,
@@ -530,15 +533,22 @@ def time_threads(args: argparse.Namespace) -> None:
                 ]
                 if threads is not None:
                     command += ["--torch-threads", str(threads)]
-                subprocess.run(command, check=True, capture_output=True, text=True)
+                try:
+                    done = subprocess.run(command, check=True, capture_output=True, text=True)
+                finally:
+                    for other in others:
+                        other.kill()
                 with open(Path(tmp) / "run" / "progress.csv") as file:
                     row = list(csv.DictReader(file))[-1]
                 config = json.loads((Path(tmp) / "run" / "config.json").read_text())
+            said = [line for line in done.stderr.splitlines() if "machine:" in line]
             rate = float(row["updates"]) / (float(row["wall_s"]) - float(row["eval_s"]))
             name = "default" if threads is None else f"{threads} thread{'s' * (threads > 1)}"
             run = {
                 "torch_threads": config["torch_threads"],
                 "given": threads is not None,
+                "beside": args.beside,
+                "machine_lines": said,
                 "gradient_steps_per_s": rate,
                 "updates": args.updates,
                 "round": round_,
@@ -546,13 +556,13 @@ def time_threads(args: argparse.Namespace) -> None:
                 "update_mode": config["machine"].get("update_mode"),
                 **code_version(),
                 "command": f"python benchmarks/offline.py threads --updates {args.updates} "
-                f"--rounds {args.rounds} --record",
+                f"--rounds {args.rounds} --beside {args.beside} --record",
             }
             print(
-                f"round {round_}: {name} ({config['torch_threads']} threads): "
-                f"{rate:.1f} gradient steps/s"
+                f"beside {args.beside}, round {round_}: {name} ({config['torch_threads']} "
+                f"threads): {rate:.1f} gradient steps/s; {' '.join(said[1:])}"
             )
-            add_run(SPEED_RECORD, f"{name}/round{round_}", run, machine())
+            add_run(SPEED_RECORD, f"beside{args.beside}/{name}/round{round_}", run, machine())
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -612,6 +622,7 @@ def main(argv: list[str] | None = None) -> None:
     threads.add_argument("--updates", type=int, default=3000)
     threads.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     threads.add_argument("--rounds", type=int, default=2)
+    threads.add_argument("--beside", type=int, default=0, help="busy processes beside the run")
     threads.add_argument("--data", default=str(DATA))
     threads.set_defaults(run=time_threads)
     args = parser.parse_args(argv)

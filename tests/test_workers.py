@@ -142,3 +142,47 @@ def test_core_plan_fits_threads_and_workers_into_the_cores(monkeypatch: pytest.M
         two.describe()
         == "8 envs in 1 worker process (8 each), torch on 1 thread (chosen for 2 CPU cores)"
     )
+    alone = plan_cores(1, None, None, gpu=False, alone=True)  # a run on a dataset
+    assert (alone.torch_threads, alone.env_workers) == (2, 0)
+    assert alone.describe() == (
+        "1 env in the trainer process, torch on 2 threads (chosen for 2 CPU cores, nothing "
+        "stepping beside it)"
+    )
+    assert plan_cores(1, None, None, gpu=True, alone=True).torch_threads == 1
+
+
+def test_torch_gets_the_cores_other_processes_leave_it() -> None:
+    """Ticks of a 2-core machine as the watch reads them: the others' share is what the
+    machine was busy beyond this process."""
+    from herkit.runtime.cores import CoreWatch
+
+    now, busy, total, own = [0.0], [0.0], [0.0], [0.0]
+
+    def interval(seconds: float, mine: float, others: float) -> None:
+        """``seconds`` pass, this process busy on ``mine`` cores, the others on ``others``."""
+        now[0] += seconds
+        total[0] += 2 * 100 * seconds
+        own[0] += 100 * seconds * mine
+        busy[0] += 100 * seconds * (mine + others)
+
+    watch = CoreWatch(
+        2,
+        2,
+        every_s=5.0,
+        machine=lambda: (busy[0], total[0]),
+        own=lambda: own[0],
+        clock=lambda: now[0],
+    )
+    interval(6, mine=2.0, others=0.0)
+    assert watch.check() is None and watch.threads == 2  # alone: as planned
+    interval(6, mine=1.0, others=1.0)
+    assert watch.check() == 1 and watch.others == pytest.approx(1.0)
+    interval(2, mine=1.0, others=0.0)
+    assert watch.check() is None  # a look every 5 s at most
+    interval(6, mine=1.0, others=0.5)  # between drop (0.6) and free (0.3): as it is
+    assert watch.check() is None and watch.threads == 1
+    interval(6, mine=1.0, others=0.1)
+    assert watch.check() == 2
+    stuck = CoreWatch(2, 2, machine=lambda: (0.0, 0.0), own=lambda: 0.0, clock=lambda: now[0])
+    interval(60, mine=1.0, others=1.0)
+    assert stuck.check() is None  # no /proc: the plan stands

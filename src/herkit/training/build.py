@@ -203,6 +203,7 @@ def plan_run_cores(config: TrainConfig, n_envs: int, env_workers: int | None) ->
         env_workers,
         gpu=_on_gpu(config),
         local_ranks=int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
+        alone=config.dataset is not None,
     )
 
 

@@ -57,6 +57,7 @@ class TrainingRun:
         self.learner = Learner.of_run(
             parts.config, context=parts.context, agent=parts.agent, buffer=parts.buffer,
             state=state, metrics=self.metrics, records=self.outputs.records,
+            machine_cores=parts.machine["cores"],
         )  # fmt: skip
         self.schedule = Schedule(parts.config, state, parts.context)
         self.started = time.perf_counter() - state.wall_s

@@ -118,8 +118,15 @@ ZOO = [
 CHECKS: dict[str, tuple[bool, list[str]]] = {
     "core": (False, ["python no_torch.py", "python quickstart.py"]),
     "train": (True, [f"herkit train {QUICK_TRAIN} --out run", "herkit eval run --episodes 3"]),
-    "report": (False, ["python synthetic_run.py run", "herkit plot run -o curves.png",
-                       "herkit report run -o report.html", "python no_torch.py"]),
+    "report": (
+        False,
+        [
+            "python synthetic_run.py run",
+            "herkit plot run -o curves.png",
+            "herkit report run -o report.html",
+            "python no_torch.py",
+        ],
+    ),
     "video": (False, ["python video.py", "python no_torch.py"]),
     "robotics": (False, ["python robotics.py", "python no_torch.py"]),
     "offline": (False, ["python offline.py", "python no_torch.py"]),
@@ -127,13 +134,25 @@ CHECKS: dict[str, tuple[bool, list[str]]] = {
     "zoo": (True, ZOO),
     "bench": (True, ["python peers.py"]),
     "docs": (False, [f"python -m sphinx -W -q -b html {ROOT / 'docs'} site"]),
-    "dev": (False, ["python -m pytest --version", "python -m ruff --version",
-                    "python -m mypy --version", f"python {ROOT / '.ci' / 'tools.py'} check"]),
-    "all": (True, [f"herkit train FetchReach-v4 {QUICK_TRAIN} --out run",
-                   "herkit report run -o report.html",
-                   "herkit eval run --episodes 2 --video run.gif",
-                   "python -c 'import herkit.sb3'"]),
-}  # fmt: skip
+    "dev": (
+        False,
+        [
+            "python -m pytest --version",
+            "python -m ruff --version",
+            "python -m mypy --version",
+            f"python {ROOT / '.ci' / 'tools.py'} check",
+        ],
+    ),
+    "all": (
+        True,
+        [
+            f"herkit train FetchReach-v4 {QUICK_TRAIN} --out run",
+            "herkit report run -o report.html",
+            "herkit eval run --episodes 2 --video run.gif",
+            "python -c 'import herkit.sb3'",
+        ],
+    ),
+}
 """For each extra (and the core, with none): whether torch comes first, and the commands
 that show it does what it is for, run in a fresh directory of the extra's environment."""
 
@@ -149,7 +168,7 @@ FILES = {
     "offline.py": OFFLINE,
     "peers.py": PEERS,
     "herkit_her.yml": ZOO_CONFIG,
-}  # fmt: skip
+}
 """The files the checks run, written into each fresh directory (the README's examples as
 written)."""
 
@@ -169,8 +188,20 @@ def run(command: list[str] | str, cwd: Path, env: dict[str, str] | None = None) 
 def build(work: Path) -> Path:
     """The wheel and sdist of this checkout, checked by twine; returns the wheel."""
     python = sys.executable
-    run([python, "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt"), "build",
-         "twine"], ROOT)  # fmt: skip
+    run(
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "-c",
+            str(ROOT / "constraints.txt"),
+            "build",
+            "twine",
+        ],
+        ROOT,
+    )
     run([python, "-m", "build", "--outdir", str(work / "dist"), str(ROOT)], ROOT)
     run([python, "-m", "twine", "check", "--strict", *map(str, (work / "dist").iterdir())], ROOT)
     return next((work / "dist").glob("herkit-*.whl"))
@@ -183,8 +214,11 @@ def check(extra: str, wheel: Path, work: Path) -> float:
     venv = work / f"venv-{extra}"
     run([sys.executable, "-m", "venv", str(venv)], work)
     bin_dir = venv / "bin"
-    env = os.environ | {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-                        "VIRTUAL_ENV": str(venv), "MPLBACKEND": "Agg"}  # fmt: skip
+    env = os.environ | {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "VIRTUAL_ENV": str(venv),
+        "MPLBACKEND": "Agg",
+    }
     env.pop("PYTHONPATH", None)
     pip = [str(bin_dir / "python"), "-m", "pip", "install", "-q"]
     if torch_first:
@@ -213,8 +247,10 @@ def main() -> int:
         work = Path(tmp)
         wheel = build(work)
         times = {extra: check(extra, wheel, work) for extra in chosen}
-    print("extras: each alone in a fresh environment: "
-          + ", ".join(f"{extra} {seconds:.0f} s" for extra, seconds in times.items()))  # fmt: skip
+    print(
+        "extras: each alone in a fresh environment: "
+        + ", ".join(f"{extra} {seconds:.0f} s" for extra, seconds in times.items())
+    )
     return 0
 
 

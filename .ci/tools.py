@@ -51,8 +51,11 @@ def tools() -> list[str]:
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
-    names = [re.split(r"[\s;<>=!~\[]", item, maxsplit=1)[0] for extra in PINNED_EXTRAS
-             for item in extras[extra]]  # fmt: skip
+    names = [
+        re.split(r"[\s;<>=!~\[]", item, maxsplit=1)[0]
+        for extra in PINNED_EXTRAS
+        for item in extras[extra]
+    ]
     return sorted({canonical(name) for name in [*names, *CI_TOOLS]})
 
 
@@ -61,8 +64,9 @@ def problems(installed: bool = True) -> list[str]:
     installed at another version than its pin."""
     pinned, wanted = pins(), tools()
     found = [f"{name} is not pinned in constraints.txt" for name in wanted if name not in pinned]
-    found += [f"constraints.txt pins {name}, which no tool needs" for name in pinned
-              if name not in wanted]  # fmt: skip
+    found += [
+        f"constraints.txt pins {name}, which no tool needs" for name in pinned if name not in wanted
+    ]
     if installed:
         for name, version in pinned.items():
             try:
@@ -76,8 +80,12 @@ def problems(installed: bool = True) -> list[str]:
 
 def newest(name: str) -> str:
     """The newest release of ``name`` on the package index (pip's own answer)."""
-    done = subprocess.run([sys.executable, "-m", "pip", "index", "versions", name],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", name],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     match = re.search(r"\(([^)]+)\)", done.stdout.splitlines()[0])
     if match is None:
         raise ValueError(f"pip index versions {name}: no version in {done.stdout!r}")
@@ -91,8 +99,9 @@ def refresh() -> None:
         latest = newest(name)
         if latest != version:
             print(f"{name}: {version} -> {latest}")
-            text = re.sub(rf"(?im)^{re.escape(name).replace('-', '[-_.]')}==\S+",
-                          f"{name}=={latest}", text)  # fmt: skip
+            text = re.sub(
+                rf"(?im)^{re.escape(name).replace('-', '[-_.]')}==\S+", f"{name}=={latest}", text
+            )
     CONSTRAINTS.write_text(text)
 
 

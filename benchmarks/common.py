@@ -113,19 +113,25 @@ def worktree(rev: str) -> Iterator[Path]:
     """A temporary git worktree of ``rev`` (removed afterwards): the code to compare with."""
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "old"
-        subprocess.run(["git", "worktree", "add", "--detach", str(tree), rev],
-                       check=True, cwd=ROOT, capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(tree), rev],
+            check=True,
+            cwd=ROOT,
+            capture_output=True,
+        )
         try:
             yield tree
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT,
-                           check=False)  # fmt: skip
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False
+            )
 
 
 def commit_of(rev: str) -> str:
     """The full hash of a git revision."""
-    return subprocess.run(["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True,
-                          check=True).stdout.strip()  # fmt: skip
+    return subprocess.run(
+        ["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 @contextmanager

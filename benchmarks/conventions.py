@@ -50,8 +50,10 @@ def main() -> None:
             ends = f"{ends} ({how})"
         gamma = config.agent_config().gamma
         scale = ValueScale.of(found.reward_range, gamma, bool(found.terminal_on_success)).scale
-        print(f"| {env_id} | {' '.join(kwargs) or '-'} | {rewards} | {found.success_key} | "
-              f"{ends} | {scale:g} |")  # fmt: skip
+        print(
+            f"| {env_id} | {' '.join(kwargs) or '-'} | {rewards} | {found.success_key} | "
+            f"{ends} | {scale:g} |"
+        )
 
 
 if __name__ == "__main__":

@@ -24,9 +24,17 @@ from fetch import plot_curves, torchrun_train
 def run(ranks: int, steps: int, out: Path) -> dict:
     """One torchrun job of FetchPush-v4 with those settings; its record."""
     args = [
-        "--n-envs", "2", "--ddpg.batch-size", "256", "--updates-per-step", "0.5",
-        "--eval-every", str(steps // 10), "--eval-episodes", "10",
-    ]  # fmt: skip
+        "--n-envs",
+        "2",
+        "--ddpg.batch-size",
+        "256",
+        "--updates-per-step",
+        "0.5",
+        "--eval-every",
+        str(steps // 10),
+        "--eval-episodes",
+        "10",
+    ]
     return torchrun_train("FetchPush-v4", 0, ranks, steps, out, args)
 
 

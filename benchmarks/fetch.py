@@ -131,10 +131,18 @@ def table(records: dict[str, dict[str, Any]], tasks: list[str]) -> str:
             at_budget = f"stopped: {last:.2f} at {curve[-1]['env_steps']:,.0f}"
         else:
             at_budget = "-" if there is None else f"{there:.2f} at {budget:,}"
-        cells = [task, setting(record), str(record["seed"]), at(first),
-                 at(held_at(curve, target)), at_budget, str(eval_episodes(record)),
-                 f"{record['best_success']:.2f}", f"{record['env_steps_per_s']:.0f}",
-                 busy]  # fmt: skip
+        cells = [
+            task,
+            setting(record),
+            str(record["seed"]),
+            at(first),
+            at(held_at(curve, target)),
+            at_budget,
+            str(eval_episodes(record)),
+            f"{record['best_success']:.2f}",
+            f"{record['env_steps_per_s']:.0f}",
+            busy,
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -164,9 +172,16 @@ def torchrun_train(
     ``minutes`` the job gets SIGTERM after that wall time: it checkpoints and stops."""
     args = ["train", env_id, "--seed", str(seed), "--steps", str(steps), *herkit_args]
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone",
-        "--nproc-per-node", str(ranks), "-m", "herkit", *args,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        str(ranks),
+        "-m",
+        "herkit",
+        *args,
+    ]
     own = ["--out", str(out), "--no-progress", "--no-tensorboard", "--checkpoint-every", str(steps)]
     wall_file = out / "process_wall_s.txt"
     if not (out / "summary.json").exists():
@@ -241,8 +256,9 @@ def plot_curves(
         label = (
             f"{name} (seed {seeds})" if len(records) == 1 else f"{name}, median of seeds {seeds}"
         )
-        if any(record.get("shared") or (record.get("others_cores") or 0) > SHARED
-               for record in records):  # fmt: skip
+        if any(
+            record.get("shared") or (record.get("others_cores") or 0) > SHARED for record in records
+        ):
             label += ", shared machine: wall times not comparable"
         for record in records:
             curve = record["curve"]
@@ -292,9 +308,11 @@ def main() -> None:
         "--minutes", type=float, help="stop each run after this wall time (SIGTERM)"
     )
     parser.add_argument(
-        "--herkit-args", nargs=argparse.REMAINDER, default=HERKIT_ARGS,
+        "--herkit-args",
+        nargs=argparse.REMAINDER,
+        default=HERKIT_ARGS,
         help="flags for herkit train (the rest of the command line)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--plot-only", action="store_true", help="redraw the figures from docs/fetch.json"
     )

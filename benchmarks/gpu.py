@@ -33,14 +33,26 @@ from common import DOCS, ROOT, code_version, machine
 RECORD = DOCS / "gpu.json"
 WHEELS = ROOT / ".whl"
 CARRIED = (
-    "gymnasium==1.4.0", "farama-notifications==0.0.6", "gymnasium-robotics==1.4.2",
-    "mujoco==3.3.7", "glfw==2.11.0", "pyopengl==3.1.10", "pettingzoo==1.27.0", "tyro==1.0.17",
-    "docstring-parser==0.18.0", "typeguard==4.6.1",
-)  # fmt: skip
+    "gymnasium==1.4.0",
+    "farama-notifications==0.0.6",
+    "gymnasium-robotics==1.4.2",
+    "mujoco==3.3.7",
+    "glfw==2.11.0",
+    "pyopengl==3.1.10",
+    "pettingzoo==1.27.0",
+    "tyro==1.0.17",
+    "docstring-parser==0.18.0",
+    "typeguard==4.6.1",
+)
 """What herkit, its train extra and Fetch need beyond the GPU image's packages (its
 torch, numpy, rich, tensorboard, pytest, hypothesis, imageio...)."""
-PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
-             "manylinux2014_x86_64", "manylinux1_x86_64")  # fmt: skip
+PLATFORMS = (
+    "manylinux_2_28_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux1_x86_64",
+)
 
 
 def speed(json_out: Path) -> dict[str, Any]:
@@ -54,11 +66,26 @@ def wheels() -> None:
     """Download :data:`CARRIED` for CPython 3.12 on x86-64 Linux into ``.whl/``."""
     platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-         "--python-version", "3.12", "--implementation", "cp", *platforms, "--platform", "any",
-         "-d", str(WHEELS), *CARRIED],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            "3.12",
+            "--implementation",
+            "cp",
+            *platforms,
+            "--platform",
+            "any",
+            "-d",
+            str(WHEELS),
+            *CARRIED,
+        ],
         check=True,
-    )  # fmt: skip
+    )
 
 
 def read_run(directory: Path, name: str) -> dict[str, Any] | None:
@@ -74,10 +101,13 @@ def read_run(directory: Path, name: str) -> dict[str, Any] | None:
     if progress.exists():
         with open(progress, newline="") as file:
             run["curve"] = [
-                {key: float(row[key]) for key in ("env_steps", "updates", "wall_s", "sps",
-                                                  "ups", "success_rate") if row.get(key)}
+                {
+                    key: float(row[key])
+                    for key in ("env_steps", "updates", "wall_s", "sps", "ups", "success_rate")
+                    if row.get(key)
+                }
                 for row in csv.DictReader(file)
-            ]  # fmt: skip
+            ]
     return run
 
 
@@ -143,8 +173,11 @@ def main() -> None:
     result = speed(Path("/tmp/herkit-bench-update.json"))
     key = f"speed/{result['machine'].get('gpu') or 'cpu-only'}"
     store = json.loads(RECORD.read_text()) if RECORD.exists() else {}
-    store[key] = {"machine": machine() | {"gpu": result["machine"].get("gpu")},
-                  "code": code_version(), "rows": result["rows"]}  # fmt: skip
+    store[key] = {
+        "machine": machine() | {"gpu": result["machine"].get("gpu")},
+        "code": code_version(),
+        "rows": result["rows"],
+    }
     RECORD.write_text(json.dumps(store, indent=1))
     print(f"recorded {key} in {RECORD}")
 

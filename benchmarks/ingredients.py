@@ -49,18 +49,30 @@ def run(job: tuple[int, str, int]) -> dict[str, Any]:
         changes["dqn"] = dataclasses.replace(base.dqn, critic_layer_norm=True)
     with tempfile.TemporaryDirectory() as tmp:
         config = dataclasses.replace(
-            base, env_kwargs=(f"n_bits={n_bits}",), steps=BUDGETS[n_bits], seed=seed,
-            eval_every=BUDGETS[n_bits] // 20, eval_episodes=50, progress=False,
-            tensorboard=False, out=str(Path(tmp) / "run"), **changes,
-        )  # fmt: skip
+            base,
+            env_kwargs=(f"n_bits={n_bits}",),
+            steps=BUDGETS[n_bits],
+            seed=seed,
+            eval_every=BUDGETS[n_bits] // 20,
+            eval_episodes=50,
+            progress=False,
+            tensorboard=False,
+            out=str(Path(tmp) / "run"),
+            **changes,
+        )
         summary = train(config)
         rows = read_progress(Path(tmp) / "run" / "progress.csv")
     curve = [(int(row["env_steps"]), float(row["success_rate"])) for row in rows]
     first = next((steps for steps, success in curve if success >= 0.9), None)
     return {
-        "n_bits": n_bits, "variant": variant, "seed": seed, "first_0.9_at": first,
-        "final": summary["success_rate"], "wall_s": summary["wall_s"], "curve": curve,
-    }  # fmt: skip
+        "n_bits": n_bits,
+        "variant": variant,
+        "seed": seed,
+        "first_0.9_at": first,
+        "final": summary["success_rate"],
+        "wall_s": summary["wall_s"],
+        "curve": curve,
+    }
 
 
 def main() -> None:
@@ -71,15 +83,17 @@ def main() -> None:
     jobs = [(n, v, s) for n in BUDGETS for v in VARIANTS for s in args.seeds]
     with Pool(args.workers) as pool:
         rows = pool.map(run, jobs, chunksize=1)
-    RECORD.write_text(json.dumps({"machine": machine(), "code": code_version(), "runs": rows},
-                                 indent=1))  # fmt: skip
+    RECORD.write_text(
+        json.dumps({"machine": machine(), "code": code_version(), "runs": rows}, indent=1)
+    )
     print("| bits | variant | first >= 0.9 at (env steps, per seed) | final success |")
     print("|---:|---|---|---|")
     for n_bits in BUDGETS:
         for variant in VARIANTS:
             mine = [r for r in rows if r["n_bits"] == n_bits and r["variant"] == variant]
-            firsts = ", ".join(f"{r['first_0.9_at']:,}" if r["first_0.9_at"] else "never"
-                               for r in mine)  # fmt: skip
+            firsts = ", ".join(
+                f"{r['first_0.9_at']:,}" if r["first_0.9_at"] else "never" for r in mine
+            )
             finals = ", ".join(f"{r['final']:.2f}" for r in mine)
             print(f"| {n_bits} | {variant} | {firsts} | {finals} |")
 

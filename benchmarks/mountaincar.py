@@ -51,11 +51,28 @@ COLUMNS = ("env_steps", "wall_s", "success_rate", "train_success_rate")
 def train(goals: str, strategy: str, seed: int, steps: int, out: Path) -> list[dict[str, float]]:
     """One ``herkit train`` run with the preset; its progress rows."""
     command = [
-        sys.executable, "-m", "herkit", "train", ENV_ID, "--strategy", strategy,
-        "--seed", str(seed), "--steps", str(steps), "--eval-every", str(EVAL_EVERY),
-        "--out", str(out), "--no-progress", "--no-tensorboard", "--torch-threads", "1",
-        "--checkpoint-every", str(steps),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "herkit",
+        "train",
+        ENV_ID,
+        "--strategy",
+        strategy,
+        "--seed",
+        str(seed),
+        "--steps",
+        str(steps),
+        "--eval-every",
+        str(EVAL_EVERY),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-tensorboard",
+        "--torch-threads",
+        "1",
+        "--checkpoint-every",
+        str(steps),
+    ]
     if GOALS[goals]:
         command += ["--env-kwargs", *GOALS[goals]]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
@@ -144,17 +161,23 @@ def table(records: dict[str, Any]) -> str:
     ]
     for goals in GOALS:
         for strategy in STRATEGIES:
-            runs = sorted((r for r in records.values()
-                           if (r["goals"], r["strategy"]) == (goals, strategy)),
-                          key=lambda r: r["seed"])  # fmt: skip
+            runs = sorted(
+                (r for r in records.values() if (r["goals"], r["strategy"]) == (goals, strategy)),
+                key=lambda r: r["seed"],
+            )
             if not runs:
                 continue
             name = "DQN" if strategy == "none" else f"DQN+HER {strategy}"
             columns = [
-                goals, name, f"{runs[0]['steps']:,}", cells(runs, "first_0.9_env_steps"),
-                cells(runs, "first_0.9_wall_s", ".0f"), cells(runs, "first_train_success_by"),
-                cells(runs, "final_success", ".2f"), cells(runs, "mean_success", ".2f"),
-            ]  # fmt: skip
+                goals,
+                name,
+                f"{runs[0]['steps']:,}",
+                cells(runs, "first_0.9_env_steps"),
+                cells(runs, "first_0.9_wall_s", ".0f"),
+                cells(runs, "first_train_success_by"),
+                cells(runs, "final_success", ".2f"),
+                cells(runs, "mean_success", ".2f"),
+            ]
             lines.append("| " + " | ".join(columns) + " |")
     return "\n".join(lines)
 
@@ -182,10 +205,15 @@ def main() -> None:
                     record = json.loads(RECORD.read_text()) if RECORD.exists() else {}
                     records = record.get("runs", {})  # the file's runs, this one added below
                     records[f"{goals}/{strategy}/seed{seed}"] = {
-                        "goals": goals, "strategy": strategy, "seed": seed, "steps": args.steps,
-                        "process_wall_s": round(total, 1), **found, "rows": rows,
+                        "goals": goals,
+                        "strategy": strategy,
+                        "seed": seed,
+                        "steps": args.steps,
+                        "process_wall_s": round(total, 1),
+                        **found,
+                        "rows": rows,
                         "code": code_version(),
-                    }  # fmt: skip
+                    }
                     record |= {"machine": machine(), "runs": records}
                     RECORD.write_text(json.dumps(record, indent=1))
     records = json.loads(RECORD.read_text())["runs"]

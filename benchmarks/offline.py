@@ -180,8 +180,10 @@ def table(_: argparse.Namespace) -> None:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for key, run in runs.items():
         groups.setdefault((key.rsplit("/", 2)[0], run["algo"]), []).append(run)
-    print("| budget | algo | seeds | herkit success % | tasks 1-5 % | OGBench % (8 seeds) | "
-          "wall min |")  # fmt: skip
+    print(
+        "| budget | algo | seeds | herkit success % | tasks 1-5 % | OGBench % (8 seeds) | "
+        "wall min |"
+    )
     print("|---|---|---|---|---|---|---|")
     for (tag, algo), group in sorted(groups.items(), key=lambda item: ALGOS.index(item[0][1])):
         values = [100 * run["success"] for run in group]
@@ -193,8 +195,10 @@ def table(_: argparse.Namespace) -> None:
         mean, std = OGBENCH[algo]
         seeds = ", ".join(str(run["seed"]) for run in group)
         wall = " / ".join(f"{run['wall_s'] / 60:.0f}" for run in group)
-        print(f"| {tag} | {algo} | {seeds} | {statistics.fmean(values):.0f}{spread} | "
-              f"{per_task} | {mean:.0f} ± {std:.0f} | {wall} |")  # fmt: skip
+        print(
+            f"| {tag} | {algo} | {seeds} | {statistics.fmean(values):.0f}{spread} | "
+            f"{per_task} | {mean:.0f} ± {std:.0f} | {wall} |"
+        )
 
 
 OGBENCH_CONFIG = {

@@ -31,30 +31,44 @@ from herkit.training.loop import train
 RECORD = DOCS / "overlap.json"
 TASKS: dict[str, dict[str, Any]] = {
     "herkit/BitFlip-v0": {
-        "steps": 10_000, "eval_every": 1_000, "eval_episodes": 50, "env_workers": 1,
+        "steps": 10_000,
+        "eval_every": 1_000,
+        "eval_episodes": 50,
+        "env_workers": 1,
     },
     "FetchReach-v4": {"steps": 5_000, "eval_every": 500, "eval_episodes": 20},
-}  # fmt: skip
+}
 
 
 def run(env_id: str, seed: int, precision: str, overlap: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         config = dataclasses.replace(
-            preset_config(env_id), seed=seed, precision=precision, overlap=overlap,
-            torch_threads=1, progress=False, tensorboard=False, out=str(Path(tmp) / "run"),
+            preset_config(env_id),
+            seed=seed,
+            precision=precision,
+            overlap=overlap,
+            torch_threads=1,
+            progress=False,
+            tensorboard=False,
+            out=str(Path(tmp) / "run"),
             **TASKS[env_id],
-        )  # fmt: skip
+        )
         summary = train(config)
         rows = read_progress(Path(tmp) / "run")
     curve = [(int(row["env_steps"]), float(row["success_rate"])) for row in rows]
     first = next((steps for steps, success in curve if success >= 0.9), None)
     return {
-        "env_id": env_id, "seed": seed, "precision": precision, "overlap": overlap,
-        "success_rate": summary["success_rate"], "first_0.9_at": first,
-        "wall_s": summary["wall_s"], "training_s": round(
-            float(rows[-1]["wall_s"]) - float(rows[-1]["eval_s"]), 2
-        ), "updates": summary["updates"], "curve": curve,
-    }  # fmt: skip
+        "env_id": env_id,
+        "seed": seed,
+        "precision": precision,
+        "overlap": overlap,
+        "success_rate": summary["success_rate"],
+        "first_0.9_at": first,
+        "wall_s": summary["wall_s"],
+        "training_s": round(float(rows[-1]["wall_s"]) - float(rows[-1]["eval_s"]), 2),
+        "updates": summary["updates"],
+        "curve": curve,
+    }
 
 
 def main() -> None:
@@ -71,9 +85,11 @@ def main() -> None:
                     row = run(env_id, seed, precision, overlap)
                     key = f"{env_id}/seed{seed}/{precision}/{'overlap' if overlap else 'wait'}"
                     add_run(RECORD, key, row, info)
-                    print(f"{key}: final {row['success_rate']:.2f}, first >= 0.9 at "
-                          f"{row['first_0.9_at']}, training {row['training_s']:.1f} s",
-                          flush=True)  # fmt: skip
+                    print(
+                        f"{key}: final {row['success_rate']:.2f}, first >= 0.9 at "
+                        f"{row['first_0.9_at']}, training {row['training_s']:.1f} s",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

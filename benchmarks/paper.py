@@ -86,11 +86,13 @@ def settings_of(figure: str) -> list[Setting]:
         return [Setting("ddpg, one goal", plain + one), Setting("ddpg+her, one goal", her + one)]
     if figure == "fig6":
         return [
-            Setting(f"{name}, shaped lambda={lam:g} p={p:g}",
-                    (*flags, "--shaped-reward", f"{lam:g}", f"{p:g}"))
+            Setting(
+                f"{name}, shaped lambda={lam:g} p={p:g}",
+                (*flags, "--shaped-reward", f"{lam:g}", f"{p:g}"),
+            )
             for lam, p in SHAPINGS
             for name, flags in (("ddpg", plain), ("ddpg+her", her))
-        ]  # fmt: skip
+        ]
     if figure == "fig7":
         grid = [
             Setting(f"{strategy} k={k}", ("--strategy", strategy, "--k", str(k)))
@@ -158,25 +160,46 @@ def train(figure: str, task: str, setting: Setting, seed: int, steps: int, out: 
     if state.startswith("stopped"):
         command = ["--resume", str(out), *common]
     else:
-        command = [task, *setting.flags, "--seed", str(seed), "--out", str(out), "--overwrite",
-                   "--checkpoint-every", str(CHECKPOINT_EVERY), *common]  # fmt: skip
+        command = [
+            task,
+            *setting.flags,
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+            "--overwrite",
+            "--checkpoint-every",
+            str(CHECKPOINT_EVERY),
+            *common,
+        ]
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f"{out.name}.log", "a") as log:
         print(f"{figure} {task} {setting.name} seed {seed}: {state}", flush=True)
         started = time.time()
-        done = subprocess.run([sys.executable, "-m", "herkit", "train", *command],
-                              stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "herkit", "train", *command],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+        )
     if done.returncode != 0:
         print(f"  exit code {done.returncode}: see {out.parent / out.name}.log", flush=True)
         return
     here = machine()
     record = {
-        "figure": figure, "task": task, "setting": setting.name, "flags": list(setting.flags),
-        "seed": seed, "steps": steps, "curve": curve_of(out),
+        "figure": figure,
+        "task": task,
+        "setting": setting.name,
+        "flags": list(setting.flags),
+        "seed": seed,
+        "steps": steps,
+        "curve": curve_of(out),
         "wall_s": json.loads((out / "summary.json").read_text()).get("wall_s"),
-        "this_session_s": round(time.time() - started, 1), "resumed": state != "new",
-        "code": code_version(), "cpu": f"{here['processor']}, {here['cpus']} cores",
-    }  # fmt: skip
+        "this_session_s": round(time.time() - started, 1),
+        "resumed": state != "new",
+        "code": code_version(),
+        "cpu": f"{here['processor']}, {here['cpus']} cores",
+    }
     add_run(RECORD, f"{figure}/{task}/{setting.name}/seed{seed}", record, here)
     refresh_page()
     print(f"  highest {highest(record):.2f}, average {average(record):.2f}", flush=True)
@@ -187,10 +210,14 @@ def curve_of(out: Path) -> list[dict[str, float]]:
     from herkit.rundir.logs import read_progress
 
     return [
-        {"env_steps": int(row["env_steps"]), "success_rate": float(row["success_rate"]),
-         "wall_s": float(row["wall_s"])}
-        for row in read_progress(out) if "success_rate" in row
-    ]  # fmt: skip
+        {
+            "env_steps": int(row["env_steps"]),
+            "success_rate": float(row["success_rate"]),
+            "wall_s": float(row["wall_s"]),
+        }
+        for row in read_progress(out)
+        if "success_rate" in row
+    ]
 
 
 def highest(record: dict[str, Any]) -> float:
@@ -226,8 +253,10 @@ def records_of(figure: str) -> dict[str, list[dict[str, Any]]]:
 def table(figure: str) -> str:
     """A markdown table of a figure's runs: per task and setting, the seeds, the highest and
     the average success (mean over seeds, with each seed's), and the last evaluation."""
-    rows = ["| task | setting | seeds | highest success | average success | last evaluation |",
-            "|---|---|---|---|---|---|"]  # fmt: skip
+    rows = [
+        "| task | setting | seeds | highest success | average success | last evaluation |",
+        "|---|---|---|---|---|---|",
+    ]
     for key, records in records_of(figure).items():
         task, name = key.split("/", 1)
         records = sorted(records, key=lambda r: r["seed"])
@@ -355,22 +384,41 @@ def draw(figure: str) -> Path:
             for row, (measure, title) in enumerate(((highest, "highest"), (average, "average"))):
                 axis = axes[row][column]
                 for index, strategy in enumerate(STRATEGIES):
-                    points = [(k, [measure(r) for r in groups.get(f"{task}/{strategy} k={k}", [])])
-                              for k in KS]  # fmt: skip
+                    points = [
+                        (k, [measure(r) for r in groups.get(f"{task}/{strategy} k={k}", [])])
+                        for k in KS
+                    ]
                     points = [(k, values) for k, values in points if values]
                     if points:
                         ks, values = zip(*points, strict=True)
                         means = [statistics.fmean(v) for v in values]
                         low = [m - min(v) for m, v in zip(means, values, strict=True)]
                         high = [max(v) - m for m, v in zip(means, values, strict=True)]
-                        axis.errorbar(ks, means, yerr=[low, high], marker="o", capsize=3,
-                                      color=f"C{index}", label=strategy)  # fmt: skip
+                        axis.errorbar(
+                            ks,
+                            means,
+                            yerr=[low, high],
+                            marker="o",
+                            capsize=3,
+                            color=f"C{index}",
+                            label=strategy,
+                        )
                 if none := groups.get(f"{task}/none"):
-                    axis.axhline(statistics.fmean(measure(r) for r in none), color="grey",
-                                 linestyle="--", label="none (no HER)")  # fmt: skip
-                axis.set(xscale="log", xticks=KS, xticklabels=[str(k) for k in KS], xlabel="k",
-                         ylabel=f"{title} success rate", ylim=(-0.02, 1.02),
-                         title=task)  # fmt: skip
+                    axis.axhline(
+                        statistics.fmean(measure(r) for r in none),
+                        color="grey",
+                        linestyle="--",
+                        label="none (no HER)",
+                    )
+                axis.set(
+                    xscale="log",
+                    xticks=KS,
+                    xticklabels=[str(k) for k in KS],
+                    xlabel="k",
+                    ylabel=f"{title} success rate",
+                    ylim=(-0.02, 1.02),
+                    title=task,
+                )
                 axis.grid(alpha=0.3)
         axes[0][0].legend(fontsize=8)
     else:
@@ -380,19 +428,30 @@ def draw(figure: str) -> Path:
             keys = [key for key in groups if key.startswith(f"{task}/")]
             for index, key in enumerate(keys):
                 records = groups[key]
-                common = sorted(set.intersection(*({p["env_steps"] for p in r["curve"]}
-                                                   for r in records)))  # fmt: skip
+                common = sorted(
+                    set.intersection(*({p["env_steps"] for p in r["curve"]} for r in records))
+                )
                 at = [{p["env_steps"]: p["success_rate"] for p in r["curve"]} for r in records]
                 rates = [[points[s] for s in common] for points in at]
                 median = [statistics.median(column) for column in zip(*rates, strict=True)]
                 name = key.split("/", 1)[1]
                 reference = name not in own
                 seeds = f"{len(records)} seed{'s' * (len(records) > 1)}"
-                axis.plot(common, median, color=f"C{index}", linestyle="--" if reference else "-",
-                          label=f"{name}, {seeds}")  # fmt: skip
-                axis.fill_between(common, [min(c) for c in zip(*rates, strict=True)],
-                                  [max(c) for c in zip(*rates, strict=True)], color=f"C{index}",
-                                  alpha=0.15, linewidth=0)  # fmt: skip
+                axis.plot(
+                    common,
+                    median,
+                    color=f"C{index}",
+                    linestyle="--" if reference else "-",
+                    label=f"{name}, {seeds}",
+                )
+                axis.fill_between(
+                    common,
+                    [min(c) for c in zip(*rates, strict=True)],
+                    [max(c) for c in zip(*rates, strict=True)],
+                    color=f"C{index}",
+                    alpha=0.15,
+                    linewidth=0,
+                )
             axis.set(xlabel="env steps", ylabel="success rate", ylim=(-0.02, 1.02), title=task)
             axis.grid(alpha=0.3)
             axis.legend(fontsize=7)
@@ -406,8 +465,13 @@ def draw(figure: str) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("figure", choices=["fig4", "fig5", "fig6", "fig7"])
-    parser.add_argument("--tasks", nargs="+", choices=TASKS, default=None,
-                        help="default: FetchPush-v4 for fig7, all three else")  # fmt: skip
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        choices=TASKS,
+        default=None,
+        help="default: FetchPush-v4 for fig7, all three else",
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--settings", nargs="+", default=None, help="names of settings to run")
     parser.add_argument("--steps", type=int, default=None, help="env steps of every run")
@@ -415,26 +479,41 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="runs at once")
     parser.add_argument("--plan", action="store_true", help="show the grid's runs, run none")
     parser.add_argument("--draw", action="store_true", help="draw from the records, run none")
-    parser.add_argument("--chance", type=int, metavar="EPISODES", default=None,
-                        help="the success of a policy that never moves; run none")  # fmt: skip
-    parser.add_argument("--many-goals", type=int, metavar="EPISODES", default=None,
-                        help="fig5: each run's last policy on its goal and on the task's "
-                             "goals; run none")  # fmt: skip
+    parser.add_argument(
+        "--chance",
+        type=int,
+        metavar="EPISODES",
+        default=None,
+        help="the success of a policy that never moves; run none",
+    )
+    parser.add_argument(
+        "--many-goals",
+        type=int,
+        metavar="EPISODES",
+        default=None,
+        help="fig5: each run's last policy on its goal and on the task's goals; run none",
+    )
     args = parser.parse_args()
     tasks = args.tasks or (["FetchPush-v4"] if args.figure == "fig7" else list(TASKS))
     settings = [s for s in settings_of(args.figure) if not args.settings or s.name in args.settings]
     if args.settings and len(settings) != len(args.settings):
         known = ", ".join(repr(s.name) for s in settings_of(args.figure))
         parser.error(f"--settings: {args.figure}'s settings are {known}")
-    grid = [(task, setting, *home_of(args.figure, setting), seed)
-            for task in tasks for setting in settings for seed in args.seeds]  # fmt: skip
+    grid = [
+        (task, setting, *home_of(args.figure, setting), seed)
+        for task in tasks
+        for setting in settings
+        for seed in args.seeds
+    ]
     if args.chance:  # fig5's goals are the seeds'
         goals = [(f"the goal of seed {s}", s) for s in args.seeds] if args.figure == "fig5" else []
         for task in tasks:
             for name, goal_seed in goals or [("its goals", None)]:
                 level = chance_level(task, args.chance, goal_seed)
-                print(f"{task}, {name}: a policy that never moves succeeds in {level:.3f} of "
-                      f"{args.chance:,} episodes")  # fmt: skip
+                print(
+                    f"{task}, {name}: a policy that never moves succeeds in {level:.3f} of "
+                    f"{args.chance:,} episodes"
+                )
         return
     if args.many_goals:
         if args.figure != "fig5":
@@ -446,8 +525,10 @@ def main() -> None:
                 print(f"{task} | {setting.name} | seed {seed} | {state}: not judged")
                 continue
             own, many = (policy_success(run, args.many_goals, own) for own in (True, False))
-            print(f"{task} | {setting.name} | seed {seed} | its goal {own:.3f} | the task's "
-                  f"goals {many:.3f} | {args.many_goals:,} episodes each")  # fmt: skip
+            print(
+                f"{task} | {setting.name} | seed {seed} | its goal {own:.3f} | the task's "
+                f"goals {many:.3f} | {args.many_goals:,} episodes each"
+            )
         return
     if args.plan:
         total = 0
@@ -463,10 +544,17 @@ def main() -> None:
     if not args.draw:
         with ThreadPoolExecutor(args.jobs) as pool:
             futures = [
-                pool.submit(train, figure, task, home, seed, args.steps or BUDGETS[task],
-                            run_dir(args.runs, figure, task, home, seed))
+                pool.submit(
+                    train,
+                    figure,
+                    task,
+                    home,
+                    seed,
+                    args.steps or BUDGETS[task],
+                    run_dir(args.runs, figure, task, home, seed),
+                )
                 for task, _, figure, home, seed in grid
-            ]  # fmt: skip
+            ]
             for future in futures:
                 future.result()  # a failure of the script itself is raised, not lost
     print(table(args.figure))

@@ -54,11 +54,28 @@ RECORD = DOCS / "parking.json"
 def herkit_run(seed: int, steps: int, out: Path) -> list[dict[str, float]]:
     """``herkit train highway_env:parking-v0 --algo sac`` for ``steps``; its progress rows."""
     command = [
-        sys.executable, "-m", "herkit", "train", HERKIT_ENV_ID, "--algo", "sac",
-        "--seed", str(seed), "--steps", str(steps), "--out", str(out), "--no-progress",
-        "--no-tensorboard", "--torch-threads", "1", "--eval-every", str(EVAL_EVERY),
-        "--eval-episodes", str(EVAL_EPISODES),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "herkit",
+        "train",
+        HERKIT_ENV_ID,
+        "--algo",
+        "sac",
+        "--seed",
+        str(seed),
+        "--steps",
+        str(steps),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-tensorboard",
+        "--torch-threads",
+        "1",
+        "--eval-every",
+        str(EVAL_EVERY),
+        "--eval-episodes",
+        str(EVAL_EPISODES),
+    ]
     subprocess.run(command, check=True)
     with open(out / "progress.csv", newline="") as file:
         return [
@@ -79,13 +96,24 @@ def sb3_run(seed: int, steps: int) -> list[dict[str, float]]:
     env = gym.make(ENV_ID)
     eval_env = gym.make(ENV_ID)
     model = SAC(
-        "MultiInputPolicy", env, learning_rate=1e-3, gamma=0.98, tau=0.05, batch_size=256,
-        buffer_size=1_000_000, learning_starts=1_000, train_freq=1, gradient_steps=1,
+        "MultiInputPolicy",
+        env,
+        learning_rate=1e-3,
+        gamma=0.98,
+        tau=0.05,
+        batch_size=256,
+        buffer_size=1_000_000,
+        learning_starts=1_000,
+        train_freq=1,
+        gradient_steps=1,
         replay_buffer_class=HerReplayBuffer,
         replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"},
-        policy_kwargs={"net_arch": [256, 256, 256]}, ent_coef="auto_0.1", seed=seed,
-        device="cpu", verbose=0,
-    )  # fmt: skip
+        policy_kwargs={"net_arch": [256, 256, 256]},
+        ent_coef="auto_0.1",
+        seed=seed,
+        device="cpu",
+        verbose=0,
+    )
     rows: list[dict[str, float]] = []
     started = time.perf_counter()
     eval_s = 0.0
@@ -101,8 +129,14 @@ def sb3_run(seed: int, steps: int) -> list[dict[str, float]]:
                 success = evaluate(seed + 10_000 + self.num_timesteps)
                 eval_s += time.perf_counter() - eval_started
                 wall = time.perf_counter() - started
-                rows.append({"env_steps": self.num_timesteps, "wall_s": wall,
-                             "eval_s": eval_s, "success_rate": success})  # fmt: skip
+                rows.append(
+                    {
+                        "env_steps": self.num_timesteps,
+                        "wall_s": wall,
+                        "eval_s": eval_s,
+                        "success_rate": success,
+                    }
+                )
             return True
 
     model.learn(total_timesteps=steps, callback=Evaluate())
@@ -235,13 +269,21 @@ def main() -> None:
                 total = time.perf_counter() - run_started
             reached = first_reaching(rows, 0.9)
             run = {
-                "library": library, "algo": "sac", "seed": seed, "steps": args.steps,
-                "rows": rows, "process_wall_s": round(total, 1), "first_0.9": reached,
-                "final_success": rows[-1]["success_rate"], "code": code_version(),
-            }  # fmt: skip
+                "library": library,
+                "algo": "sac",
+                "seed": seed,
+                "steps": args.steps,
+                "rows": rows,
+                "process_wall_s": round(total, 1),
+                "first_0.9": reached,
+                "final_success": rows[-1]["success_rate"],
+                "code": code_version(),
+            }
             records = add_run(RECORD, f"{library}/seed{seed}", run, machine_info())
-            print(f"  first >= 0.9: {reached}; final {rows[-1]['success_rate']:.2f}; "
-                  f"{total:.0f} s", flush=True)  # fmt: skip
+            print(
+                f"  first >= 0.9: {reached}; final {rows[-1]['success_rate']:.2f}; {total:.0f} s",
+                flush=True,
+            )
             plot(records, FIGURES / "parking.png")
 
 

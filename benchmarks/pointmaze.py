@@ -42,10 +42,24 @@ RECORD = DOCS / "pointmaze.json"
 def herkit_run(seed: int, steps: int, out: Path, algo: str) -> list[dict[str, float]]:
     """``herkit train PointMaze_UMaze-v3`` (its preset) for ``steps``; its progress rows."""
     command = [
-        sys.executable, "-m", "herkit", "train", ENV_ID, "--algo", algo, "--seed", str(seed),
-        "--steps", str(steps), "--out", str(out), "--no-progress", "--no-tensorboard",
-        "--torch-threads", "1",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "herkit",
+        "train",
+        ENV_ID,
+        "--algo",
+        algo,
+        "--seed",
+        str(seed),
+        "--steps",
+        str(steps),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-tensorboard",
+        "--torch-threads",
+        "1",
+    ]
     subprocess.run(command, check=True)
     with open(out / "progress.csv", newline="") as file:
         return [
@@ -67,13 +81,24 @@ def sb3_run(seed: int, steps: int) -> list[dict[str, float]]:
     env = gym.make(ENV_ID, **ENV_KWARGS)
     eval_env = gym.make(ENV_ID, **ENV_KWARGS)
     model = SAC(
-        "MultiInputPolicy", env, learning_rate=1e-3, gamma=0.98, tau=0.05, batch_size=256,
-        buffer_size=1_000_000, learning_starts=1_000, train_freq=1, gradient_steps=1,
+        "MultiInputPolicy",
+        env,
+        learning_rate=1e-3,
+        gamma=0.98,
+        tau=0.05,
+        batch_size=256,
+        buffer_size=1_000_000,
+        learning_starts=1_000,
+        train_freq=1,
+        gradient_steps=1,
         replay_buffer_class=HerReplayBuffer,
         replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"},
-        policy_kwargs={"net_arch": [256, 256, 256]}, ent_coef="auto_0.1", seed=seed,
-        device="cpu", verbose=0,
-    )  # fmt: skip
+        policy_kwargs={"net_arch": [256, 256, 256]},
+        ent_coef="auto_0.1",
+        seed=seed,
+        device="cpu",
+        verbose=0,
+    )
     rows: list[dict[str, float]] = []
     started = time.perf_counter()
 
@@ -85,8 +110,9 @@ def sb3_run(seed: int, steps: int) -> list[dict[str, float]]:
             if self.num_timesteps % EVAL_EVERY == 0:
                 success = evaluate(seed + 10_000 + self.num_timesteps)
                 wall = time.perf_counter() - started
-                rows.append({"env_steps": self.num_timesteps, "wall_s": wall,
-                             "success_rate": success})  # fmt: skip
+                rows.append(
+                    {"env_steps": self.num_timesteps, "wall_s": wall, "success_rate": success}
+                )
             return True
 
     model.learn(total_timesteps=steps, callback=Evaluate())
@@ -116,8 +142,14 @@ def plot(records: dict[str, Any], path: Path) -> None:
         label = f"{name} {algo.upper()}+HER, seed {record['seed']}"
         for ax, x in zip(axes, ("env_steps", "wall_s"), strict=True):
             xs = [row[x] / (60 if x == "wall_s" else 1) for row in rows]
-            ax.plot(xs, [row["success_rate"] for row in rows], marker=".", label=label,
-                    color=colors[library], alpha=1.0 if record["seed"] == 0 else 0.5)  # fmt: skip
+            ax.plot(
+                xs,
+                [row["success_rate"] for row in rows],
+                marker=".",
+                label=label,
+                color=colors[library],
+                alpha=1.0 if record["seed"] == 0 else 0.5,
+            )
     axes[0].set(xlabel="env steps", ylabel="success rate (20 episodes)", ylim=(-0.02, 1.02))
     axes[1].set(xlabel="wall time (min)", ylim=(-0.02, 1.02))
     for ax in axes:
@@ -152,13 +184,21 @@ def main() -> None:
             algo = args.algo if library == "herkit" else "sac"
             key = f"{library}/seed{seed}" if algo == "sac" else f"{library}-{algo}/seed{seed}"
             run = {
-                "library": library, "algo": algo, "seed": seed, "steps": args.steps, "rows": rows,
-                "process_wall_s": round(total, 1), "first_0.9": reached,
-                "final_success": rows[-1]["success_rate"], "code": code_version(),
-            }  # fmt: skip
+                "library": library,
+                "algo": algo,
+                "seed": seed,
+                "steps": args.steps,
+                "rows": rows,
+                "process_wall_s": round(total, 1),
+                "first_0.9": reached,
+                "final_success": rows[-1]["success_rate"],
+                "code": code_version(),
+            }
             records = add_run(RECORD, key, run, machine())
-            print(f"  first >= 0.9: {reached}; final {rows[-1]['success_rate']:.2f}; "
-                  f"{total:.0f} s", flush=True)  # fmt: skip
+            print(
+                f"  first >= 0.9: {reached}; final {rows[-1]['success_rate']:.2f}; {total:.0f} s",
+                flush=True,
+            )
             plot(records, FIGURES / "pointmaze.png")
 
 

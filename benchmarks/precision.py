@@ -35,21 +35,36 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DOCS, code_version, machine
 
 RECORD = DOCS / "precision.json"
-SIZES = [((256, 256, 256), 256), ((256, 256, 256), 1024), ((512, 512, 512), 1024),
-         ((512, 512, 512), 2048)]  # fmt: skip
+SIZES = [
+    ((256, 256, 256), 256),
+    ((256, 256, 256), 1024),
+    ((512, 512, 512), 1024),
+    ((512, 512, 512), 2048),
+]
 OBS_DIM, GOAL_DIM, ACT_DIM = 25, 3, 4  # FetchPush's sizes
 
 
-def time_updates(hidden: tuple[int, ...], batch_size: int, precision: str, layer_norm: bool,
-                 seconds: float = 6.0, compiled: bool = False) -> float:  # fmt: skip
+def time_updates(
+    hidden: tuple[int, ...],
+    batch_size: int,
+    precision: str,
+    layer_norm: bool,
+    seconds: float = 6.0,
+    compiled: bool = False,
+) -> float:
     """DDPG updates per second (one thread) on random FetchPush-sized batches; with
     ``compiled``, every network's forward goes through ``torch.compile`` first."""
     torch.set_num_threads(1)
-    config = DDPGConfig(hidden=hidden, batch_size=batch_size, actor_layer_norm=layer_norm,
-                        critic_layer_norm=layer_norm)  # fmt: skip
+    config = DDPGConfig(
+        hidden=hidden,
+        batch_size=batch_size,
+        actor_layer_norm=layer_norm,
+        critic_layer_norm=layer_norm,
+    )
     box = gymnasium.spaces.Box(-1.0, 1.0, (ACT_DIM,))
-    agent = make_agent("ddpg", config, OBS_DIM, GOAL_DIM, box, (-1.0, 0.0), seed=0,
-                       precision=precision)  # fmt: skip
+    agent = make_agent(
+        "ddpg", config, OBS_DIM, GOAL_DIM, box, (-1.0, 0.0), seed=0, precision=precision
+    )
     if compiled:
         for network in agent._networks().values():
             network.compile(dynamic=False)
@@ -59,10 +74,16 @@ def time_updates(hidden: tuple[int, ...], batch_size: int, precision: str, layer
         return rng.normal(size=shape).astype(np.float32)
 
     n = batch_size
-    batch = Batch(normal(n, OBS_DIM), rng.uniform(-1, 1, (n, ACT_DIM)).astype(np.float32),
-                  -rng.integers(2, size=n).astype(np.float32), normal(n, OBS_DIM),
-                  normal(n, GOAL_DIM), normal(n, GOAL_DIM), normal(n, GOAL_DIM),
-                  np.zeros(n, np.float32))  # fmt: skip
+    batch = Batch(
+        normal(n, OBS_DIM),
+        rng.uniform(-1, 1, (n, ACT_DIM)).astype(np.float32),
+        -rng.integers(2, size=n).astype(np.float32),
+        normal(n, OBS_DIM),
+        normal(n, GOAL_DIM),
+        normal(n, GOAL_DIM),
+        normal(n, GOAL_DIM),
+        np.zeros(n, np.float32),
+    )
     agent.update_normalizer(batch.observation, batch.goal)
     for _ in range(20):  # compilation happens in the first calls
         agent.update(batch)
@@ -81,12 +102,20 @@ def speed() -> list[dict[str, Any]]:
         for layer_norm in (False, True):
             fp32 = time_updates(hidden, batch_size, "fp32", layer_norm)
             bf16 = time_updates(hidden, batch_size, "bf16", layer_norm)
-            row = {"hidden": list(hidden), "batch_size": batch_size, "layer_norm": layer_norm,
-                   "fp32_updates_per_s": fp32, "bf16_updates_per_s": bf16}  # fmt: skip
+            row = {
+                "hidden": list(hidden),
+                "batch_size": batch_size,
+                "layer_norm": layer_norm,
+                "fp32_updates_per_s": fp32,
+                "bf16_updates_per_s": bf16,
+            }
             rows.append(row)
             size = "x".join(map(str, hidden))
-            print(f"| {size} | {batch_size} | {layer_norm} | {fp32:.1f} | {bf16:.1f} | "
-                  f"{bf16 / fp32:.2f}x |", flush=True)  # fmt: skip
+            print(
+                f"| {size} | {batch_size} | {layer_norm} | {fp32:.1f} | {bf16:.1f} | "
+                f"{bf16 / fp32:.2f}x |",
+                flush=True,
+            )
     return rows
 
 
@@ -98,8 +127,13 @@ def compile_speed() -> list[dict[str, Any]]:
         compiled = time_updates(hidden, batch_size, "fp32", False, compiled=True)
         compile_s = time.perf_counter() - started - 6.0
         eager = time_updates(hidden, batch_size, "fp32", False)
-        row = {"hidden": list(hidden), "batch_size": batch_size, "eager_updates_per_s": eager,
-               "compiled_updates_per_s": compiled, "warmup_and_compile_s": compile_s}  # fmt: skip
+        row = {
+            "hidden": list(hidden),
+            "batch_size": batch_size,
+            "eager_updates_per_s": eager,
+            "compiled_updates_per_s": compiled,
+            "warmup_and_compile_s": compile_s,
+        }
         rows.append(row)
         print(row, flush=True)
     return rows
@@ -118,20 +152,33 @@ def learn(seeds: list[int]) -> list[dict[str, Any]]:
             for precision in ("fp32", "bf16"):
                 with tempfile.TemporaryDirectory() as tmp:
                     config = dataclasses.replace(
-                        preset_config(env_id), seed=seed, precision=precision, progress=False,
-                        tensorboard=False, out=str(Path(tmp) / "run"), **budget,
-                    )  # fmt: skip
+                        preset_config(env_id),
+                        seed=seed,
+                        precision=precision,
+                        progress=False,
+                        tensorboard=False,
+                        out=str(Path(tmp) / "run"),
+                        **budget,
+                    )
                     summary = train(config)
                     rows_read = read_progress(Path(tmp) / "run" / "progress.csv")
                     curve = [(int(r["env_steps"]), float(r["success_rate"])) for r in rows_read]
                 first = next((steps for steps, s in curve if s >= 0.9), None)
-                row = {"env_id": env_id, "seed": seed, "precision": precision,
-                       "success_rate": summary["success_rate"], "first_0.9_at": first,
-                       "wall_s": summary["wall_s"], "curve": curve}  # fmt: skip
+                row = {
+                    "env_id": env_id,
+                    "seed": seed,
+                    "precision": precision,
+                    "success_rate": summary["success_rate"],
+                    "first_0.9_at": first,
+                    "wall_s": summary["wall_s"],
+                    "curve": curve,
+                }
                 rows.append(row)
-                print(f"{env_id} seed {seed} {precision}: final {summary['success_rate']:.2f}, "
-                      f"first >= 0.9 at {first} env steps, {summary['wall_s']:.0f} s",
-                      flush=True)  # fmt: skip
+                print(
+                    f"{env_id} seed {seed} {precision}: final {summary['success_rate']:.2f}, "
+                    f"first >= 0.9 at {first} env steps, {summary['wall_s']:.0f} s",
+                    flush=True,
+                )
     return rows
 
 

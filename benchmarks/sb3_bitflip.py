@@ -151,8 +151,14 @@ def plot(part: dict[str, Any], path: Path) -> None:
         label = None if run["lib"] in labelled else run_label(run) + "+HER"
         labelled.add(run["lib"])
         for ax, column in ((axes[0], 0), (axes[1], 1)):
-            ax.plot(curve[:, column], curve[:, 2], color=colors[run["lib"]], alpha=0.8,
-                    marker=".", label=label)  # fmt: skip
+            ax.plot(
+                curve[:, column],
+                curve[:, 2],
+                color=colors[run["lib"]],
+                alpha=0.8,
+                marker=".",
+                label=label,
+            )
     axes[0].set_xlabel("env steps")
     axes[1].set_xlabel("wall time of the training loop (s)")
     for ax in axes:

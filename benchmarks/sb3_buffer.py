@@ -64,28 +64,89 @@ from common import DOCS, add_run, code_version, machine, sb3_success_rate
 
 RECORD = DOCS / "sb3_buffer.json"
 TASKS: dict[str, dict[str, Any]] = {
-    "bitflip": {"env_id": "herkit/BitFlip-v0", "kwargs": {"n_bits": 15}, "algo": "dqn",
-                "n_envs": 1, "steps": 20_000, "eval_every": 1_000, "eval_episodes": 10},
-    "pointreach": {"env_id": "herkit/PointReach-v0", "kwargs": {}, "algo": "td3", "n_envs": 1,
-                   "steps": 4_000, "eval_every": 500, "eval_episodes": 20},
-    "fetchreach": {"env_id": "FetchReach-v4", "kwargs": {}, "algo": "sac", "n_envs": 2,
-                   "steps": 10_000, "eval_every": 500, "eval_episodes": 10},
-    "fetchreach-td3": {"env_id": "FetchReach-v4", "kwargs": {}, "algo": "td3", "n_envs": 2,
-                       "steps": 10_000, "eval_every": 500, "eval_episodes": 10},
-    "pointmaze": {"env_id": "PointMaze_UMaze-v3", "algo": "sac", "n_envs": 1,
-                  "kwargs": {"continuing_task": False, "max_episode_steps": 100},
-                  "steps": 20_000, "eval_every": 2_000, "eval_episodes": 20,
-                  "success_key": "success"},
-    "pointreach-ddpg": {"env_id": "herkit/PointReach-v0", "kwargs": {}, "algo": "ddpg",
-                        "n_envs": 1, "steps": 4_000, "eval_every": 500, "eval_episodes": 20},
-    "pointreach-tqc": {"env_id": "herkit/PointReach-v0", "kwargs": {}, "algo": "tqc",
-                       "n_envs": 1, "steps": 4_000, "eval_every": 500, "eval_episodes": 20},
-    "parking": {"env_id": "highway_env:parking-v0", "kwargs": {}, "algo": "sac", "n_envs": 1,
-                "steps": 20_000, "eval_every": 2_000, "eval_episodes": 10},
-    "hazard": {"env_id": "hazard_reach:HazardReach-v0", "kwargs": {"distance_threshold": 0.1},
-               "algo": "sac",
-               "n_envs": 1, "steps": 6_000, "eval_every": 1_000, "eval_episodes": 20},
-}  # fmt: skip
+    "bitflip": {
+        "env_id": "herkit/BitFlip-v0",
+        "kwargs": {"n_bits": 15},
+        "algo": "dqn",
+        "n_envs": 1,
+        "steps": 20_000,
+        "eval_every": 1_000,
+        "eval_episodes": 10,
+    },
+    "pointreach": {
+        "env_id": "herkit/PointReach-v0",
+        "kwargs": {},
+        "algo": "td3",
+        "n_envs": 1,
+        "steps": 4_000,
+        "eval_every": 500,
+        "eval_episodes": 20,
+    },
+    "fetchreach": {
+        "env_id": "FetchReach-v4",
+        "kwargs": {},
+        "algo": "sac",
+        "n_envs": 2,
+        "steps": 10_000,
+        "eval_every": 500,
+        "eval_episodes": 10,
+    },
+    "fetchreach-td3": {
+        "env_id": "FetchReach-v4",
+        "kwargs": {},
+        "algo": "td3",
+        "n_envs": 2,
+        "steps": 10_000,
+        "eval_every": 500,
+        "eval_episodes": 10,
+    },
+    "pointmaze": {
+        "env_id": "PointMaze_UMaze-v3",
+        "algo": "sac",
+        "n_envs": 1,
+        "kwargs": {"continuing_task": False, "max_episode_steps": 100},
+        "steps": 20_000,
+        "eval_every": 2_000,
+        "eval_episodes": 20,
+        "success_key": "success",
+    },
+    "pointreach-ddpg": {
+        "env_id": "herkit/PointReach-v0",
+        "kwargs": {},
+        "algo": "ddpg",
+        "n_envs": 1,
+        "steps": 4_000,
+        "eval_every": 500,
+        "eval_episodes": 20,
+    },
+    "pointreach-tqc": {
+        "env_id": "herkit/PointReach-v0",
+        "kwargs": {},
+        "algo": "tqc",
+        "n_envs": 1,
+        "steps": 4_000,
+        "eval_every": 500,
+        "eval_episodes": 20,
+    },
+    "parking": {
+        "env_id": "highway_env:parking-v0",
+        "kwargs": {},
+        "algo": "sac",
+        "n_envs": 1,
+        "steps": 20_000,
+        "eval_every": 2_000,
+        "eval_episodes": 10,
+    },
+    "hazard": {
+        "env_id": "hazard_reach:HazardReach-v0",
+        "kwargs": {"distance_threshold": 0.1},
+        "algo": "sac",
+        "n_envs": 1,
+        "steps": 6_000,
+        "eval_every": 1_000,
+        "eval_episodes": 20,
+    },
+}
 DEFAULT_TASKS = ("bitflip", "pointreach", "fetchreach", "fetchreach-td3", "pointmaze")
 BUFFERS = ("sb3", "herkit")
 """The pair each seed runs by default."""
@@ -141,8 +202,9 @@ def computed_rewards_only() -> type:
     from herkit import sb3
 
     class ComputedRewardsOnly(sb3.HerReplayBuffer):
-        def add(self, obs: Any, next_obs: Any, action: Any, reward: Any, done: Any,
-                infos: Any) -> None:  # fmt: skip
+        def add(
+            self, obs: Any, next_obs: Any, action: Any, reward: Any, done: Any, infos: Any
+        ) -> None:
             computed = self._compute_reward(
                 np.asarray(next_obs["achieved_goal"]), np.asarray(next_obs["desired_goal"]), {}
             )
@@ -206,27 +268,49 @@ def model_for(task: str, buffer: str, env: Any, seed: int) -> Any:
         her |= {"n_steps": 3, "gamma": 0.98}
     if buffer == "herkit-terminal":
         her |= {"terminal_on_success": True}
-    rules = {"herkit-terms": (True, False), "herkit-ends": (False, True),
-             "herkit-sb3rules": (False, False), "herkit-both": (True, None)}  # fmt: skip
+    rules = {
+        "herkit-terms": (True, False),
+        "herkit-ends": (False, True),
+        "herkit-sb3rules": (False, False),
+        "herkit-both": (True, None),
+    }
     if buffer in rules:
         keep, ends = rules[buffer]
         her |= {"keep_env_terms": keep, "terminal_on_success": ends}
     common: dict[str, Any] = {
-        "learning_rate": 1e-3, "gamma": 0.98, "buffer_size": 1_000_000, "batch_size": 256,
-        "replay_buffer_class": buffer_class, "seed": seed, "device": "cpu", "verbose": 0,
+        "learning_rate": 1e-3,
+        "gamma": 0.98,
+        "buffer_size": 1_000_000,
+        "batch_size": 256,
+        "replay_buffer_class": buffer_class,
+        "seed": seed,
+        "device": "cpu",
+        "verbose": 0,
         "replay_buffer_kwargs": her,
-    }  # fmt: skip
+    }
     algo = TASKS[task]["algo"]
     if algo == "dqn":
         return DQN(
-            "MultiInputPolicy", env, tau=0.01, train_freq=4, gradient_steps=1,
-            learning_starts=256, target_update_interval=4, exploration_initial_eps=0.5,
-            exploration_final_eps=0.5, policy_kwargs={"net_arch": [256]}, **common,
-        )  # fmt: skip
+            "MultiInputPolicy",
+            env,
+            tau=0.01,
+            train_freq=4,
+            gradient_steps=1,
+            learning_starts=256,
+            target_update_interval=4,
+            exploration_initial_eps=0.5,
+            exploration_final_eps=0.5,
+            policy_kwargs={"net_arch": [256]},
+            **common,
+        )
     continuous: dict[str, Any] = {
-        "tau": 0.05, "train_freq": 1, "gradient_steps": 1, "learning_starts": 1_000,
-        "policy_kwargs": {"net_arch": [256, 256, 256]}, **common,
-    }  # fmt: skip
+        "tau": 0.05,
+        "train_freq": 1,
+        "gradient_steps": 1,
+        "learning_starts": 1_000,
+        "policy_kwargs": {"net_arch": [256, 256, 256]},
+        **common,
+    }
     if algo in ("td3", "ddpg"):
         dim = env.action_space.shape[0]
         noise = NormalActionNoise(np.zeros(dim), 0.2 * np.ones(dim))
@@ -277,14 +361,22 @@ def worker(task: str, buffer: str, seed: int) -> dict[str, Any]:
                 eval_seed = seed + 10_000 + self.num_timesteps
                 key = spec.get("success_key", "is_success")
                 success = sb3_success_rate(model, eval_env, spec["eval_episodes"], eval_seed, key)
-                rows.append({"env_steps": self.num_timesteps,
-                             "wall_s": round(time.perf_counter() - started, 2),
-                             "success_rate": success})  # fmt: skip
+                rows.append(
+                    {
+                        "env_steps": self.num_timesteps,
+                        "wall_s": round(time.perf_counter() - started, 2),
+                        "success_rate": success,
+                    }
+                )
             return True
 
     model.learn(total_timesteps=spec["steps"], callback=Evaluate())
-    return {"rows": rows, "wall_s": round(time.perf_counter() - started, 1),
-            "sample_s": round(sampling[0], 2), "updates": int(model._n_updates)}  # fmt: skip
+    return {
+        "rows": rows,
+        "wall_s": round(time.perf_counter() - started, 1),
+        "sample_s": round(sampling[0], 2),
+        "updates": int(model._n_updates),
+    }
 
 
 def run_pair(task: str, seed: int, buffers: tuple[str, ...] = BUFFERS) -> None:
@@ -292,8 +384,9 @@ def run_pair(task: str, seed: int, buffers: tuple[str, ...] = BUFFERS) -> None:
     started = {}
     for buffer in buffers:
         command = [sys.executable, __file__, "--worker", task, buffer, str(seed)]
-        started[buffer] = subprocess.Popen(command, stdout=subprocess.PIPE,
-                                           stderr=subprocess.PIPE, text=True)  # fmt: skip
+        started[buffer] = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
     for buffer, process in started.items():
         out, err = process.communicate()
         if process.returncode:
@@ -302,13 +395,24 @@ def run_pair(task: str, seed: int, buffers: tuple[str, ...] = BUFFERS) -> None:
         rows = result["rows"]
         solved = next((row for row in rows if row["success_rate"] >= 0.9), None)
         other = [name for name in buffers if name != buffer]
-        run = {"task": task, "buffer": buffer, "seed": seed, **result, "first_0.9": solved,
-               "final_success": rows[-1]["success_rate"], "settings": TASKS[task],
-               "concurrent_with": other, "code": code_version()}  # fmt: skip
+        run = {
+            "task": task,
+            "buffer": buffer,
+            "seed": seed,
+            **result,
+            "first_0.9": solved,
+            "final_success": rows[-1]["success_rate"],
+            "settings": TASKS[task],
+            "concurrent_with": other,
+            "code": code_version(),
+        }
         add_run(RECORD, f"{task}/{buffer}/seed{seed}", run, machine())
-        print(f"{task} {buffer} seed {seed}: first 0.9 {solved}, final "
-              f"{rows[-1]['success_rate']:.2f}, {result['wall_s']} s "
-              f"({result['sample_s']} s sampling)", flush=True)  # fmt: skip
+        print(
+            f"{task} {buffer} seed {seed}: first 0.9 {solved}, final "
+            f"{rows[-1]['success_rate']:.2f}, {result['wall_s']} s "
+            f"({result['sample_s']} s sampling)",
+            flush=True,
+        )
 
 
 def same_data(task: str, steps: int, batches: int) -> dict[str, dict[str, float]]:
@@ -321,8 +425,9 @@ def same_data(task: str, steps: int, batches: int) -> dict[str, dict[str, float]
     from herkit.envs import make_goal_env
 
     spec = TASKS[task]
-    env = make_vec_env(lambda: make_goal_env(spec["env_id"], **spec["kwargs"]),
-                       n_envs=spec["n_envs"], seed=0)  # fmt: skip
+    env = make_vec_env(
+        lambda: make_goal_env(spec["env_id"], **spec["kwargs"]), n_envs=spec["n_envs"], seed=0
+    )
     kwargs = {"n_envs": spec["n_envs"], "n_sampled_goal": 4}
     buffers = {
         "sb3": stable_baselines3.HerReplayBuffer(
@@ -377,8 +482,10 @@ def table(tasks: list[str]) -> str:
         steps = TASKS[task]["steps"]
         marks = [steps // 4, steps // 2, 3 * steps // 4, steps]
         for buffer in (*BUFFERS, *VARIANTS):
-            mine = sorted((r for r in runs.values() if r["task"] == task and
-                           r["buffer"] == buffer), key=lambda r: r["seed"])  # fmt: skip
+            mine = sorted(
+                (r for r in runs.values() if r["task"] == task and r["buffer"] == buffer),
+                key=lambda r: r["seed"],
+            )
             if not mine:
                 continue
 
@@ -423,23 +530,30 @@ def paired(runs: dict[str, Any], task: str, first: str, second: str) -> dict[str
     evaluations, runs that reached 0.9, the mean difference (second - first) with its 95 %
     bootstrap interval, and the mean env steps to 0.9 where both reached it (None: no seed
     run with both)."""
-    pairs = [(runs.get(f"{task}/{first}/seed{s}"), runs.get(f"{task}/{second}/seed{s}"))
-             for s in range(1_000)]  # fmt: skip
+    pairs = [
+        (runs.get(f"{task}/{first}/seed{s}"), runs.get(f"{task}/{second}/seed{s}"))
+        for s in range(1_000)
+    ]
     pairs = [(a, b) for a, b in pairs if a and b]
     if not pairs:
         return None
     a = [last_evaluations(x) for x, _ in pairs]
     b = [last_evaluations(y) for _, y in pairs]
-    both = [(x["first_0.9"]["env_steps"], y["first_0.9"]["env_steps"])
-            for x, y in pairs if x["first_0.9"] and y["first_0.9"]]  # fmt: skip
+    both = [
+        (x["first_0.9"]["env_steps"], y["first_0.9"]["env_steps"])
+        for x, y in pairs
+        if x["first_0.9"] and y["first_0.9"]
+    ]
     solved = [sum(bool(run["first_0.9"]) for run in side) for side in zip(*pairs, strict=True)]
     return {
-        "seeds": len(pairs), "first": float(np.mean(a)), "second": float(np.mean(b)),
+        "seeds": len(pairs),
+        "first": float(np.mean(a)),
+        "second": float(np.mean(b)),
         "solved": solved,
         "difference": float(np.mean(b) - np.mean(a)),
         "interval": interval([y - x for x, y in zip(a, b, strict=True)]),
         "steps": [float(np.mean([pair[side] for pair in both])) for side in (0, 1)] if both else [],
-    }  # fmt: skip
+    }
 
 
 MIN_INTERVAL_SEEDS = 3
@@ -468,9 +582,15 @@ def paired_table(tasks: list[str], first: str, second: str) -> str:
             continue
         steps = " / ".join(f"{mean:,.0f}" for mean in found["steps"]) or "-"
         solved = found["solved"]
-        cells = [f"{task} ({TASKS[task]['algo'].upper()})", str(found["seeds"]),
-                 f"{found['first']:.2f}", f"{found['second']:.2f}", f"{solved[0]} / {solved[1]}",
-                 _difference(found), steps]  # fmt: skip
+        cells = [
+            f"{task} ({TASKS[task]['algo'].upper()})",
+            str(found["seeds"]),
+            f"{found['first']:.2f}",
+            f"{found['second']:.2f}",
+            f"{solved[0]} / {solved[1]}",
+            _difference(found),
+            steps,
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -500,9 +620,16 @@ def rules_table(tasks: list[str]) -> str:
             found = paired(runs, task, "sb3", buffer)
             if found is None:
                 continue
-            cells = [f"{task} ({TASKS[task]['algo'].upper()})", buffer, terms, ends,
-                     str(found["seeds"]), f"{found['first']:.2f}", f"{found['second']:.2f}",
-                     _difference(found)]  # fmt: skip
+            cells = [
+                f"{task} ({TASKS[task]['algo'].upper()})",
+                buffer,
+                terms,
+                ends,
+                str(found["seeds"]),
+                f"{found['first']:.2f}",
+                f"{found['second']:.2f}",
+                _difference(found),
+            ]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -512,17 +639,34 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", choices=tuple(TASKS), default=list(DEFAULT_TASKS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     choices = [*BUFFERS, *VARIANTS]
-    parser.add_argument("--buffers", nargs="+", default=list(BUFFERS), choices=choices,
-                        help="the buffers run at once for each seed")  # fmt: skip
+    parser.add_argument(
+        "--buffers",
+        nargs="+",
+        default=list(BUFFERS),
+        choices=choices,
+        help="the buffers run at once for each seed",
+    )
     parser.add_argument("--table", action="store_true", help="print the tables, run nothing")
-    parser.add_argument("--paired", nargs=2, metavar=("FIRST", "SECOND"), choices=choices,
-                        help="print two buffers' paired differences, run nothing")  # fmt: skip
-    parser.add_argument("--rules", nargs="+", metavar="TASK", choices=tuple(TASKS),
-                        help="print each rule's paired difference against SB3's buffer on "
-                        "these tasks, run nothing")  # fmt: skip
-    parser.add_argument("--same-data", action="store_true",
-                        help="feed both buffers the same random steps of each task's env and "
-                        "compare what they sample (docs/sb3_buffer.json, same_data)")  # fmt: skip
+    parser.add_argument(
+        "--paired",
+        nargs=2,
+        metavar=("FIRST", "SECOND"),
+        choices=choices,
+        help="print two buffers' paired differences, run nothing",
+    )
+    parser.add_argument(
+        "--rules",
+        nargs="+",
+        metavar="TASK",
+        choices=tuple(TASKS),
+        help="print each rule's paired difference against SB3's buffer on these tasks, run nothing",
+    )
+    parser.add_argument(
+        "--same-data",
+        action="store_true",
+        help="feed both buffers the same random steps of each task's env and "
+        "compare what they sample (docs/sb3_buffer.json, same_data)",
+    )
     parser.add_argument("--worker", nargs=3, metavar=("TASK", "BUFFER", "SEED"), help="internal")
     args = parser.parse_args()
     if args.worker:

@@ -203,8 +203,7 @@ def write_report(results: dict[str, Any], path: Path = REPORT) -> None:
             section, part_verdicts = module.section(results[name])
             lines += section
             verdicts += part_verdicts
-    lines += ["## Speed-ups at a glance", "", SPEEDUPS, "", *verdicts, "",
-              *reading_notes(results)]  # fmt: skip
+    lines += ["## Speed-ups at a glance", "", SPEEDUPS, "", *verdicts, "", *reading_notes(results)]
     lines += [
         "## What is not the same on both sides",
         "",
@@ -274,15 +273,24 @@ def main() -> None:
 
     if options.sb3_run:
         sb3_run(
-            options.sb3_run, options.algo, options.seed, Path(options.out), options.steps,
+            options.sb3_run,
+            options.algo,
+            options.seed,
+            Path(options.out),
+            options.steps,
             options.eval_every,
-        )  # fmt: skip
+        )
         return
     if options.updates_run:
         row = sb3_updates.updates_run(
-            options.updates_run, options.algo, options.threads, Path(options.data),
-            options.buffer_size, options.updates, options.repeats,
-        )  # fmt: skip
+            options.updates_run,
+            options.algo,
+            options.threads,
+            Path(options.data),
+            options.buffer_size,
+            options.updates,
+            options.repeats,
+        )
         print(json.dumps(row))
         return
 

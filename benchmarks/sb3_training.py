@@ -106,9 +106,21 @@ def sb3_command(task: str, algo: str, seed: int, out: Path) -> list[str]:
     """The ``sb3_compare.py --sb3-run`` command of one SB3 run of ``task``."""
     spec = TASKS[task]
     return [
-        "python", SCRIPT, "--sb3-run", task, "--algo", algo, "--steps", str(spec["steps"]),
-        "--eval-every", str(spec["eval_every"]), "--seed", str(seed), "--out", str(out),
-    ]  # fmt: skip
+        "python",
+        SCRIPT,
+        "--sb3-run",
+        task,
+        "--algo",
+        algo,
+        "--steps",
+        str(spec["steps"]),
+        "--eval-every",
+        str(spec["eval_every"]),
+        "--seed",
+        str(seed),
+        "--out",
+        str(out),
+    ]
 
 
 def run_training(

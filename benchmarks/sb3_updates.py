@@ -188,10 +188,23 @@ def part_updates(
         for lib, algo, capacity in configs:
             buffer_size = fill if capacity is None else capacity
             command = [
-                sys.executable, SCRIPT, "--updates-run", lib, "--algo", algo,
-                "--threads", str(threads), "--buffer-size", str(buffer_size),
-                "--data", str(data_path), "--updates", str(updates), "--repeats", str(repeats),
-            ]  # fmt: skip
+                sys.executable,
+                SCRIPT,
+                "--updates-run",
+                lib,
+                "--algo",
+                algo,
+                "--threads",
+                str(threads),
+                "--buffer-size",
+                str(buffer_size),
+                "--data",
+                str(data_path),
+                "--updates",
+                str(updates),
+                "--repeats",
+                str(repeats),
+            ]
             print(f"  {lib} {algo} threads={threads} buffer={buffer_size}", flush=True)
 
             def measure(command: list[str] = command) -> dict[str, Any]:

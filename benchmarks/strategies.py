@@ -30,11 +30,28 @@ def run(strategy: str, k: int, seed: int, steps: int, out: Path) -> dict:
     """One training run; returns its evaluation curve and summary measures."""
     shutil.rmtree(out, ignore_errors=True)
     command = [
-        sys.executable, "-m", "herkit", "train", "FetchReach-v4", "--strategy", strategy,
-        "--k", str(k), "--seed", str(seed), "--steps", str(steps), "--eval-every", "250",
-        "--out", str(out), "--no-progress", "--no-tensorboard", "--checkpoint-every",
+        sys.executable,
+        "-m",
+        "herkit",
+        "train",
+        "FetchReach-v4",
+        "--strategy",
+        strategy,
+        "--k",
+        str(k),
+        "--seed",
+        str(seed),
+        "--steps",
         str(steps),
-    ]  # fmt: skip
+        "--eval-every",
+        "250",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-tensorboard",
+        "--checkpoint-every",
+        str(steps),
+    ]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     lines = (out / "progress.csv").read_text().splitlines()
     header = lines[0].split(",")

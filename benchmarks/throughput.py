@@ -63,16 +63,26 @@ RECIPES: dict[str, list[str]] = {
     # 16x fewer updates of 16x the batch, 8 envs: one update every 4 iterations
     "large-8": ["--n-envs", "8", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125"],
     "large-8-no-overlap": [
-        "--n-envs", "8", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125",
+        "--n-envs",
+        "8",
+        "--ddpg.batch-size",
+        "4096",
+        "--updates-per-step",
+        "0.03125",
         "--no-overlap",
     ],
     # the same with 32 envs (the paper ran 38 rollouts at once): one update per iteration
     "large": ["--n-envs", "32", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125"],
     "large-no-overlap": [
-        "--n-envs", "32", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125",
+        "--n-envs",
+        "32",
+        "--ddpg.batch-size",
+        "4096",
+        "--updates-per-step",
+        "0.03125",
         "--no-overlap",
     ],
-}  # fmt: skip
+}
 
 
 def recipe_config(env_id: str, flags: list[str], device: str) -> TrainConfig:

@@ -47,10 +47,24 @@ def run(source: Path, args: list[str], out: Path) -> list[dict[str, str]]:
     """``herkit train ARGS`` with the package under ``source/src``; its progress rows."""
     env = {**os.environ, "PYTHONPATH": str(source / "src")}
     command = [
-        sys.executable, "-m", "herkit", "train", *args, "--seed", "0", "--out", str(out),
-        "--no-progress", "--no-tensorboard", "--torch-threads", "1", "--eval-episodes", "10",
-        "--precision", "fp32",  # auto times updates on a CPU with bf16: it could choose either
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "herkit",
+        "train",
+        *args,
+        "--seed",
+        "0",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-tensorboard",
+        "--torch-threads",
+        "1",
+        "--eval-episodes",
+        "10",
+        "--precision",
+        "fp32",  # auto times updates on a CPU with bf16: it could choose either
+    ]
     subprocess.run(command, check=True, env=env, cwd=source, stdout=subprocess.DEVNULL)
     with open(out / "progress.csv", newline="") as file:
         return list(csv.DictReader(file))

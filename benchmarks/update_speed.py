@@ -82,8 +82,12 @@ def time_once(source: Path, case: list[object]) -> float:
     env = {**os.environ, "PYTHONPATH": str(source / "src")}
     out = subprocess.run(
         [sys.executable, "-c", CHILD, json.dumps(case)],
-        check=True, env=env, cwd=source, capture_output=True, text=True,
-    )  # fmt: skip
+        check=True,
+        env=env,
+        cwd=source,
+        capture_output=True,
+        text=True,
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -113,20 +117,30 @@ def main() -> None:
                     for times, tree in sides[:: 1 if repeat % 2 == 0 else -1]:
                         times.append(time_once(tree, case))
                 row = {
-                    "hidden": list(hidden), "layer_norm": layer_norm, "batch_size": batch,
-                    "precision": precision, "before": before, "after": after,
+                    "hidden": list(hidden),
+                    "layer_norm": layer_norm,
+                    "batch_size": batch,
+                    "precision": precision,
+                    "before": before,
+                    "after": after,
                     "before_median": statistics.median(before),
                     "after_median": statistics.median(after),
-                }  # fmt: skip
+                }
                 row["ratio"] = row["after_median"] / row["before_median"]
                 rows.append(row)
                 size = f"{len(hidden)}x{hidden[0]}{' LN' if layer_norm else ''}"
-                print(f"{size} batch {batch} {precision}: {row['before_median']:.2f} -> "
-                      f"{row['after_median']:.2f} updates/s ({row['ratio']:.2f}x)",
-                      flush=True)  # fmt: skip
+                print(
+                    f"{size} batch {batch} {precision}: {row['before_median']:.2f} -> "
+                    f"{row['after_median']:.2f} updates/s ({row['ratio']:.2f}x)",
+                    flush=True,
+                )
     against = commit_of(args.against)
-    RECORD.write_text(json.dumps({"machine": machine(), "against": against,
-                                  "code": code_version(), "rows": rows}, indent=1))  # fmt: skip
+    RECORD.write_text(
+        json.dumps(
+            {"machine": machine(), "against": against, "code": code_version(), "rows": rows},
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

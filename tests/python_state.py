@@ -22,8 +22,13 @@ import numpy as np
 import torch
 
 _ATOMS = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device)
-_CODE = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, functools.partial,
-         types.ModuleType)  # fmt: skip
+_CODE = (
+    types.FunctionType,
+    types.MethodType,
+    types.BuiltinFunctionType,
+    functools.partial,
+    types.ModuleType,
+)
 
 
 def _is_state(value: Any) -> bool:

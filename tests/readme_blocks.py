@@ -58,9 +58,14 @@ def blocks(page: Path) -> list[Block]:
         before = text[: match.start()]
         quoted = EXCERPT.search(before)
         found.append(
-            Block(page, before.count("\n") + 1, language, match.group(2),
-                  quoted.group(1) if quoted else None)
-        )  # fmt: skip
+            Block(
+                page,
+                before.count("\n") + 1,
+                language,
+                match.group(2),
+                quoted.group(1) if quoted else None,
+            )
+        )
     return found
 
 
@@ -91,8 +96,11 @@ def commands(block: Block) -> list[list[str]]:
     import shlex
 
     joined = re.sub(r"\\\n\s*", " ", block.code)
-    return [shlex.split(line, comments=True) for line in joined.splitlines()
-            if shlex.split(line, comments=True)]  # fmt: skip
+    return [
+        shlex.split(line, comments=True)
+        for line in joined.splitlines()
+        if shlex.split(line, comments=True)
+    ]
 
 
 if __name__ == "__main__":

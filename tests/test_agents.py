@@ -349,8 +349,9 @@ def test_critics_start_at_the_top_and_follow_a_change_of_scale() -> None:
     moved = agent.q(x) - before
     assert torch.allclose(moved, torch.full_like(moved, -50 / 1.02 + 25), atol=1e-4)
     assert torch.allclose(agent.q_target(x), agent.q(x), atol=1e-4)  # targets move too
-    zero_one = make_agent("sac", None, OBS_DIM, GOAL_DIM, space("sac"), (0.0, 1.0),
-                          terminal_on_success=True)  # fmt: skip
+    zero_one = make_agent(
+        "sac", None, OBS_DIM, GOAL_DIM, space("sac"), (0.0, 1.0), terminal_on_success=True
+    )
     assert isinstance(zero_one, SACAgent)
     q = zero_one.critic(x, torch.zeros(4, ACT_DIM))
     assert float(q.detach().mean()) == pytest.approx(
@@ -491,8 +492,11 @@ def test_layer_norm_where_asked(algo: str) -> None:
         layers = [m for m in net.modules() if isinstance(m, torch.nn.LayerNorm)]
         heads = len(getattr(net, "heads", [None]))
         assert len(layers) == (0 if "actor" in name else 2 * heads), name
-    mlp = next(m for m in agent._networks()["q" if algo == "dqn" else "critic"].modules()
-               if isinstance(m, torch.nn.Sequential))  # fmt: skip
+    mlp = next(
+        m
+        for m in agent._networks()["q" if algo == "dqn" else "critic"].modules()
+        if isinstance(m, torch.nn.Sequential)
+    )
     with torch.no_grad():
         for module in mlp:  # LayerNorms with weights other than their 1 and bias 0
             if isinstance(module, torch.nn.LayerNorm):
@@ -614,8 +618,10 @@ def test_n_step_discount_replaces_gamma(algo: str) -> None:
     terminal, zero_discount = agent_for(algo, seed=4), agent_for(algo, seed=4)
     batch = random_batch(algo, seed=6)
     ones, zeros = np.ones(len(batch), np.float32), np.zeros(len(batch), np.float32)
-    for agent, changed in ((terminal, {"terminated": ones}),
-                           (zero_discount, {"terminated": zeros, "discount": zeros})):  # fmt: skip
+    for agent, changed in (
+        (terminal, {"terminated": ones}),
+        (zero_discount, {"terminated": zeros, "discount": zeros}),
+    ):
         agent.update_normalizer(batch.observation, batch.goal)
         agent.update(replace(batch, **changed))
     for name, value in parameters(terminal).items():

@@ -61,9 +61,14 @@ def test_the_filled_buffer_holds_whole_episodes_of_the_shapes(device: Any, discr
 
 def test_a_tiny_run_times_every_row_the_device_can_run() -> None:
     config = UpdateBenchConfig(
-        algos=("td3", "dqn"), sizes=("2x32:64",), precisions=("fp32",),
-        modes=("eager", "captured"), device="cpu", seconds=0.1, fill=800,
-    )  # fmt: skip
+        algos=("td3", "dqn"),
+        sizes=("2x32:64",),
+        precisions=("fp32",),
+        modes=("eager", "captured"),
+        device="cpu",
+        seconds=0.1,
+        fill=800,
+    )
     lines: list[str] = []
     rows = run_update_bench(config, lambda line, row: lines.append(line))
     assert [(row["algo"], row["mode"]) for row in rows] == [("td3", "eager"), ("dqn", "eager")]
@@ -81,15 +86,29 @@ def test_a_prioritized_row_sets_the_priorities_as_a_run_does(buffer: str) -> Non
     from herkit.agents import make_agent
     from herkit.bench.update import _agent_config, _time_row
 
-    config = UpdateBenchConfig(algos=("ddpg",), sizes=("1x16:32",), precisions=("fp32",),
-                               modes=("eager",), device="cpu", seconds=0.05, fill=800,
-                               buffer=buffer, prioritized=True)  # fmt: skip
+    config = UpdateBenchConfig(
+        algos=("ddpg",),
+        sizes=("1x16:32",),
+        precisions=("fp32",),
+        modes=("eager",),
+        device="cpu",
+        seconds=0.05,
+        fill=800,
+        buffer=buffer,
+        prioritized=True,
+    )
     (row,) = run_update_bench(config)
     assert row["prioritized"] is True and row["updates_per_s"] > 0 and row["error"] is None
     sampled = filled_buffer(800, "cpu" if buffer == "device" else None, False, 0, True)
     (size,) = config.parsed_sizes()
-    agent = make_agent("ddpg", _agent_config("ddpg", size), 25, 3,
-                       gymnasium.spaces.Box(-1.0, 1.0, (4,)), (-1.0, 0.0))  # fmt: skip
+    agent = make_agent(
+        "ddpg",
+        _agent_config("ddpg", size),
+        25,
+        3,
+        gymnasium.spaces.Box(-1.0, 1.0, (4,)),
+        (-1.0, 0.0),
+    )
     _time_row(agent, sampled, 32, "eager", 0.05)
     assert sampled.sampler.tree is not None
     assert len(np.unique(sampled.sampler.tree.leaves)) > 50  # TD errors, not the first max
@@ -102,8 +121,14 @@ def test_a_mode_that_fails_gives_a_row_that_says_so(monkeypatch: pytest.MonkeyPa
         raise RuntimeError("no compiler here")
 
     monkeypatch.setattr(GoalAgent, "set_update_mode", refuse)
-    config = UpdateBenchConfig(sizes=("1x16:8",), precisions=("fp32",), modes=("compiled",),
-                               device="cpu", seconds=0.05, fill=800)  # fmt: skip
+    config = UpdateBenchConfig(
+        sizes=("1x16:8",),
+        precisions=("fp32",),
+        modes=("compiled",),
+        device="cpu",
+        seconds=0.05,
+        fill=800,
+    )
     (row,) = run_update_bench(config)
     assert row["updates_per_s"] is None and row["error"] == "RuntimeError: no compiler here"
 
@@ -112,9 +137,26 @@ def test_the_command_writes_the_machine_and_the_rows(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "update.json"
-    code = cli.main(["bench", "update", "--sizes", "1x16:8", "--precisions", "fp32",
-                     "--modes", "eager", "--seconds", "0.05", "--fill", "800",
-                     "--device", "cpu", "--json-out", str(out)])  # fmt: skip
+    code = cli.main(
+        [
+            "bench",
+            "update",
+            "--sizes",
+            "1x16:8",
+            "--precisions",
+            "fp32",
+            "--modes",
+            "eager",
+            "--seconds",
+            "0.05",
+            "--fill",
+            "800",
+            "--device",
+            "cpu",
+            "--json-out",
+            str(out),
+        ]
+    )
     assert code == 0
     assert "Update speed" in capsys.readouterr().out
     result = json.loads(out.read_text())

@@ -48,9 +48,20 @@ def test_train_eval_plot(tmp_path: Path) -> None:
 @pytest.mark.slow("a herkit train run in a subprocess")
 def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
     done = herkit(
-        "train", "--env-kwargs", "n_bits=6", "max_steps=6", "--steps", "120", "--out",
-        str(tmp_path), "--eval-every", "60", "--eval-episodes", "2", "--no-progress",
-    )  # fmt: skip
+        "train",
+        "--env-kwargs",
+        "n_bits=6",
+        "max_steps=6",
+        "--steps",
+        "120",
+        "--out",
+        str(tmp_path),
+        "--eval-every",
+        "60",
+        "--eval-episodes",
+        "2",
+        "--no-progress",
+    )
     assert done.returncode == 0, done.stderr
     paths = RunPaths(tmp_path)
     assert json.loads(paths.config.read_text())["env_kwargs"] == ["n_bits=6", "max_steps=6"]
@@ -241,8 +252,18 @@ def test_a_second_signal_stops_at_once() -> None:
 def test_output_to_a_file_or_pipe_gets_progress_lines_as_it_trains(tmp_path: Path) -> None:
     """Where stderr is no terminal (a log file, a job scheduler) there is no bar to redraw:
     a plain line follows each evaluation, before the run's last line."""
-    done = herkit("train", "--steps", "600", "--eval-every", "300", "--eval-episodes", "3",
-                  "--no-tensorboard", "--out", str(tmp_path / "run"))  # fmt: skip
+    done = herkit(
+        "train",
+        "--steps",
+        "600",
+        "--eval-every",
+        "300",
+        "--eval-episodes",
+        "3",
+        "--no-tensorboard",
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     said = [i for i, line in enumerate(lines) if re.match(r"herkit: [\d,]+/600 env steps", line)]
@@ -285,10 +306,20 @@ def test_pointmaze_by_id_alone(tmp_path: Path) -> None:
     pytest.importorskip("gymnasium_robotics", reason="needs herkit[robotics]")
     run = tmp_path / "run"
     done = herkit(
-        "train", "PointMaze_UMaze-v3", "--steps", "300", "--eval-every", "300",
-        "--warmup-steps", "100", "--env-kwargs", "max_episode_steps=50", "--out", str(run),
+        "train",
+        "PointMaze_UMaze-v3",
+        "--steps",
+        "300",
+        "--eval-every",
+        "300",
+        "--warmup-steps",
+        "100",
+        "--env-kwargs",
+        "max_episode_steps=50",
+        "--out",
+        str(run),
         *QUICK,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     config = json.loads(RunPaths(run).config.read_text())
     assert config["algo"] == "sac"
@@ -374,8 +405,11 @@ def test_train_help_says_whose_defaults_it_shows_and_only_their_algorithm() -> N
     assert "The defaults shown are herkit/BitFlip-v0's preset, for --algo dqn" in text
     assert "--steps INT" in text and "(default: 10000)" in text
     assert "100,000 for an env without a preset" in text
-    boxes = [line.split("─ ")[1].split(" ─")[0] for line in shown.stdout.splitlines()
-             if line.startswith("╭─ ")]  # fmt: skip
+    boxes = [
+        line.split("─ ")[1].split(" ─")[0]
+        for line in shown.stdout.splitlines()
+        if line.startswith("╭─ ")
+    ]
     assert boxes == ["positional arguments", "options", "her options", "dqn options"]
     assert "--ddpg.lr" not in text and "--strategy {future,final,episode,random,none}" in text
     assert "``" not in text and ":class:" not in text  # the docstrings' markup is gone
@@ -386,9 +420,15 @@ def test_train_help_says_whose_defaults_it_shows_and_only_their_algorithm() -> N
 
 @pytest.mark.parametrize(
     "args",
-    [["--help"], ["train", "--help"], ["train", "--steps", "-5"], ["train", "NoSuchEnv-v9"],
-     ["eval", "--help"], ["plot"]],
-)  # fmt: skip
+    [
+        ["--help"],
+        ["train", "--help"],
+        ["train", "--steps", "-5"],
+        ["train", "NoSuchEnv-v9"],
+        ["eval", "--help"],
+        ["plot"],
+    ],
+)
 def test_help_and_bad_input_answer_without_importing_torch(args: list[str]) -> None:
     code = (
         "import sys\n"

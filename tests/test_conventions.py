@@ -73,8 +73,12 @@ class ZeroOneFlipEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _obs(self) -> dict[str, np.ndarray]:
         left = np.array([self.n_bits - self._t], np.float32)
         state = self._state.copy()
-        return {"observation": state, "achieved_goal": state.copy(),
-                "desired_goal": self._goal.copy(), "steps_left": left}  # fmt: skip
+        return {
+            "observation": state,
+            "achieved_goal": state.copy(),
+            "desired_goal": self._goal.copy(),
+            "steps_left": left,
+        }
 
 
 class ZeroOneReachEnv(PointReachEnv):
@@ -244,11 +248,19 @@ def test_success_signal_reads_each_convention() -> None:
 def zero_one_config(tmp_path: Path, name: str, **changes: Any) -> TrainConfig:
     """herkit's defaults, with the bit-flipping preset's DQN settings and a short budget."""
     values: dict[str, Any] = dict(
-        env_id="test/ZeroOneFlip-v0", env_kwargs=("n_bits=10",), algo="dqn", steps=5_000,
-        warmup_steps=256, updates_per_step=0.25, eval_every=5_000, eval_episodes=50, seed=0,
-        dqn=DQNConfig(batch_size=256, epsilon=0.5, polyak=0.99), out=str(tmp_path / name),
+        env_id="test/ZeroOneFlip-v0",
+        env_kwargs=("n_bits=10",),
+        algo="dqn",
+        steps=5_000,
+        warmup_steps=256,
+        updates_per_step=0.25,
+        eval_every=5_000,
+        eval_episodes=50,
+        seed=0,
+        dqn=DQNConfig(batch_size=256, epsilon=0.5, polyak=0.99),
+        out=str(tmp_path / name),
         **QUIET,
-    )  # fmt: skip
+    )
     return TrainConfig(**(values | changes))
 
 
@@ -261,9 +273,15 @@ def test_zero_one_rewards_learn_by_default_and_fail_with_fetch_clipping(tmp_path
     def config(name: str, **changes: Any) -> TrainConfig:
         preset = preset_config("herkit/PointReach-v0")  # DDPG, as for PointReach
         return dataclasses.replace(
-            preset, env_id="test/ZeroOneReach-v0", steps=2_500, eval_every=2_500,
-            eval_episodes=20, out=str(tmp_path / name), **QUIET, **changes,
-        )  # fmt: skip
+            preset,
+            env_id="test/ZeroOneReach-v0",
+            steps=2_500,
+            eval_every=2_500,
+            eval_episodes=20,
+            out=str(tmp_path / name),
+            **QUIET,
+            **changes,
+        )
 
     learned = train(config("probed"))
     assert learned["success_rate"] >= 0.9, learned
@@ -305,9 +323,12 @@ def test_ending_on_success_is_decided_at_the_first_success_seen(
 
 def test_given_settings_win_over_the_probe() -> None:
     config = TrainConfig(
-        "herkit/PointReach-v0", algo="ddpg", reward_range=(-2.0, 0.0),
-        her=HerSettings(terminal_on_success=True), success_key="compute_reward",
-    )  # fmt: skip
+        "herkit/PointReach-v0",
+        algo="ddpg",
+        reward_range=(-2.0, 0.0),
+        her=HerSettings(terminal_on_success=True),
+        success_key="compute_reward",
+    )
     resolved, found = resolve_conventions(config)
     assert resolved.reward_range == (-2.0, 0.0) and resolved.her.terminal_on_success is True
     assert found.sources["terminal_on_success"].startswith("given")
@@ -323,9 +344,16 @@ def test_training_with_a_reward_that_needs_info(tmp_path: Path) -> None:
 
     def config(name: str, **changes: Any) -> TrainConfig:
         return TrainConfig(
-            "test/WeightedReach-v0", algo="ddpg", steps=200, warmup_steps=100, eval_every=200,
-            eval_episodes=2, out=str(tmp_path / name), **QUIET, **changes,
-        )  # fmt: skip
+            "test/WeightedReach-v0",
+            algo="ddpg",
+            steps=200,
+            warmup_steps=100,
+            eval_every=200,
+            eval_episodes=2,
+            out=str(tmp_path / name),
+            **QUIET,
+            **changes,
+        )
 
     with pytest.raises(ValueError, match="info_keys"):
         train(config("without"))

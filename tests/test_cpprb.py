@@ -156,8 +156,11 @@ def test_non_finite_values_are_refused_and_nothing_of_the_call_is_stored() -> No
     stored = rb.get_all_transitions()
     data = episode(1, 3)
     data["next_obs"][1, 0] = np.nan
-    with pytest.raises(ValueError, match=r"'next_obs' holds 1 non-finite value \(NaN or inf\) in "
-                       r"transition 1: nothing of this add was stored"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"'next_obs' holds 1 non-finite value \(NaN or inf\) in "
+        r"transition 1: nothing of this add was stored",
+    ):
         rb.add(**data)
     rb.add(**episode(1, 3))
     with pytest.raises(ValueError, match="goal holds 2 non-finite values"):

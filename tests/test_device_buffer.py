@@ -23,8 +23,12 @@ from tagged import DEVICES, host
 from test_agents import agent_for, parameters, random_batch
 
 TORCH_DEVICES = [device for device in DEVICES if device is not None]
-HERKIT_ENVS = ["herkit/BitFlip-v0", "herkit/PointReach-v0", "herkit/GridWorld-v0",
-               "herkit/MountainCarGoal-v0"]  # fmt: skip
+HERKIT_ENVS = [
+    "herkit/BitFlip-v0",
+    "herkit/PointReach-v0",
+    "herkit/GridWorld-v0",
+    "herkit/MountainCarGoal-v0",
+]
 
 
 def goal_pairs(env: gym.Env, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -84,9 +88,11 @@ def test_normalize_tensor_matches_numpy() -> None:
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5, atol=1e-5)
     normalizer.update(rng.normal(-3.0, 1.0, size=(500, 4)))  # new statistics are picked up
     np.testing.assert_allclose(
-        normalizer.normalize_tensor(torch.from_numpy(x)).numpy(), normalizer.normalize(x),
-        rtol=1e-5, atol=1e-5,
-    )  # fmt: skip
+        normalizer.normalize_tensor(torch.from_numpy(x)).numpy(),
+        normalizer.normalize(x),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 @pytest.mark.parametrize("algo", ["dqn", "ddpg", "sac"])
@@ -94,8 +100,10 @@ def test_normalize_tensor_matches_numpy() -> None:
 def test_agents_learn_the_same_from_tensor_batches(algo: str, device: str) -> None:
     on_host, on_device = agent_for(algo, seed=3), agent_for(algo, seed=3)
     for agent in (on_host, on_device):
-        agent.update_normalizer(np.random.default_rng(1).normal(size=(100, 6)),
-                                np.random.default_rng(2).normal(size=(100, 3)))  # fmt: skip
+        agent.update_normalizer(
+            np.random.default_rng(1).normal(size=(100, 6)),
+            np.random.default_rng(2).normal(size=(100, 3)),
+        )
     for step in range(3):
         batch = random_batch(algo, seed=step, weights=np.ones(64, np.float32))
         expected = on_host.update(batch)
@@ -128,11 +136,16 @@ def test_training_with_the_buffer_on_a_device_learns_and_resumes(tmp_path: Path)
     result = train(quiet(out=str(tmp_path), buffer_device="device", device=device, **budget))
     assert result["success_rate"] >= 0.9, result
     reward = torch_reward_of(gym.make("herkit/BitFlip-v0"))
-    _, on_device = load_checkpoint(tmp_path, lambda a, g, i: np.zeros(len(a)), device, None,
-                                   device, reward)  # fmt: skip
+    _, on_device = load_checkpoint(
+        tmp_path, lambda a, g, i: np.zeros(len(a)), device, None, device, reward
+    )
     _, on_host = load_checkpoint(tmp_path, lambda a, g, i: np.zeros(len(a)))
     assert on_device.device == torch.device(device) and on_host.device is None
     np.testing.assert_array_equal(host(on_device.sample(16)).goal, on_host.sample(16).goal)
-    resumed = train(quiet(out=str(tmp_path), buffer_device="device", device=device,
-                          **{**budget, "steps": 6_500}), resume=True)  # fmt: skip
+    resumed = train(
+        quiet(
+            out=str(tmp_path), buffer_device="device", device=device, **{**budget, "steps": 6_500}
+        ),
+        resume=True,
+    )
     assert resumed["env_steps"] == 6_500

@@ -33,13 +33,17 @@ def numpy(tensor: torch.Tensor) -> np.ndarray:
 @given(
     capacity=st.integers(1, 300),
     writes=st.lists(
-        st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from([0.0, 0.5, 1.0, 3.25, 1e-6])),
-                 min_size=1, max_size=20),
-        min_size=1, max_size=6,
+        st.lists(
+            st.tuples(st.integers(0, 10_000), st.sampled_from([0.0, 0.5, 1.0, 3.25, 1e-6])),
+            min_size=1,
+            max_size=20,
+        ),
+        min_size=1,
+        max_size=6,
     ),
     seed=st.integers(0, 2**16),
     device=st.sampled_from(TORCH_DEVICES),
-)  # fmt: skip
+)
 def test_the_device_tree_sums_and_searches_as_the_hosts(
     capacity: int, writes: list[list[tuple[int, float]]], seed: int, device: str
 ) -> None:
@@ -75,8 +79,16 @@ def draw(sampler: DeviceSampler, n: int, seed: int = 0) -> tuple[Batch, np.ndarr
     got = sampler.draw(n, uniform_of(generator), **flags)
     assert got.discount is None and got.weights is not None and got.slots is not None
     obs, next_obs = numpy(got.observation), numpy(got.next_observation)
-    batch = Batch(obs, numpy(got.action), numpy(got.reward), next_obs, numpy(got.goal),
-                  obs - [0, 1, 0], obs, numpy(got.terminated))  # fmt: skip
+    batch = Batch(
+        obs,
+        numpy(got.action),
+        numpy(got.reward),
+        next_obs,
+        numpy(got.goal),
+        obs - [0, 1, 0],
+        obs,
+        numpy(got.terminated),
+    )
     return batch, numpy(got.weights), numpy(got.slots)
 
 
@@ -90,11 +102,10 @@ def live(sampler: DeviceSampler) -> tuple[np.ndarray, np.ndarray]:
 @given(
     n_envs=st.integers(1, 3),
     rows=st.integers(10, 25),
-    lengths=st.lists(st.lists(st.integers(1, 10), min_size=1, max_size=8), min_size=3,
-                     max_size=3),
+    lengths=st.lists(st.lists(st.integers(1, 10), min_size=1, max_size=8), min_size=3, max_size=3),
     seed=st.integers(0, 2**16),
     device=st.sampled_from(TORCH_DEVICES),
-)  # fmt: skip
+)
 def test_the_device_draws_only_what_the_host_may_sample(
     n_envs: int, rows: int, lengths: list[list[int]], seed: int, device: str
 ) -> None:
@@ -176,8 +187,12 @@ def test_a_saved_buffer_keeps_the_priorities_learnt_on_the_device(tmp_path: Path
     sampler.reprioritize(torch.as_tensor(slots), torch.linspace(0, 3, 64))
     sampler.priorities_to_host()
     buffer.save(tmp_path / "buffer.npz")
-    restored = HerReplayBuffer.load(tmp_path / "buffer.npz", buffer.reward_fn, device="cpu",
-                                    torch_reward_fn=buffer.torch_reward_fn)  # fmt: skip
+    restored = HerReplayBuffer.load(
+        tmp_path / "buffer.npz",
+        buffer.reward_fn,
+        device="cpu",
+        torch_reward_fn=buffer.torch_reward_fn,
+    )
     follower = DeviceSampler(restored)
     follower.prepare()
     assert follower.priorities is not None and sampler.priorities is not None
@@ -205,8 +220,17 @@ def test_a_drawn_prioritized_update_weighs_its_loss_and_sets_the_priorities(algo
         flags = sampler.prepare()
         got = sampler.draw(64, uniform_of(twin), **flags)
         goal, slots = got.goal, got.slots
-        batch = Batch(got.observation, got.action, got.reward, got.next_observation, goal, goal,
-                      goal, got.terminated, weights=got.weights)  # fmt: skip
+        batch = Batch(
+            got.observation,
+            got.action,
+            got.reward,
+            got.next_observation,
+            goal,
+            goal,
+            goal,
+            got.terminated,
+            weights=got.weights,
+        )
         with no_host_reads():
             drawing.update_drawn(flags)
         given_.update(batch)
@@ -239,10 +263,16 @@ def test_a_prioritized_run_that_draws_on_the_device_checkpoints_its_priorities(
     monkeypatch.setattr(DeviceSampler, "__init__", kept)
     monkeypatch.setattr(herkit.training.learner, "draws_on_device", lambda agent, buffer: True)
     config = quiet(
-        env_id="herkit/PointReach-v0", algo="td3", steps=600, warmup_steps=200, eval_every=300,
-        buffer_device="device", out=str(tmp_path / "run"), update_mode="eager",
+        env_id="herkit/PointReach-v0",
+        algo="td3",
+        steps=600,
+        warmup_steps=200,
+        eval_every=300,
+        buffer_device="device",
+        out=str(tmp_path / "run"),
+        update_mode="eager",
         prioritized=True,
-    )  # fmt: skip
+    )
     summary = train(config)
     assert summary["updates"] >= 300 and len(samplers) == 1
     priorities = samplers[0].priorities

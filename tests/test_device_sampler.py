@@ -32,9 +32,7 @@ def drawn(sampler: DeviceSampler, n: int, seed: int = 0) -> Batch:
     generator.manual_seed(seed)
     flags = sampler.prepare()
     got = sampler.draw(n, uniform_of(generator), **flags)
-    obs, next_obs, goal, action, reward, terminated = (
-        t.cpu().numpy() for t in got[:6]
-    )  # fmt: skip
+    obs, next_obs, goal, action, reward, terminated = (t.cpu().numpy() for t in got[:6])
     assert got.weights is None and got.slots is None  # drawn uniformly
     return Batch(obs, action, reward, next_obs, goal, obs - [0, 1, 0], obs, terminated)
 
@@ -53,9 +51,14 @@ episode_lists = st.lists(st.integers(1, 12), min_size=1, max_size=15)
     device=st.sampled_from(TORCH_DEVICES),
 )
 def test_drawn_goals_come_from_the_right_episode_and_steps(
-    strategy: str, n_envs: int, k: int, rows: int, lengths: list[list[int]], seed: int,
+    strategy: str,
+    n_envs: int,
+    k: int,
+    rows: int,
+    lengths: list[list[int]],
+    seed: int,
     device: str,
-) -> None:  # fmt: skip
+) -> None:
     """Random episode lengths, several envs, many wrap-arounds of a small ring, open
     episodes sampled too; the device's copy of the bookkeeping follows every add."""
     buffer = make_buffer(rows * n_envs, n_envs, device, strategy=strategy, k=k, seed=seed)
@@ -77,17 +80,27 @@ def test_drawn_goals_come_from_the_right_episode_and_steps(
     device=st.sampled_from(TORCH_DEVICES),
 )
 def test_drawn_rewards_and_flags_keep_the_envs_terms(
-    lengths: list[int], n_envs: int, strategy: str, mix: bool, terminal_on_success: bool,
-    capacity: int, device: str,
-) -> None:  # fmt: skip
+    lengths: list[int],
+    n_envs: int,
+    strategy: str,
+    mix: bool,
+    terminal_on_success: bool,
+    capacity: int,
+    device: str,
+) -> None:
     """A sample's own goal gets what the env gave; a relabelled one its compute_reward
     plus the step's penalty, terminal after a crash or, where episodes end on success,
     when it is reached (the host's rules, tests/test_env_terms.py)."""
     terminal_on_success &= not mix  # a desired goal can be the step's own: see test_env_terms
     buffer = make_buffer(
-        capacity, n_envs, device, strategy=strategy, goal_mix=(1, 2, 2) if mix else None,
-        terminal_on_success=terminal_on_success, seed=3,
-    )  # fmt: skip
+        capacity,
+        n_envs,
+        device,
+        strategy=strategy,
+        goal_mix=(1, 2, 2) if mix else None,
+        terminal_on_success=terminal_on_success,
+        seed=3,
+    )
     run = TaggedRun(buffer, env_terms=True)
     run.feed([lengths] * n_envs, steps=2 * sum(lengths) + 1)
     batch = drawn(DeviceSampler(buffer), 400)
@@ -113,8 +126,7 @@ class Numbers:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    lengths=st.lists(st.lists(st.integers(1, 12), min_size=1, max_size=8), min_size=3,
-                     max_size=3),
+    lengths=st.lists(st.lists(st.integers(1, 12), min_size=1, max_size=8), min_size=3, max_size=3),
     n_envs=st.integers(1, 3),
     strategy=st.sampled_from(STRATEGIES),
     mix=st.sampled_from([None, (1, 2, 2), (0, 1, 0), (1, 1, 0)]),
@@ -125,22 +137,37 @@ class Numbers:
     prioritized=st.booleans(),
     capacity=st.sampled_from([60, 300]),  # 20 rows per env at least
     seed=st.integers(0, 2**16),
-)  # fmt: skip
+)
 def test_given_the_same_numbers_the_device_draws_the_hosts_batch(
-    lengths: list[list[int]], n_envs: int, strategy: str, mix: Any, warmup: int,
-    terminal_on_success: bool, keep_env_terms: bool, threshold: float | None,
-    prioritized: bool, capacity: int, seed: int,
-) -> None:  # fmt: skip
+    lengths: list[list[int]],
+    n_envs: int,
+    strategy: str,
+    mix: Any,
+    warmup: int,
+    terminal_on_success: bool,
+    keep_env_terms: bool,
+    threshold: float | None,
+    prioritized: bool,
+    capacity: int,
+    seed: int,
+) -> None:
     """The buffer's rules are one code: on the host's numpy bookkeeping and on the device's
     copy, with the same random numbers, every field of the batch is the same (every
     strategy and goal mix, the env's terms and flags, the reached rule, draws by priority,
     wrap-arounds and open episodes)."""
     buffer = make_buffer(
-        capacity, n_envs, "cpu", strategy=strategy, goal_mix=mix,
-        goal_mix_warmup=warmup if mix else 0, terminal_on_success=terminal_on_success,
-        keep_env_terms=keep_env_terms, success_threshold=threshold, prioritized=prioritized,
+        capacity,
+        n_envs,
+        "cpu",
+        strategy=strategy,
+        goal_mix=mix,
+        goal_mix_warmup=warmup if mix else 0,
+        terminal_on_success=terminal_on_success,
+        keep_env_terms=keep_env_terms,
+        success_threshold=threshold,
+        prioritized=prioritized,
         seed=3,
-    )  # fmt: skip
+    )
     sampler = DeviceSampler(buffer)
     run = TaggedRun(buffer, env_terms=True)
     for round_ in range(2):
@@ -284,8 +311,12 @@ def test_a_restored_buffer_is_copied_to_the_device_whole(tmp_path: Path) -> None
     saved = copy.deepcopy(run.episodes), run.rows_written
     sampler = DeviceSampler(buffer)
     drawn(sampler, 64)
-    restored = HerReplayBuffer.load(tmp_path / "buffer.npz", buffer.reward_fn, device="cpu",
-                                    torch_reward_fn=buffer.torch_reward_fn)  # fmt: skip
+    restored = HerReplayBuffer.load(
+        tmp_path / "buffer.npz",
+        buffer.reward_fn,
+        device="cpu",
+        torch_reward_fn=buffer.torch_reward_fn,
+    )
     run.buffer = restored
     follower = DeviceSampler(restored)
     check_batch(run, "future", "sample", batch=drawn(follower, 512))
@@ -316,15 +347,24 @@ def random_buffer(algo: str, **kwargs: object) -> HerReplayBuffer:
     """A buffer on CPU tensors for the agents of ``test_agents`` (``algo``'s actions), with
     120 steps of random observations of 2 envs, episodes of 10 steps."""
     buffer = HerReplayBuffer(
-        2_000, observation_shape=6, goal_shape=3, action_shape=() if algo == "dqn" else 2,
-        action_dtype=np.int64 if algo == "dqn" else np.float32, reward_fn=tag_reward,
-        torch_reward_fn=torch_tag_reward, device="cpu", n_envs=2, seed=4,
+        2_000,
+        observation_shape=6,
+        goal_shape=3,
+        action_shape=() if algo == "dqn" else 2,
+        action_dtype=np.int64 if algo == "dqn" else np.float32,
+        reward_fn=tag_reward,
+        torch_reward_fn=torch_tag_reward,
+        device="cpu",
+        n_envs=2,
+        seed=4,
         **kwargs,  # type: ignore[arg-type]
-    )  # fmt: skip
+    )
     rng = np.random.default_rng(0)
     for t in range(120):
-        obs = {key: rng.normal(size=(2, 6 if key == "observation" else 3)).astype(np.float32)
-               for key in ("observation", "achieved_goal", "desired_goal")}  # fmt: skip
+        obs = {
+            key: rng.normal(size=(2, 6 if key == "observation" else 3)).astype(np.float32)
+            for key in ("observation", "achieved_goal", "desired_goal")
+        }
         action = rng.integers(4, size=2) if algo == "dqn" else rng.uniform(-1, 1, (2, 2))
         buffer.add(obs, action, obs, np.zeros(2, bool), np.full(2, t % 10 == 9))
     return buffer
@@ -380,9 +420,15 @@ def test_a_run_that_draws_on_the_device_trains(
     monkeypatch.setattr(DeviceSampler, "prepare", counted)
     monkeypatch.setattr(herkit.training.learner, "draws_on_device", lambda agent, buffer: True)
     config = quiet(
-        env_id="herkit/PointReach-v0", algo="td3", steps=600, warmup_steps=200,
-        eval_every=300, buffer_device="device", out=str(tmp_path / "run"), update_mode="eager",
-    )  # fmt: skip
+        env_id="herkit/PointReach-v0",
+        algo="td3",
+        steps=600,
+        warmup_steps=200,
+        eval_every=300,
+        buffer_device="device",
+        out=str(tmp_path / "run"),
+        update_mode="eager",
+    )
     summary = train(config)
     assert len(prepared) == summary["updates"] >= 300
     rows = RunPaths(tmp_path / "run").updates.read_text().splitlines()
@@ -405,16 +451,28 @@ def test_a_captured_drawn_update_learns_what_the_eager_drawn_one_does(
     agents = []
     for mode in ("eager", "captured"):
         buffer = HerReplayBuffer(
-            4_000, observation_shape=6, goal_shape=3, action_shape=2, reward_fn=tag_reward,
-            torch_reward_fn=torch_tag_reward, device="cuda", n_envs=4, seed=4,
-            goal_mix=(1, 2, 2), terminal_on_success=True, prioritized=prioritized,
-        )  # fmt: skip
+            4_000,
+            observation_shape=6,
+            goal_shape=3,
+            action_shape=2,
+            reward_fn=tag_reward,
+            torch_reward_fn=torch_tag_reward,
+            device="cuda",
+            n_envs=4,
+            seed=4,
+            goal_mix=(1, 2, 2),
+            terminal_on_success=True,
+            prioritized=prioritized,
+        )
         rng = np.random.default_rng(0)
         for t in range(300):
-            obs = {key: rng.normal(size=(4, 6 if key == "observation" else 3)).astype(np.float32)
-                   for key in ("observation", "achieved_goal", "desired_goal")}  # fmt: skip
-            buffer.add(obs, rng.uniform(-1, 1, (4, 2)), obs, np.zeros(4, bool),
-                       np.full(4, t % 25 == 24))  # fmt: skip
+            obs = {
+                key: rng.normal(size=(4, 6 if key == "observation" else 3)).astype(np.float32)
+                for key in ("observation", "achieved_goal", "desired_goal")
+            }
+            buffer.add(
+                obs, rng.uniform(-1, 1, (4, 2)), obs, np.zeros(4, bool), np.full(4, t % 25 == 24)
+            )
         sampler = DeviceSampler(buffer)
         box = gymnasium.spaces.Box(-1.0, 1.0, (2,))
         agent = make_agent(algo, None, 6, 3, box, (-1.0, 0.0), "cuda", seed=7)
@@ -441,10 +499,16 @@ def test_a_captured_run_on_the_gpu_trains(tmp_path: Path) -> None:
     from runs import quiet
 
     config = quiet(
-        env_id="herkit/PointReach-v0", algo="td3", steps=2_000, warmup_steps=200,
-        eval_every=500, device="cuda", buffer_device="device", update_mode="captured",
+        env_id="herkit/PointReach-v0",
+        algo="td3",
+        steps=2_000,
+        warmup_steps=200,
+        eval_every=500,
+        device="cuda",
+        buffer_device="device",
+        update_mode="captured",
         out=str(tmp_path / "run"),
-    )  # fmt: skip
+    )
     summary = train(config)
     assert summary["updates"] > 1000 and summary["success_rate"] >= 0.0
     assert "captured" in RunPaths(tmp_path / "run").config.read_text()

@@ -62,8 +62,10 @@ def _leaf() -> st.SearchStrategy[spaces.Space[Any]]:
     shapes = st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple)
     boxes = st.builds(
         lambda shape, dtype, low: spaces.Box(low, low + 5, shape, dtype),
-        shapes, st.sampled_from([np.float32, np.float64, np.int32, np.int16]), st.integers(-3, 0),
-    )  # fmt: skip
+        shapes,
+        st.sampled_from([np.float32, np.float64, np.int32, np.int16]),
+        st.integers(-3, 0),
+    )
     return st.one_of(
         boxes,
         st.builds(spaces.Discrete, st.integers(1, 5), start=st.integers(-2, 2)),
@@ -133,8 +135,13 @@ def test_make_goal_env_flattens_dict_goals_and_keeps_the_envs_dicts(fresh_warnin
     batch = np.stack([achieved, desired, achieved])
     with pytest.warns(PerSampleRewardWarning, match="a batch of 3 goals failed"):
         rewards = env.compute_reward(batch, np.stack([achieved] * 3), {})
-    assert rewards.tolist() == [0.0, env.unwrapped.compute_reward(  # type: ignore[attr-defined]
-        goal, env.unflatten_goal(achieved, "achieved_goal"), {}), 0.0]  # fmt: skip
+    assert rewards.tolist() == [
+        0.0,
+        env.unwrapped.compute_reward(  # type: ignore[attr-defined]
+            goal, env.unflatten_goal(achieved, "achieved_goal"), {}
+        ),
+        0.0,
+    ]
     assert env.compute_reward(batch.reshape(1, 3, 5), batch.reshape(1, 3, 5)).shape == (1, 3)
     copy, how = fresh_copy(env)  # the probe's copy is flattened too
     assert isinstance(copy, FlatGoals), how
@@ -185,9 +192,15 @@ def test_relabelled_rewards_are_the_envs_compute_reward_of_its_own_dicts(
 @pytest.mark.parametrize("env_id", [COLOURS, ONE_AT_A_TIME])
 def test_training_on_dict_goals_or_one_goal_at_a_time_runs(env_id: str, tmp_path: Path) -> None:
     config = TrainConfig(
-        env_id, algo="sac", steps=300, warmup_steps=100, eval_every=300, eval_episodes=2,
-        out=str(tmp_path / "run"), **QUIET,
-    )  # fmt: skip
+        env_id,
+        algo="sac",
+        steps=300,
+        warmup_steps=100,
+        eval_every=300,
+        eval_episodes=2,
+        out=str(tmp_path / "run"),
+        **QUIET,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PerSampleRewardWarning)
         summary = train(config)

@@ -139,10 +139,18 @@ def test_two_ranks_stay_identical_and_equal_one_process_with_twice_the_batch(
     both = Batch(
         **{
             field: np.concatenate([getattr(h, field) for h in halves])
-            for field in ("observation", "action", "reward", "next_observation", "goal",
-                          "achieved_goal", "next_achieved_goal", "terminated")
+            for field in (
+                "observation",
+                "action",
+                "reward",
+                "next_observation",
+                "goal",
+                "achieved_goal",
+                "next_achieved_goal",
+                "terminated",
+            )
         }
-    )  # fmt: skip
+    )
     single.update(both)
     expected, got = single.state_dict(), ranks[0]["after_one_update"]
     for name, net in expected["networks"].items():
@@ -158,9 +166,19 @@ def test_two_ranks_stay_identical_and_equal_one_process_with_twice_the_batch(
 
 def torchrun(*args: str, port: int) -> list[str]:
     return [
-        sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD),
-        "--master-addr", "127.0.0.1", "--master-port", str(port), "-m", "herkit", *args,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        str(WORLD),
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(port),
+        "-m",
+        "herkit",
+        *args,
+    ]
 
 
 def kill_job(launcher: int) -> None:
@@ -218,8 +236,10 @@ def test_torchrun_training_and_resume_after_a_kill(tmp_path: Path) -> None:
 
     resumed = subprocess.run(
         torchrun("train", "--resume", str(run), port=free_port()),
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     summary = json.loads(paths.summary.read_text())
     assert summary["world_size"] == WORLD and summary["env_steps"] == 2400
@@ -303,10 +323,11 @@ def test_ctrl_c_to_torchrun_checkpoints_every_rank_at_one_step(tmp_path: Path) -
     assert json.loads(paths.summary.read_text())["interrupted"] is True
 
     resumed = subprocess.run(
-        torchrun("train", "--resume", str(run), "--steps", str(stopped_at + 400),
-                 port=free_port()),
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        torchrun("train", "--resume", str(run), "--steps", str(stopped_at + 400), port=free_port()),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert json.loads(paths.summary.read_text())["env_steps"] == stopped_at + 400
 
@@ -326,12 +347,36 @@ def test_an_env_restart_on_one_rank_keeps_the_ranks_in_step(
     run, token = tmp_path / "run", tmp_path / "token"
     token.touch()  # one env of one rank fails, once
     done = subprocess.run(
-        torchrun("train", "faulty:FaultyBitFlip-v0", "--steps", "2400", "--eval-every", "400",
-                 "--env-restarts", "1", "--dist-timeout-s", "60", "--random-steps", "1200",
-                 "--out", str(run), *QUICK_RANKS, "--env-kwargs", "n_bits=4", "fault=raise",
-                 f"during={during}", f"at={at}", f"token={token}", port=free_port()),
-        capture_output=True, text=True, timeout=300, cwd=TESTS, env=with_test_modules(),
-    )  # fmt: skip
+        torchrun(
+            "train",
+            "faulty:FaultyBitFlip-v0",
+            "--steps",
+            "2400",
+            "--eval-every",
+            "400",
+            "--env-restarts",
+            "1",
+            "--dist-timeout-s",
+            "60",
+            "--random-steps",
+            "1200",
+            "--out",
+            str(run),
+            *QUICK_RANKS,
+            "--env-kwargs",
+            "n_bits=4",
+            "fault=raise",
+            f"during={during}",
+            f"at={at}",
+            f"token={token}",
+            port=free_port(),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=TESTS,
+        env=with_test_modules(),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (rebuilt,) = [line for line in done.stderr.splitlines() if "rebuilt it" in line]
     assert not token.exists() and "(env restart 1 of 1" in rebuilt

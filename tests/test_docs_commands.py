@@ -59,17 +59,22 @@ def test_every_herkit_line_of_a_page_runs_in_order(page: Path, tmp_path: Path) -
     bin_dir.mkdir()
     for program in RUNS:
         shim = bin_dir / program
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "docs_shim.py"}" '
-                        f'{program} "$@"\n')  # fmt: skip
+        shim.write_text(
+            f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "docs_shim.py"}" {program} "$@"\n'
+        )
         shim.chmod(0o755)
     work = tmp_path / "work"
     work.mkdir()
     setup_for(page, work, train=False)
-    env = os.environ | {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-                        "PYTHONPATH": str(work), "MPLBACKEND": "Agg"}  # fmt: skip
+    env = os.environ | {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(work),
+        "MPLBACKEND": "Agg",
+    }
     for line in page_script(page):
-        done = subprocess.run(["bash", "-ec", line], cwd=work, env=env, capture_output=True,
-                              text=True, timeout=900)  # fmt: skip
+        done = subprocess.run(
+            ["bash", "-ec", line], cwd=work, env=env, capture_output=True, text=True, timeout=900
+        )
         assert done.returncode == 0, f"{page.name}: {line}\n{done.stderr[-3000:]}"
 
 

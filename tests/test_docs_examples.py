@@ -25,14 +25,28 @@ ALL = [block for page in pages() for block in blocks(page)]
 HERE = Path(__file__).resolve().parent
 SHELL_TOOLS = {"pip", "git", "sudo", "apt-get", "nvidia-smi", "cd", "export", "ls", "cat"}
 """Commands of other programs that the docs may show (checked only for being listed)."""
-PYTHON_TOOLS = {"pytest", "ruff", "mypy", "sphinx", "build", "twine", "pip", "pyinstrument",
-                "rl_zoo3.train", "rl_zoo3.enjoy"}  # fmt: skip
+PYTHON_TOOLS = {
+    "pytest",
+    "ruff",
+    "mypy",
+    "sphinx",
+    "build",
+    "twine",
+    "pip",
+    "pyinstrument",
+    "rl_zoo3.train",
+    "rl_zoo3.enjoy",
+}
 """``python -m X`` modules of tools (the dev, docs and zoo extras)."""
 
 
 def test_every_block_has_a_language_that_the_tests_know() -> None:
-    unknown = [b.name for b in ALL if b.language not in (*RUN_LANGUAGES, "text", "console")
-               and not (b.language == "yaml" and b.page.name == "guide-sb3.md")]  # fmt: skip
+    unknown = [
+        b.name
+        for b in ALL
+        if b.language not in (*RUN_LANGUAGES, "text", "console")
+        and not (b.language == "yaml" and b.page.name == "guide-sb3.md")
+    ]
     assert not unknown, f"blocks without python/bash/text/console fences: {unknown}"
     assert "the_guides_file" in (HERE / "test_zoo.py").read_text()  # runs the SB3 guide's yaml
 
@@ -205,8 +219,17 @@ def setup_for(page: Path, cwd: Path, train: bool = True) -> None:
             make("pointmaze-medium-v0", 3, 101, 0.5, 0, cwd / "data" / f"{name}.npz")
     if page.name == "guide-training.md" and train:  # load_policy of a finished default run
         out = cwd / "runs" / "herkit-BitFlip-v0-dqn-future-s0"
-        done = herkit_cli("train", "--steps", "300", "--eval-every", "300",
-                          *quick_flags(eval_episodes=2), "--out", str(out), cwd=cwd)  # fmt: skip
+        done = herkit_cli(
+            "train",
+            "--steps",
+            "300",
+            "--eval-every",
+            "300",
+            *quick_flags(eval_episodes=2),
+            "--out",
+            str(out),
+            cwd=cwd,
+        )
         assert done.returncode == 0, done.stderr
 
 
@@ -218,8 +241,9 @@ RUNNABLE = sorted({b.page for b in ALL if b.language == "python" and not b.excer
 def test_every_python_example_of_a_page_runs_in_order(page: Path, tmp_path: Path) -> None:
     code = "\n".join(b.code for b in blocks(page) if b.language == "python" and not b.excerpt_of)
     setup_for(page, tmp_path)
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, f"{page.name}:\n{done.stderr[-3000:]}"
 
 
@@ -287,8 +311,17 @@ def test_the_site_builds_with_the_docs_extra_alone(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    command = [sys.executable, "-c", BLOCKER, "-W", "-q", "-b", "html", str(ROOT / "docs"),
-               str(tmp_path / "html")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-c",
+        BLOCKER,
+        "-W",
+        "-q",
+        "-b",
+        "html",
+        str(ROOT / "docs"),
+        str(tmp_path / "html"),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "update_drawn" in (tmp_path / "html" / "api" / "index.html").read_text()

@@ -23,9 +23,13 @@ def test_the_callers_setting_then_the_declaration_then_the_first_success() -> No
 
 @pytest.mark.parametrize(
     ("success", "terminated", "ends"),
-    [(None, [True], None), ([False, False], [True, True], None), ([True, False], [True, False],
-     True), ([True, True], [True, False], False)],
-)  # fmt: skip
+    [
+        (None, [True], None),
+        ([False, False], [True, True], None),
+        ([True, False], [True, False], True),
+        ([True, True], [True, False], False),
+    ],
+)
 def test_the_first_success_shows_whether_episodes_end_on_it(
     success: list[bool] | None, terminated: list[bool], ends: bool | None
 ) -> None:

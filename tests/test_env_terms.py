@@ -32,15 +32,21 @@ from tagged import (
     penalty,
     tag_reward,
     torch_tag_reward,
-)  # fmt: skip
+)
 
 
 def tagged_buffer(capacity: int, n_envs: int, device: str | None, **kwargs: Any) -> HerReplayBuffer:
     return HerReplayBuffer(
-        capacity, observation_shape=3, goal_shape=3, action_shape=1, reward_fn=tag_reward,
-        n_envs=n_envs, device=device,
-        torch_reward_fn=torch_tag_reward if device is not None else None, **kwargs,
-    )  # fmt: skip
+        capacity,
+        observation_shape=3,
+        goal_shape=3,
+        action_shape=1,
+        reward_fn=tag_reward,
+        n_envs=n_envs,
+        device=device,
+        torch_reward_fn=torch_tag_reward if device is not None else None,
+        **kwargs,
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -79,11 +85,17 @@ def test_penalties_and_crashes_survive_every_strategy_and_mode(
         # which the tags cannot tell from a sample that kept its own goal
         keep_env_terms = True
     buffer = tagged_buffer(
-        capacity, n_envs, device, strategy=strategy,
+        capacity,
+        n_envs,
+        device,
+        strategy=strategy,
         relabel="store" if mode == "store" else "sample",
-        goal_mix=(1, 2, 2) if mode == "mix" else None, prioritized=prioritized,
-        terminal_on_success=terminal_on_success, keep_env_terms=keep_env_terms, seed=3,
-    )  # fmt: skip
+        goal_mix=(1, 2, 2) if mode == "mix" else None,
+        prioritized=prioritized,
+        terminal_on_success=terminal_on_success,
+        keep_env_terms=keep_env_terms,
+        seed=3,
+    )
     run = TaggedRun(buffer, env_terms=True)
     run.feed([lengths] * n_envs, steps=2 * sum(lengths) + 1)
     if len(buffer) == 0:
@@ -120,9 +132,16 @@ def test_n_step_returns_keep_each_steps_penalty_and_stop_at_a_crash(
 ) -> None:
     gamma = 0.9
     buffer = tagged_buffer(
-        80, n_envs, device, strategy=strategy, relabel=relabel, n_step=n_step, gamma=gamma,
-        terminal_on_success=terminal_on_success, seed=2,
-    )  # fmt: skip
+        80,
+        n_envs,
+        device,
+        strategy=strategy,
+        relabel=relabel,
+        n_step=n_step,
+        gamma=gamma,
+        terminal_on_success=terminal_on_success,
+        seed=2,
+    )
     run = TaggedRun(buffer, env_terms=True)
     run.feed([lengths] * n_envs, steps=sum(lengths) + 2)
     if len(buffer) == 0:
@@ -196,9 +215,15 @@ def test_dense_reward_relabelled_goals_use_the_envs_success_test(declared: bool)
     terminal and keep their penalty for every goal."""
     radius = 0.4
     buffer = HerReplayBuffer(
-        5_000, observation_shape=2, goal_shape=2, action_shape=1, reward_fn=dense_reward,
-        terminal_on_success=True, success_threshold=-radius if declared else None, seed=0,
-    )  # fmt: skip
+        5_000,
+        observation_shape=2,
+        goal_shape=2,
+        action_shape=1,
+        reward_fn=dense_reward,
+        terminal_on_success=True,
+        success_threshold=-radius if declared else None,
+        seed=0,
+    )
     records = feed_dense(buffer, np.random.default_rng(0), episodes=300, radius=radius)
     threshold = buffer.reached_threshold()
     assert threshold is not None
@@ -280,8 +305,13 @@ def test_bad_env_rewards_are_refused_and_nothing_is_stored(
     buffer = tagged_buffer(100, 2, None)
     goal = np.zeros((2, 3), np.float32)
     obs = {"observation": goal, "achieved_goal": goal, "desired_goal": goal}
-    step = {"obs": obs, "action": np.zeros((2, 1)), "next_obs": obs,
-            "terminated": np.zeros(2, bool), "truncated": np.zeros(2, bool)}  # fmt: skip
+    step = {
+        "obs": obs,
+        "action": np.zeros((2, 1)),
+        "next_obs": obs,
+        "terminated": np.zeros(2, bool),
+        "truncated": np.zeros(2, bool),
+    }
     with pytest.raises(ValueError, match=match):
         buffer.add(**step, **changes)
     assert buffer.storage.rows_written == 0 and buffer.audit.steps == 0
@@ -325,10 +355,16 @@ def test_training_reports_the_envs_extra_terms_once_and_records_them(
     monkeypatch.setattr("herkit.training.build.probe_conventions", probe)
     train(
         TrainConfig(
-            "test/CrashReach-v0", algo="ddpg", steps=1_500, warmup_steps=200, eval_every=1_500,
-            eval_episodes=2, out=str(tmp_path / "run"), **QUIET,
+            "test/CrashReach-v0",
+            algo="ddpg",
+            steps=1_500,
+            warmup_steps=200,
+            eval_every=1_500,
+            eval_episodes=2,
+            out=str(tmp_path / "run"),
+            **QUIET,
         )
-    )  # fmt: skip
+    )
     said = capsys.readouterr()
     text = said.out + said.err
     assert text.count("herkit keeps the env's reward for each step's own goal") == 1

@@ -441,8 +441,11 @@ def test_an_unknown_id_suggests_the_newest_version_of_what_is_registered(
     import herkit.envs.registration as registration
 
     for version, entry in ((1, NeedsMissingPackage), (3, BitFlipEnv)):
-        monkeypatch.setitem(gym.registry, f"Gadget-v{version}", gym.envs.registration.EnvSpec(
-            f"Gadget-v{version}", entry_point=entry))  # fmt: skip
+        monkeypatch.setitem(
+            gym.registry,
+            f"Gadget-v{version}",
+            gym.envs.registration.EnvSpec(f"Gadget-v{version}", entry_point=entry),
+        )
     monkeypatch.setattr(registration, "register_robotics_envs", lambda: True)  # installed
     with pytest.raises(ValueError) as installed:
         make_goal_env("Gadgt-v1")

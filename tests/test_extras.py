@@ -13,12 +13,22 @@ from herkit.extras import extra_of, needs_extra
 
 @pytest.mark.parametrize(
     ("module", "extra"),
-    [("torch", "train"), ("tyro", "train"), ("torch.utils.tensorboard", "train"),
-     ("matplotlib", "report"), ("plotly", "report"), ("PIL", "video"),
-     ("imageio_ffmpeg", "video"), ("gymnasium_robotics", "robotics"), ("mujoco", "robotics"),
-     ("stable_baselines3", "sb3"), ("ogbench", "offline"), ("numpy", None),
-     ("no_such_module", None)],
-)  # fmt: skip
+    [
+        ("torch", "train"),
+        ("tyro", "train"),
+        ("torch.utils.tensorboard", "train"),
+        ("matplotlib", "report"),
+        ("plotly", "report"),
+        ("PIL", "video"),
+        ("imageio_ffmpeg", "video"),
+        ("gymnasium_robotics", "robotics"),
+        ("mujoco", "robotics"),
+        ("stable_baselines3", "sb3"),
+        ("ogbench", "offline"),
+        ("numpy", None),
+        ("no_such_module", None),
+    ],
+)
 def test_each_optional_module_is_found_in_its_extra(module: str, extra: str | None) -> None:
     assert extra_of(module) == extra
 
@@ -71,8 +81,9 @@ def test_imports_that_need_an_extra_say_which() -> None:
     assert done.stdout == "ok\n", done.stderr  # the buffer itself needs no extra
 
 
-@pytest.mark.parametrize(("name", "missing"), [("train", "torch"), ("TrainConfig", "tyro"),
-                                             ("config_for", "tyro")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "missing"), [("train", "torch"), ("TrainConfig", "tyro"), ("config_for", "tyro")]
+)
 def test_the_training_api_is_imported_on_first_use(name: str, missing: str) -> None:
     done = run_without(missing, f"import herkit\nfrom herkit import {name}")
     assert done.returncode == 1

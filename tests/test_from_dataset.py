@@ -113,9 +113,14 @@ def test_future_goals_are_later_states_of_the_same_episode_up_to_its_last_transi
     lengths, seed, future
 ):
     buffer = HerReplayBuffer.from_dataset(
-        tagged(lengths), reward_fn, value_goals=(0, 1, 0), value_future=future,
-        actor_goals=(0, 1, 0), gamma=0.8, seed=seed,
-    )  # fmt: skip
+        tagged(lengths),
+        reward_fn,
+        value_goals=(0, 1, 0),
+        value_future=future,
+        actor_goals=(0, 1, 0),
+        gamma=0.8,
+        seed=seed,
+    )
     batch = buffer.sample(256)
     t = batch.observation[:, 1]
     last = np.asarray(lengths)[batch.observation[:, 0].astype(int)] - 2
@@ -236,13 +241,18 @@ def test_a_dataset_without_room_refuses_new_steps():
 def test_a_minari_dataset_keeps_the_env_rewards_and_its_goals():
     def episode(e: int, n: int) -> SimpleNamespace:
         states = np.stack([np.full(n + 1, e), np.arange(n + 1)], 1).astype(np.float32)
-        obs = {"observation": states, "achieved_goal": states + 0.25,
-               "desired_goal": np.repeat(states[-1:], n + 1, 0)}  # fmt: skip
+        obs = {
+            "observation": states,
+            "achieved_goal": states + 0.25,
+            "desired_goal": np.repeat(states[-1:], n + 1, 0),
+        }
         return SimpleNamespace(
-            observations=obs, actions=np.ones((n, 2), np.float32),
-            rewards=np.full(n, -5.0, np.float32), terminations=np.eye(n, dtype=bool)[-1],
+            observations=obs,
+            actions=np.ones((n, 2), np.float32),
+            rewards=np.full(n, -5.0, np.float32),
+            terminations=np.eye(n, dtype=bool)[-1],
             truncations=np.zeros(n, bool),
-        )  # fmt: skip
+        )
 
     dataset = SimpleNamespace(iterate_episodes=lambda: iter([episode(0, 4), episode(1, 3)]))
     buffer = HerReplayBuffer.from_dataset(dataset, reward_fn, strategy="none", seed=0)

@@ -588,8 +588,9 @@ def test_an_ending_left_unknown_is_decided_by_the_first_success_added(tmp_path: 
     while buffer.terminal_on_success is None:
         action = rng.integers(4)
         next_obs, _, terminated, truncated, info = env.step(action)
-        buffer.add(obs, np.array(action), next_obs, terminated, truncated, info,
-                   success=info["is_success"])  # fmt: skip
+        buffer.add(
+            obs, np.array(action), next_obs, terminated, truncated, info, success=info["is_success"]
+        )
         assert buffer.terminal_on_success is (True if info["is_success"] else None)
         obs = env.reset()[0] if terminated or truncated else next_obs
     assert buffer.sources["terminal_on_success"] == (
@@ -602,9 +603,12 @@ def test_from_env_keeps_what_is_given() -> None:
     given = HerReplayBuffer.from_env(env, 100, terminal_on_success=True)
     assert given.terminal_on_success is True and given.sources["terminal_on_success"] == "given"
     built = HerReplayBuffer(
-        100, observation_shape=2, goal_shape=2, action_shape=2,
+        100,
+        observation_shape=2,
+        goal_shape=2,
+        action_shape=2,
         reward_fn=lambda achieved, desired, info: -np.ones(len(achieved)),
-    )  # fmt: skip
+    )
     assert built.sources == {} and built.conventions is None
 
 
@@ -629,8 +633,10 @@ class ExtraKeys(gym.ObservationWrapper):  # type: ignore[type-arg]
         )
 
     def observation(self, obs: dict[str, Any]) -> dict[str, Any]:
-        return obs | {"image": image_of(obs["observation"], self.side),
-                      "proprio": proprio_of(obs["observation"])}  # fmt: skip
+        return obs | {
+            "image": image_of(obs["observation"], self.side),
+            "proprio": proprio_of(obs["observation"]),
+        }
 
 
 def image_of(observation: Any, side: int = 8) -> np.ndarray:

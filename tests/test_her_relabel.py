@@ -157,9 +157,14 @@ def test_prioritized_sampling_obeys_the_same_rules(
 ) -> None:
     for relabel in ("sample", "store"):
         buffer = make_buffer(
-            16 * n_envs, n_envs, device, strategy=strategy, relabel=relabel, prioritized=True,
+            16 * n_envs,
+            n_envs,
+            device,
+            strategy=strategy,
+            relabel=relabel,
+            prioritized=True,
             seed=seed,
-        )  # fmt: skip
+        )
         run = TaggedRun(buffer)
         for round_ in range(3):
             run.feed(lengths[:n_envs], end_open=round_ == 2)
@@ -410,9 +415,16 @@ def test_n_step_returns_are_recomputed_for_the_goal_at_every_step(
     stops at the first terminal step, at the episode's end or at its last recorded step."""
     gamma = 0.9
     buffer = make_buffer(
-        60, n_envs, device, strategy=strategy, relabel=relabel, n_step=n_step, gamma=gamma,
-        terminal_on_success=terminal_on_success, seed=1,
-    )  # fmt: skip
+        60,
+        n_envs,
+        device,
+        strategy=strategy,
+        relabel=relabel,
+        n_step=n_step,
+        gamma=gamma,
+        terminal_on_success=terminal_on_success,
+        seed=1,
+    )
     run = TaggedRun(buffer)
     run.feed([lengths] * n_envs, steps=sum(lengths) + extra_steps)
     if len(buffer) == 0:
@@ -430,8 +442,19 @@ def test_n_step_needs_gamma() -> None:
         make_buffer(10, 1, n_step=0)
 
 
-BATCH_FIELDS = ("observation", "action", "reward", "next_observation", "goal", "achieved_goal",
-                "next_achieved_goal", "terminated", "discount", "weights", "indices")  # fmt: skip
+BATCH_FIELDS = (
+    "observation",
+    "action",
+    "reward",
+    "next_observation",
+    "goal",
+    "achieved_goal",
+    "next_achieved_goal",
+    "terminated",
+    "discount",
+    "weights",
+    "indices",
+)
 
 
 DEVICE_OPTIONS: list[dict[str, object]] = [

@@ -27,8 +27,9 @@ def test_a_run_holds_the_buffers_settings_with_their_defaults() -> None:
     assert isinstance(her, HerSettings) and her.values() == HerSettings().values()
     flags = {field.name.replace("_", "-") for field in dataclasses.fields(HerSettings)}
     env = os.environ | {"COLUMNS": "200"}
-    shown = subprocess.run(herkit_command("train", "--help"), capture_output=True, text=True,
-                           env=env, check=True).stdout  # fmt: skip
+    shown = subprocess.run(
+        herkit_command("train", "--help"), capture_output=True, text=True, env=env, check=True
+    ).stdout
     shown_flags = set(re.findall(r"--([a-z-]+)", shown))
     assert flags - shown_flags == {"gamma"}  # the agent's
 
@@ -49,21 +50,36 @@ def test_a_runs_discount_is_the_agents() -> None:
 
 
 def test_a_config_json_of_the_flat_form_loads() -> None:
-    config = config_from_dict({"strategy": "final", "k": 2, "terminal_on_success": True,
-                               "goal_mix": None, "info_keys": ["x"]})  # fmt: skip
+    config = config_from_dict(
+        {
+            "strategy": "final",
+            "k": 2,
+            "terminal_on_success": True,
+            "goal_mix": None,
+            "info_keys": ["x"],
+        }
+    )
     assert (config.her.strategy, config.her.k, config.her.terminal_on_success) == (
-        Strategy.FINAL, 2, True,
-    )  # fmt: skip
+        Strategy.FINAL,
+        2,
+        True,
+    )
     assert config.her.info_keys == ("x",) and config_from_dict(config.to_dict()) == config
 
 
 @pytest.mark.parametrize(
     ("changes", "message"),
-    [({"strategy": "futur"}, "strategy"), ({"k": -1}, "k"), ({"k": 1.5}, "k"),
-     ({"relabel": "later"}, "relabel"), ({"n_step": 0}, "n_step"),
-     ({"n_step": 3}, "gamma"), ({"goal_mix": (1.0, 1.0)}, "goal_mix"),
-     ({"goal_mix_warmup": 5}, "goal_mix")],
-)  # fmt: skip
+    [
+        ({"strategy": "futur"}, "strategy"),
+        ({"k": -1}, "k"),
+        ({"k": 1.5}, "k"),
+        ({"relabel": "later"}, "relabel"),
+        ({"n_step": 0}, "n_step"),
+        ({"n_step": 3}, "gamma"),
+        ({"goal_mix": (1.0, 1.0)}, "goal_mix"),
+        ({"goal_mix_warmup": 5}, "goal_mix"),
+    ],
+)
 def test_a_bad_setting_is_named(changes: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         HerSettings(**changes)

@@ -119,8 +119,10 @@ def test_a_bad_value_raises_naming_the_field(cls: Any, field: str, value: Any) -
 
 def test_actor_goals_become_actor_inputs_and_old_batches_stay_as_they_were() -> None:
     agent = agent_for("gcivl")
-    agent.update_normalizer(np.random.default_rng(1).normal(3, 2, (50, OBS_DIM)),
-                            np.random.default_rng(2).normal(-1, 3, (50, GOAL_DIM)))  # fmt: skip
+    agent.update_normalizer(
+        np.random.default_rng(1).normal(3, 2, (50, OBS_DIM)),
+        np.random.default_rng(2).normal(-1, 3, (50, GOAL_DIM)),
+    )
     batch = offline_batch()
     with_actor = agent.inputs.batch(batch, 1.0)
     without = agent.inputs.batch(Batch(**{**batch.__dict__, "actor_goal": None}), 1.0)
@@ -219,8 +221,9 @@ def test_acting_stays_in_the_box_and_deterministic_acting_is_the_clipped_mean(al
     with torch.no_grad():
         agent.actor.net.output_layer.bias.fill_(0.0)
         agent.actor.net.output_layer.weight.fill_(0.0)
-    np.testing.assert_allclose(agent.act(obs, goal, deterministic=True),
-                               np.tile((BOX.low + BOX.high) / 2, (64, 1)))  # fmt: skip
+    np.testing.assert_allclose(
+        agent.act(obs, goal, deterministic=True), np.tile((BOX.low + BOX.high) / 2, (64, 1))
+    )
     spread = agent.act(obs, goal)
     assert len(np.unique(spread[:, 0])) > 10  # a Gaussian of std 1 in the unit box
 
@@ -341,8 +344,9 @@ def test_unknown_update_modes_are_refused(algo: str) -> None:
 
 
 def test_offline_agents_take_rewards_as_given() -> None:
-    agent = make_agent("gcivl", GCIVLConfig(**SMALL), OBS_DIM, GOAL_DIM, BOX, (0.0, 1.0),
-                       terminal_on_success=True)  # fmt: skip
+    agent = make_agent(
+        "gcivl", GCIVLConfig(**SMALL), OBS_DIM, GOAL_DIM, BOX, (0.0, 1.0), terminal_on_success=True
+    )
     assert isinstance(agent, OfflineAgent)
     assert agent.values.scale == 1.0 and agent.return_bounds == (-math.inf, math.inf)
     clipped = agent_for("gcivl", clip_return=True)
@@ -370,8 +374,19 @@ def test_gcbc_imitates_a_goal_dependent_action() -> None:
     for _ in range(300):
         s, g, a = draw(128)
         noise = rng.uniform(-1, 1, g.shape).astype(np.float32)
-        agent.update(Batch(s, a, np.zeros(128, np.float32), s, noise, s, s,
-                           np.zeros(128, np.float32), actor_goal=g))  # fmt: skip
+        agent.update(
+            Batch(
+                s,
+                a,
+                np.zeros(128, np.float32),
+                s,
+                noise,
+                s,
+                s,
+                np.zeros(128, np.float32),
+                actor_goal=g,
+            )
+        )
     assert np.mean((agent.act(state, goal, True) - action) ** 2) < 0.1
 
 
@@ -387,9 +402,17 @@ def chain_batch(rng: np.random.Generator, size: int) -> Batch:
     def obs(v: np.ndarray) -> np.ndarray:
         return (v[:, None] / CHAIN).astype(np.float32)
 
-    return Batch(obs(state), action[:, None].astype(np.float32), success - 1.0,
-                 obs(next_state), obs(goal), obs(state), obs(next_state), success,
-                 actor_goal=obs(rng.integers(0, CHAIN, size)))  # fmt: skip
+    return Batch(
+        obs(state),
+        action[:, None].astype(np.float32),
+        success - 1.0,
+        obs(next_state),
+        obs(goal),
+        obs(state),
+        obs(next_state),
+        success,
+        actor_goal=obs(rng.integers(0, CHAIN, size)),
+    )
 
 
 def chain_agent(algo: str, updates: int) -> Any:

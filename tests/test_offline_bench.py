@@ -22,17 +22,26 @@ def test_a_runs_figure_averages_its_last_three_evaluations(tmp_path):
     write_progress(tmp_path / "run", [0.0, 0.1, 0.5, 0.6, 0.7])
     figures = script.run_figures(tmp_path / "run")
     assert figures["success"] == pytest.approx(0.6)
-    assert figures["tasks"] == {"success_task_1": pytest.approx(0.6),
-                                "success_task_2": pytest.approx(0.6)}  # fmt: skip
+    assert figures["tasks"] == {
+        "success_task_1": pytest.approx(0.6),
+        "success_task_2": pytest.approx(0.6),
+    }
     assert figures["curve"][0] == [10, 0.0] and figures["evaluations_averaged"] == 3
 
 
 def test_the_table_stands_each_algorithm_beside_ogbench(tmp_path, monkeypatch, capsys):
     record = tmp_path / "offline.json"
     tasks = {"success_task_1": 1.0, "success_task_2": 0.5}
-    runs = {f"b/gcivl/s{seed}": {"algo": "gcivl", "seed": seed, "success": value,
-                                 "tasks": tasks, "wall_s": 600.0}
-            for seed, value in ((0, 0.6), (1, 0.7))}  # fmt: skip
+    runs = {
+        f"b/gcivl/s{seed}": {
+            "algo": "gcivl",
+            "seed": seed,
+            "success": value,
+            "tasks": tasks,
+            "wall_s": 600.0,
+        }
+        for seed, value in ((0, 0.6), (1, 0.7))
+    }
     record.write_text(json.dumps({"runs": runs}))
     monkeypatch.setattr(script, "RECORD", record)
     script.main(["table"])

@@ -39,10 +39,20 @@ def dataset(tmp_path_factory):
 
 def offline(dataset, out, algo="gcivl", **changes):
     values = dict(
-        dataset=str(dataset), algo=algo, offline_steps=30, eval_every=15, eval_episodes=1,
-        n_eval_envs=1, checkpoint_every=15, env_kwargs=SHORT, out=str(out), progress=False,
-        tensorboard=False, buffer_size=500, warmup_steps=10,
-    )  # fmt: skip
+        dataset=str(dataset),
+        algo=algo,
+        offline_steps=30,
+        eval_every=15,
+        eval_episodes=1,
+        n_eval_envs=1,
+        checkpoint_every=15,
+        env_kwargs=SHORT,
+        out=str(out),
+        progress=False,
+        tensorboard=False,
+        buffer_size=500,
+        warmup_steps=10,
+    )
     values[algo] = SMALL[algo]
     return config_for(ENV, **(values | changes))
 
@@ -148,12 +158,40 @@ def test_bad_offline_settings_say_what_is_expected(dataset, tmp_path):
 def test_the_command_line_trains_offline(dataset, tmp_path):
     run = tmp_path / "cli"
     done = subprocess.run(
-        [sys.executable, "-m", "herkit", "train", ENV, "--dataset", str(dataset), "--algo",
-         "gcbc", "--offline-steps", "20", "--eval-every", "20", "--eval-episodes", "1",
-         "--n-eval-envs", "1", "--env-kwargs", *SHORT, "--gcbc.hidden", "16", "16",
-         "--gcbc.batch-size", "32", "--out", str(run), "--no-progress", "--no-tensorboard"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "herkit",
+            "train",
+            ENV,
+            "--dataset",
+            str(dataset),
+            "--algo",
+            "gcbc",
+            "--offline-steps",
+            "20",
+            "--eval-every",
+            "20",
+            "--eval-episodes",
+            "1",
+            "--n-eval-envs",
+            "1",
+            "--env-kwargs",
+            *SHORT,
+            "--gcbc.hidden",
+            "16",
+            "16",
+            "--gcbc.batch-size",
+            "32",
+            "--out",
+            str(run),
+            "--no-progress",
+            "--no-tensorboard",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "with gcbc on " in done.stderr and ": 20 gradient steps on it, in" in done.stderr
     from herkit.runtime.cores import available_cores

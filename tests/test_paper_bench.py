@@ -23,8 +23,9 @@ def test_the_grids_are_the_papers() -> None:
     assert ("--shaped-reward", "1", "2") == shaped[-1].flags[-3:]
     assert all("--fixed-goal" in setting.flags for setting in paper.settings_of("fig5"))
     assert [s.flags[:2] for s in paper.settings_of("fig4")] == [
-        ("--strategy", "none"), ("--strategy", "future"),
-    ]  # fmt: skip
+        ("--strategy", "none"),
+        ("--strategy", "future"),
+    ]
     with pytest.raises(ValueError, match="figure must be"):
         paper.settings_of("fig8")
 
@@ -48,15 +49,25 @@ def test_a_run_is_made_once_for_the_figures_that_share_it(tmp_path: Path) -> Non
     assert (homes["future k=4"][0], homes["future k=4"][1].name) == ("fig4", "ddpg+her")
     assert (homes["none"][0], homes["none"][1].name) == ("fig4", "ddpg")
     assert homes["future k=8"][0] == "fig7"
-    assert all(paper.home_of(f, s)[0] == f for f in ("fig4", "fig5", "fig6")
-               for s in paper.settings_of(f))  # fmt: skip
+    assert all(
+        paper.home_of(f, s)[0] == f for f in ("fig4", "fig5", "fig6") for s in paper.settings_of(f)
+    )
 
 
 def record(figure: str, setting: str, seed: int, rates: list[float]) -> dict[str, Any]:
-    curve = [{"env_steps": 1000 * (i + 1), "success_rate": r, "wall_s": 10.0 * (i + 1)}
-             for i, r in enumerate(rates)]  # fmt: skip
-    return {"figure": figure, "task": "FetchPush-v4", "setting": setting, "seed": seed,
-            "curve": curve, "steps": 2000, "wall_s": 20.0}  # fmt: skip
+    curve = [
+        {"env_steps": 1000 * (i + 1), "success_rate": r, "wall_s": 10.0 * (i + 1)}
+        for i, r in enumerate(rates)
+    ]
+    return {
+        "figure": figure,
+        "task": "FetchPush-v4",
+        "setting": setting,
+        "seed": seed,
+        "curve": curve,
+        "steps": 2000,
+        "wall_s": 20.0,
+    }
 
 
 @pytest.mark.parametrize("figure", ["fig5", "fig7"])
@@ -64,11 +75,13 @@ def test_tables_and_figures_come_from_the_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, figure: str
 ) -> None:
     records = [
-        record("fig4", "ddpg+her", 0, [0.2, 0.9]), record("fig4", "ddpg", 0, [0.0, 0.0]),
+        record("fig4", "ddpg+her", 0, [0.2, 0.9]),
+        record("fig4", "ddpg", 0, [0.0, 0.0]),
         record("fig5", "ddpg+her, one goal", 0, [0.1, 0.5]),
         record("fig5", "ddpg+her, one goal", 1, [0.3, 0.7]),
-        record("fig7", "future k=8", 0, [0.5, 1.0]), record("fig7", "final k=1", 0, [0.0, 0.4]),
-    ]  # fmt: skip
+        record("fig7", "future k=8", 0, [0.5, 1.0]),
+        record("fig7", "final k=1", 0, [0.0, 0.4]),
+    ]
     path = tmp_path / "paper.json"
     path.write_text(json.dumps({"runs": {str(i): r for i, r in enumerate(records)}}))
     monkeypatch.setattr(paper, "RECORD", path)
@@ -83,11 +96,15 @@ def test_tables_and_figures_come_from_the_records(
         assert "| future k=4 | 0 | 0.90 | 0.55 | 0.90 |" in table
         assert "| none | 0 | 0.00 | 0.00 | 0.00 |" in table
     assert paper.draw(figure).stat().st_size > 10_000
-    page = (f"a\n<!-- paper compute -->\n<!-- /paper -->\nb\n"
-            f"<!-- paper {figure} -->\nold\n<!-- /paper -->\nc")  # fmt: skip
+    page = (
+        f"a\n<!-- paper compute -->\n<!-- /paper -->\nb\n"
+        f"<!-- paper {figure} -->\nold\n<!-- /paper -->\nc"
+    )
     filled = paper.fill_page(page)  # an empty part and a stale one, each filled in place
-    assert filled == (f"a\n<!-- paper compute -->\n{paper.compute()}\n<!-- /paper -->\nb\n"
-                      f"<!-- paper {figure} -->\n{table}\n<!-- /paper -->\nc")  # fmt: skip
+    assert filled == (
+        f"a\n<!-- paper compute -->\n{paper.compute()}\n<!-- /paper -->\nb\n"
+        f"<!-- paper {figure} -->\n{table}\n<!-- /paper -->\nc"
+    )
     assert paper.compute().startswith("6 runs, 12,000 env steps, 0.0 h of wall time")
     assert paper.pace_of(360_000) == ": about 1.0 h at the recorded runs' 100 env steps/s"
 

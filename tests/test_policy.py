@@ -64,9 +64,14 @@ def test_loaded_policy_acts_as_the_trained_agent(
 ) -> None:
     small = {"hidden": (32, 32), "batch_size": 32}
     run, agent = train_and_keep_agent(
-        monkeypatch, tmp_path, env_id=env_id, algo=algo, steps=600, warmup_steps=100,
+        monkeypatch,
+        tmp_path,
+        env_id=env_id,
+        algo=algo,
+        steps=600,
+        warmup_steps=100,
         **{algo: small},
-    )  # fmt: skip
+    )
     policy = herkit.load_policy(run)
     assert policy.env_id == env_id and policy.config.algo == algo and policy.env_steps == 600
     env = policy.make_env()

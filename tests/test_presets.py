@@ -41,8 +41,9 @@ def test_on_a_gpu_an_env_gets_its_gpu_preset_where_it_has_one(env_id: str, key: 
     config = preset_config(env_id, "cuda")
     assert config.device == "cuda" and config.n_envs == GPU_PRESETS[key]["n_envs"]
     assert preset_config(env_id, "cuda:1").device == "cuda:1"
-    assert preset_config(env_id) == TrainConfig(env_id=env_id, **PRESETS[
-        max((k for k in PRESETS if env_id.startswith(k)), key=len)])  # fmt: skip
+    assert preset_config(env_id) == TrainConfig(
+        env_id=env_id, **PRESETS[max((k for k in PRESETS if env_id.startswith(k)), key=len)]
+    )
 
 
 def test_the_command_line_takes_the_gpu_preset_with_device_cuda() -> None:
@@ -69,8 +70,10 @@ def test_preset_values_are_a_copy_the_caller_may_change() -> None:
     assert PRESETS["FetchPush-v4"]["n_envs"] != 1
 
 
-@pytest.mark.parametrize(("key", "device"), [(key, "cpu") for key in sorted(PRESETS)]
-                         + [(key, "cuda") for key in sorted(GPU_PRESETS)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("key", "device"),
+    [(key, "cpu") for key in sorted(PRESETS)] + [(key, "cuda") for key in sorted(GPU_PRESETS)],
+)
 def test_every_preset_is_a_valid_config_that_survives_config_json(key: str, device: str) -> None:
     config = preset_config(key, device)  # validated on construction
     assert config_from_dict(json.loads(json.dumps(config.to_dict()))) == config

@@ -76,8 +76,13 @@ def test_load_leaves_rebuilds_every_level() -> None:
 def test_slice_writes_merge_and_mix_with_index_writes() -> None:
     tree = SumTree(10)
     reference = np.zeros(10)
-    for index, value in [(slice(0, 3), 1.0), (slice(3, 5), 2.0), (np.array([1, 9]), 5.0),
-                         (slice(8, 10), 3.0), (slice(2, 4), 0.5)]:  # fmt: skip
+    for index, value in [
+        (slice(0, 3), 1.0),
+        (slice(3, 5), 2.0),
+        (np.array([1, 9]), 5.0),
+        (slice(8, 10), 3.0),
+        (slice(2, 4), 0.5),
+    ]:
         tree.set(index, value)
         reference[index] = value
     assert tree.total == pytest.approx(reference.sum())

@@ -64,13 +64,19 @@ def test_your_own_env_trains_from_its_folder_with_an_algorithm_for_its_actions(
     command = str(Path(sys.executable).with_name("herkit"))
     command = command if Path(command).exists() else shutil.which("herkit")
     assert command, "the herkit command is not installed (bash install.sh)"
-    done = subprocess.run([command, "train", "myreach:MyReach-v0", *args], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [command, "train", "myreach:MyReach-v0", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "continuous action space: training with --algo sac" in done.stderr
     assert json.loads(RunPaths(out).config.read_text())["algo"] == "sac"
-    told = herkit("train", "myreach:MyReach-v0", *args, "--algo", "ddpg", "--overwrite",
-                  cwd=tmp_path)  # fmt: skip
+    told = herkit(
+        "train", "myreach:MyReach-v0", *args, "--algo", "ddpg", "--overwrite", cwd=tmp_path
+    )
     assert told.returncode == 0 and "--algo sac" not in told.stderr
     # One episode is one episode; a video of an env that cannot render says so.
     one = herkit("eval", str(out), "--episodes", "1", cwd=tmp_path)

@@ -48,8 +48,14 @@ class RecordedBitFlip(BitFlipEnv):
         if terminated or truncated:
             distance = np.linalg.norm(obs["achieved_goal"] - obs["desired_goal"])
             success = int(info["is_success"])
-            self.episodes.append({"return": self._return, "length": self._length,
-                                  "success": success, "distance": distance})  # fmt: skip
+            self.episodes.append(
+                {
+                    "return": self._return,
+                    "length": self._length,
+                    "success": success,
+                    "distance": distance,
+                }
+            )
         return obs, reward, terminated, truncated, info
 
 
@@ -66,10 +72,19 @@ def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
 def small(out: Path, **changes: Any) -> TrainConfig:
     """Bit flipping with 4 bits (episodes of up to 8 steps, many successes), 2 envs."""
     values: dict[str, Any] = dict(
-        env_id="herkit/BitFlip-v0", env_kwargs=("n_bits=4", "max_steps=8"), steps=600,
-        warmup_steps=64, eval_every=200, eval_episodes=2, checkpoint_every=300, n_envs=2,
-        env_workers=0, log_updates_every=20, out=str(out), dqn={"hidden": (32,), "batch_size": 16},
-    )  # fmt: skip
+        env_id="herkit/BitFlip-v0",
+        env_kwargs=("n_bits=4", "max_steps=8"),
+        steps=600,
+        warmup_steps=64,
+        eval_every=200,
+        eval_episodes=2,
+        checkpoint_every=300,
+        n_envs=2,
+        env_workers=0,
+        log_updates_every=20,
+        out=str(out),
+        dqn={"hidden": (32,), "batch_size": 16},
+    )
     return quiet(**(values | changes))
 
 
@@ -114,8 +129,9 @@ def test_final_distance_of_the_last_observation_and_empty_cells() -> None:
     tracker.step(13, np.array([-1.0, -1.0, -1.0]), done, None, words)
     rows = tracker.take()
     assert [(r["env"], r["return"], r["length"], r["rank"]) for r in rows] == [
-        (1, -2.0, 2, 1), (2, -1.0, 2, 1),
-    ]  # fmt: skip
+        (1, -2.0, 2, 1),
+        (2, -1.0, 2, 1),
+    ]
     assert all(r["success"] is None and r["final_distance"] is None for r in rows)
     assert tracker.take() == [] and tracker.lengths.tolist() == [2, 0, 0]
 
@@ -123,17 +139,33 @@ def test_final_distance_of_the_last_observation_and_empty_cells() -> None:
 METRICS = {
     "dqn": ["critic_loss", "q_mean", "target_q_mean", "td_abs_mean"],
     "ddpg": ["critic_loss", "q_mean", "target_q_mean", "actor_loss", "td_abs_mean"],
-    "sac": ["critic_loss", "actor_loss", "q_mean", "target_q_mean", "entropy", "alpha_loss",
-            "alpha", "td_abs_mean"],
-}  # fmt: skip
+    "sac": [
+        "critic_loss",
+        "actor_loss",
+        "q_mean",
+        "target_q_mean",
+        "entropy",
+        "alpha_loss",
+        "alpha",
+        "td_abs_mean",
+    ],
+}
 
 
 @pytest.mark.parametrize("algo", ["dqn", "ddpg", "sac"])
 def test_update_rows_every_interval_with_the_algorithms_metrics(tmp_path: Path, algo: str) -> None:
     env = "herkit/BitFlip-v0" if algo == "dqn" else "herkit/PointReach-v0"
     nets = {"hidden": (32, 32), "batch_size": 16}
-    config = small(tmp_path / "run", env_id=env, algo=algo, steps=300, env_kwargs=(),
-                   updates_per_step=1.0, log_updates_every=25, **{algo: nets})  # fmt: skip
+    config = small(
+        tmp_path / "run",
+        env_id=env,
+        algo=algo,
+        steps=300,
+        env_kwargs=(),
+        updates_per_step=1.0,
+        log_updates_every=25,
+        **{algo: nets},
+    )
     summary = train(config)
     columns, rows = read_csv(RunPaths(tmp_path / "run").updates)
     extremes = ["q_min", "q_max", "q_low", "q_high"]

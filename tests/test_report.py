@@ -58,25 +58,55 @@ def write_episodes(run: Path, n: int, distance: bool = True) -> None:
             length = 3 + i % 13 if success else 16
             steps += length
             final = f"{(i * 31 % 17) / 8:.3f}" if distance and not success else "0"
-            writer.writerow([steps, i % 2, i % 4, -length + success, length, int(success),
-                             final if distance else ""])  # fmt: skip
+            writer.writerow(
+                [
+                    steps,
+                    i % 2,
+                    i % 4,
+                    -length + success,
+                    length,
+                    int(success),
+                    final if distance else "",
+                ]
+            )
 
 
 def write_updates(run: Path, rows: int, sac: bool) -> None:
     """Synthetic learner records in the format of updates.csv (``q_high`` unbounded)."""
-    columns = ["updates", "env_steps", "critic_loss", *(["actor_loss"] if sac else []),
-               "q_mean", "target_q_mean", "td_abs_mean", *(["alpha", "entropy"] if sac else []),
-               "q_min", "q_max", "q_low", "q_high"]  # fmt: skip
+    columns = [
+        "updates",
+        "env_steps",
+        "critic_loss",
+        *(["actor_loss"] if sac else []),
+        "q_mean",
+        "target_q_mean",
+        "td_abs_mean",
+        *(["alpha", "entropy"] if sac else []),
+        "q_min",
+        "q_max",
+        "q_low",
+        "q_high",
+    ]
     with open(RunPaths(run).updates, "w", newline="") as file:
         writer = csv.DictWriter(file, columns)
         writer.writeheader()
         for i in range(1, rows + 1):
             q = -5 * (1 - math.exp(-i / 30))
-            values = {"updates": 50 * i, "env_steps": 200 * i, "critic_loss": math.exp(-i / 9),
-                      "actor_loss": -q, "q_mean": q, "target_q_mean": q - 0.1,
-                      "td_abs_mean": 0.3 / i, "alpha": 0.2 / i, "entropy": -1 - i % 3 / 3,
-                      "q_min": q - 2, "q_max": min(q + 2, 0), "q_low": -50,
-                      "q_high": ""}  # fmt: skip
+            values = {
+                "updates": 50 * i,
+                "env_steps": 200 * i,
+                "critic_loss": math.exp(-i / 9),
+                "actor_loss": -q,
+                "q_mean": q,
+                "target_q_mean": q - 0.1,
+                "td_abs_mean": 0.3 / i,
+                "alpha": 0.2 / i,
+                "entropy": -1 - i % 3 / 3,
+                "q_min": q - 2,
+                "q_max": min(q + 2, 0),
+                "q_low": -50,
+                "q_high": "",
+            }
             writer.writerow({name: values[name] for name in columns})
 
 
@@ -109,9 +139,16 @@ def find_browser() -> str:
 
 def browse(page: Path, profile: Path, *args: str) -> str:
     """Open ``page`` in headless Chromium with ``args``; returns its stdout."""
-    command = [find_browser(), "--headless=new", "--no-sandbox", "--disable-gpu",
-               f"--user-data-dir={profile}", "--virtual-time-budget=10000", *args,
-               page.resolve().as_uri()]  # fmt: skip
+    command = [
+        find_browser(),
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        f"--user-data-dir={profile}",
+        "--virtual-time-budget=10000",
+        *args,
+        page.resolve().as_uri(),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -192,8 +229,9 @@ def test_every_figure_names_its_axes(runs: list[Path], tmp_path: Path) -> None:
     page = write_report(runs, tmp_path / "report.html").read_text()
     layouts = figure_layouts(page)
     assert len(layouts) == page.count('class="plotly-graph-div"') >= 19
-    titles = [(layout["xaxis"]["title"]["text"], layout["yaxis"]["title"]["text"])
-              for layout in layouts]  # fmt: skip
+    titles = [
+        (layout["xaxis"]["title"]["text"], layout["yaxis"]["title"]["text"]) for layout in layouts
+    ]
     assert all(x and y for x, y in titles), titles
     success = "success rate of evaluation episodes"
     assert titles[:2] == [("env steps", success), ("wall-clock seconds of training", success)]

@@ -71,10 +71,24 @@ def at(kind: str, step: int) -> str:
 
 def herkit_args(run: Path, *args: str, kwargs: str = "", steps: int = 600) -> list[str]:
     return [
-        "train", ENV, "--steps", str(steps), "--eval-every", "200", "--checkpoint-every",
-        "200", "--warmup-steps", "64", "--out", str(run), *quick_flags(eval_episodes=2), *args,
-        "--env-kwargs", "n_bits=4", *kwargs.split(),
-    ]  # fmt: skip
+        "train",
+        ENV,
+        "--steps",
+        str(steps),
+        "--eval-every",
+        "200",
+        "--checkpoint-every",
+        "200",
+        "--warmup-steps",
+        "64",
+        "--out",
+        str(run),
+        *quick_flags(eval_episodes=2),
+        *args,
+        "--env-kwargs",
+        "n_bits=4",
+        *kwargs.split(),
+    ]
 
 
 def start_until_checkpoint(run: Path, args: list[str]) -> subprocess.Popen[str]:
@@ -116,8 +130,11 @@ def processes_of(run: Path) -> list[int]:
 
 def assert_left_clean(run: Path) -> None:
     """No half-written checkpoint or temporary file, and no process of the run."""
-    leftovers = [p.name for p in run.rglob("*") if p.name.startswith(".checkpoint-")
-                 or p.name.endswith(".tmp")]  # fmt: skip
+    leftovers = [
+        p.name
+        for p in run.rglob("*")
+        if p.name.startswith(".checkpoint-") or p.name.endswith(".tmp")
+    ]
     assert not leftovers, leftovers
     deadline = time.monotonic() + 10
     while processes_of(run) and time.monotonic() < deadline:
@@ -244,8 +261,17 @@ def test_a_killed_worker_stops_the_run_at_once_or_is_restarted(
     tmp_path: Path, restarts: int
 ) -> None:
     run = tmp_path / "run"
-    args = herkit_args(run, "--n-envs", "4", "--env-workers", "1", "--env-restarts",
-                       str(restarts), steps=3000, kwargs="fault=none")  # fmt: skip
+    args = herkit_args(
+        run,
+        "--n-envs",
+        "4",
+        "--env-workers",
+        "1",
+        "--env-restarts",
+        str(restarts),
+        steps=3000,
+        kwargs="fault=none",
+    )
     process = start_until_checkpoint(run, args)
     workers = [pid for pid in processes_of(run) if pid != process.pid]
     assert workers, "no worker process found"
@@ -359,8 +385,11 @@ def test_a_full_disk_while_appending_a_log_row_leaves_no_part_of_it(
 def test_a_real_full_disk_stops_the_run_and_resume_continues_once_freed(tmp_path: Path) -> None:
     disk = tmp_path / "disk"
     disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(disk)],
-                             capture_output=True, text=True)  # fmt: skip
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(disk)],
+        capture_output=True,
+        text=True,
+    )
     if mounted.returncode != 0:
         pytest.skip(f"mounting a small tmpfs needs root here: {mounted.stderr.strip()}")
     try:
@@ -430,8 +459,11 @@ def test_a_full_disk_under_the_agents_file_is_an_oserror_naming_it(tmp_path: Pat
 
     disk = tmp_path / "disk"
     disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
-                             capture_output=True, text=True)  # fmt: skip
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+        capture_output=True,
+        text=True,
+    )
     if mounted.returncode != 0:
         pytest.skip(f"mounting a small tmpfs needs root here: {mounted.stderr.strip()}")
     try:

@@ -30,9 +30,11 @@ from tagged import TaggedRun, check_n_step_batch, crashed, penalty, tag_reward
 from test_her_relabel import check_batch
 
 TAG_SPACE = gym.spaces.Dict(
-    {key: gym.spaces.Box(-1e6, 1e6, (3,), np.float32) for key in ("observation", "achieved_goal",
-                                                                   "desired_goal")}
-)  # fmt: skip
+    {
+        key: gym.spaces.Box(-1e6, 1e6, (3,), np.float32)
+        for key in ("observation", "achieved_goal", "desired_goal")
+    }
+)
 
 
 class TagRewardEnv:
@@ -58,8 +60,17 @@ class ThroughSB3:
     def __len__(self) -> int:
         return len(self.adapter.buffer)
 
-    def add(self, obs, action, next_obs, terminated, truncated, info=None, reward=None,  # type: ignore[no-untyped-def]
-            success=None) -> None:  # fmt: skip
+    def add(
+        self,
+        obs,
+        action,
+        next_obs,
+        terminated,
+        truncated,
+        info=None,
+        reward=None,  # type: ignore[no-untyped-def]
+        success=None,
+    ) -> None:
         done = terminated | truncated
         infos: list[dict[str, Any]] = [
             {"TimeLimit.truncated": bool(t and not d)}
@@ -92,9 +103,14 @@ class ThroughSB3:
 
 def tagged_adapter(n_envs: int, rows: int, **kwargs: Any) -> tuple[HerReplayBuffer, TaggedRun]:
     adapter = HerReplayBuffer(
-        rows * n_envs, TAG_SPACE, gym.spaces.Box(-1, 1, (1,)), TagRewardEnv(), "cpu",
-        n_envs=n_envs, **kwargs,
-    )  # fmt: skip
+        rows * n_envs,
+        TAG_SPACE,
+        gym.spaces.Box(-1, 1, (1,)),
+        TagRewardEnv(),
+        "cpu",
+        n_envs=n_envs,
+        **kwargs,
+    )
     return adapter, TaggedRun(ThroughSB3(adapter), next_offset=(0.0, 1.0, 0.0))  # type: ignore[arg-type]
 
 
@@ -130,8 +146,12 @@ def test_tagged_goals_through_the_adapter(
         uid = batch.observation[:, 0].astype(int)
         step = batch.observation[:, 1].astype(int)
         real = batch.goal[:, 0] < 0
-        ends = np.array([run.episodes[u].closed and s == run.episodes[u].length - 1
-                         for u, s in zip(uid, step, strict=True)])  # fmt: skip
+        ends = np.array(
+            [
+                run.episodes[u].closed and s == run.episodes[u].length - 1
+                for u, s in zip(uid, step, strict=True)
+            ]
+        )
         terminal = ends & (uid % 2 == 1)  # the simulator terminates odd episodes, truncates even
         np.testing.assert_array_equal(batch.terminated[real], terminal[real])
 
@@ -158,9 +178,14 @@ def test_penalties_and_crashes_survive_the_adapter(
     crash is terminal for every goal."""
     given = {} if keep_env_terms is None else {"keep_env_terms": keep_env_terms}
     adapter, run = tagged_adapter(
-        n_envs, 40, goal_selection_strategy=strategy, relabel=relabel,
-        terminal_on_success=terminal_on_success, seed=0, **given,
-    )  # fmt: skip
+        n_envs,
+        40,
+        goal_selection_strategy=strategy,
+        relabel=relabel,
+        terminal_on_success=terminal_on_success,
+        seed=0,
+        **given,
+    )
     run.env_terms = True
     run.feed([ls * 2 for ls in lengths[:n_envs]])
     if len(adapter.buffer) == 0:
@@ -169,8 +194,12 @@ def test_penalties_and_crashes_survive_the_adapter(
     uid, t = batch.observation[:, 0].astype(int), batch.observation[:, 1].astype(int)
     relabelled = batch.goal[:, 0] >= 0
     reached = np.all(batch.goal == batch.next_achieved_goal, axis=1)
-    ended = np.array([run.episodes[u].closed and s == run.episodes[u].length - 1
-                      for u, s in zip(uid, t, strict=True)]) & (uid % 2 == 1)  # fmt: skip
+    ended = np.array(
+        [
+            run.episodes[u].closed and s == run.episodes[u].length - 1
+            for u, s in zip(uid, t, strict=True)
+        ]
+    ) & (uid % 2 == 1)
     kept = ~relabelled | bool(keep_env_terms)
     expected = np.where(relabelled & reached, 0.0, -1.0) + np.where(kept, penalty(uid, t), 0.0)
     np.testing.assert_allclose(batch.reward, expected, atol=1e-6)
@@ -185,8 +214,12 @@ def test_timeouts_are_terminal_without_timeout_handling() -> None:
     batch = run.buffer.sample(512)
     uid = batch.observation[:, 0].astype(int)
     step = batch.observation[:, 1].astype(int)
-    ends = np.array([run.episodes[u].closed and s == run.episodes[u].length - 1
-                     for u, s in zip(uid, step, strict=True)])  # fmt: skip
+    ends = np.array(
+        [
+            run.episodes[u].closed and s == run.episodes[u].length - 1
+            for u, s in zip(uid, step, strict=True)
+        ]
+    )
     real = batch.goal[:, 0] < 0
     np.testing.assert_array_equal(batch.terminated[real], ends[real])
 
@@ -210,8 +243,11 @@ def test_non_finite_values_are_refused_naming_the_field_and_env() -> None:
     bad = {key: value.copy() for key, value in obs.items()}
     bad["achieved_goal"][1, :2] = np.inf
     infos = [{"TimeLimit.truncated": False}] * 2
-    with pytest.raises(ValueError, match=r"next_obs\['achieved_goal'\] holds 2 non-finite "
-                       r"values \(NaN or inf\) in env 1"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"next_obs\['achieved_goal'\] holds 2 non-finite "
+        r"values \(NaN or inf\) in env 1",
+    ):
         adapter.add(obs, bad, np.zeros((2, 1)), np.zeros(2), np.zeros(2, bool), infos)
     with pytest.raises(ValueError, match="reward holds 1 non-finite value"):
         adapter.add(obs, obs, np.zeros((2, 1)), np.array([0.0, np.nan]), np.zeros(2, bool), infos)
@@ -281,12 +317,20 @@ def success_rate(model: Any, env_id: str, episodes: int, **kwargs: Any) -> float
 def test_sb3_dqn_learns_bit_flipping_through_the_adapter() -> None:
     env = make_vec_env("herkit/BitFlip-v0", n_envs=1, env_kwargs={"n_bits": 8})
     model = DQN(
-        "MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer,
+        "MultiInputPolicy",
+        env,
+        replay_buffer_class=HerReplayBuffer,
         replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"},
-        learning_starts=100, exploration_fraction=0.3, buffer_size=50_000, batch_size=64,
-        learning_rate=1e-3, target_update_interval=250, policy_kwargs={"net_arch": [64]},
-        seed=0, device="cpu",
-    )  # fmt: skip
+        learning_starts=100,
+        exploration_fraction=0.3,
+        buffer_size=50_000,
+        batch_size=64,
+        learning_rate=1e-3,
+        target_update_interval=250,
+        policy_kwargs={"net_arch": [64]},
+        seed=0,
+        device="cpu",
+    )
     assert model.replay_buffer.buffer.terminal_on_success  # BitFlip declares it
     model.learn(6_000)
     assert success_rate(model, "herkit/BitFlip-v0", 50, n_bits=8) >= 0.9
@@ -294,11 +338,20 @@ def test_sb3_dqn_learns_bit_flipping_through_the_adapter() -> None:
 
 def sac(env: Any, **kwargs: Any) -> SAC:
     return SAC(
-        "MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer,
+        "MultiInputPolicy",
+        env,
+        replay_buffer_class=HerReplayBuffer,
         replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"},
-        learning_starts=200, buffer_size=50_000, gamma=0.95, batch_size=128,
-        learning_rate=1e-3, policy_kwargs={"net_arch": [64, 64]}, seed=0, device="cpu", **kwargs,
-    )  # fmt: skip
+        learning_starts=200,
+        buffer_size=50_000,
+        gamma=0.95,
+        batch_size=128,
+        learning_rate=1e-3,
+        policy_kwargs={"net_arch": [64, 64]},
+        seed=0,
+        device="cpu",
+        **kwargs,
+    )
 
 
 @pytest.mark.slow("learning run through SB3")
@@ -362,11 +415,16 @@ def test_other_sb3_algorithms_train_through_the_adapter(algo: str) -> None:
 
     env = make_vec_env("herkit/PointReach-v0", n_envs=2, seed=0)
     model = getattr(stable_baselines3, algo)(
-        "MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer,
+        "MultiInputPolicy",
+        env,
+        replay_buffer_class=HerReplayBuffer,
         replay_buffer_kwargs={"goal_selection_strategy": "random", "n_sampled_goal": 2},
-        learning_starts=100, buffer_size=10_000, policy_kwargs={"net_arch": [32, 32]}, seed=0,
+        learning_starts=100,
+        buffer_size=10_000,
+        policy_kwargs={"net_arch": [32, 32]},
+        seed=0,
         device="cpu",
-    )  # fmt: skip
+    )
     model.learn(400)
     assert model.replay_buffer.size() == 200 and model._n_updates > 0
     assert model.replay_buffer.buffer.settings.strategy.value == "random"
@@ -397,9 +455,15 @@ def test_n_step_returns_through_the_adapter_are_the_relabelled_goals(
     episode's end and at its last recorded step (the same explicit check as herkit's own)."""
     gamma = 0.9
     adapter, run = tagged_adapter(
-        n_envs, 50, goal_selection_strategy=strategy, relabel=relabel, seed=0,
-        terminal_on_success=terminal_on_success, n_steps=n_steps, gamma=gamma,
-    )  # fmt: skip
+        n_envs,
+        50,
+        goal_selection_strategy=strategy,
+        relabel=relabel,
+        seed=0,
+        terminal_on_success=terminal_on_success,
+        n_steps=n_steps,
+        gamma=gamma,
+    )
     run.feed([ls * 2 for ls in lengths[:n_envs]])
     if len(adapter.buffer) == 0:
         return
@@ -421,14 +485,24 @@ def test_n_steps_need_the_algorithms_gamma() -> None:
     point = gym.make("herkit/PointReach-v0")
     kwargs = {"replay_buffer_class": HerReplayBuffer, "device": "cpu", "buffer_size": 1_000}
     with pytest.warns(UserWarning, match=r"gamma=0.98, but SAC discounts with gamma=0.99"):
-        SAC("MultiInputPolicy", point, gamma=0.99, **kwargs,
-            replay_buffer_kwargs={"n_steps": 3, "gamma": 0.98})  # fmt: skip
+        SAC(
+            "MultiInputPolicy",
+            point,
+            gamma=0.99,
+            **kwargs,
+            replay_buffer_kwargs={"n_steps": 3, "gamma": 0.98},
+        )
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        SAC("MultiInputPolicy", point, gamma=0.98, **kwargs,
-            replay_buffer_kwargs={"n_steps": 3, "gamma": 0.98})  # fmt: skip
+        SAC(
+            "MultiInputPolicy",
+            point,
+            gamma=0.98,
+            **kwargs,
+            replay_buffer_kwargs={"n_steps": 3, "gamma": 0.98},
+        )
 
 
 @pytest.mark.parametrize("algo", ["DQN", "SAC", "TD3", "DDPG"])
@@ -440,10 +514,17 @@ def test_sb3_algorithms_train_on_n_step_samples(algo: str) -> None:
     env_id = "herkit/BitFlip-v0" if algo == "DQN" else "herkit/PointReach-v0"
     env = make_vec_env(env_id, n_envs=2, seed=0, env_kwargs={"n_bits": 4} if algo == "DQN" else {})
     model = getattr(stable_baselines3, algo)(
-        "MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer, gamma=0.9,
-        replay_buffer_kwargs={"n_steps": 3, "gamma": 0.9}, learning_starts=100,
-        buffer_size=10_000, policy_kwargs={"net_arch": [32]}, seed=0, device="cpu",
-    )  # fmt: skip
+        "MultiInputPolicy",
+        env,
+        replay_buffer_class=HerReplayBuffer,
+        gamma=0.9,
+        replay_buffer_kwargs={"n_steps": 3, "gamma": 0.9},
+        learning_starts=100,
+        buffer_size=10_000,
+        policy_kwargs={"net_arch": [32]},
+        seed=0,
+        device="cpu",
+    )
     seen: list[Any] = []
     sample = model.replay_buffer.sample
 
@@ -466,11 +547,20 @@ def test_extra_observation_keys_reach_sb3_and_survive_save_load(tmp_path: Path) 
     """An image-like key (SB3's policy reads it with its CNN) and a proprioception key are
     stored, returned with their own transition, exposed in SB3's storage attributes and
     round-tripped by save_replay_buffer / load_replay_buffer."""
-    env = make_vec_env(lambda: ExtraKeys(gym.make("herkit/PointReach-v0"), side=36), n_envs=2,
-                       seed=0)  # fmt: skip
-    model = SAC("MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer, learning_starts=100,
-                buffer_size=2_000, batch_size=32, policy_kwargs={"net_arch": [32]}, seed=0,
-                device="cpu")  # fmt: skip
+    env = make_vec_env(
+        lambda: ExtraKeys(gym.make("herkit/PointReach-v0"), side=36), n_envs=2, seed=0
+    )
+    model = SAC(
+        "MultiInputPolicy",
+        env,
+        replay_buffer_class=HerReplayBuffer,
+        learning_starts=100,
+        buffer_size=2_000,
+        batch_size=32,
+        policy_kwargs={"net_arch": [32]},
+        seed=0,
+        device="cpu",
+    )
     model.learn(300)
     assert model._n_updates > 0
     for replay in (model.replay_buffer, reloaded(model, tmp_path)):
@@ -504,8 +594,9 @@ def relabelled_reached_terminal(run: TaggedRun) -> tuple[bool, bool]:
     batch = run.buffer.sample(1024)
     uid, t = batch.observation[:, 0].astype(int), batch.observation[:, 1].astype(int)
     last = np.array([t_ == run.episodes[u].length - 1 for u, t_ in zip(uid, t, strict=True)])
-    relabelled_reached = (batch.goal[:, 0] >= 0) & np.all(batch.goal == batch.next_achieved_goal,
-                                                          axis=1) & ~last  # fmt: skip
+    relabelled_reached = (
+        (batch.goal[:, 0] >= 0) & np.all(batch.goal == batch.next_achieved_goal, axis=1) & ~last
+    )
     return bool(batch.terminated[relabelled_reached].all()), bool(relabelled_reached.any())
 
 
@@ -542,5 +633,6 @@ def test_a_maze_that_is_not_continuing_ends_on_success_through_sb3() -> None:
     adapter = HerReplayBuffer(100, env.observation_space, env.action_space, env, "cpu")
     assert adapter.buffer.terminal_on_success is True
     looping = make_vec_env("PointMaze_UMaze-v3", n_envs=1, env_kwargs={"continuing_task": True})
-    assert not HerReplayBuffer(100, looping.observation_space, looping.action_space,
-                               looping, "cpu").buffer.terminal_on_success  # fmt: skip
+    assert not HerReplayBuffer(
+        100, looping.observation_space, looping.action_space, looping, "cpu"
+    ).buffer.terminal_on_success

@@ -18,9 +18,11 @@ import stable_baselines3
 from herkit.sb3 import HerReplayBuffer, InfoFieldsChosen
 
 SPACE = gym.spaces.Dict(
-    {key: gym.spaces.Box(-1e6, 1e6, (3,), np.float32)
-     for key in ("observation", "achieved_goal", "desired_goal")}
-)  # fmt: skip
+    {
+        key: gym.spaces.Box(-1e6, 1e6, (3,), np.float32)
+        for key in ("observation", "achieved_goal", "desired_goal")
+    }
+)
 ACTION = gym.spaces.Box(-1, 1, (2,))
 EPISODE_ARRAYS = ("dones", "timeouts", "ep_start", "ep_length", "_current_ep_start")
 
@@ -76,8 +78,9 @@ def test_storage_attributes_match_sb3s_buffer(
     longest = rows // 2  # SB3's buffer cannot hold an episode longer than itself
     ends = []
     for _ in range(n_envs):
-        codes = data.draw(st.lists(st.sampled_from([0, 0, 0, 1, 2]), min_size=n_steps,
-                                   max_size=n_steps))  # fmt: skip
+        codes = data.draw(
+            st.lists(st.sampled_from([0, 0, 0, 1, 2]), min_size=n_steps, max_size=n_steps)
+        )
         run = 0
         for t, code in enumerate(codes):
             run = 0 if code else run + 1
@@ -162,8 +165,11 @@ def reward_from_infos(achieved: np.ndarray, desired: np.ndarray, infos: Any) -> 
 def info_of(env: int, t: int) -> dict[str, Any]:
     """The info of step ``t`` of env ``env``: a numeric field, a nested one every third step,
     and every seventh step without the numeric field at all."""
-    info: dict[str, Any] = {"scale": float(1 + env + t % 4), "TimeLimit.truncated": False,
-                            "flag": bool(t % 2)}  # fmt: skip
+    info: dict[str, Any] = {
+        "scale": float(1 + env + t % 4),
+        "TimeLimit.truncated": False,
+        "flag": bool(t % 2),
+    }
     if t % 3 == 0:
         info["bonus"] = {"value": float(t)}
     if t % 7 == 6:

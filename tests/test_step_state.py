@@ -147,8 +147,9 @@ def test_replayed_updates_between_acting_and_checkpoints_equal_eager_ones(
     the host learns of the goals counted on the device after the step, not from a flag
     set inside it, so acting and saving see them as in eager updates."""
     eager, replayed = agent_for(algo, seed=5), agent_for(algo, seed=5)
-    monkeypatch.setattr(runners.torch, "compile",
-                        lambda step, **_: ReplayDouble(step, lambda: [replayed]))  # fmt: skip
+    monkeypatch.setattr(
+        runners.torch, "compile", lambda step, **_: ReplayDouble(step, lambda: [replayed])
+    )
     replayed.set_update_mode("compiled")  # the step that would be compiled or captured
     act_learn_and_save(eager, replayed, algo, "cpu")
 
@@ -159,8 +160,9 @@ def test_captured_updates_between_acting_and_checkpoints_equal_eager_ones(algo: 
     """The same with real CUDA graphs, replayed by the GPU."""
     agents = []
     for mode in ("eager", "captured"):
-        agent = make_agent(algo, small_config(algo), OBS_DIM, GOAL_DIM, space(algo),
-                           (-1.0, 0.0), "cuda", 5)  # fmt: skip
+        agent = make_agent(
+            algo, small_config(algo), OBS_DIM, GOAL_DIM, space(algo), (-1.0, 0.0), "cuda", 5
+        )
         agent.set_update_mode(mode)
         agents.append(agent)
     act_learn_and_save(*agents, algo, "cuda")

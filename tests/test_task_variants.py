@@ -118,10 +118,18 @@ def test_a_run_with_both_variants_gives_them_to_every_env(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = quiet(
-        env_id="herkit/PointReach-v0", algo="td3", steps=200, warmup_steps=50, eval_every=100,
-        eval_episodes=2, fixed_goal=True, shaped_reward=(1.0, 2.0), seed=4,
-        td3={"hidden": (16, 16), "batch_size": 16}, out=str(tmp_path / "run"),
-    )  # fmt: skip
+        env_id="herkit/PointReach-v0",
+        algo="td3",
+        steps=200,
+        warmup_steps=50,
+        eval_every=100,
+        eval_episodes=2,
+        fixed_goal=True,
+        shaped_reward=(1.0, 2.0),
+        seed=4,
+        td3={"hidden": (16, 16), "batch_size": 16},
+        out=str(tmp_path / "run"),
+    )
     keys = ("previous_achieved_goal_0", "previous_achieved_goal_1")
     assert resolve_conventions(config)[0].her.info_keys == keys  # relabelling has them
     goals = []

@@ -81,10 +81,20 @@ def test_recipe_ingredients_run_the_loop(tmp_path: Path, algo: str) -> None:
         small["actor_layer_norm"] = True
     run = tmp_path / "run"
     config = quiet(
-        env_id=env_id, algo=algo, steps=300, warmup_steps=64, eval_every=150, eval_episodes=2,
-        goal_mix=(1.0, 2.0, 2.0), goal_mix_warmup=100, n_step=3,
-        normalize_relabelled_goals=True, precision="bf16", out=str(run), **{algo: small},
-    )  # fmt: skip
+        env_id=env_id,
+        algo=algo,
+        steps=300,
+        warmup_steps=64,
+        eval_every=150,
+        eval_episodes=2,
+        goal_mix=(1.0, 2.0, 2.0),
+        goal_mix_warmup=100,
+        n_step=3,
+        normalize_relabelled_goals=True,
+        precision="bf16",
+        out=str(run),
+        **{algo: small},
+    )
     summary = train(config)
     assert summary["env_steps"] == 300 and summary["strategy"] == "mix1:2:2"
     assert summary["updates"] >= (300 - 64) * config.updates_per_step - 1
@@ -103,9 +113,14 @@ def test_her_learns_one_fixed_goal_because_relabelled_goals_are_normalised(
     relabelled goals, else the goal statistics sit on the one goal, every relabelled goal
     is clipped to the normaliser's bound, and DQN+HER learns nothing in the same budget."""
     budget = dict(
-        env_id="herkit/MountainCarGoal-v0", env_kwargs=("goal_low=0.5", "goal_high=0.5"),
-        strategy="future", steps=25_000, eval_every=25_000, eval_episodes=20, seed=0,
-    )  # fmt: skip
+        env_id="herkit/MountainCarGoal-v0",
+        env_kwargs=("goal_low=0.5", "goal_high=0.5"),
+        strategy="future",
+        steps=25_000,
+        eval_every=25_000,
+        eval_episodes=20,
+        seed=0,
+    )
     fixed = train(quiet(out=str(tmp_path / "default"), **budget))
     unfixed = train(quiet(out=str(tmp_path / "env"), normalize_relabelled_goals=False, **budget))
     assert fixed["success_rate"] >= 0.9, fixed
@@ -117,9 +132,12 @@ def test_target_success_stops_when_evaluations_in_a_row_reach_it(tmp_path: Path)
     """The run stops at the first evaluation where the mean of the last 3 reaches the
     target (as progress.csv shows), not at one lucky evaluation; summary.json says so."""
     config = quiet(
-        env_kwargs=("n_bits=5",), steps=20_000, eval_every=500, target_success=0.9,
+        env_kwargs=("n_bits=5",),
+        steps=20_000,
+        eval_every=500,
+        target_success=0.9,
         out=str(tmp_path),
-    )  # fmt: skip
+    )
     summary = train(config)
     assert summary["env_steps"] < 20_000
     assert summary["solved_at_env_steps"] == summary["env_steps"]
@@ -128,9 +146,16 @@ def test_target_success_stops_when_evaluations_in_a_row_reach_it(tmp_path: Path)
     rates = [float(row["success_rate"]) for row in progress_rows(tmp_path)]
     means = [sum(rates[i - 2 : i + 1]) / 3 for i in range(2, len(rates))]
     assert means[-1] >= 0.9 and all(mean < 0.9 for mean in means[:-1])
-    first = train(quiet(env_kwargs=("n_bits=5",), steps=20_000, eval_every=500,
-                        target_success=0.9, target_evaluations=1,
-                        out=str(tmp_path / "one")))  # fmt: skip
+    first = train(
+        quiet(
+            env_kwargs=("n_bits=5",),
+            steps=20_000,
+            eval_every=500,
+            target_success=0.9,
+            target_evaluations=1,
+            out=str(tmp_path / "one"),
+        )
+    )
     assert first["target_rule"] == "the first evaluation with success >= 0.9"
     one = [float(row["success_rate"]) for row in progress_rows(tmp_path / "one")]
     assert one[-1] >= 0.9 and all(rate < 0.9 for rate in one[:-1])
@@ -145,9 +170,13 @@ def progress_rows(run_dir: Path) -> list[dict[str, str]]:
 
 def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
     config = quiet(
-        out=str(tmp_path), steps=64, warmup_steps=32, eval_every=64, eval_episodes=2,
+        out=str(tmp_path),
+        steps=64,
+        warmup_steps=32,
+        eval_every=64,
+        eval_episodes=2,
         precision="auto",
-    )  # fmt: skip
+    )
     train(config)
     # config.json holds what the run used: the env's conventions filled in, the precision,
     # threads and env workers that auto chose, and its directory
@@ -176,9 +205,13 @@ def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
 
 def test_checkpoint_round_trip_restores_agent_and_buffer(tmp_path: Path) -> None:
     config = quiet(
-        out=str(tmp_path), steps=300, warmup_steps=64, updates_per_step=1.0, eval_every=300,
+        out=str(tmp_path),
+        steps=300,
+        warmup_steps=64,
+        updates_per_step=1.0,
+        eval_every=300,
         eval_episodes=2,
-    )  # fmt: skip
+    )
     train(config)
     agent_state, buffer = load_checkpoint(tmp_path, lambda a, g, i: np.zeros(len(a)))
     state = agent_state["loop"]

@@ -35,11 +35,13 @@ CUDA = torch.cuda.is_available()
 
 def spaces() -> gymnasium.spaces.Dict:
     box = gymnasium.spaces.Box
-    return gymnasium.spaces.Dict({
-        "observation": box(-1, 1, (OBS_DIM,)),
-        "achieved_goal": box(-1, 1, (GOAL_DIM,)),
-        "desired_goal": box(-1, 1, (GOAL_DIM,)),
-    })  # fmt: skip
+    return gymnasium.spaces.Dict(
+        {
+            "observation": box(-1, 1, (OBS_DIM,)),
+            "achieved_goal": box(-1, 1, (GOAL_DIM,)),
+            "desired_goal": box(-1, 1, (GOAL_DIM,)),
+        }
+    )
 
 
 @contextlib.contextmanager
@@ -346,8 +348,9 @@ def test_the_slow_timings_are_said_before_and_after(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(plan, "fast_bf16", lambda device: False)
     monkeypatch.setattr(plan, "_timed", recorded)
-    choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=1e9,
-                  tell=said.append)  # fmt: skip
+    choose_update(
+        agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=1e9, tell=said.append
+    )
     assert said[0] == "timed fp32 eager" and said[2] == "timed fp32 compiled"
     assert said[1].startswith(
         "timing the update in fp32 compiled against eager, to run the fastest; compiling "
@@ -355,8 +358,9 @@ def test_the_slow_timings_are_said_before_and_after(monkeypatch: pytest.MonkeyPa
     )
     assert said[3].startswith("timed in ") and said[3].endswith("the updates run fp32 compiled")
     said.clear()  # a short run compiles nothing: nothing slow to say
-    choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=10,
-                  tell=said.append)  # fmt: skip
+    choose_update(
+        agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=10, tell=said.append
+    )
     assert said == ["timed fp32 eager"]
 
 
@@ -372,8 +376,15 @@ def test_compiling_while_timing_says_what_it_does_and_no_torch_profiler_note(
     if cached is not None and hasattr(cached, "cache_clear"):  # a process: as if new
         cached.cache_clear()
     said: list[str] = []
-    chosen = choose_update(agent_for("dqn"), spaces(), space("dqn"), 32, precision="fp32",
-                           expected_updates=1e9, tell=said.append)  # fmt: skip
+    chosen = choose_update(
+        agent_for("dqn"),
+        spaces(),
+        space("dqn"),
+        32,
+        precision="fp32",
+        expected_updates=1e9,
+        tell=said.append,
+    )
     assert "fp32 compiled" in chosen.timings_ms, chosen
     assert len(said) == 2 and said[0].startswith("timing the update in fp32 compiled")
     assert said[1].startswith("timed in ")
@@ -450,8 +461,9 @@ def test_ranks_time_their_updates_alone_and_agree_by_one_mean_per_timing() -> No
     context = TwoRanks()
     agent = agent_for("ddpg")
     agent.join(context, exploration_seed=1)
-    chosen = choose_update(agent, spaces(), space("ddpg"), 32, expected_updates=10,
-                           distributed=True, mean=context.mean)  # fmt: skip
+    chosen = choose_update(
+        agent, spaces(), space("ddpg"), 32, expected_updates=10, distributed=True, mean=context.mean
+    )
     assert context.calls == ["broadcast", *["all_sum"] * len(chosen.timings_ms)]
     assert agent.dist is context
     agent.update(random_batch("ddpg", 32))
@@ -467,8 +479,15 @@ def test_a_mode_that_fails_on_another_rank_is_left_out_on_every_rank(
     monkeypatch.setattr(plan, "mode_available", lambda mode, device: "captured" not in mode)
     monkeypatch.setattr(plan, "time_update", lambda *args, **kwargs: 2.0)
     context = TwoRanks(other={1: math.inf})  # the twin's compiled timing failed
-    chosen = choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 32, expected_updates=1e9,
-                           distributed=True, mean=context.mean)  # fmt: skip
+    chosen = choose_update(
+        agent_for("ddpg"),
+        spaces(),
+        space("ddpg"),
+        32,
+        expected_updates=1e9,
+        distributed=True,
+        mean=context.mean,
+    )
     assert chosen.mode == "eager" and chosen.timings_ms == {"fp32 eager": 2.0}
     assert "fp32 compiled failed on another rank" in chosen.notes[0]
 
@@ -479,8 +498,15 @@ def test_a_mode_that_fails_on_another_rank_is_left_out_on_every_rank(
 
     monkeypatch.setattr(plan, "time_update", fails)
     context = TwoRanks()  # the twin succeeds: it learns of this failure by the mean
-    chosen = choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 32, expected_updates=1e9,
-                           distributed=True, mean=context.mean)  # fmt: skip
+    chosen = choose_update(
+        agent_for("ddpg"),
+        spaces(),
+        space("ddpg"),
+        32,
+        expected_updates=1e9,
+        distributed=True,
+        mean=context.mean,
+    )
     assert chosen.mode == "eager" and "cannot compile here" in chosen.notes[0]
     assert context.calls == ["all_sum", "all_sum"]  # the failed timing's mean is still made
 
@@ -534,8 +560,9 @@ def test_a_capture_begins_after_dead_cycles_are_collected(
 
 def test_a_real_timing_of_eager_updates_on_the_cpu() -> None:
     agent = agent_for("td3")
-    chosen = choose_update(agent, spaces(), space("td3"), 32, precision="auto",
-                           mode="auto", expected_updates=10)  # fmt: skip
+    chosen = choose_update(
+        agent, spaces(), space("td3"), 32, precision="auto", mode="auto", expected_updates=10
+    )
     assert chosen.mode == "eager" and chosen.timings_ms["fp32 eager"] > 0
     assert agent.updates == 0 and agent.update_metrics() == []
     assert set(UPDATE_MODES) >= {chosen.mode}
@@ -548,8 +575,16 @@ def test_a_real_timing_on_a_gpu_leaves_no_mode_out() -> None:
     on an H100 once left captured out: its capture was invalidated after the others)."""
     agent = make_agent("ddpg", None, OBS_DIM, GOAL_DIM, space("ddpg"), (-1.0, 0.0), "cuda", 3)
     agent.log_updates()
-    chosen = choose_update(agent, spaces(), space("ddpg"), 256, precision="auto", mode="auto",
-                           expected_updates=1e9, on_device=True)  # fmt: skip
+    chosen = choose_update(
+        agent,
+        spaces(),
+        space("ddpg"),
+        256,
+        precision="auto",
+        mode="auto",
+        expected_updates=1e9,
+        on_device=True,
+    )
     assert chosen.notes == ()
     precisions = {name.split()[0] for name in chosen.timings_ms}
     assert "fp32" in precisions
@@ -599,7 +634,8 @@ def test_a_given_mode_is_kept_and_only_its_timings_pick_the_precision(
     timings = {"fp32 eager": 1.0, "bf16 eager": 0.5, "fp32 compiled": 4.0, "bf16 compiled": 6.0}
     a_cpu_with_bf16(monkeypatch, timings)
     agent = agent_for("ddpg")
-    chosen = choose_update(agent, spaces(), space("ddpg"), 64, mode="compiled",
-                           expected_updates=1e9)  # fmt: skip
+    chosen = choose_update(
+        agent, spaces(), space("ddpg"), 64, mode="compiled", expected_updates=1e9
+    )
     assert (chosen.precision, chosen.mode) == ("fp32", "compiled")
     assert (agent.precision, agent.update_mode) == ("fp32", "compiled")

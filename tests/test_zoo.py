@@ -16,8 +16,17 @@ pytest.importorskip("rl_zoo3", reason="install with: bash install.sh zoo")
 pytest.importorskip("gymnasium_robotics", reason="install with: bash install.sh robotics")
 
 GUIDE = ROOT / "docs" / "guide-sb3.md"
-SHORT = ["--device", "cpu", "--eval-freq", "-1", "--seed", "0", "--hyperparams",
-         "learning_starts:100", "policy_kwargs:dict(net_arch=[32, 32], n_critics=1)"]  # fmt: skip
+SHORT = [
+    "--device",
+    "cpu",
+    "--eval-freq",
+    "-1",
+    "--seed",
+    "0",
+    "--hyperparams",
+    "learning_starts:100",
+    "policy_kwargs:dict(net_arch=[32, 32], n_critics=1)",
+]
 """Appended to the guide's training lines: 100 random steps, small networks, no
 evaluations (the guide's own run is 20,000 steps)."""
 
@@ -29,9 +38,13 @@ def the_guides_file() -> str:
 
 def the_guides_lines() -> list[list[str]]:
     """The guide's ``python -m rl_zoo3...`` lines, as written: train, enjoy, train on."""
-    zoo = [words for block in blocks(GUIDE) if block.language == "bash"
-           for words in commands(block) if words[:2] == ["python", "-m"]
-           and words[2].startswith("rl_zoo3.")]  # fmt: skip
+    zoo = [
+        words
+        for block in blocks(GUIDE)
+        if block.language == "bash"
+        for words in commands(block)
+        if words[:2] == ["python", "-m"] and words[2].startswith("rl_zoo3.")
+    ]
     assert [words[2] for words in zoo] == ["rl_zoo3.train", "rl_zoo3.enjoy", "rl_zoo3.train"]
     return zoo
 

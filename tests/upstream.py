@@ -24,8 +24,19 @@ def sdist(project: str, version: str) -> Path:
     name = f"{re.sub(r'[-.]+', '_', project)}-{version}.tar.gz"
     if (cache / name).is_file():
         return cache / name
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               "--no-build-isolation", "--dest", str(cache), f"{project}=={version}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--no-build-isolation",
+        "--dest",
+        str(cache),
+        f"{project}=={version}",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if done.returncode or not (cache / name).is_file():
         pytest.fail(
@@ -47,8 +58,17 @@ def peer_source(project: str, version: str, member: str) -> str:
 
 def run_pytest(module: Path, what: str) -> None:
     """Run ``module`` in a pytest of its own; fails with its summary and output tail."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W",
-               "ignore::DeprecationWarning", str(module)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "ignore::DeprecationWarning",
+        str(module),
+    ]
     done = subprocess.run(command, cwd=module.parent, capture_output=True, text=True, timeout=1800)
     summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     assert done.returncode == 0, f"{what}: {summary}\n{done.stdout[-6000:]}"

@@ -25,9 +25,15 @@ if TYPE_CHECKING:
     from herkit.training.policy import Policy, load_policy
 
 __all__ = [
-    "Batch", "HerReplayBuffer", "Policy", "Strategy", "TrainConfig", "config_for", "load_policy",
+    "Batch",
+    "HerReplayBuffer",
+    "Policy",
+    "Strategy",
+    "TrainConfig",
+    "config_for",
+    "load_policy",
     "train",
-]  # fmt: skip
+]
 
 _ON_FIRST_USE = {
     "Policy": "herkit.training.policy",

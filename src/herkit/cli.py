@@ -269,9 +269,10 @@ def _help_view(default: Any) -> tuple[type, dict[str, Any]]:
     hidden = [(algo, suppressed, dataclasses.field(default=own[algo].default)) for algo in others]
     view = dataclasses.make_dataclass("TrainConfig", hidden, bases=(TrainConfig,), frozen=True)
     whose = (
-        f"{default.env_id}'s preset" if preset_values(default.env_id)
+        f"{default.env_id}'s preset"
+        if preset_values(default.env_id)
         else f"the defaults of an env without a preset, such as {default.env_id}"
-    )  # fmt: skip
+    )
     description = textwrap.fill(
         "Train a goal-conditioned agent with HER. The defaults shown are "
         f"{whose}, for --algo {default.algo}; herkit train ENV_ID --help shows another env's, "
@@ -333,8 +334,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(_unknown_command(args[0]))
         else:
             commands: dict[str, Callable[..., Any]] = {"train": _train_help, **COMMANDS}
-            parse(tyro.cli, _top_level(commands), args=args, prog="herkit",
-                  description=f"herkit {__version__}: {TAGLINE}")  # fmt: skip
+            parse(
+                tyro.cli,
+                _top_level(commands),
+                args=args,
+                prog="herkit",
+                description=f"herkit {__version__}: {TAGLINE}",
+            )
     except ValueError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
         return 2
@@ -345,8 +351,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{error.details}\nherkit: error: {error}", file=sys.stderr)
         return EXIT_CODES["env failed"]
     except OSError as error:  # e.g. herkit plot -o on a full disk: the file and the cause
-        print(f"herkit: error: {error.filename or 'a file'}: {error.strerror or error}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"herkit: error: {error.filename or 'a file'}: {error.strerror or error}",
+            file=sys.stderr,
+        )
         return EXIT_CODES["write failed"]
     except DistributedError as error:
         print(f"herkit: error: {error}", file=sys.stderr)
@@ -378,20 +386,26 @@ def _top_level(commands: dict[str, Callable[..., Any]]) -> Callable[..., None]:
     """What tyro parses as ``herkit ...``: one of ``commands`` and ``-V/--version``
     (which :func:`main` answers before any parsing; here so that ``--help`` lists it)."""
     chosen = Union[  # type: ignore[valid-type]  # noqa: UP007 (a Union built at run time)
-        tuple(Annotated[Any, tyro.conf.subcommand(name, constructor=command)]
-              for name, command in commands.items())
-    ]  # fmt: skip
+        tuple(
+            Annotated[Any, tyro.conf.subcommand(name, constructor=command)]
+            for name, command in commands.items()
+        )
+    ]
 
     def herkit(command: Any, version: bool = False) -> None:
         """The ``herkit`` command line."""
 
     herkit.__annotations__ = {
         "command": Annotated[chosen, tyro.conf.arg(name="")],
-        "version": Annotated[bool, tyro.conf.FlagCreatePairsOff, tyro.conf.arg(
-            aliases=("-V",), help="print herkit's version and exit", help_behavior_hint=""
-        )],
+        "version": Annotated[
+            bool,
+            tyro.conf.FlagCreatePairsOff,
+            tyro.conf.arg(
+                aliases=("-V",), help="print herkit's version and exit", help_behavior_hint=""
+            ),
+        ],
         "return": None,
-    }  # fmt: skip
+    }
     return herkit
 
 

@@ -19,8 +19,15 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SYNONYMS", "auto_flags", "field_help", "parse", "plain", "unwrap_help",
-           "with_suggestions"]  # fmt: skip
+__all__ = [
+    "SYNONYMS",
+    "auto_flags",
+    "field_help",
+    "parse",
+    "plain",
+    "unwrap_help",
+    "with_suggestions",
+]
 
 
 def parse(
@@ -66,9 +73,13 @@ def field_help(cls: type) -> dict[str, str]:
             continue
         statements = getattr(body, "body", [])
         for field, doc in itertools.pairwise(statements):
-            if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
-                    and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
-                    and isinstance(doc.value.value, str)):  # fmt: skip
+            if (
+                isinstance(field, ast.AnnAssign)
+                and isinstance(field.target, ast.Name)
+                and isinstance(doc, ast.Expr)
+                and isinstance(doc.value, ast.Constant)
+                and isinstance(doc.value.value, str)
+            ):
                 paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(doc.value.value))
                 text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
                 docs[field.target.id] = plain(text)
@@ -96,10 +107,19 @@ def unwrap_help(cls: type) -> None:
             unwrap_help(type(field.default))
 
 
-SYNONYMS = {"learning-rate": "lr", "learning_rate": "lr", "batch": "batch-size",
-            "discount": "gamma", "tau": "polyak", "n-sampled-goal": "k",
-            "goal-selection-strategy": "strategy", "total-timesteps": "steps",
-            "timesteps": "steps", "env": "env-id", "num-envs": "n-envs"}  # fmt: skip
+SYNONYMS = {
+    "learning-rate": "lr",
+    "learning_rate": "lr",
+    "batch": "batch-size",
+    "discount": "gamma",
+    "tau": "polyak",
+    "n-sampled-goal": "k",
+    "goal-selection-strategy": "strategy",
+    "total-timesteps": "steps",
+    "timesteps": "steps",
+    "env": "env-id",
+    "num-envs": "n-envs",
+}
 """Other libraries' names for herkit's flags (the last part of a flag's name)."""
 
 
@@ -135,8 +155,10 @@ def _train_flags() -> list[str]:
     flags = []
     for field in dataclasses.fields(TrainConfig):
         if dataclasses.is_dataclass(field.default):
-            flags += [f"--{field.name}.{sub.name.replace('_', '-')}"
-                      for sub in dataclasses.fields(field.default)]  # fmt: skip
+            flags += [
+                f"--{field.name}.{sub.name.replace('_', '-')}"
+                for sub in dataclasses.fields(field.default)
+            ]
         else:
             flags.append(f"--{field.name.replace('_', '-')}")
     return flags

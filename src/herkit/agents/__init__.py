@@ -86,8 +86,9 @@ def make_agent(
     for name, dim in (("observation_dim", observation_dim), ("goal_dim", goal_dim)):
         if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
             raise ValueError(f"{name} must be a positive int, got {dim!r}")
-    agent = _build(algo, config, int(observation_dim), int(goal_dim), action_space, reward_range,
-                   device, seed)  # fmt: skip
+    agent = _build(
+        algo, config, int(observation_dim), int(goal_dim), action_space, reward_range, device, seed
+    )
     agent.set_terminal_on_success(terminal_on_success)
     agent.set_precision(precision)
     return agent

@@ -30,8 +30,14 @@ class DDPGAgent(GoalAgent):
 
     config: DDPGConfig
     METRICS = (
-        "critic_loss", "q_mean", "q_min", "q_max", "target_q_mean", "actor_loss", "td_abs_mean",
-    )  # fmt: skip
+        "critic_loss",
+        "q_mean",
+        "q_min",
+        "q_max",
+        "target_q_mean",
+        "actor_loss",
+        "td_abs_mean",
+    )
 
     def __init__(
         self,

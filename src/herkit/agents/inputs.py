@@ -147,11 +147,16 @@ class AgentInputs:
 
         actor_goal = None if batch.actor_goal is None else put(batch.actor_goal)
         return DeviceBatch(
-            put(batch.observation), put(batch.next_observation), put(batch.goal),
-            put(batch.action, action_dtype), put(batch.reward).reshape(-1),
-            put(batch.terminated).reshape(-1), flat(batch.discount), flat(batch.weights),
+            put(batch.observation),
+            put(batch.next_observation),
+            put(batch.goal),
+            put(batch.action, action_dtype),
+            put(batch.reward).reshape(-1),
+            put(batch.terminated).reshape(-1),
+            flat(batch.discount),
+            flat(batch.weights),
             actor_goal=actor_goal,
-        )  # fmt: skip
+        )
 
     def from_raw(self, raw: DeviceBatch, reward_scale: float) -> TorchBatch:
         """A :class:`DeviceBatch` normalised on the device: device work only (the normalisers'

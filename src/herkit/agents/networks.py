@@ -321,8 +321,9 @@ class ConstantStdActor(BoundedActor):
         super().__init__(low, high)
         self.act_dim = len(low)
         self.log_std = float(log_std)
-        self.net = mlp(in_dim, hidden, self.act_dim, layer_norm, activation,
-                       norm_after_activation=True)  # fmt: skip
+        self.net = mlp(
+            in_dim, hidden, self.act_dim, layer_norm, activation, norm_after_activation=True
+        )
         fan_avg_init(self.net, output_scale)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -76,9 +76,14 @@ class OfflineAgent(GoalAgent):
         """Size of a network's input ``observation || goal``."""
         with self._seeded_init():
             self.actor = ConstantStdActor(
-                self.in_dim, self.action_low, self.action_high, config.hidden,
-                config.actor_layer_norm, config.activation, config.actor_init_scale,
-            )  # fmt: skip
+                self.in_dim,
+                self.action_low,
+                self.action_high,
+                config.hidden,
+                config.actor_layer_norm,
+                config.activation,
+                config.actor_init_scale,
+            )
             self._build()
             for name in self.TARGETS:
                 setattr(self, f"{name}_target", copy.deepcopy(getattr(self, name)))
@@ -188,9 +193,16 @@ class GCIVLAgent(OfflineAgent):
     value: ValueEnsemble
     value_target: ValueEnsemble
     METRICS: ClassVar[tuple[str, ...]] = (
-        "value_loss", "v_mean", "v_min", "v_max", "actor_loss", "adv", "bc_log_prob", "mse",
+        "value_loss",
+        "v_mean",
+        "v_min",
+        "v_max",
+        "actor_loss",
+        "adv",
+        "bc_log_prob",
+        "mse",
         "td_abs_mean",
-    )  # fmt: skip
+    )
 
     TRAINED = TARGETS = ("value",)
 
@@ -251,9 +263,21 @@ class GCIQLAgent(OfflineAgent):
     critic: Critic
     critic_target: Critic
     METRICS: ClassVar[tuple[str, ...]] = (
-        "value_loss", "v_mean", "v_min", "v_max", "critic_loss", "q_mean", "q_min", "q_max",
-        "actor_loss", "q_loss", "bc_loss", "bc_log_prob", "mse", "td_abs_mean",
-    )  # fmt: skip
+        "value_loss",
+        "v_mean",
+        "v_min",
+        "v_max",
+        "critic_loss",
+        "q_mean",
+        "q_min",
+        "q_max",
+        "actor_loss",
+        "q_loss",
+        "bc_loss",
+        "bc_log_prob",
+        "mse",
+        "td_abs_mean",
+    )
 
     TRAINED = ("value", "critic")
     TARGETS = ("critic",)
@@ -263,9 +287,15 @@ class GCIQLAgent(OfflineAgent):
         self.value = ValueEnsemble(
             self.in_dim, config.hidden, 1, config.critic_layer_norm, config.activation
         )
-        self.critic = Critic(self.in_dim, self.act_dim, config.hidden, 2,
-                             config.critic_layer_norm, config.activation,
-                             norm_after_activation=True)  # fmt: skip
+        self.critic = Critic(
+            self.in_dim,
+            self.act_dim,
+            config.hidden,
+            2,
+            config.critic_layer_norm,
+            config.activation,
+            norm_after_activation=True,
+        )
         for head in self.critic.heads:
             assert isinstance(head, MLP)
             fan_avg_init(head)
@@ -306,8 +336,10 @@ class GCIQLAgent(OfflineAgent):
             loss = loss + actor_loss
             optimizers.append(self.optimizers["actor"])
             metrics |= actor_metrics | {
-                "actor_loss": actor_loss, "q_loss": q_loss, "bc_loss": bc_loss,
-            }  # fmt: skip
+                "actor_loss": actor_loss,
+                "q_loss": q_loss,
+                "bc_loss": bc_loss,
+            }
         self._update_targets()  # towards the networks before the step, as OGBench's
         self._step(optimizers, loss)
         return metrics, (target - q.detach()).abs().max(dim=0).values

@@ -31,9 +31,17 @@ class SACAgent(GoalAgent):
 
     config: SACConfig
     METRICS = (
-        "critic_loss", "actor_loss", "q_mean", "q_min", "q_max", "target_q_mean", "entropy",
-        "alpha_loss", "alpha", "td_abs_mean",
-    )  # fmt: skip
+        "critic_loss",
+        "actor_loss",
+        "q_mean",
+        "q_min",
+        "q_max",
+        "target_q_mean",
+        "entropy",
+        "alpha_loss",
+        "alpha",
+        "td_abs_mean",
+    )
 
     def __init__(
         self,

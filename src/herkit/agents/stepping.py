@@ -200,10 +200,12 @@ class UpdateSteps:
             metrics, td_abs = self._update(prepared, actor_step)
         td_abs = td_abs.detach()
         metrics["td_abs_mean"] = td_abs.float().mean()
-        values = torch.stack([
-            metrics[name].detach().float() if name in metrics else self._zero
-            for name in self.METRICS
-        ])  # fmt: skip
+        values = torch.stack(
+            [
+                metrics[name].detach().float() if name in metrics else self._zero
+                for name in self.METRICS
+            ]
+        )
         self.log.write(values)
         if drawn is not None and self._reprioritize is not None:
             self._reprioritize(drawn.slots, td_abs)
@@ -226,8 +228,10 @@ class UpdateSteps:
     def _make_runners(self) -> dict[str, StepRunner]:
         """The runners of the step: on a batch given, and drawn within the step."""
         mode, prepare = self.update_mode, self._make_capturable
-        return {name: StepRunner(self.step, mode, self.generator, prepare=prepare)
-                for name in ("batch", "drawn")}  # fmt: skip
+        return {
+            name: StepRunner(self.step, mode, self.generator, prepare=prepare)
+            for name in ("batch", "drawn")
+        }
 
     def _make_capturable(self) -> None:
         """Let the optimisers step inside a CUDA graph (their step counts on the device)."""

@@ -66,13 +66,19 @@ def filled_buffer(
     rng = np.random.default_rng(seed)
     rounds = max(1, -(-fill // (ENVS * EPISODE_STEPS)))
     buffer = HerReplayBuffer(
-        rounds * ENVS * EPISODE_STEPS, observation_shape=OBSERVATION_DIM, goal_shape=GOAL_DIM,
+        rounds * ENVS * EPISODE_STEPS,
+        observation_shape=OBSERVATION_DIM,
+        goal_shape=GOAL_DIM,
         action_shape=() if discrete else ACTION_DIM,
-        action_dtype=np.int64 if discrete else np.float32, reward_fn=fetch_reward,
-        settings=settings or HerSettings(strategy="future", k=4), n_envs=ENVS, seed=seed,
-        device=device, prioritized=prioritized,
+        action_dtype=np.int64 if discrete else np.float32,
+        reward_fn=fetch_reward,
+        settings=settings or HerSettings(strategy="future", k=4),
+        n_envs=ENVS,
+        seed=seed,
+        device=device,
+        prioritized=prioritized,
         torch_reward_fn=GoalDistanceReward(0.05) if device is not None else None,
-    )  # fmt: skip
+    )
     running = np.zeros(ENVS, bool)
     for _ in range(rounds):
         shape = (EPISODE_STEPS + 1, ENVS)
@@ -87,11 +93,14 @@ def filled_buffer(
             buffer.add(
                 {"observation": obs[t], "achieved_goal": achieved[t], "desired_goal": desired},
                 actions[t],
-                {"observation": obs[t + 1], "achieved_goal": achieved[t + 1],
-                 "desired_goal": desired},
+                {
+                    "observation": obs[t + 1],
+                    "achieved_goal": achieved[t + 1],
+                    "desired_goal": desired,
+                },
                 running,
                 np.full(ENVS, t == EPISODE_STEPS - 1),
-            )  # fmt: skip
+            )
     return buffer
 
 
@@ -129,23 +138,38 @@ def run_update_bench(
                 settings,
             )
         buffer = buffers[key]
-        space = (gymnasium.spaces.Discrete(4) if discrete
-                 else gymnasium.spaces.Box(-1.0, 1.0, (ACTION_DIM,)))  # fmt: skip
+        space = (
+            gymnasium.spaces.Discrete(4)
+            if discrete
+            else gymnasium.spaces.Box(-1.0, 1.0, (ACTION_DIM,))
+        )
         for size in config.parsed_sizes():
             for precision in config.precisions:
                 for mode in config.modes:
                     if not mode_available(mode, device):
                         continue
                     agent = make_agent(
-                        algo, _agent_config(algo, size), OBSERVATION_DIM, GOAL_DIM, space,
-                        (-1.0, 0.0), device=device, seed=config.seed, precision=precision,
-                    )  # fmt: skip
+                        algo,
+                        _agent_config(algo, size),
+                        OBSERVATION_DIM,
+                        GOAL_DIM,
+                        space,
+                        (-1.0, 0.0),
+                        device=device,
+                        seed=config.seed,
+                        precision=precision,
+                    )
                     row = {
-                        "algo": algo, "hidden": list(size.hidden), "layer_norm": size.layer_norm,
-                        "batch_size": size.batch_size, "precision": precision, "mode": mode,
-                        "device": str(device), "buffer": "device" if on_device else "host",
+                        "algo": algo,
+                        "hidden": list(size.hidden),
+                        "layer_norm": size.layer_norm,
+                        "batch_size": size.batch_size,
+                        "precision": precision,
+                        "mode": mode,
+                        "device": str(device),
+                        "buffer": "device" if on_device else "host",
                         "prioritized": config.prioritized,
-                    }  # fmt: skip
+                    }
                     row |= _time_row(agent, buffer, size.batch_size, mode, config.seconds)
                     rows.append(row)
                     report(_row_text(row), row)
@@ -188,8 +212,13 @@ def _time_row(
         if agent.device.type == "cuda":
             torch.cuda.synchronize(agent.device)
 
-    result: dict[str, Any] = {"updates_per_s": None, "warmup_s": None, "busy": None,
-                              "error": None, "sampled": "host"}  # fmt: skip
+    result: dict[str, Any] = {
+        "updates_per_s": None,
+        "warmup_s": None,
+        "busy": None,
+        "error": None,
+        "sampled": "host",
+    }
     try:
         agent.set_update_mode(mode)
         if draws_on_device(agent, buffer):
@@ -255,14 +284,18 @@ def _busy(step: Callable[[], None], synchronize: Callable[[], None], per_s: floa
 
 def _row_text(row: dict[str, Any]) -> str:
     size = f"{len(row['hidden'])}x{row['hidden'][0]}{' LN' if row['layer_norm'] else ''}"
-    head = (f"{row['algo']} {size} batch {row['batch_size']} {row['precision']} "
-            f"{row['mode']} on {row['device']} ({row['buffer']} buffer)")  # fmt: skip
+    head = (
+        f"{row['algo']} {size} batch {row['batch_size']} {row['precision']} "
+        f"{row['mode']} on {row['device']} ({row['buffer']} buffer)"
+    )
     if row["updates_per_s"] is None:
         return f"{head}: failed: {row['error']}"
     busy = "" if row["busy"] is None else f", GPU busy {row['busy']:.0%}"
     drawn = ", drawn on the device" if row["sampled"] == "device" else ""
-    return (f"{head}: {row['updates_per_s']:,.1f} updates/s (warm-up {row['warmup_s']:g} s"
-            f"{busy}{drawn})")  # fmt: skip
+    return (
+        f"{head}: {row['updates_per_s']:,.1f} updates/s (warm-up {row['warmup_s']:g} s"
+        f"{busy}{drawn})"
+    )
 
 
 def print_update_table(rows: list[dict[str, Any]], console: Any = None) -> None:
@@ -282,8 +315,13 @@ def print_update_table(rows: list[dict[str, Any]], console: Any = None) -> None:
     for row in rows:
         size = f"{len(row['hidden'])}x{row['hidden'][0]}{' LN' if row['layer_norm'] else ''}"
         buffer = f"{row['buffer']} buffer{', prioritized' if row.get('prioritized') else ''}"
-        key = (row["algo"], size, str(row["batch_size"]), row["precision"],
-               f"{row['device']} ({buffer})")  # fmt: skip
+        key = (
+            row["algo"],
+            size,
+            str(row["batch_size"]),
+            row["precision"],
+            f"{row['device']} ({buffer})",
+        )
         if row["updates_per_s"] is None:
             cell = "failed"
         else:
@@ -308,15 +346,16 @@ def bench_update(config: UpdateBenchConfig) -> list[dict[str, Any]]:
     log = Console(stderr=True)
     info = environment_info()
     info["gpu"] = _gpu_name()
-    log.print(f"[dim]{info['processor']}, {info['cpus']} CPUs, GPU {info['gpu'] or 'none'}, "
-              f"torch {info['versions'].get('torch')}")  # fmt: skip
+    log.print(
+        f"[dim]{info['processor']}, {info['cpus']} CPUs, GPU {info['gpu'] or 'none'}, "
+        f"torch {info['versions'].get('torch')}"
+    )
     done: list[dict[str, Any]] = []
 
     def write() -> None:  # after every row: a run stopped early keeps the rows it timed
         if config.json_out is not None:
             with open(config.json_out, "w") as file:
-                json.dump({"config": asdict(config), "machine": info, "rows": done}, file,
-                          indent=1)  # fmt: skip
+                json.dump({"config": asdict(config), "machine": info, "rows": done}, file, indent=1)
                 file.write("\n")
 
     def timed(line: str, row: dict[str, Any]) -> None:

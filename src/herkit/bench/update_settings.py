@@ -72,8 +72,11 @@ class UpdateBenchConfig:
     """Also write the machine and the rows to this JSON file."""
 
     def __post_init__(self) -> None:
-        for name, allowed in (("algos", ALGOS), ("precisions", ("fp32", "bf16")),
-                              ("modes", UPDATE_MODES)):  # fmt: skip
+        for name, allowed in (
+            ("algos", ALGOS),
+            ("precisions", ("fp32", "bf16")),
+            ("modes", UPDATE_MODES),
+        ):
             values = getattr(self, name)
             if not isinstance(values, tuple) or not values or set(values) - set(allowed):
                 raise ValueError(

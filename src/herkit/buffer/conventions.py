@@ -41,9 +41,17 @@ from herkit.buffer.goal_env import RewardFn, env_ending, fresh_copy
 from herkit.buffer.per_sample import RewardRefused, batch_refusal, error_line
 
 __all__ = [
-    "SUCCESS_KEYS", "SUCCESS_SOURCES", "GoalConventions", "InfoSuccessKey", "SuccessKey",
-    "SuccessSignal", "conventions_of", "declared_conventions", "info_columns", "probe_conventions",
-]  # fmt: skip
+    "SUCCESS_KEYS",
+    "SUCCESS_SOURCES",
+    "GoalConventions",
+    "InfoSuccessKey",
+    "SuccessKey",
+    "SuccessSignal",
+    "conventions_of",
+    "declared_conventions",
+    "info_columns",
+    "probe_conventions",
+]
 
 InfoSuccessKey = Literal["is_success", "success"]
 """An info key that reports success."""
@@ -307,8 +315,9 @@ def probe_conventions(
         success = recomputed == (success_reward if sparse else np.nan)
     ending = env_ending(env).after(success, record.terminated, "probe: in the random steps")
     if ending.ends is None:
-        ending = Ending(None, "not declared and no success in the random steps: decided at the "
-                        "first one")  # fmt: skip
+        ending = Ending(
+            None, "not declared and no success in the random steps: decided at the first one"
+        )
     sources["terminal_on_success"] = ending.source
     return GoalConventions(
         reward_range=reward_range,
@@ -362,6 +371,10 @@ def _random_steps(env: gym.Env, info_keys: Sequence[str], seed: int, steps: int)
         if np.isnan(column).all():
             raise ValueError(f"info_keys names {key!r}, but the env's info has no such key")
     return _Steps(
-        np.stack(achieved), np.stack(desired), np.asarray(reward), np.asarray(terminated),
-        infos, columns,
-    )  # fmt: skip
+        np.stack(achieved),
+        np.stack(desired),
+        np.asarray(reward),
+        np.asarray(terminated),
+        infos,
+        columns,
+    )

@@ -584,12 +584,18 @@ def from_dataset(
     action, observation = recorded.action, recorded.states["observation"]
     goal = recorded.states.get("achieved_goal", observation)
     return cls(
-        room, observation_shape=observation.shape[1:], goal_shape=recorded.goal_shape,
-        action_shape=action.shape[1:], observation_dtype=_float_or_own(observation.dtype),
+        room,
+        observation_shape=observation.shape[1:],
+        goal_shape=recorded.goal_shape,
+        action_shape=action.shape[1:],
+        observation_dtype=_float_or_own(observation.dtype),
         goal_dtype=_float_or_own(goal.dtype),
         action_dtype=np.float32 if np.issubdtype(action.dtype, np.floating) else np.int64,
-        reward_fn=reward_fn, n_envs=n_envs, recorded=recorded, **kwargs,
-    )  # fmt: skip
+        reward_fn=reward_fn,
+        n_envs=n_envs,
+        recorded=recorded,
+        **kwargs,
+    )
 
 
 def _float_or_own(dtype: np.dtype) -> Any:

@@ -71,8 +71,9 @@ class DevicePriorities:
         """``n`` slots drawn by priority (by the numbers of ``uniform``) and their importance
         weights (:func:`~herkit.buffer.priority.importance_weights`, as the host's)."""
         slots = self.tree.sample(n, uniform(n))
-        return slots, importance_weights(self.ops, self.tree.leaves[slots], self.tree.total,
-                                         self.beta)  # fmt: skip
+        return slots, importance_weights(
+            self.ops, self.tree.leaves[slots], self.tree.total, self.beta
+        )
 
     def reprioritize(self, slots: torch.Tensor, td_abs: torch.Tensor) -> None:
         """Give the drawn ``slots`` the priorities ``(|TD error| + eps) ** alpha``, where

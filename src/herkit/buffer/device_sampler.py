@@ -110,10 +110,18 @@ class DeviceSampler:
         self._flags: dict[str, Any] | None = None
         self.ops = buffer.ops
         self.ledger = Ledger(
-            self.episode_of, self.episode_start, self.episode_length, self.valid_from,
-            self.valid_end, self.rows_written, host.rows, storage.n_envs, buffer.ops,
-            host.ring_slots, host.recorded,
-        )  # fmt: skip
+            self.episode_of,
+            self.episode_start,
+            self.episode_length,
+            self.valid_from,
+            self.valid_end,
+            self.rows_written,
+            host.rows,
+            storage.n_envs,
+            buffer.ops,
+            host.ring_slots,
+            host.recorded,
+        )
         """The device's copy of the bookkeeping, as the buffer's rules read it."""
 
     # -- host side ----------------------------------------------------------------------
@@ -246,12 +254,24 @@ class DeviceSampler:
         else:
             slots = sample_slots(self.ledger, uniform(batch_size))
         made = draw_batch(
-            self.buffer, self.ledger, slots, None, uniform,
+            self.buffer,
+            self.ledger,
+            slots,
+            None,
+            uniform,
             terminal_on_success=terminal_on_success,
-            threshold=self.threshold if threshold else None, warm=mix_warm, achieved_goals=False,
-        )  # fmt: skip
+            threshold=self.threshold if threshold else None,
+            warm=mix_warm,
+            achieved_goals=False,
+        )
         return DeviceBatch(
-            made["observation"], made["next_observation"], made["goal"], made["action"],
-            made["reward"].float(), made["terminated"], weights=weights,
-            slots=None if weights is None else slots, actor_goal=made["actor_goal"],
-        )  # fmt: skip
+            made["observation"],
+            made["next_observation"],
+            made["goal"],
+            made["action"],
+            made["reward"].float(),
+            made["terminated"],
+            weights=weights,
+            slots=None if weights is None else slots,
+            actor_goal=made["actor_goal"],
+        )

@@ -28,9 +28,13 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "ENDING_DECLARATIONS", "UNKNOWN", "Ending", "declared_ending", "first_success_ends",
+    "ENDING_DECLARATIONS",
+    "UNKNOWN",
+    "Ending",
+    "declared_ending",
+    "first_success_ends",
     "sb3_ending",
-]  # fmt: skip
+]
 
 ENDING_DECLARATIONS = (("terminates_on_success", True), ("continuing_task", False))
 """The attributes by which an env says whether its episodes end on success (herkit's envs;
@@ -78,8 +82,9 @@ def sb3_ending(seen: Ending, terms_differ: bool) -> Ending:
     penalty: highway-env's parking learned far more with reached goals terminal), else
     SB3's flags (False: SB3's own tests, its bit flipping among them, expect them)."""
     if seen.ends and terms_differ:
-        return Ending(True, f"{seen.source}, and the env's rewards hold terms beyond "
-                      "compute_reward")  # fmt: skip
+        return Ending(
+            True, f"{seen.source}, and the env's rewards hold terms beyond compute_reward"
+        )
     why = "not seen yet" if seen.ends is None else "no terms beyond compute_reward seen yet"
     if seen.ends is False:
         why = seen.source

@@ -299,9 +299,11 @@ class StepScorer:
             else [None if r is None else (i * n, r) for i, r in enumerate(given)]
         )
         outcomes = [entry[2] for entry in pending]
-        known = None if all(o is None for o in outcomes) else np.concatenate(
-            [np.full(n, -1, np.int8) if o is None else o for o in outcomes]
-        )  # fmt: skip
+        known = (
+            None
+            if all(o is None for o in outcomes)
+            else np.concatenate([np.full(n, -1, np.int8) if o is None else o for o in outcomes])
+        )
         done = np.concatenate([entry[3] for entry in pending])
         self.score_slots(slots, column, env_reward, known, done)
         self.pending = []

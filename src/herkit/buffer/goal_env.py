@@ -19,9 +19,16 @@ from herkit.buffer.ending import Ending, declared_ending
 from herkit.buffer.per_sample import per_sample
 
 __all__ = [
-    "GOAL_KEYS", "RewardFn", "TorchRewardFn", "compute_reward_of", "env_ending", "first_env",
-    "fresh_copy", "settings_of", "wrapper_attr",
-]  # fmt: skip
+    "GOAL_KEYS",
+    "RewardFn",
+    "TorchRewardFn",
+    "compute_reward_of",
+    "env_ending",
+    "first_env",
+    "fresh_copy",
+    "settings_of",
+    "wrapper_attr",
+]
 
 RewardFn = Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], Any]
 """``reward_fn(achieved_goal, desired_goal, info) -> rewards``, batched on axis 0."""

@@ -127,9 +127,12 @@ class HerReplayBuffer:
         goal = FieldSpec.of(goal_shape, goal_dtype)
         self.extra_keys = extra_key_specs(extra_keys or {})
         specs = transition_fields(
-            FieldSpec.of(observation_shape, observation_dtype), goal,
-            FieldSpec.of(action_shape, action_dtype), self.settings.info_keys, self.extra_keys,
-        )  # fmt: skip
+            FieldSpec.of(observation_shape, observation_dtype),
+            goal,
+            FieldSpec.of(action_shape, action_dtype),
+            self.settings.info_keys,
+            self.extra_keys,
+        )
         self.reader = TransitionReader(specs, self.extra_keys, self.settings.info_keys, n_envs)
         stored = dict(specs)
         n_goals = self.settings.goals_per_transition
@@ -414,5 +417,9 @@ class HerReplayBuffer:
     def _config(self) -> dict[str, Any]:
         """The keyword arguments that rebuild this buffer, but the reward functions and the
         device (what :meth:`save` stores)."""
-        return {"capacity": self.storage.capacity, **self.reader.config(), "seed": self._seed,
-                **self.settings.to_dict()}  # fmt: skip
+        return {
+            "capacity": self.storage.capacity,
+            **self.reader.config(),
+            "seed": self._seed,
+            **self.settings.to_dict(),
+        }

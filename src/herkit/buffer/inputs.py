@@ -107,8 +107,9 @@ class TransitionReader:
         for key in self.extra_keys:
             for side, given in sources.items():
                 field = f"{side}.{key}"
-                values[field] = as_column(self.labels[field], get_key(given, side, key),
-                                          specs[field], n_envs)  # fmt: skip
+                values[field] = as_column(
+                    self.labels[field], get_key(given, side, key), specs[field], n_envs
+                )
         values["action"] = as_column("action", action, specs["action"], n_envs)
         if not all_finite([values[field] for field in self.float_fields]):
             for field in self.float_fields:  # name the field, env and count

@@ -23,9 +23,16 @@ from typing import Any, TypeVar
 import numpy as np
 
 __all__ = [
-    "CHECKED_ROWS", "PerSampleReward", "PerSampleRewardWarning", "RewardRefused",
-    "batch_refusal", "error_line", "per_sample", "row", "vectorised",
-]  # fmt: skip
+    "CHECKED_ROWS",
+    "PerSampleReward",
+    "PerSampleRewardWarning",
+    "RewardRefused",
+    "batch_refusal",
+    "error_line",
+    "per_sample",
+    "row",
+    "vectorised",
+]
 
 CHECKED_ROWS = 4
 """How many rows of the first batch are compared with single calls before trusting a
@@ -90,8 +97,10 @@ def info_row(info: Any, at: int | slice, n: int) -> Any:
     of length ``n`` indexed (other values kept), a list of ``n`` per-row dicts indexed, None
     kept."""
     if isinstance(info, Mapping):
-        return {key: value[at] if np.ndim(value) and len(value) == n else value
-                for key, value in info.items()}  # fmt: skip
+        return {
+            key: value[at] if np.ndim(value) and len(value) == n else value
+            for key, value in info.items()
+        }
     if isinstance(info, Sequence) and not isinstance(info, str) and len(info) == n:
         return info[at]
     return info
@@ -152,8 +161,9 @@ class PerSampleReward:
         rewards = np.empty(n, dtype=np.float64)
         for i in range(n):
             try:
-                value = self.function(row(achieved_goal, i), row(desired_goal, i),
-                                      info_row(info, i, n))  # fmt: skip
+                value = self.function(
+                    row(achieved_goal, i), row(desired_goal, i), info_row(info, i, n)
+                )
             except Exception as error:
                 raise RewardRefused(self._refusal(error_line(error))) from error
             value = np.asarray(value)

@@ -40,7 +40,7 @@ __all__ = [
     "UpdateMode",
     "config_class",
     "default_agent_config",
-]  # fmt: skip
+]
 
 
 @dataclass(frozen=True)
@@ -304,9 +304,14 @@ UPDATE_MODES: tuple[UpdateMode, ...] = get_args(UpdateMode)
 def config_class(algo: str) -> type[OffPolicyConfig]:
     """The settings class of ``algo`` (TD3 shares DDPG's); ValueError for another name."""
     classes: dict[str, type[OffPolicyConfig]] = {
-        "dqn": DQNConfig, "ddpg": DDPGConfig, "td3": DDPGConfig, "sac": SACConfig,
-        "gcbc": GCBCConfig, "gcivl": GCIVLConfig, "gciql": GCIQLConfig,
-    }  # fmt: skip
+        "dqn": DQNConfig,
+        "ddpg": DDPGConfig,
+        "td3": DDPGConfig,
+        "sac": SACConfig,
+        "gcbc": GCBCConfig,
+        "gcivl": GCIVLConfig,
+        "gciql": GCIQLConfig,
+    }
     if algo not in classes:
         raise ValueError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
     return classes[algo]

@@ -20,11 +20,25 @@ from herkit.config.agents import ALGOS
 __all__ = ["BOOKKEEPING", "RESUME_MAY_CHANGE", "flat_settings", "learning_differences"]
 
 RESUME_MAY_CHANGE = (
-    "steps", "eval_every", "eval_episodes", "checkpoint_every", "video_every", "target_success",
+    "steps",
+    "eval_every",
+    "eval_episodes",
+    "checkpoint_every",
+    "video_every",
+    "target_success",
     "target_evaluations",
-    "log_updates_every", "device", "update_mode", "torch_threads", "env_workers", "dist_timeout_s",
-    "env_restarts", "env_timeout_s", "tensorboard", "progress", "offline_steps",
-)  # fmt: skip
+    "log_updates_every",
+    "device",
+    "update_mode",
+    "torch_threads",
+    "env_workers",
+    "dist_timeout_s",
+    "env_restarts",
+    "env_timeout_s",
+    "tensorboard",
+    "progress",
+    "offline_steps",
+)
 """Settings that ``herkit train --resume RUN`` accepts as flags (e.g. a larger ``--steps``
 to extend a finished run); the rest would not fit the checkpointed agent or buffer."""
 

@@ -52,6 +52,9 @@ def _algo_for_action_space(config: TrainConfig) -> TrainConfig:
         return config
     algo: Algo = "dqn" if discrete else "sac"
     kind = "discrete" if discrete else "continuous"
-    print(f"herkit: {config.env_id} has a {kind} action space: training with --algo {algo} "
-          "(give --algo to choose another)", file=sys.stderr)  # fmt: skip
+    print(
+        f"herkit: {config.env_id} has a {kind} action space: training with --algo {algo} "
+        "(give --algo to choose another)",
+        file=sys.stderr,
+    )
     return dataclasses.replace(config, algo=algo)

@@ -214,10 +214,18 @@ class TrainConfig:
             raise ValueError(f"env_id must be a non-empty string, got {self.env_id!r}")
         check_int("steps", self.steps, 0 if self.dataset is not None else 1)
         for name, minimum in (
-            ("offline_steps", 0), ("n_envs", 1), ("buffer_size", 1), ("warmup_steps", 0),
-            ("random_steps", 0), ("eval_every", 1), ("eval_episodes", 1), ("n_eval_envs", 1),
-            ("checkpoint_every", 1), ("video_every", 0), ("log_updates_every", 1),
-        ):  # fmt: skip
+            ("offline_steps", 0),
+            ("n_envs", 1),
+            ("buffer_size", 1),
+            ("warmup_steps", 0),
+            ("random_steps", 0),
+            ("eval_every", 1),
+            ("eval_episodes", 1),
+            ("n_eval_envs", 1),
+            ("checkpoint_every", 1),
+            ("video_every", 0),
+            ("log_updates_every", 1),
+        ):
             check_int(name, getattr(self, name), minimum)
         if self.torch_threads is not None:
             check_int("torch_threads", self.torch_threads, 1)

@@ -39,8 +39,9 @@ def has_composite_goals(space: Any) -> bool:
     return any(key in parts and is_composite(parts[key]) for key in GOAL_KEYS[1:])
 
 
-class FlatGoals(gym.ObservationWrapper[dict[str, Any], Any, dict[str, Any]],
-                gym.utils.RecordConstructorArgs):  # fmt: skip
+class FlatGoals(
+    gym.ObservationWrapper[dict[str, Any], Any, dict[str, Any]], gym.utils.RecordConstructorArgs
+):
     """``env`` with flat ``Box`` goals and a vectorised ``compute_reward`` on them (see the
     module docstring). Other observation entries pass unchanged; both goal spaces must
     have the same structure (relabelling uses achieved goals as desired ones).

@@ -22,9 +22,15 @@ import numpy as np
 from gymnasium import spaces
 
 __all__ = [
-    "LEAVES", "check_goal_space", "flat_dtype", "flat_goal_space", "flatten_goal",
-    "is_composite", "structure_of", "unflatten_goals",
-]  # fmt: skip
+    "LEAVES",
+    "check_goal_space",
+    "flat_dtype",
+    "flat_goal_space",
+    "flatten_goal",
+    "is_composite",
+    "structure_of",
+    "unflatten_goals",
+]
 
 LEAVES = (spaces.Box, spaces.Discrete, spaces.MultiBinary, spaces.MultiDiscrete)
 """The spaces a flattened goal may be made of (inside ``Dict`` and ``Tuple`` spaces)."""

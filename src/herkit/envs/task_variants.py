@@ -54,8 +54,9 @@ def _goal_attribute(env: gym.Env[Any, Any], goal: np.ndarray) -> str:
     )
 
 
-class FixedGoal(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any],
-                gym.utils.RecordConstructorArgs):  # fmt: skip
+class FixedGoal(
+    gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs
+):
     """``env`` with one goal for every episode: the goal of ``env.reset(seed=goal_seed)``,
     drawn once here, so that every copy made with the same ``goal_seed`` (training and
     evaluation envs alike) has the same goal. Each reset draws the rest as the env does and
@@ -81,8 +82,9 @@ class FixedGoal(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any],
         return {**observation, "desired_goal": self.goal.copy()}, info
 
 
-class ShapedReward(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any],
-                   gym.utils.RecordConstructorArgs):  # fmt: skip
+class ShapedReward(
+    gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs
+):
     """``env`` rewarded ``lam * |g - ag|^p - |g - ag'|^p`` (see the module docstring).
 
     Raises:
@@ -115,8 +117,9 @@ class ShapedReward(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any],
         observation, _, terminated, truncated, info = self.env.step(action)
         info = {**info, **dict(zip(self.reward_info_keys, self._achieved.ravel(), strict=False))}
         self._achieved = np.array(observation["achieved_goal"], copy=True)
-        reward = self.compute_reward(observation["achieved_goal"], observation["desired_goal"],
-                                     info)  # fmt: skip
+        reward = self.compute_reward(
+            observation["achieved_goal"], observation["desired_goal"], info
+        )
         return observation, float(reward), terminated, truncated, info
 
     def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> np.ndarray:
@@ -133,8 +136,9 @@ class ShapedReward(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any],
                     f"ShapedReward.compute_reward needs the info fields {missing} (store them: "
                     f"--info-keys {' '.join(self.reward_info_keys)})"
                 )
-            previous = np.stack([np.asarray(info[key], np.float64)
-                                 for key in self.reward_info_keys], axis=-1)  # fmt: skip
+            previous = np.stack(
+                [np.asarray(info[key], np.float64) for key in self.reward_info_keys], axis=-1
+            )
             before = np.linalg.norm(desired - previous.reshape(desired.shape), axis=-1)
             reward = reward + self.lam * before**self.p
         return reward.astype(np.float32)

@@ -80,6 +80,9 @@ class Presenter:
             self.title,
         ]
         return subprocess.Popen(
-            command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            command,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
             stderr=stderr,
-        )  # fmt: skip
+        )

@@ -83,9 +83,11 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
             problem = "is not a directory" if Path(run_dir).exists() else "does not exist"
             raise ValueError(f"run directory {str(run_dir)!r} {problem}")
     out = _check_output("output", output, example="report.html")
-    x = progress_axis(run_dirs) if all(RunPaths(r).progress.is_file() for r in run_dirs) else (
-        "env_steps"
-    )  # fmt: skip
+    x = (
+        progress_axis(run_dirs)
+        if all(RunPaths(r).progress.is_file() for r in run_dirs)
+        else ("env_steps")
+    )
     by_steps = aggregate_runs(run_dirs, x=x)  # also checks for progress.csv
     by_wall = aggregate_runs(run_dirs, x="wall_s")
     runs = [run for group in by_steps for run in group.runs]
@@ -160,8 +162,16 @@ def _header(runs: Sequence[Path], names: list[str], configs: list[Config]) -> st
 
 
 def _runs_table(runs: Sequence[Path], names: list[str], configs: list[Config]) -> str:
-    head = ("run", "env", "algorithm", "HER strategy (k)", "seed", "env steps",
-            "training time", "final success rate")  # fmt: skip
+    head = (
+        "run",
+        "env",
+        "algorithm",
+        "HER strategy (k)",
+        "seed",
+        "env steps",
+        "training time",
+        "final success rate",
+    )
     rows = []
     for run, name, config in zip(runs, names, configs, strict=True):
         config = config or {}
@@ -171,11 +181,16 @@ def _runs_table(runs: Sequence[Path], names: list[str], configs: list[Config]) -
             summary = {}
         summary = summary if isinstance(summary, dict) else {}
         steps, wall, success = (summary.get(k) for k in ("env_steps", "wall_s", "success_rate"))
-        cells = [name, config.get("env_id", ""), config.get("algo", ""),
-                 f"{config.get('strategy', '')} ({config.get('k', '')})" if config else "",
-                 config.get("seed", ""), f"{steps:,}" if isinstance(steps, int) else "",
-                 f"{wall:.1f} s" if isinstance(wall, int | float) else "",
-                 f"{success:.2f}" if isinstance(success, int | float) else ""]  # fmt: skip
+        cells = [
+            name,
+            config.get("env_id", ""),
+            config.get("algo", ""),
+            f"{config.get('strategy', '')} ({config.get('k', '')})" if config else "",
+            config.get("seed", ""),
+            f"{steps:,}" if isinstance(steps, int) else "",
+            f"{wall:.1f} s" if isinstance(wall, int | float) else "",
+            f"{success:.2f}" if isinstance(success, int | float) else "",
+        ]
         rows.append("".join(f"<td>{html.escape(str(cell))}</td>" for cell in cells))
     header = "".join(f"<th>{cell}</th>" for cell in head)
     return f"<table><tr>{header}</tr><tr>{'</tr><tr>'.join(rows)}</tr></table>"
@@ -192,8 +207,12 @@ class _Figure:
         # an axis title is {"text": ...}: Plotly.js 3 and later ignore a bare string
         self.xaxis = AXIS | {"title": {"text": x_title}}
         self.yaxis = AXIS | {"title": {"text": y_title}}
-        self.layout = LAYOUT | {"margin": margin, "showlegend": legend,
-                                "xaxis": self.xaxis, "yaxis": self.yaxis}  # fmt: skip
+        self.layout = LAYOUT | {
+            "margin": margin,
+            "showlegend": legend,
+            "xaxis": self.xaxis,
+            "yaxis": self.yaxis,
+        }
 
     def add_scatter(self, **trace: Any) -> None:
         """Add a scatter trace (lines or markers) with Plotly's attributes."""
@@ -202,8 +221,13 @@ class _Figure:
 
 def _html(fig: _Figure) -> str:
     config = {"responsive": True, "displaylogo": False}
-    plot = to_html({"data": fig.data, "layout": fig.layout}, config, validate=False,
-                   include_plotlyjs=False, full_html=False)  # fmt: skip
+    plot = to_html(
+        {"data": fig.data, "layout": fig.layout},
+        config,
+        validate=False,
+        include_plotlyjs=False,
+        full_html=False,
+    )
     plot = deferred_scripts(plot)
     return f"<div class='panel'><h3>{html.escape(fig.title)}</h3>{plot}</div>"
 
@@ -219,11 +243,21 @@ def _note(text: str) -> str:
 def _band(fig: _Figure, x: Any, low: Any, high: Any, colour: str, name: str, group: str) -> None:
     """A shaded band from ``low`` to ``high``, shown and hidden with ``group``'s legend entry."""
     line = {"width": 0, "color": colour}
-    fig.add_scatter(x=x, y=high, mode="lines", line=line, hoverinfo="skip", showlegend=False,
-                    legendgroup=group)  # fmt: skip
+    fig.add_scatter(
+        x=x, y=high, mode="lines", line=line, hoverinfo="skip", showlegend=False, legendgroup=group
+    )
     fill = f"rgba{(*hex_to_rgb(colour), 0.2)}"
-    fig.add_scatter(x=x, y=low, mode="lines", line=line, fill="tonexty", name=name,
-                    fillcolor=fill, hoverinfo="skip", legendgroup=group)  # fmt: skip
+    fig.add_scatter(
+        x=x,
+        y=low,
+        mode="lines",
+        line=line,
+        fill="tonexty",
+        name=name,
+        fillcolor=fill,
+        hoverinfo="skip",
+        legendgroup=group,
+    )
 
 
 def _success_figure(groups: Sequence[Group], x_title: str, title: str) -> str:
@@ -236,8 +270,14 @@ def _success_figure(groups: Sequence[Group], x_title: str, title: str) -> str:
         if curve.n > 1:
             _band(fig, curve.x, curve.min, curve.max, colour, "min-max over seeds", group.label)
         mode = "lines+markers" if curve.x.size <= 60 else "lines"
-        fig.add_scatter(x=curve.x, y=curve.mean, mode=mode, name=group.label,
-                        line={"color": colour}, legendgroup=group.label)  # fmt: skip
+        fig.add_scatter(
+            x=curve.x,
+            y=curve.mean,
+            mode=mode,
+            name=group.label,
+            line={"color": colour},
+            legendgroup=group.label,
+        )
     fig.yaxis["range"] = [-0.03, 1.03]
     return _html(fig)
 
@@ -261,9 +301,13 @@ EPISODE_PANELS = (
 def _episode_panels(run: Path) -> list[str]:
     path = RunPaths(run).episodes
     if not path.is_file():
-        return [_note(f"This run has no {path.name}: it was written before herkit "
-                      "recorded each training episode, so there are no per-episode "
-                      "returns, successes or distances to show.")]  # fmt: skip
+        return [
+            _note(
+                f"This run has no {path.name}: it was written before herkit "
+                "recorded each training episode, so there are no per-episode "
+                "returns, successes or distances to show."
+            )
+        ]
     table = read_table(path)
     steps = table.get("env_steps", np.array([]))
     order = np.argsort(steps, kind="stable")
@@ -274,19 +318,32 @@ def _episode_panels(run: Path) -> list[str]:
         keep = np.isfinite(x) & np.isfinite(values)
         x, values = x[keep], values[keep]
         if x.size == 0:
-            panels.append(_note(f"{title}: {path.name} has no {column} values "
-                                "(the env does not report them)."))  # fmt: skip
+            panels.append(
+                _note(
+                    f"{title}: {path.name} has no {column} values (the env does not report them)."
+                )
+            )
             continue
         window = episode_window(x.size)
         fig = _Figure(f"{title} (line: mean of the last {window})", "env steps", y_title)
         if raw:
             shown = _thin(x, values)
             sample = "" if shown[0].size == x.size else f" ({shown[0].size} of {x.size})"
-            fig.add_scatter(x=shown[0], y=shown[1], mode="markers", name=f"each episode{sample}",
-                            marker={"size": 4, "color": "rgba(120,120,120,0.35)"})  # fmt: skip
+            fig.add_scatter(
+                x=shown[0],
+                y=shown[1],
+                mode="markers",
+                name=f"each episode{sample}",
+                marker={"size": 4, "color": "rgba(120,120,120,0.35)"},
+            )
         mean_x, mean = _thin(x, moving_average(values, window))
-        fig.add_scatter(x=mean_x, y=mean, mode="lines", name=f"mean of the last {window} episodes",
-                        line={"color": COLOURS[0], "width": 2.5})  # fmt: skip
+        fig.add_scatter(
+            x=mean_x,
+            y=mean,
+            mode="lines",
+            name=f"mean of the last {window} episodes",
+            line={"color": COLOURS[0], "width": 2.5},
+        )
         if column == "success":
             fig.yaxis["range"] = [-0.03, 1.03]
         panels.append(_html(fig))
@@ -300,15 +357,19 @@ def _update_panels(run: Path) -> list[str]:
         every = "every 50 updates"
     else:
         progress = read_table(paths.progress)
-        table = {name: values for name, values in progress.items()
-                 if name == "updates" or name in TITLES or name in Q_COLUMNS
-                 or name.endswith("_loss")}  # fmt: skip
+        table = {
+            name: values
+            for name, values in progress.items()
+            if name == "updates" or name in TITLES or name in Q_COLUMNS or name.endswith("_loss")
+        }
         every = "at each evaluation"
-        notes.append(_note(
-            f"This run has no {paths.updates.name}: it was written before herkit recorded the "
-            "learner every 50 updates. The panels here show the losses that "
-            f"{paths.progress.name} logged at each evaluation."
-        ))  # fmt: skip
+        notes.append(
+            _note(
+                f"This run has no {paths.updates.name}: it was written before herkit recorded the "
+                "learner every 50 updates. The panels here show the losses that "
+                f"{paths.progress.name} logged at each evaluation."
+            )
+        )
     updates = table.pop("updates", np.array([]))
     table = {n: v for n, v in table.items() if n != "env_steps" and np.isfinite(v).any()}
     if updates.size == 0 or not table:
@@ -320,8 +381,7 @@ def _update_panels(run: Path) -> list[str]:
         label = name.replace("_", " ")
         fig = _Figure(f"{TITLES.get(name, label)} ({every})", UPDATES_AXIS, label, False)
         x, y = _thin(updates, table[name])
-        fig.add_scatter(x=x, y=y, mode="lines", name=label,
-                        line={"color": COLOURS[1]})  # fmt: skip
+        fig.add_scatter(x=x, y=y, mode="lines", name=label, line={"color": COLOURS[1]})
         if _wants_log(y):  # a label every decade or few (10^-3, not 1m): at most 8
             decades = math.log10(np.nanmax(y) / np.nanmin(y))
             fig.yaxis |= {"type": "log", "dtick": math.ceil(decades / 8), "exponentformat": "power"}
@@ -336,17 +396,26 @@ def _q_panel(updates: np.ndarray, table: dict[str, np.ndarray], every: str) -> s
         x, low, high = _thin(updates, table["q_min"], table["q_max"])
         _band(fig, x, low, high, blue, "min-max of Q", "q")
     x, mean = _thin(updates, table["q_mean"])
-    fig.add_scatter(x=x, y=mean, mode="lines", name="mean Q", line={"color": blue},
-                    legendgroup="q")  # fmt: skip
+    fig.add_scatter(x=x, y=mean, mode="lines", name="mean Q", line={"color": blue}, legendgroup="q")
     if "target_q_mean" in table:
         x, target = _thin(updates, table["target_q_mean"])
-        fig.add_scatter(x=x, y=target, mode="lines", name="mean TD target",
-                        line={"color": COLOURS[2], "dash": "dot"})  # fmt: skip
+        fig.add_scatter(
+            x=x,
+            y=target,
+            mode="lines",
+            name="mean TD target",
+            line={"color": COLOURS[2], "dash": "dot"},
+        )
     for name, label in (("q_low", "lowest TD target allowed"), ("q_high", "highest allowed")):
         if name in table:
             x, bound = _thin(updates, table[name])
-            fig.add_scatter(x=x, y=bound, mode="lines", name=label,
-                            line={"color": "#444", "dash": "dash", "width": 1.5})  # fmt: skip
+            fig.add_scatter(
+                x=x,
+                y=bound,
+                mode="lines",
+                name=label,
+                line={"color": "#444", "dash": "dash", "width": 1.5},
+            )
     return _html(fig)
 
 

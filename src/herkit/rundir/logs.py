@@ -94,11 +94,18 @@ class RunLogger:
 
         images = [Image.fromarray(frame) for frame in frames]
         gif = io.BytesIO()
-        images[0].save(gif, format="GIF", save_all=True, append_images=images[1:],
-                       duration=int(1000 / fps), loop=0)  # fmt: skip
+        images[0].save(
+            gif,
+            format="GIF",
+            save_all=True,
+            append_images=images[1:],
+            duration=int(1000 / fps),
+            loop=0,
+        )
         height, width = frames[0].shape[:2]
-        image = Summary.Image(height=height, width=width, colorspace=3,
-                              encoded_image_string=gif.getvalue())  # fmt: skip
+        image = Summary.Image(
+            height=height, width=width, colorspace=3, encoded_image_string=gif.getvalue()
+        )
         self._writer._get_file_writer().add_summary(
             Summary(value=[Summary.Value(tag=tag, image=image)]), step
         )

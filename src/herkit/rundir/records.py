@@ -77,10 +77,17 @@ class EpisodeTracker:
         distance = final_distances(next_obs, ended)
         distances = [None] * len(ended) if distance is None else distance.tolist()
         for i, env in enumerate(ended.tolist()):
-            self.rows.append({
-                "env_steps": env_steps, "rank": self.rank, "env": env, "return": returns[i],
-                "length": lengths[i], "success": won[i], "final_distance": distances[i],
-            })  # fmt: skip
+            self.rows.append(
+                {
+                    "env_steps": env_steps,
+                    "rank": self.rank,
+                    "env": env,
+                    "return": returns[i],
+                    "length": lengths[i],
+                    "success": won[i],
+                    "final_distance": distances[i],
+                }
+            )
         self.returns[ended] = 0.0
         self.lengths[ended] = 0
 
@@ -103,8 +110,9 @@ def final_distances(obs: Mapping[str, Any], envs: np.ndarray) -> np.ndarray | No
         desired = np.asarray(obs["desired_goal"])[envs]
     except (KeyError, IndexError, TypeError):
         return None
-    if not all(np.issubdtype(goal.dtype, np.number) or goal.dtype == bool
-               for goal in (achieved, desired)):  # fmt: skip
+    if not all(
+        np.issubdtype(goal.dtype, np.number) or goal.dtype == bool for goal in (achieved, desired)
+    ):
         return None
     difference = achieved.astype(np.float64) - desired.astype(np.float64)
     return np.asarray(np.linalg.norm(difference.reshape(len(envs), -1), axis=1))
@@ -205,7 +213,8 @@ class RunRecords:
         """Append the rows so far; every rank calls it at the same iteration."""
         gathered = self.context.gather_objects(self.episodes.take())
         if self.files is not None:
-            episodes = sorted((row for rows in gathered for row in rows),
-                              key=lambda row: row["env_steps"])  # fmt: skip
+            episodes = sorted(
+                (row for rows in gathered for row in rows), key=lambda row: row["env_steps"]
+            )
             self.files[0].append(episodes)
             self.files[1].append(self.updates.take())

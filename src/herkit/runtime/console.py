@@ -45,8 +45,10 @@ class StopOnSignal:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
-        say(f"{signal.Signals(signum).name}: stopping after this step to write a checkpoint "
-            "(again to quit at once)")  # fmt: skip
+        say(
+            f"{signal.Signals(signum).name}: stopping after this step to write a checkpoint "
+            "(again to quit at once)"
+        )
 
 
 class _Counters(Protocol):

@@ -86,8 +86,10 @@ class CorePlan:
         else:
             per = self.n_envs / self.env_workers
             each = f"{per:g}" if per == int(per) else f"{per:.1f} on average"
-            envs = (f"{self.n_envs} envs in {self.env_workers} worker process"
-                    f"{'es' if self.env_workers > 1 else ''} ({each} each)")  # fmt: skip
+            envs = (
+                f"{self.n_envs} envs in {self.env_workers} worker process"
+                f"{'es' if self.env_workers > 1 else ''} ({each} each)"
+            )
         beside = ", nothing stepping beside it" if self.alone and self.chosen else ""
         text = (
             f"{envs}, torch on {self.torch_threads} thread"

@@ -75,8 +75,9 @@ def check_finite_action(action: np.ndarray, update: int) -> None:
     """Raise :class:`Diverged` if the policy's ``action`` holds a NaN or an infinity."""
     array = np.asarray(action)
     if array.dtype.kind == "f" and not np.isfinite(array).all():
-        raise Diverged(f"training diverged: the policy gave non-finite actions after update "
-                       f"{update:,}")  # fmt: skip
+        raise Diverged(
+            f"training diverged: the policy gave non-finite actions after update {update:,}"
+        )
 
 
 def nonfinite_tensors(state: Any, prefix: str = "") -> list[str]:

@@ -148,10 +148,15 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         self.n_sampled_goal = int(n_sampled_goal)
         self.env = env
         self._reward_of_env: Any = None
-        her = HerSettings.of(settings or FACADE_SETTINGS, changes | {
-            "strategy": str(self.goal_selection_strategy), "k": self.n_sampled_goal,
-            "n_step": n_steps,
-        })  # fmt: skip
+        her = HerSettings.of(
+            settings or FACADE_SETTINGS,
+            changes
+            | {
+                "strategy": str(self.goal_selection_strategy),
+                "k": self.n_sampled_goal,
+                "n_step": n_steps,
+            },
+        )
         ending = Ending.given(her.terminal_on_success).otherwise(declared_ending_of(env))
         # what the first success showed, for an env that declares no ending (else None)
         self._seen = Ending(None) if ending.ends is None else None
@@ -163,8 +168,9 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         if seed is None:  # numpy's global generator is what SB3's seed= sets
             seed = int(np.random.randint(2**31 - 1))  # noqa: NPY002
         space = observation_space.spaces
-        extra = {key: (self.obs_shape[key], space[key].dtype) for key in space
-                 if key not in GOAL_KEYS}  # fmt: skip
+        extra = {
+            key: (self.obs_shape[key], space[key].dtype) for key in space if key not in GOAL_KEYS
+        }
         self.buffer = _Buffer(
             buffer_size,
             observation_shape=tuple(space["observation"].shape or ()),

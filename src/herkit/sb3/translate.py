@@ -23,9 +23,15 @@ from herkit.buffer.goal_env import GOAL_KEYS
 from herkit.buffer.strategies import Strategy
 
 __all__ = [
-    "action_dtype", "check_arguments", "check_n_steps", "declared_ending_of", "reward_function",
-    "same_observations", "strategy_name", "warn_if_not_the_algorithms",
-]  # fmt: skip
+    "action_dtype",
+    "check_arguments",
+    "check_n_steps",
+    "declared_ending_of",
+    "reward_function",
+    "same_observations",
+    "strategy_name",
+    "warn_if_not_the_algorithms",
+]
 
 
 def strategy_name(strategy: Any) -> str:

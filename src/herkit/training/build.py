@@ -128,8 +128,9 @@ def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventio
         raise
     except Exception as error:  # the env's own failure, in the probe's random steps
         what = raised(error)
-        failed = Failed((0,), what, "the random steps of the conventions probe",
-                        traceback.format_exc())  # fmt: skip
+        failed = Failed(
+            (0,), what, "the random steps of the conventions probe", traceback.format_exc()
+        )
         raise EnvFailure("env", [failed]) from error
     finally:
         env.close()

@@ -78,9 +78,15 @@ class Collector:
         next_obs, reward, terminated, truncated, info = parts.envs.step_wait()
         success = parts.success_of(info, next_obs)
         parts.buffer.add(
-            obs, action, next_obs, terminated, truncated, info, reward=reward,
+            obs,
+            action,
+            next_obs,
+            terminated,
+            truncated,
+            info,
+            reward=reward,
             success=None if success is None else success > 0,
-        )  # fmt: skip
+        )
         parts.agent.update_normalizer(obs["observation"], obs["desired_goal"])
         done: np.ndarray = terminated | truncated
         state.episodes += int(done.sum())
@@ -152,8 +158,10 @@ class Collector:
         parts.agent.set_terminal_on_success(ending.ends)
         self.terminal_unknown = False
         if parts.context.is_main:
-            say(f"{parts.config.env_id}: episodes end on success: {ending.ends} "
-                f"({ending.source}, at {self.state.env_steps:,} env steps)")  # fmt: skip
+            say(
+                f"{parts.config.env_id}: episodes end on success: {ending.ends} "
+                f"({ending.source}, at {self.state.env_steps:,} env steps)"
+            )
             self.outputs.write_config()
 
 

@@ -188,10 +188,18 @@ def evaluate_run(
         )
         tasks = [None] if video is not None else evaluation_tasks(make_run_env(config))
         results = [
-            evaluate(policy.agent, envs, episodes, seed + i, success_of, deterministic, frames,
-                     options=task)
+            evaluate(
+                policy.agent,
+                envs,
+                episodes,
+                seed + i,
+                success_of,
+                deterministic,
+                frames,
+                options=task,
+            )
             for i, task in enumerate(tasks)
-        ]  # fmt: skip
+        ]
         result = EvalResult.joined(results)
         fps = float(envs.metadata.get("render_fps") or 30)
     finally:

@@ -163,11 +163,16 @@ class Learner:
         threads = config.torch_threads or 1
         watch = config.dataset is not None and threads > 1 and config.resolved_device() == "cpu"
         return cls(
-            context=context, agent=agent, buffer=buffer, state=state, metrics=metrics,
-            records=records, batch_size=config.agent_config().batch_size,
+            context=context,
+            agent=agent,
+            buffer=buffer,
+            state=state,
+            metrics=metrics,
+            records=records,
+            batch_size=config.agent_config().batch_size,
             updates_per_iteration=config.n_envs * config.updates_per_step,
             warmup_steps=config.warmup_steps,
             normalize_relabelled_goals=config.normalize_relabelled_goals,
             log_updates_every=config.log_updates_every,
             cores=CoreWatch(threads, machine_cores) if watch else None,
-        )  # fmt: skip
+        )

@@ -145,8 +145,10 @@ def _start(config: TrainConfig, resume: bool, context: Context) -> TrainingRun:
         return start_run(config, resume, context)
     except EnvFailure as failure:
         sys.stderr.write(failure.details + "\n")
-        then = f"continue with: herkit train --resume {config.out_dir()}" if resume else (
-            "nothing was trained: fix the cause and start again"
-        )  # fmt: skip
+        then = (
+            f"continue with: herkit train --resume {config.out_dir()}"
+            if resume
+            else ("nothing was trained: fix the cause and start again")
+        )
         message = f"{failure} as the run started; traceback above; {then}"
         raise RunFailed(message, EXIT_CODES["env failed"]) from failure

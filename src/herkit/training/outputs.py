@@ -46,10 +46,13 @@ class RunOutputs:
             else None
         )
         self.records = RunRecords(
-            parts.run_dir, config.n_envs, config.log_updates_every, parts.context,
+            parts.run_dir,
+            config.n_envs,
+            config.log_updates_every,
+            parts.context,
             bounds=lambda: parts.agent.return_bounds,
             resumed_at=(state.env_steps, state.updates) if resumed else None,
-        )  # fmt: skip
+        )
         self.progress = self._progress()
         self.presenter = Presenter(parts.run_dir, f"{config.env_id} {config.algo}+HER")
         self.closed = False

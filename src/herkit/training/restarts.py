@@ -69,5 +69,7 @@ class EnvRestarts:
             where = f"traceback in {log}"
         except OSError as error:
             where = f"its traceback could not be written to {log}: {error.strerror}"
-        say(f"{failure} at env step {state.env_steps:,}: rebuilt it (env restart "
-            f"{state.env_restarts} of {allowed}; {where})")  # fmt: skip
+        say(
+            f"{failure} at env step {state.env_steps:,}: rebuilt it (env restart "
+            f"{state.env_restarts} of {allowed}; {where})"
+        )

@@ -55,10 +55,15 @@ class TrainingRun:
         self.restarts = EnvRestarts(parts.config.env_restarts, state, self.outputs.error_log)
         self.collector = Collector(parts, state, self.metrics, self.outputs, self.restarts)
         self.learner = Learner.of_run(
-            parts.config, context=parts.context, agent=parts.agent, buffer=parts.buffer,
-            state=state, metrics=self.metrics, records=self.outputs.records,
+            parts.config,
+            context=parts.context,
+            agent=parts.agent,
+            buffer=parts.buffer,
+            state=state,
+            metrics=self.metrics,
+            records=self.outputs.records,
             machine_cores=parts.machine["cores"],
-        )  # fmt: skip
+        )
         self.schedule = Schedule(parts.config, state, parts.context)
         self.started = time.perf_counter() - state.wall_s
         self.last_checkpoint: str | None = position(state) if state.resets > 0 else None
@@ -83,18 +88,27 @@ class TrainingRun:
         config = parts.config
         seed = parts.seeds.evaluation(state.env_steps)
         eval_started = time.perf_counter()
-        success, per_task = self.restarts.replay(parts.eval_envs, lambda: evaluate_tasks(
-            parts.agent, parts.eval_envs, config.eval_episodes, seed, parts.success_of,
-            parts.tasks,
-        ))  # fmt: skip
+        success, per_task = self.restarts.replay(
+            parts.eval_envs,
+            lambda: evaluate_tasks(
+                parts.agent,
+                parts.eval_envs,
+                config.eval_episodes,
+                seed,
+                parts.success_of,
+                parts.tasks,
+            ),
+        )
         state.eval_s += time.perf_counter() - eval_started
         state.success_rate = context.mean(success)
         state.wall_s = time.perf_counter() - self.started
         episodes = int(context.all_sum(np.array([state.episodes]))[0])  # every rank
         self.learner.read_metrics()
-        tasks = {} if len(per_task) == 1 else {
-            f"success_task_{i + 1}": context.mean(value) for i, value in enumerate(per_task)
-        }  # fmt: skip
+        tasks = (
+            {}
+            if len(per_task) == 1
+            else {f"success_task_{i + 1}": context.mean(value) for i, value in enumerate(per_task)}
+        )
         self.outputs.log(progress_row(state, self.metrics.take() | tasks, episodes))
         if not target_reached(config, state):
             return False

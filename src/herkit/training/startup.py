@@ -92,9 +92,12 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         opened.callback(envs.close)
         n_eval = min(config.eval_episodes, config.n_eval_envs)
         eval_envs = make_vector_env(
-            config, n_eval, seed_offset=seeds.evaluation_offset,
-            workers=min(plan.env_workers, n_eval), label="evaluation env",
-        )  # fmt: skip
+            config,
+            n_eval,
+            seed_offset=seeds.evaluation_offset,
+            workers=min(plan.env_workers, n_eval),
+            label="evaluation env",
+        )
         opened.callback(eval_envs.close)
         video_envs = None
         if config.video_every and main:
@@ -111,8 +114,10 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         if main:  # only now: a bad env id or algorithm leaves no run directory behind
             if replace:
                 if not config.overwrite:
-                    say(f"{run_dir} held a run that failed before its first checkpoint: "
-                        "replacing it")  # fmt: skip
+                    say(
+                        f"{run_dir} held a run that failed before its first checkpoint: "
+                        "replacing it"
+                    )
                 clear_run_dir(run_dir)
             _announce(
                 config, conventions, resume, run_dir, plan.describe(), machine, overlap, len(tasks)
@@ -143,10 +148,20 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         if main:  # also on resume, where --steps may have grown
             write_run_config(run_dir, config, conventions, buffer, machine)
         parts = RunParts(
-            config=config, conventions=conventions, context=context, run_dir=run_dir,
-            envs=envs, eval_envs=eval_envs, video_envs=video_envs, agent=agent, buffer=buffer,
-            machine=machine, seeds=seeds, overlap=overlap, tasks=tasks,
-        )  # fmt: skip
+            config=config,
+            conventions=conventions,
+            context=context,
+            run_dir=run_dir,
+            envs=envs,
+            eval_envs=eval_envs,
+            video_envs=video_envs,
+            agent=agent,
+            buffer=buffer,
+            machine=machine,
+            seeds=seeds,
+            overlap=overlap,
+            tasks=tasks,
+        )
         run = TrainingRun(parts, state)
         opened.pop_all()  # the run closes its envs from now on
     return run
@@ -308,8 +323,10 @@ def _announce(
     say(f"precision: {machine.get('precision', config.precision + ' (given)')}")
     say(f"update mode: {machine.get('update_mode', config.update_mode + ' (given)')}")
     if overlap:
-        say("the envs step while the networks update: an action comes from the parameters "
-            "one update batch behind (--no-overlap to wait for the envs)")  # fmt: skip
+        say(
+            "the envs step while the networks update: an action comes from the parameters "
+            "one update batch behind (--no-overlap to wait for the envs)"
+        )
     each = f" of each of {tasks} tasks" if tasks > 1 else ""
     unit = (
         "gradient steps on the dataset, then env steps" if config.offline_steps else ("env steps")

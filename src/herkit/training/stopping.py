@@ -43,8 +43,10 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
         try:  # nothing of the failed step was stored: the last whole step is safe to keep
             run.checkpoint()
         except BaseException as also:
-            notes.append(f"writing a checkpoint at {position(state)} also failed:\n"
-                         + "".join(traceback.format_exception(also)))  # fmt: skip
+            notes.append(
+                f"writing a checkpoint at {position(state)} also failed:\n"
+                + "".join(traceback.format_exception(also))
+            )
     kept = _kept(run.last_checkpoint)
     log = run.error_log
     text = _error_log(error, what, position(state), notes)

@@ -128,9 +128,11 @@ def choose_update(
     torch.compile's notes on the profiler hooks it skips are held back meanwhile.
     """
     device = agent.device
-    precisions = [precision] if precision != "auto" else (
-        ["fp32", "bf16"] if fast_bf16(device) else ["fp32"]
-    )  # fmt: skip
+    precisions = (
+        [precision]
+        if precision != "auto"
+        else (["fp32", "bf16"] if fast_bf16(device) else ["fp32"])
+    )
     if mode != "auto":
         modes = [mode]
     else:
@@ -213,8 +215,11 @@ def first_error(error: BaseException) -> str:
 
 def _timing_line(slow: Sequence[tuple[str, str]], precision: str, mode: str) -> str:
     """What is about to be timed, why, and the flags that choose without timing."""
-    flags = [flag for flag, value in (("--update-mode", mode), ("--precision", precision))
-             if value == "auto"]  # fmt: skip
+    flags = [
+        flag
+        for flag, value in (("--update-mode", mode), ("--precision", precision))
+        if value == "auto"
+    ]
     choose = f"{' and '.join(flags)} choose{'s' if len(flags) == 1 else ''} without timing"
     what = ", ".join(f"{each} {candidate}" for each, candidate in slow)
     compiles = any("compiled" in candidate for _, candidate in slow)
@@ -286,8 +291,11 @@ def _pick(
     allowed = list(modes) or ["eager"]  # a given mode that failed: eager, as timed
 
     def best(precision: str) -> tuple[float, str]:
-        runs = [(timings[f"{precision} {mode}"], mode) for mode in allowed
-                if f"{precision} {mode}" in timings]  # fmt: skip
+        runs = [
+            (timings[f"{precision} {mode}"], mode)
+            for mode in allowed
+            if f"{precision} {mode}" in timings
+        ]
         return min(runs) if runs else (float("inf"), allowed[0])
 
     precision = precisions[0]

@@ -135,7 +135,7 @@ def room_of(module: str) -> str:
 LAYERS = [
     ["__main__"],
     ["cli"],
-    ["commands", "cli_args"],
+    ["commands"],
     ["herkit", "bench"],
     ["training"],
     ["presentation"],

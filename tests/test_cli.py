@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from herkit import __version__ as herkit_version
-from herkit.cli_args import auto_flags
+from herkit.cli import auto_flags
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
 from runs import QUICK, herkit, start_until

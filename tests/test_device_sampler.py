@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from herkit import Batch, HerReplayBuffer
 from herkit.buffer.device_sampler import DeviceSampler, uniform_of, unsupported
-from herkit.buffer.draw import ON_A_DEVICE
+from herkit.buffer.rules import ON_A_DEVICE
 from herkit.buffer.settings import HerSettings
 from tagged import TaggedRun, expected_env_terms, host, tag_reward, torch_tag_reward
 from test_her_relabel import STRATEGIES, check_batch, make_buffer

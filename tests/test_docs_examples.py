@@ -93,8 +93,7 @@ def _run_herkit(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(herkit.training.loop, "train", fake_train)
     if args[:1] == ["train"] and "--resume" in args:  # no run directory to resume here
-        from herkit.cli import _parse_train
-        from herkit.cli_args import auto_flags
+        from herkit.cli import _parse_train, auto_flags
 
         _parse_train(auto_flags(args[1:]))
         return

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from herkit import HerReplayBuffer
 from herkit.buffer.backend import NUMPY
 from herkit.buffer.datasets import DatasetError, MissingDataset
-from herkit.buffer.offline_goals import future_state_steps
+from herkit.buffer.rules import future_state_steps
 
 
 def reward_fn(achieved, desired, info):

@@ -11,8 +11,7 @@ from typing import Any, get_args
 
 import pytest
 
-from herkit.buffer.settings import HerSettings
-from herkit.buffer.strategies import Strategy, StrategyName
+from herkit.buffer.settings import HerSettings, Strategy, StrategyName
 from herkit.config.her import RunHerSettings
 from herkit.config.train import TrainConfig, config_from_dict
 from runs import herkit_command

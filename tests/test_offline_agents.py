@@ -13,7 +13,7 @@ import torch
 
 from herkit import Batch, HerReplayBuffer
 from herkit.agents import GCBCAgent, GCIQLAgent, GCIVLAgent, OfflineAgent, make_agent
-from herkit.agents.inputs import TorchBatch
+from herkit.agents.updates import TorchBatch
 from herkit.config.agents import (
     ALGOS,
     OFFLINE_ALGOS,
@@ -233,12 +233,12 @@ def learn_in_mode(algo: str, mode: str, monkeypatch: pytest.MonkeyPatch) -> tupl
     ``mode`` runs it (``replayed``: as a captured graph is replayed, on a CPU)."""
     from python_state import ReplayDouble
 
-    from herkit.agents import runners
+    from herkit.agents import updates
 
     agent = agent_for(algo, seed=4)
     if mode == "replayed":
         monkeypatch.setattr(
-            runners.torch, "compile", lambda step, **_: ReplayDouble(step, lambda: [agent])
+            updates.torch, "compile", lambda step, **_: ReplayDouble(step, lambda: [agent])
         )
         mode = "compiled"
     agent.set_update_mode(mode)

@@ -17,7 +17,7 @@ from python_state import PythonState, ReplayDouble
 from test_device_sampler import random_buffer
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from herkit.agents import make_agent, runners
+from herkit.agents import make_agent, updates
 from herkit.buffer.device_sampler import DeviceSampler
 from herkit.config.agents import ONLINE_ALGOS
 from test_agents import (
@@ -148,7 +148,7 @@ def test_replayed_updates_between_acting_and_checkpoints_equal_eager_ones(
     set inside it, so acting and saving see them as in eager updates."""
     eager, replayed = agent_for(algo, seed=5), agent_for(algo, seed=5)
     monkeypatch.setattr(
-        runners.torch, "compile", lambda step, **_: ReplayDouble(step, lambda: [replayed])
+        updates.torch, "compile", lambda step, **_: ReplayDouble(step, lambda: [replayed])
     )
     replayed.set_update_mode("compiled")  # the step that would be compiled or captured
     act_learn_and_save(eager, replayed, algo, "cpu")

@@ -22,9 +22,8 @@ import numpy as np
 import pytest
 import torch
 
-from herkit.agents import Normalizer, make_agent, runners
-from herkit.agents.runners import UPDATE_MODES, check_update_mode
-from herkit.agents.update_log import UpdateLog
+from herkit.agents import Normalizer, make_agent, updates
+from herkit.agents.updates import UPDATE_MODES, UpdateLog, check_update_mode
 from herkit.config.agents import ONLINE_ALGOS
 from herkit.runtime.distributed import Context
 from herkit.training.update_plan import AUTO_BF16_SPEEDUP, UpdatePlan, choose_update
@@ -544,8 +543,8 @@ def test_a_capture_begins_after_dead_cycles_are_collected(
     monkeypatch.setattr(torch.cuda, "CUDAGraph", FakeGraph)
     monkeypatch.setattr(torch.cuda, "graph", capture)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *args: None)
-    graph = runners._Graph(lambda x: (x * weight).sum().detach(), {}, None)
-    graph.calls = runners.CAPTURE_WARMUP  # warmed up: the next call captures
+    graph = updates._Graph(lambda x: (x * weight).sum().detach(), {}, None)
+    graph.calls = updates.CAPTURE_WARMUP  # warmed up: the next call captures
     enabled = gc.isenabled()
     gc.disable()  # the cycle outlives the call unless the capture collects it
     try:

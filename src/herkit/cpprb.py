@@ -40,8 +40,8 @@ from herkit.buffer.backend import NUMPY
 from herkit.buffer.checks import check_int
 from herkit.buffer.inputs import check_finite
 from herkit.buffer.priority import SumTree, importance_weights
-from herkit.buffer.settings import HerSettings
-from herkit.buffer.strategies import GOAL_STEPS, Strategy
+from herkit.buffer.rules import GOAL_STEPS
+from herkit.buffer.settings import HerSettings, Strategy
 
 __all__ = ["HindsightReplayBuffer"]
 

@@ -2,7 +2,7 @@
 evaluation and a loaded policy ask of an agent (:data:`Agent`).
 
 :class:`GoalAgent` owns what does not depend on the algorithm: the observation and goal
-normalisers and the network inputs (:mod:`herkit.agents.inputs`), the random
+normalisers and the network inputs (:mod:`herkit.agents.updates`), the random
 generators (a numpy one for exploration, a torch one for sampling in updates, both seeded
 from ``seed``; the global RNGs are never used), TD targets clipped to the return range,
 optimiser steps, polyak averaging and the ``state_dict`` plumbing. The helpers an update
@@ -13,7 +13,7 @@ An update never waits on the host: its metrics come back as device tensors (and,
 :meth:`GoalAgent.log_updates`, are kept on the device for :meth:`GoalAgent.update_metrics`,
 read once per log row), its ``|TD error|`` stays a device tensor, and relabelled goals are
 counted on the device. The step runs eagerly, compiled or captured as a CUDA graph
-(:mod:`herkit.agents.runners`, :meth:`GoalAgent.set_update_mode`).
+(:mod:`herkit.agents.updates`, :meth:`GoalAgent.set_update_mode`).
 """
 
 from __future__ import annotations
@@ -29,12 +29,19 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.inputs import AgentInputs, TorchBatch
 from herkit.agents.networks import MLP
 from herkit.agents.normalizer import Normalizer
-from herkit.agents.stepping import UpdateSteps
-from herkit.agents.update_log import UpdateLog
-from herkit.agents.updates import ValueScale, adam, frozen, return_bounds, weighted_mean
+from herkit.agents.updates import (
+    AgentInputs,
+    TorchBatch,
+    UpdateLog,
+    UpdateSteps,
+    ValueScale,
+    adam,
+    frozen,
+    return_bounds,
+    weighted_mean,
+)
 from herkit.config.agents import OffPolicyConfig
 from herkit.runtime.distributed import Context
 

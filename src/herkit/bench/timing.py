@@ -39,7 +39,7 @@ from herkit.bench.data import (
 )
 from herkit.bench.settings import BufferBenchConfig
 from herkit.buffer import HerReplayBuffer
-from herkit.buffer.offline_goals import OGBENCH_ACTOR_GOALS, OGBENCH_VALUE_GOALS
+from herkit.buffer.rules import OGBENCH_ACTOR_GOALS, OGBENCH_VALUE_GOALS
 
 _ADD_REPEATS = 3
 """Fresh buffers filled from 16 envs; their median rate is reported."""

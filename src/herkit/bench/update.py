@@ -112,7 +112,7 @@ def run_update_bench(
     import torch
 
     from herkit.agents import make_agent
-    from herkit.agents.runners import mode_available
+    from herkit.agents.updates import mode_available
     from herkit.config.train import TrainConfig
 
     report = progress if progress is not None else (lambda line, row: None)

@@ -2,6 +2,6 @@
 
 from herkit.buffer.batch import Batch
 from herkit.buffer.her import HerReplayBuffer
-from herkit.buffer.strategies import Strategy
+from herkit.buffer.settings import Strategy
 
 __all__ = ["Batch", "HerReplayBuffer", "Strategy"]

@@ -6,7 +6,7 @@ host work and index copies. :class:`DeviceSampler` keeps a copy of the bookkeepi
 device (a :class:`~herkit.buffer.storage.Ledger`: which episode each slot holds, episode
 starts and lengths, each env's valid rows) and draws there by the buffer's own rules,
 the same code as the host's (its relabeller and
-:func:`~herkit.buffer.returns.sample_returns` over torch tensors), with random numbers
+:func:`~herkit.buffer.rules.sample_returns` over torch tensors), with random numbers
 from a torch generator: one sample is device work only and can be captured in a CUDA
 graph together with the update that follows it. Given the same random numbers, the host
 and the device draw the same batch.
@@ -18,7 +18,7 @@ the priorities live on the device too (:mod:`herkit.buffer.device_priority`): a 
 slots by priority with their importance weights, and :meth:`DeviceSampler.reprioritize`
 sets the drawn slots' priorities after the update; :meth:`DeviceSampler.priorities_to_host`
 hands them to the host tree before the buffer is saved. The batch itself is made by the
-one draw of :mod:`herkit.buffer.draw`, as the host's: every setting is served there or
+one draw of :mod:`herkit.buffer.rules`, as the host's: every setting is served there or
 refused by name (store-time relabelling and n-step returns sample on the host;
 :func:`unsupported` says why). A recorded dataset after the ring is copied with its
 bookkeeping once (it never changes).
@@ -35,8 +35,7 @@ import numpy as np
 import torch
 
 from herkit.buffer.device_priority import DevicePriorities
-from herkit.buffer.draw import draw_batch, unsupported
-from herkit.buffer.relabel import Uniform, mix_warm
+from herkit.buffer.rules import Uniform, draw_batch, mix_warm, unsupported
 from herkit.buffer.storage import Ledger, sample_slots
 
 if TYPE_CHECKING:
@@ -244,7 +243,7 @@ class DeviceSampler:
         mix_warm: bool,
     ) -> DeviceBatch:
         """One batch, device work only, by the buffer's own rules (the one draw of
-        :func:`~herkit.buffer.draw.draw_batch`, on the device's copy of the bookkeeping),
+        :func:`~herkit.buffer.rules.draw_batch`, on the device's copy of the bookkeeping),
         with the random numbers of ``uniform`` (e.g. :func:`uniform_of` a
         torch generator): given the same numbers, the host's batch. The flags are what
         :meth:`prepare` returned."""

@@ -1,11 +1,11 @@
 """HerReplayBuffer: episodic storage, a sampler, a relabeller and the env's own rewards.
 
-A buffer is made of parts, each in a module of its own: the episodes in a ring
-(:mod:`~herkit.buffer.storage`), which transitions a batch holds
-(:mod:`~herkit.buffer.sampler`, :mod:`~herkit.buffer.priority`), which goal each is
-trained for (:mod:`~herkit.buffer.relabel`, :mod:`~herkit.buffer.strategies`), and the
-rewards, terminal flags and n-step sums for those goals (:mod:`~herkit.buffer.returns`,
-:mod:`~herkit.buffer.env_terms`); the same rules draw on a device
+A buffer is made of parts, each in a module of its own: the episodes in a ring and a
+recorded dataset after it (:mod:`~herkit.buffer.storage`, :mod:`~herkit.buffer.datasets`),
+which transitions a batch holds (:mod:`~herkit.buffer.sampler`,
+:mod:`~herkit.buffer.priority`), the rules of each sample's goal, reward, ending and return
+and the one draw that applies them (:mod:`~herkit.buffer.rules`), and what the env said of
+each step (:mod:`~herkit.buffer.env_terms`); the same draw runs on a device
 (:mod:`~herkit.buffer.device_sampler`). Its settings are one record,
 :class:`~herkit.buffer.settings.HerSettings`. :mod:`~herkit.buffer.inputs` checks what
 ``add`` takes, :mod:`~herkit.buffer.persistence` saves and loads, and ``from_env`` reads an
@@ -26,7 +26,6 @@ from herkit.buffer.batch import Batch
 from herkit.buffer.checks import check_int
 from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.datasets import RecordedEpisodes, from_dataset
-from herkit.buffer.draw import draw_batch
 from herkit.buffer.ending import UNKNOWN, Ending
 from herkit.buffer.env_terms import (
     GoalRewards,
@@ -45,11 +44,10 @@ from herkit.buffer.inputs import (
     transition_fields,
 )
 from herkit.buffer.persistence import load_buffer, save_buffer
-from herkit.buffer.relabel import StoredGoals, mix_warm, relabeller_for
+from herkit.buffer.rules import StoredGoals, draw_batch, mix_warm, relabeller_for
 from herkit.buffer.sampler import TransitionSampler
-from herkit.buffer.settings import HerSettings
+from herkit.buffer.settings import HerSettings, Strategy
 from herkit.buffer.storage import EpisodeStorage, FieldSpec
-from herkit.buffer.strategies import Strategy
 
 __all__ = ["HerReplayBuffer"]
 

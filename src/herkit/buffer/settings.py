@@ -1,5 +1,6 @@
 """How a HER buffer relabels and samples: :class:`HerSettings`, one record of every such
-setting.
+setting, and the words it is said in: the goal strategies (:class:`Strategy`) and the
+goal mixes (:func:`check_mix`).
 
 :class:`~herkit.buffer.her.HerReplayBuffer` takes it (or its fields as keywords), and so do
 the training settings (:meth:`herkit.config.TrainConfig.her_settings`) and both facades
@@ -12,25 +13,88 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Literal, get_args
 
 import numpy as np
 
 from herkit.buffer.checks import check_bool, check_int, is_number
-from herkit.buffer.offline_goals import FUTURE_LAWS, FutureLaw, check_goal_mix
-from herkit.buffer.strategies import Strategy, StrategyName
 
-__all__ = ["RELABEL_MODES", "HerSettings", "RelabelMode"]
+__all__ = [
+    "FUTURE_LAWS",
+    "RELABEL_MODES",
+    "FutureLaw",
+    "HerSettings",
+    "RelabelMode",
+    "Strategy",
+    "StrategyName",
+    "check_mix",
+]
 
 RelabelMode = Literal["sample", "store"]
 """When goals are relabelled: in a copy of each sampled batch, or stored at episode end."""
 RELABEL_MODES: tuple[str, ...] = get_args(RelabelMode)
 
+StrategyName = Literal["future", "final", "episode", "random", "none"]
+"""The strategies by name (the values of :class:`Strategy`)."""
+
+FutureLaw = Literal["geometric", "uniform"]
+"""How far ahead an offline mix's future goal lies: geometric with the discount, or
+uniform (:mod:`herkit.buffer.rules`)."""
+FUTURE_LAWS: tuple[str, ...] = get_args(FutureLaw)
+
+
+class Strategy(str, Enum):
+    """Where relabelled goals come from (Andrychowicz et al. 2017, section 4.5; each one's
+    rule: :data:`herkit.buffer.rules.GOAL_STEPS`)."""
+
+    FUTURE = "future"
+    """A step of the same episode at or after the transition, uniformly."""
+    FINAL = "final"
+    """The last recorded step of the same episode."""
+    EPISODE = "episode"
+    """Any step of the same episode, uniformly."""
+    RANDOM = "random"
+    """Any transition stored in the buffer, uniformly."""
+    NONE = "none"
+    """No relabelling: plain experience replay."""
+
+    @classmethod
+    def parse(cls, value: str | Strategy) -> Strategy:
+        """Return the strategy named ``value``; ValueError naming ``strategy`` otherwise."""
+        try:
+            return cls(value)
+        except ValueError:
+            known = ", ".join(repr(s.value) for s in cls)
+            raise ValueError(f"strategy must be one of {known}, got {value!r}") from None
+
+    def goals_per_transition(self, k: int) -> int:
+        """Relabelled goals per real transition: ``k`` (final too, as in the paper, OpenAI
+        baselines and SB3: a share ``k / (k + 1)`` of samples relabelled), 0 for none."""
+        return 0 if self is Strategy.NONE else k
+
+
+def check_mix(name: str, weights: Any, parts: str) -> tuple[float, float, float] | None:
+    """The three weights of a goal mix (its ``parts``, e.g. ``"real, future, desired"``)
+    as probabilities summing to 1 (kept as given where they already do); None for no mix;
+    a ValueError names ``name`` otherwise."""
+    if weights is None:
+        return None
+    values = np.asarray(weights, dtype=np.float64).ravel() if len(weights) == 3 else None
+    if values is None or not np.all(np.isfinite(values)) or values.min() < 0 or values.sum() <= 0:
+        raise ValueError(
+            f"{name} must be 3 weights ({parts}), finite, >= 0 and not all 0, got {weights!r}"
+        )
+    if abs(values.sum() - 1.0) > 1e-12:
+        values = values / values.sum()
+    first, second, third = values.tolist()
+    return first, second, third
+
 
 @dataclass(frozen=True)
 class HerSettings:
     """How goals are relabelled, which transitions are sampled and what their rewards and
-    terminal flags are (see :mod:`herkit.buffer.relabel`). Checked on construction (a
+    terminal flags are (see :mod:`herkit.buffer.rules`). Checked on construction (a
     ValueError names the setting); a goal mix is kept as probabilities, with the future
     rule (``strategy`` future, ``k`` 1) for its future share."""
 
@@ -81,10 +145,10 @@ class HerSettings:
     function, so that info-dependent rewards stay vectorised."""
     value_goals: tuple[float, float, float] | None = None
     """``(current, future, random)`` weights of offline value goals in place of ``strategy``
-    (:mod:`herkit.buffer.offline_goals`; OGBench: 0.2 0.5 0.3; reward 0 at the current state)."""
+    (:mod:`herkit.buffer.rules`; OGBench: 0.2 0.5 0.3; reward 0 at the current state)."""
     value_future: FutureLaw = "geometric"
     """Value goals ahead: ``geometric`` with ``gamma`` (OGBench) or ``uniform`` (OGBench's
-    rounding, :mod:`herkit.buffer.offline_goals`)."""
+    rounding, :mod:`herkit.buffer.rules`)."""
     actor_goals: tuple[float, float, float] | None = None
     """``(current, future, random)`` weights of offline actors' goals (``Batch.actor_goal``;
     future goals uniform; OGBench: 0 1 0)."""
@@ -97,7 +161,9 @@ class HerSettings:
         k = check_int("k", self.k, 0)
         if self.relabel not in RELABEL_MODES:
             raise ValueError(f"relabel must be 'sample' or 'store', got {self.relabel!r}")
-        mix = _goal_mix(self.goal_mix, self.relabel)
+        mix = check_mix("goal_mix", self.goal_mix, "real, future, desired")
+        if mix is not None and self.relabel != "sample":
+            raise ValueError("goal_mix needs relabel='sample' (goals are mixed at sample time)")
         warmup = check_int("goal_mix_warmup", self.goal_mix_warmup, 0)
         if warmup and mix is None:
             raise ValueError(f"goal_mix_warmup={warmup} needs goal_mix (it delays the mix)")
@@ -122,7 +188,7 @@ class HerSettings:
         keys = self.info_keys
         if isinstance(keys, str) or not all(isinstance(key, str) for key in keys):
             raise ValueError(f"info_keys must be a sequence of key names, got {keys!r}")
-        value_goals = check_goal_mix("value_goals", self.value_goals)
+        value_goals = check_mix("value_goals", self.value_goals, "current, future, random")
         if self.value_future not in FUTURE_LAWS:
             raise ValueError(
                 f"value_future must be 'geometric' or 'uniform', got {self.value_future!r}"
@@ -143,7 +209,7 @@ class HerSettings:
                 )
         normal = {
             "value_goals": value_goals,
-            "actor_goals": check_goal_mix("actor_goals", self.actor_goals),
+            "actor_goals": check_mix("actor_goals", self.actor_goals, "current, future, random"),
             "strategy": strategy,
             "k": k,
             "goal_mix": mix,
@@ -205,21 +271,3 @@ class HerSettings:
         for name in ("value_goals", "actor_goals"):
             values[name] = None if values[name] is None else list(values[name])
         return values
-
-
-def _goal_mix(weights: Any, relabel: str) -> tuple[float, float, float] | None:
-    """``(real, future, desired)`` weights as probabilities summing to 1 (None: no mix)."""
-    if weights is None:
-        return None
-    values = np.asarray(weights, dtype=np.float64) if len(weights) == 3 else None
-    if values is None or not np.all(np.isfinite(values)) or values.min() < 0 or values.sum() <= 0:
-        raise ValueError(
-            "goal_mix must be 3 weights (real, future, desired), finite, >= 0 and not all 0, "
-            f"got {weights!r}"
-        )
-    if relabel != "sample":
-        raise ValueError("goal_mix needs relabel='sample' (goals are mixed at sample time)")
-    if abs(values.sum() - 1.0) > 1e-12:  # kept as they are once normalised
-        values = values / values.sum()
-    real, future, desired = values.tolist()
-    return real, future, desired

@@ -294,7 +294,7 @@ ONLINE_ALGOS: tuple[Algo, ...] = tuple(algo for algo in ALGOS if algo not in OFF
 """The agents that learn from their own experience: dqn, ddpg, td3 and sac."""
 
 UpdateMode = Literal["eager", "compiled", "captured", "compiled-captured"]
-"""How an update step runs (:mod:`herkit.agents.runners`): op by op, compiled, captured as a
+"""How an update step runs (:mod:`herkit.agents.updates`): op by op, compiled, captured as a
 CUDA graph and replayed, or compiled and captured."""
 
 UPDATE_MODES: tuple[UpdateMode, ...] = get_args(UpdateMode)

@@ -13,8 +13,7 @@ from typing import Any
 
 import tyro
 
-from herkit.buffer.settings import HerSettings
-from herkit.buffer.strategies import Strategy, StrategyName
+from herkit.buffer.settings import HerSettings, Strategy, StrategyName
 
 __all__ = ["RunHerSettings"]
 

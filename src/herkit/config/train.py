@@ -26,9 +26,8 @@ import tyro
 
 from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 from herkit.buffer.conventions import SuccessKey
-from herkit.buffer.offline_goals import OGBENCH_ACTOR_GOALS, OGBENCH_VALUE_GOALS
-from herkit.buffer.settings import HerSettings
-from herkit.buffer.strategies import Strategy
+from herkit.buffer.rules import OGBENCH_ACTOR_GOALS, OGBENCH_VALUE_GOALS
+from herkit.buffer.settings import HerSettings, Strategy
 from herkit.config.agents import (
     ALGOS,
     OFFLINE_ALGOS,

@@ -20,7 +20,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 from herkit.buffer.ending import Ending, declared_ending
 from herkit.buffer.goal_env import GOAL_KEYS
-from herkit.buffer.strategies import Strategy
+from herkit.buffer.settings import Strategy
 
 __all__ = [
     "action_dtype",

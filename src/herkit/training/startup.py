@@ -18,7 +18,7 @@ import gymnasium as gym
 import torch
 
 from herkit.agents import Agent
-from herkit.agents.runners import check_update_mode
+from herkit.agents.updates import check_update_mode
 from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.datasets import RecordedEpisodes
 from herkit.buffer.her import HerReplayBuffer

@@ -1,6 +1,6 @@
 """How a run's updates run, chosen by timing them: the precision (``fp32``, ``bf16``) and
 the update mode (``eager``, ``compiled``, ``captured``, ``compiled-captured``;
-:mod:`herkit.agents.runners`).
+:mod:`herkit.agents.updates`).
 
 ``--precision auto`` and ``--update-mode auto`` time a few updates of the run's own
 networks at its batch size in every combination the device can run and take the
@@ -30,7 +30,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from herkit.agents.runners import UPDATE_MODES, mode_available
+from herkit.agents.updates import UPDATE_MODES, mode_available
 from herkit.buffer.batch import Batch
 from herkit.runtime.distributed import Context
 from herkit.runtime.precision import fast_bf16, synthetic_batch

@@ -1,0 +1,593 @@
+"""The rules of a sample: the goal it is trained for, its reward, whether it ends its
+episode and its return, and the one draw that makes a batch of them on the host or on a
+device (:func:`draw_batch`, this module's entry).
+
+**Goals.** A HER strategy is an enum value (:class:`~herkit.buffer.settings.Strategy`) and a
+pure function (:data:`GOAL_STEPS`) from positions inside episodes to the steps whose
+achieved goal becomes the new goal: ``t`` is the transition's step, ``length`` the steps its
+episode has recorded, and step ``s`` means "the goal achieved *after* the action of step
+``s``", ``next_achieved_goal[s]`` (``s == t`` makes the transition a success). ``random``
+draws from the whole buffer. One relabeller per mode picks the goals:
+
+- ``relabel="sample"`` (:class:`SampleTimeGoals`): each sampled transition is relabelled
+  with probability ``k / (k + 1)`` in a copy of the batch; a relabelled goal is an achieved
+  goal the episode has already recorded (``future``: from the steps ``t..`` so far; ``final``
+  does not relabel a transition of an open episode: its last step does not exist yet);
+- ``relabel="store"`` (:class:`StoredGoals`): the paper's form, ``k`` goals per transition
+  written when its episode ends, as values; only finished episodes are sampled;
+- a goal mix ``(real, future, desired)`` (:class:`MixedGoals`): each sample keeps its goal,
+  takes a future achieved goal of its episode, or the desired goal of any stored
+  transition (mrl's "futureactual"; ``future`` with ``k`` is ``(1, k, 0)``), future goals
+  alone until ``goal_mix_warmup`` transitions were added;
+- offline goal-conditioned RL's value and actor goals (OGBench's ``GCDataset``, Park et al.
+  2024, index for index: :func:`state_goal_slots`): each goal is the first state of a
+  stored transition, the current one, a future one of the episode (geometric with the
+  discount, or uniform with OGBench's rounding, stopping at the episode's last state that
+  has a transition) or any one; a value goal is reached where its index is the sample's.
+
+**Rewards, endings, returns** (:func:`sample_returns`). What the env said is kept
+(:mod:`herkit.buffer.env_terms`): a sample with its own goal gets the env's reward and
+``terminated`` flag; a relabelled one ``reward_fn`` of its goal plus the goal-free part of
+the env's reward, terminal when the env ended for another reason, or (``terminal_on_success``)
+when its goal is reached. A value goal's reward is 0 where reached, else -1 (``gc_negative``;
+1 and 0 without), terminal where reached. With ``n_step > 1`` a sample's reward sums
+``gamma^j r_{t+j}`` over the ``m <= n`` recorded steps up to the first terminal one, every
+reward taken for its goal; ``next_observation`` is then ``m`` steps on and ``discount``
+``gamma ** m``; a timeout or an open episode ends the window without ending the return.
+
+**One draw.** :meth:`herkit.HerReplayBuffer.sample` picks transitions on the host and
+:meth:`herkit.buffer.device_sampler.DeviceSampler.draw` on a device; both call
+:func:`draw_batch` with their own bookkeeping (a :class:`~herkit.buffer.storage.Ledger`)
+and uniform numbers, so that given the same numbers they make the same batch.
+:data:`ON_A_DEVICE` says of every HER setting whether a device serves it, or why not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from herkit.buffer.backend import ArrayOps, rows_mask
+from herkit.buffer.env_terms import GoalRewards
+from herkit.buffer.settings import FutureLaw, HerSettings, Strategy
+from herkit.buffer.storage import (
+    EpisodeStorage,
+    Ledger,
+    column_of,
+    positions,
+    sample_slots,
+    slot_at,
+)
+
+__all__ = [
+    "GOAL_STEPS",
+    "OGBENCH_ACTOR_GOALS",
+    "OGBENCH_VALUE_GOALS",
+    "ON_A_DEVICE",
+    "DrawSource",
+    "MixedGoals",
+    "NoRelabelling",
+    "Relabeller",
+    "SampleTimeGoals",
+    "StoredGoals",
+    "Uniform",
+    "draw_batch",
+    "future_state_steps",
+    "goal_slots",
+    "goal_sources",
+    "mix_warm",
+    "n_step_sums",
+    "relabeller_for",
+    "sample_returns",
+    "state_goal_slots",
+    "step_window",
+    "unsupported",
+]
+
+
+# --- HER's strategies ----------------------------------------------------------------
+
+GoalStepFn = Callable[[ArrayOps, Any, Any, Any], Any]
+"""``(ops, t, length, u) -> goal steps``: the goal-step function of an in-episode strategy,
+for steps ``t`` of episodes of ``length`` and one uniform number of ``u`` each (numpy
+arrays or torch tensors, by ``ops``)."""
+
+
+def future_steps(ops: ArrayOps, t: Any, length: Any, u: Any) -> Any:
+    """Uniform over ``t .. length-1`` inclusive (``floor``, so every step has equal weight)."""
+    return t + ops.minimum(ops.floor_int(u * (length - t)), length - t - 1)
+
+
+def final_steps(ops: ArrayOps, t: Any, length: Any, u: Any) -> Any:
+    """The last recorded step, ``length - 1`` (``u`` unused: None)."""
+    return length - 1
+
+
+def episode_steps(ops: ArrayOps, t: Any, length: Any, u: Any) -> Any:
+    """Uniform over ``0 .. length-1``."""
+    return ops.minimum(ops.floor_int(u * length), length - 1)
+
+
+GOAL_STEPS: dict[Strategy, GoalStepFn] = {
+    Strategy.FUTURE: future_steps,
+    Strategy.FINAL: final_steps,
+    Strategy.EPISODE: episode_steps,
+}
+"""The in-episode strategies and their goal-step functions."""
+
+
+def goal_sources(mix: tuple[float, float, float], u: Any) -> tuple[Any, Any]:
+    """Where the goals of samples come from under the goal ``mix`` (probabilities), one
+    sample per uniform number of ``u``: the masks of those that take a future achieved goal
+    and of those that take a stored desired goal (the others keep their own)."""
+    real, future, desired = mix
+    if desired == 0:  # rounding must not leave a sliver for a zero share
+        never = u < 0  # uniform numbers are >= 0
+        return (u >= real if future > 0 else never), never
+    return (u >= real) & (u < real + future), u >= real + future
+
+
+# --- the relabellers -------------------------------------------------------------------
+
+Goals = tuple[Any, Any]
+"""The goals of a batch and the mask of those relabelled (None: none is)."""
+
+Uniform = Callable[[int], Any]
+"""``uniform(n)``: ``n`` uniform numbers on ``[0, 1)`` as float64, from the drawing side's
+generator (a numpy Generator's ``random`` on the host, ``torch.rand`` on a device)."""
+
+
+class Relabeller(Protocol):
+    """Picks the goals of sampled transitions."""
+
+    def goals(
+        self, ledger: Ledger, slots: Any, copy: Any, goal: Any, uniform: Uniform, warm: bool
+    ) -> Goals:
+        """The goals of the transitions in ``slots`` (whose own goals are ``goal``; in
+        store mode ``copy`` says which of each one's goals was drawn; ``warm``: the goal
+        mix's warm-up is over), with random numbers from ``uniform``."""
+        ...
+
+
+def goal_slots(
+    ledger: Ledger, strategy: Strategy, at: tuple[Any, Any, Any], column: Any, uniform: Uniform
+) -> Any:
+    """The slots whose ``next_achieved_goal`` relabels the transitions at ``at`` (their
+    episodes' absolute start rows, lengths and steps) of the ledger's columns ``column``."""
+    start, length, step = at
+    if strategy is Strategy.RANDOM:
+        return sample_slots(ledger, uniform(len(step)))
+    u = None if strategy is Strategy.FINAL else uniform(len(step))
+    goal_step = GOAL_STEPS[strategy](ledger.ops, step, length, u)
+    return slot_at(ledger, start + goal_step, column)
+
+
+def mix_warm(settings: HerSettings, storage: EpisodeStorage) -> bool:
+    """Whether a goal mix applies yet: ``goal_mix_warmup`` transitions were added (without
+    a goal mix, always)."""
+    return storage.rows_written * storage.n_envs >= settings.goal_mix_warmup
+
+
+class NoRelabelling:
+    """Every sample keeps its own goal (strategy ``none``, or ``k=0``)."""
+
+    def goals(
+        self, ledger: Ledger, slots: Any, copy: Any, goal: Any, uniform: Uniform, warm: bool
+    ) -> Goals:
+        """``goal``, as it is."""
+        return goal, None
+
+
+class SampleTimeGoals:
+    """Relabels a share ``k / (k + 1)`` of each batch by the strategy (sample mode)."""
+
+    def __init__(self, storage: EpisodeStorage, ops: ArrayOps, settings: HerSettings) -> None:
+        self.storage, self.ops = storage, ops
+        self.strategy = Strategy.parse(settings.strategy)
+        self.probability = settings.relabel_probability
+
+    def goals(
+        self, ledger: Ledger, slots: Any, copy: Any, goal: Any, uniform: Uniform, warm: bool
+    ) -> Goals:
+        """Goals for ``slots`` (see the class's docstring)."""
+        book = ledger.ops
+        relabel = uniform(len(slots)) < self.probability
+        if self.strategy is Strategy.FINAL:  # an open episode has no final goal yet
+            relabel &= book.take(ledger.episode_length, book.take(ledger.episode_of, slots)) > 0
+        at = positions(ledger, slots)
+        chosen_slots = goal_slots(ledger, self.strategy, at, column_of(ledger, slots), uniform)
+        chosen = self.storage.take("next_achieved_goal", chosen_slots)
+        return self.ops.where(rows_mask(relabel, goal), chosen, goal), relabel
+
+
+class MixedGoals:
+    """Each sample keeps its goal, takes a future achieved goal, or a stored desired goal,
+    by the goal mix's probabilities (future goals only until the mix is ``warm``)."""
+
+    def __init__(self, storage: EpisodeStorage, ops: ArrayOps, settings: HerSettings) -> None:
+        assert settings.goal_mix is not None
+        self.storage, self.ops = storage, ops
+        self.mix = settings.goal_mix
+
+    def goals(
+        self, ledger: Ledger, slots: Any, copy: Any, goal: Any, uniform: Uniform, warm: bool
+    ) -> Goals:
+        """Goals for ``slots`` (see the class's docstring)."""
+        ops, storage = self.ops, self.storage
+        future, desired = goal_sources(self.mix if warm else (0.0, 1.0, 0.0), uniform(len(slots)))
+        at = positions(ledger, slots)
+        future_slots = goal_slots(ledger, Strategy.FUTURE, at, column_of(ledger, slots), uniform)
+        other_slots = sample_slots(ledger, uniform(len(slots)))
+        future_goal = storage.take("next_achieved_goal", future_slots)
+        goal = ops.where(rows_mask(future, goal), future_goal, goal)
+        desired_goal = storage.take("desired_goal", other_slots)
+        return ops.where(rows_mask(desired, goal), desired_goal, goal), future | desired
+
+
+class StoredGoals:
+    """Writes ``k`` goals per transition when its episode ends, and serves one of each
+    transition's ``k + 1`` goals per sample (store mode)."""
+
+    FIELD = "relabel_goal"
+    """The stored column of relabelled goals, ``(k, *goal_shape)`` per transition."""
+
+    def __init__(self, storage: EpisodeStorage, ops: ArrayOps, settings: HerSettings) -> None:
+        self.storage, self.ops = storage, ops
+        self.strategy = Strategy.parse(settings.strategy)
+        self.n_goals = settings.goals_per_transition
+
+    def episodes_ended(self, ids: np.ndarray, envs: np.ndarray, uniform: Uniform) -> np.ndarray:
+        """Draw and write the goals of the just-ended episodes ``ids`` (of envs ``envs``);
+        returns the slots of their transitions, which may now be sampled."""
+        storage, n_goals = self.storage, self.n_goals
+        start, length, step, env = storage.steps_of(ids, envs)
+        slots = storage.slot_of(start + step, env)
+        if n_goals:
+            start, length, step, env = (np.repeat(a, n_goals) for a in (start, length, step, env))
+            ledger = storage.ledger(closed_only=True)
+            chosen = goal_slots(ledger, self.strategy, (start, length, step), env, uniform)
+            goals = storage.take("next_achieved_goal", chosen)
+            storage.assign(self.FIELD, slots, goals.reshape(len(slots), n_goals, *goals.shape[1:]))
+        return slots
+
+    def goals(
+        self, ledger: Ledger, slots: Any, copy: Any, goal: Any, uniform: Uniform, warm: bool
+    ) -> Goals:
+        """The goal ``copy`` of each of ``slots``: its own for 0, the j-th stored for j."""
+        if copy is None:
+            return goal, None
+        relabel = copy > 0
+        stored = self.storage.take(self.FIELD, slots)  # (B, k, *goal_shape)
+        flat = stored.reshape(-1, *stored.shape[2:])
+        chosen = self.ops.take(flat, np.arange(len(slots)) * self.n_goals + np.maximum(copy - 1, 0))
+        return self.ops.where(rows_mask(relabel, goal), chosen, goal), relabel
+
+
+def relabeller_for(
+    settings: HerSettings, storage: EpisodeStorage, ops: ArrayOps
+) -> SampleTimeGoals | MixedGoals | StoredGoals | NoRelabelling:
+    """The relabeller of ``settings``' mode."""
+    if settings.relabel == "store":
+        return StoredGoals(storage, ops, settings)
+    if settings.goal_mix is not None:
+        return MixedGoals(storage, ops, settings)
+    if settings.goals_per_transition:
+        return SampleTimeGoals(storage, ops, settings)
+    return NoRelabelling()
+
+
+# --- offline goal mixes (OGBench's rules) ------------------------------------------------
+
+OGBENCH_VALUE_GOALS = (0.2, 0.5, 0.3)
+"""OGBench's value goals (GCIVL, GCIQL, HIQL): 20 % current, 50 % future (geometric),
+30 % random states."""
+OGBENCH_ACTOR_GOALS = (0.0, 1.0, 0.0)
+"""OGBench's actor goals (every agent): future states, uniformly."""
+
+
+def future_state_steps(
+    ops: Any, step: Any, length: Any, u: Any, law: FutureLaw, gamma: float | None
+) -> Any:
+    """The steps whose first state is the future goal of the transitions at ``step`` of
+    episodes of ``length`` transitions, one uniform number of ``u`` each (see the module):
+    ``min(step + j, length - 1)``."""
+    last = length - 1
+    if law == "geometric":
+        if gamma is None or not 0 < gamma < 1:
+            raise ValueError(f"a geometric future needs gamma in (0, 1), got {gamma!r}")
+        ahead = ops.floor_int(ops.log1p(-u) / math.log(gamma)) + 1  # j >= 1
+        return ops.minimum(step + ahead, last)
+    near = ops.minimum(step + 1, last)
+    return ops.round_int(near * u + last * (1 - u))
+
+
+def state_goal_slots(
+    ledger: Ledger,
+    slots: Any,
+    at: tuple[Any, Any, Any],
+    mix: tuple[float, float, float],
+    law: FutureLaw,
+    gamma: float | None,
+    uniform: Callable[[int], Any],
+) -> Any:
+    """The slots whose first state is the goal of each of ``slots`` (at ``at``: their
+    episodes' start rows, lengths and steps, :func:`~herkit.buffer.storage.positions`)
+    under ``mix``; only the sources the mix uses draw numbers."""
+    ops = ledger.ops
+    current_p, future_p, random_p = mix
+    n = len(slots)
+    source = uniform(n) if 0 < max(mix) < 1 else None  # one source: no draw
+    goal = slots
+    if future_p > 0:
+        start, length, step = at
+        goal_step = future_state_steps(ops, step, length, uniform(n), law, gamma)
+        ahead = slot_at(ledger, start + goal_step, column_of(ledger, slots))
+        goal = ahead if source is None else ops.where(source >= current_p, ahead, goal)
+    if random_p > 0:
+        anywhere = sample_slots(ledger, uniform(n))
+        goal = (
+            anywhere
+            if source is None
+            else (ops.where(source >= current_p + future_p, anywhere, goal))
+        )
+    return goal
+
+
+def value_samples(
+    storage: EpisodeStorage,
+    ledger: Ledger,
+    slots: Any,
+    at: Any,
+    her: Any,
+    uniform: Callable[[int], Any],
+) -> tuple[Any, Any, Any]:
+    """The value goals of the transitions in ``slots`` under the settings ``her``
+    (:class:`~herkit.buffer.settings.HerSettings` with ``value_goals``; ``at``: their
+    :func:`~herkit.buffer.storage.positions`), their rewards (0 where reached, else -1;
+    1 and 0 without ``gc_negative``) and terminal flags (1 where reached), in the storage's
+    arrays."""
+    goal_slots = state_goal_slots(
+        ledger, slots, at, her.value_goals, her.value_future, her.gamma, uniform
+    )
+    terminated = storage.ops.from_host(ledger.ops.as_float32(goal_slots == slots))
+    reward = terminated - 1.0 if her.gc_negative else terminated
+    return storage.take("achieved_goal", goal_slots), reward, terminated
+
+
+def actor_samples(
+    storage: EpisodeStorage,
+    ledger: Ledger,
+    slots: Any,
+    at: Any,
+    her: Any,
+    uniform: Callable[[int], Any],
+) -> Any:
+    """The actor goals of the transitions in ``slots`` (at ``at``) under ``her``'s
+    ``actor_goals`` (their future goals uniform), or None without that mix."""
+    if her.actor_goals is None:
+        return None
+    goal_slots = state_goal_slots(ledger, slots, at, her.actor_goals, "uniform", her.gamma, uniform)
+    return storage.take("achieved_goal", goal_slots)
+
+
+# --- rewards, endings and returns --------------------------------------------------------
+
+
+def sample_returns(
+    storage: EpisodeStorage,
+    ops: ArrayOps,
+    slots: Any,
+    goal: Any,
+    relabel: Any,
+    next_achieved: Any,
+    *,
+    n_step: int,
+    gamma: float | None,
+    info_keys: tuple[str, ...],
+    terminal_on_success: bool | None,
+    keep_env_terms: bool = True,
+    goal_rewards: GoalRewards,
+    threshold: Any,
+) -> tuple[Any, Any, Any, Any]:
+    """Reward, terminal flag, slot of the last step and discount of each sample: one step
+    (discount None: the agent's gamma), or ``n_step`` (see the module's docstring), every
+    reward and flag the env's where ``relabel`` is false (or None), else taken for
+    ``goal``; ``next_achieved`` is the samples' own."""
+    n = n_step
+    flat = slots
+    if n > 1:
+        window, recorded = step_window(storage, slots, n)
+        flat = window.ravel()
+    rewards = storage.take("reward", flat)
+    terminal = storage.take("terminated", flat)
+    if relabel is not None and not (isinstance(relabel, np.ndarray) and not relabel.any()):
+        goals = goal if n == 1 else ops.repeat(goal, n)
+        info = {key: storage.take(f"info.{key}", flat) for key in info_keys}
+        achieved = next_achieved if n == 1 else storage.take("next_achieved_goal", flat)
+        goal_reward = goal_rewards.reward(achieved, goals, info)
+        relabelled = relabel if n == 1 else np.repeat(relabel, n)
+        relabelled_reward = goal_reward
+        if keep_env_terms:  # the goal-free part of the env's reward
+            relabelled_reward = goal_reward + storage.take("reward_extra", flat)
+        rewards = ops.where(relabelled, relabelled_reward, rewards)
+        if terminal_on_success:  # ended for another reason, or this goal reached
+            other_end = terminal & ~storage.take("success", flat)
+            now_reached = goal_rewards.reached(threshold, goal_reward, goals, info)
+            terminal = ops.where(relabelled, other_end | now_reached, terminal)
+    if n == 1:
+        return rewards, ops.as_float32(terminal), slots, None
+    assert gamma is not None
+    return n_step_sums(ops, rewards, terminal, recorded, window, gamma)
+
+
+def step_window(
+    storage: EpisodeStorage, slots: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(B, n)`` slots of steps ``t .. t + n - 1`` of each sample's episode (steps past
+    the last recorded one repeat it) and the ``(B, n)`` mask of the steps recorded."""
+    ledger = storage.ledger(closed_only=False)
+    start, length, step = positions(ledger, slots)
+    steps = step[:, None] + np.arange(n)  # (B, n): the window's steps
+    recorded = steps < length[:, None]
+    rows = start[:, None] + np.minimum(steps, length[:, None] - 1)
+    return slot_at(ledger, rows, column_of(ledger, slots)[:, None]), recorded
+
+
+def n_step_sums(
+    ops: ArrayOps,
+    rewards: Any,
+    terminal: Any,
+    recorded: np.ndarray,
+    window: np.ndarray,
+    gamma: float,
+) -> tuple[Any, Any, np.ndarray, Any]:
+    """Discounted sums of the window's ``rewards`` (``B * n``, row-major, in the backend)
+    up to the first ``terminal`` step among the ``recorded`` ones; returns each sample's
+    return, terminal flag (float32), slot of its last step and discount ``gamma ** m``."""
+    size, n = recorded.shape
+    # The window's bookkeeping on the host (a (B, n) array of flags), sums in the backend.
+    terminal_host = ops.to_host(terminal).reshape(size, n) & recorded
+    after_terminal = (np.cumsum(terminal_host, axis=1) - terminal_host) > 0
+    used = recorded & ~after_terminal  # (B, n), a prefix of each row, never empty
+    m = used.sum(axis=1)
+    weight = used * gamma ** np.arange(n)  # float64, as the sum
+    reward = ops.as_float32((rewards.reshape(size, n) * ops.from_host(weight)).sum(1))
+    rows_i = np.arange(size)
+    terminated = ops.from_host(terminal_host[rows_i, m - 1].astype(np.float32))
+    discount = ops.from_host((gamma**m).astype(np.float32))
+    return reward, terminated, window[rows_i, m - 1], discount
+
+
+# --- one draw ------------------------------------------------------------------------
+
+ON_A_DEVICE: dict[str, str | None] = {
+    "strategy": None,
+    "k": None,
+    "relabel": "store-time relabelling",
+    "goal_mix": None,
+    "goal_mix_warmup": None,
+    "n_step": "n-step returns",
+    "gamma": None,
+    "prioritized": None,
+    "alpha": None,
+    "beta": None,
+    "eps": None,
+    "terminal_on_success": None,
+    "keep_env_terms": None,
+    "success_threshold": None,
+    "info_keys": None,
+    "value_goals": None,
+    "value_future": None,
+    "actor_goals": None,
+    "gc_negative": None,
+}
+"""Every HER setting, and why a draw on a device cannot serve it when it differs from its
+default (None: served there as on the host). Store-time relabelling writes goals at
+episode ends and n-step windows read the host's bookkeeping."""
+
+
+class DrawSource(Protocol):
+    """What a draw reads of a buffer (:class:`herkit.HerReplayBuffer` is one)."""
+
+    @property
+    def storage(self) -> EpisodeStorage:
+        """The episodes (and a recorded dataset after them)."""
+        ...
+
+    @property
+    def settings(self) -> HerSettings:
+        """How goals are relabelled and samples scored."""
+        ...
+
+    @property
+    def relabeller(self) -> Relabeller:
+        """Picks the goals of a strategy or a goal mix."""
+        ...
+
+    @property
+    def rewards(self) -> GoalRewards:
+        """The reward functions, in the storage's backend."""
+        ...
+
+
+def unsupported(buffer: Any) -> str | None:
+    """Why ``buffer`` (a :class:`herkit.HerReplayBuffer`) cannot draw on its device without
+    the host, or None if it can."""
+    if buffer.device is None:
+        return "its data is on the host"
+    if buffer.torch_reward_fn is None:
+        return "its reward has no torch form"
+    settings, default = buffer.settings, HerSettings()
+    for name, why in ON_A_DEVICE.items():
+        if why is not None and getattr(settings, name) != getattr(default, name):
+            return why
+    return None
+
+
+def draw_batch(
+    source: DrawSource,
+    ledger: Ledger,
+    slots: Any,
+    copy: Any,
+    uniform: Uniform,
+    *,
+    terminal_on_success: bool | None,
+    threshold: Any,
+    warm: bool,
+    achieved_goals: bool,
+) -> dict[str, Any]:
+    """The batch of the transitions ``slots`` (in store mode ``copy`` says which of each
+    one's goals; None otherwise) with the random numbers of ``uniform`` and the bookkeeping
+    ``ledger``: its ``observation``, ``action``, ``reward``, ``next_observation``, ``goal``,
+    ``terminated``, ``discount`` and ``actor_goal`` (None where there are none), ``last``
+    (the slots whose next observation it holds: n steps on with n-step returns), and with
+    ``achieved_goals`` its ``achieved_goal`` and ``next_achieved_goal``.
+
+    ``terminal_on_success`` and ``warm`` (the goal mix's warm-up is over) are the flags the
+    rules follow, ``threshold`` the reward from which a goal counts as reached (None: the
+    reward of a goal with itself)."""
+    storage, her, ops = source.storage, source.settings, source.storage.ops
+    offline = her.value_goals is not None or her.actor_goals is not None
+    at = positions(ledger, slots) if offline else None
+    next_achieved = None
+    if achieved_goals or her.value_goals is None:
+        next_achieved = storage.take("next_achieved_goal", slots)
+    if her.value_goals is not None:  # offline GCRL's goals and rewards
+        goal, reward, terminated = value_samples(storage, ledger, slots, at, her, uniform)
+        last, discount = slots, None
+    else:
+        own_goal = storage.take("desired_goal", slots)
+        goal, relabel = source.relabeller.goals(ledger, slots, copy, own_goal, uniform, warm)
+        reward, terminated, last, discount = sample_returns(
+            storage,
+            ops,
+            slots,
+            goal,
+            relabel,
+            next_achieved,
+            n_step=her.n_step,
+            gamma=her.gamma,
+            info_keys=her.info_keys,
+            terminal_on_success=terminal_on_success,
+            keep_env_terms=her.keep_env_terms,
+            goal_rewards=source.rewards,
+            threshold=threshold,
+        )
+    batch = {
+        "observation": storage.take("observation", slots),
+        "action": storage.take("action", slots),
+        "reward": reward,
+        "next_observation": storage.take("next_observation", last),
+        "goal": goal,
+        "terminated": terminated,
+        "discount": discount,
+        "actor_goal": actor_samples(storage, ledger, slots, at, her, uniform),
+        "last": last,
+    }
+    if achieved_goals:
+        batch["achieved_goal"] = storage.take("achieved_goal", slots)
+        batch["next_achieved_goal"] = next_achieved
+    return batch

@@ -25,12 +25,15 @@ from herkit.agents import (
 )
 from herkit.agents.base import ValueScale
 from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
-from herkit.config.agents import ALGOS, ONLINE_ALGOS, config_class
+from herkit.config.agents import ALGOS, OFFLINE_ALGOS, config_class
 
 OBS_DIM, GOAL_DIM, ACT_DIM, N_ACTIONS = 6, 3, 2, 4
 LOW = np.array([-1.0, 0.0], np.float32)
 HIGH = np.array([1.0, 3.0], np.float32)
 SMALL = {"hidden": (32, 32), "batch_size": 64}
+
+ONLINE_ALGOS = tuple(algo for algo in ALGOS if algo not in OFFLINE_ALGOS)
+"""The agents that learn from their own experience: dqn, ddpg, td3 and sac."""
 
 
 def small_config(algo: str, **changes: Any) -> Any:
@@ -504,7 +507,7 @@ def test_layer_norm_where_asked(algo: str) -> None:
                 module.bias.uniform_(-0.5, 0.5)
     x = torch.randn(5, mlp[0].in_features)
     layered = x
-    for module in list(mlp)[:-1]:  # the layers in order ("_last" names the last one again)
+    for module in mlp:  # the layers in order
         layered = module(layered)
     torch.testing.assert_close(mlp(x), layered)  # the fused forward computes the same
     metrics = host(agent.update(random_batch(algo)))
@@ -626,3 +629,16 @@ def test_n_step_discount_replaces_gamma(algo: str) -> None:
         agent.update(replace(batch, **changed))
     for name, value in parameters(terminal).items():
         torch.testing.assert_close(value, parameters(zero_discount)[name], msg=name)
+
+
+def test_a_network_saves_each_parameter_once_and_loads_older_states() -> None:
+    """The output layer is one entry of the state dict (it was two, ``_last.*`` beside its
+    index); a state written that way still loads."""
+    from herkit.agents.networks import mlp
+
+    net = mlp(4, (8, 8), 2)
+    state = net.state_dict()
+    assert list(state) == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]
+    older = dict(state) | {"_last.weight": state["4.weight"], "_last.bias": state["4.bias"]}
+    net.load_state_dict(older)
+    assert net.output_layer is net[4]

@@ -17,7 +17,6 @@ from herkit.agents.updates import TorchBatch
 from herkit.config.agents import (
     ALGOS,
     OFFLINE_ALGOS,
-    ONLINE_ALGOS,
     GCBCConfig,
     GCIQLConfig,
     GCIVLConfig,
@@ -25,6 +24,7 @@ from herkit.config.agents import (
     config_class,
     default_agent_config,
 )
+from test_agents import ONLINE_ALGOS
 
 OBS_DIM, GOAL_DIM = 4, 2
 BOX = gymnasium.spaces.Box(np.array([-2.0, 0.0], np.float32), np.array([2.0, 1.0], np.float32))

@@ -19,10 +19,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from herkit.agents import make_agent, updates
 from herkit.buffer.device_sampler import DeviceSampler
-from herkit.config.agents import ONLINE_ALGOS
 from test_agents import (
     GOAL_DIM,
     OBS_DIM,
+    ONLINE_ALGOS,
     agent_for,
     parameters,
     random_batch,

@@ -24,10 +24,18 @@ import torch
 
 from herkit.agents import Normalizer, make_agent, updates
 from herkit.agents.updates import UPDATE_MODES, UpdateLog, check_update_mode
-from herkit.config.agents import ONLINE_ALGOS
 from herkit.runtime.distributed import Context
 from herkit.training.update_plan import AUTO_BF16_SPEEDUP, UpdatePlan, choose_update
-from test_agents import GOAL_DIM, OBS_DIM, agent_for, host, parameters, random_batch, space
+from test_agents import (
+    GOAL_DIM,
+    OBS_DIM,
+    ONLINE_ALGOS,
+    agent_for,
+    host,
+    parameters,
+    random_batch,
+    space,
+)
 
 CUDA = torch.cuda.is_available()
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import partial
-from typing import Literal, Optional, get_args
+from typing import Any, Literal, Optional, get_args
 
 import numpy as np
 import torch
@@ -68,6 +68,8 @@ class MLP(nn.Sequential):
     mantissa would round a Q value near -20 to steps of 0.125.
     """
 
+    _last: nn.Linear
+
     def __init__(self, *layers: nn.Module) -> None:
         super().__init__(*layers)
         hidden: list[_Hidden] = []
@@ -76,7 +78,16 @@ class MLP(nn.Sequential):
                 hidden.append(_hidden_layer(module, layers[i + 1 :]))
         last = layers[-1]
         assert isinstance(last, nn.Linear)
-        self._hidden, self._last = tuple(hidden), last
+        self._hidden = tuple(hidden)
+        # kept beside the Sequential's own entry, not registered twice (one key in state_dict)
+        object.__setattr__(self, "_last", last)
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+        """Load, leaving out the second copy of the output layer that checkpoints written
+        before it was registered once hold (``_last.weight``, ``_last.bias``)."""
+        for key in [key for key in state_dict if key.startswith(f"{prefix}_last.")]:
+            del state_dict[key]
+        super()._load_from_state_dict(state_dict, prefix, *args)
 
     @property
     def output_layer(self) -> nn.Linear:

@@ -13,89 +13,144 @@ running earlier updates.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 __all__ = ["NUMPY", "ArrayOps", "NumpyOps", "TorchOps", "array_ops", "rows_mask", "to_device"]
 
 
-class NumpyOps:
-    """The few operations a buffer performs on its arrays, numpy's semantics; these numpy's
-    own, for columns in host memory (the default). :class:`TorchOps` does the same on
-    torch tensors."""
+class ArrayOps(Protocol):
+    """The few operations a buffer performs on its arrays, with numpy's semantics: numpy's
+    own on host columns (:class:`NumpyOps`), torch's on tensors (:class:`TorchOps`). A
+    backend that lacks one is a type error, not numpy run on tensors."""
 
-    device: Any = None
+    device: Any
     """The torch device of the columns, or None for numpy arrays."""
 
     def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         """A zero-filled column."""
-        return np.zeros(shape, dtype=dtype)
+        ...
 
     def take(self, array: Any, index: Any) -> Any:
         """Rows ``index`` of ``array`` (a host int64 array, or a tensor on the device)."""
-        return array.take(index, axis=0)
+        ...
 
     def assign(self, array: Any, index: Any, values: Any) -> None:
         """``array[index] = values`` (index: a slice, a host int64 array or a tensor)."""
-        array[index] = values
+        ...
 
     def where(self, mask: Any, a: Any, b: Any) -> Any:
         """``a`` where ``mask`` (host or backend booleans, broadcastable), else ``b``."""
-        return np.where(mask, a, b)
+        ...
 
     def repeat(self, array: Any, n: int) -> Any:
         """Each row ``n`` times in a row (``np.repeat(array, n, axis=0)``)."""
-        return np.repeat(array, n, axis=0)
+        ...
 
     def cumsum(self, array: Any, axis: int) -> Any:
         """Cumulative sum along ``axis``."""
-        return np.cumsum(array, axis=axis)
+        ...
 
     def floor_int(self, array: Any) -> Any:
         """The floor of non-negative numbers, as int64 (a truncation)."""
-        return array.astype(np.int64)
+        ...
 
     def minimum(self, a: Any, b: Any) -> Any:
         """Element-wise minimum (``b`` may be a number)."""
-        return np.minimum(a, b)
+        ...
 
     def maximum(self, a: Any, b: Any) -> Any:
         """Element-wise maximum (``b`` may be a number)."""
-        return np.maximum(a, b)
+        ...
 
     def round_int(self, array: Any) -> Any:
         """Numbers rounded to the nearest integer (halves to even, as ``np.round``), as
         int64."""
-        return np.rint(array).astype(np.int64)
+        ...
 
     def log1p(self, array: Any) -> Any:
         """``log(1 + x)``, element-wise."""
-        return np.log1p(array)
+        ...
 
     def searchsorted(self, ordered: Any, values: Any) -> Any:
         """Per value, the index of the first element of ``ordered`` above it."""
-        return np.searchsorted(ordered, values, side="right")
+        ...
 
     def arange(self, n: int) -> Any:
         """``0, 1, ..., n - 1`` as int64."""
-        return np.arange(n, dtype=np.int64)
+        ...
 
     def as_float32(self, array: Any) -> Any:
         """``array`` as float32."""
-        return np.asarray(array).astype(np.float32)
+        ...
 
     def from_host(self, array: np.ndarray) -> Any:
         """A host array in this backend (no copy for numpy)."""
-        return array
+        ...
 
     def to_host(self, array: Any) -> np.ndarray:
         """A backend array as a numpy array."""
+        ...
+
+
+class NumpyOps:
+    """:class:`ArrayOps` on numpy arrays in host memory (the default)."""
+
+    device: Any = None
+    """None: the columns are numpy arrays."""
+
+    def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        return np.zeros(shape, dtype=dtype)
+
+    def take(self, array: Any, index: Any) -> Any:
+        return array.take(index, axis=0)
+
+    def assign(self, array: Any, index: Any, values: Any) -> None:
+        array[index] = values
+
+    def where(self, mask: Any, a: Any, b: Any) -> Any:
+        return np.where(mask, a, b)
+
+    def repeat(self, array: Any, n: int) -> Any:
+        return np.repeat(array, n, axis=0)
+
+    def cumsum(self, array: Any, axis: int) -> Any:
+        return np.cumsum(array, axis=axis)
+
+    def floor_int(self, array: Any) -> Any:
+        return array.astype(np.int64)
+
+    def minimum(self, a: Any, b: Any) -> Any:
+        return np.minimum(a, b)
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        return np.maximum(a, b)
+
+    def round_int(self, array: Any) -> Any:
+        return np.rint(array).astype(np.int64)
+
+    def log1p(self, array: Any) -> Any:
+        return np.log1p(array)
+
+    def searchsorted(self, ordered: Any, values: Any) -> Any:
+        return np.searchsorted(ordered, values, side="right")
+
+    def arange(self, n: int) -> Any:
+        return np.arange(n, dtype=np.int64)
+
+    def as_float32(self, array: Any) -> Any:
+        return np.asarray(array).astype(np.float32)
+
+    def from_host(self, array: np.ndarray) -> Any:
+        return array
+
+    def to_host(self, array: Any) -> np.ndarray:
         return np.asarray(array)
 
 
-class TorchOps(NumpyOps):
-    """Columns as torch tensors on ``device`` (a GPU, or the CPU for tests)."""
+class TorchOps:
+    """:class:`ArrayOps` on torch tensors on ``device`` (a GPU, or the CPU for tests)."""
 
     def __init__(self, device: Any) -> None:
         import torch
@@ -205,9 +260,6 @@ def to_device(array: np.ndarray, device: Any) -> Any:
         return tensor.pin_memory().to(device, non_blocking=True)
     return tensor.to(device)
 
-
-ArrayOps = NumpyOps
-"""The type of a buffer's operations: :class:`NumpyOps`, or :class:`TorchOps`."""
 
 NUMPY = NumpyOps()
 """The host's operations (they hold no state)."""

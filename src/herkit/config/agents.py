@@ -26,7 +26,6 @@ from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 __all__ = [
     "ALGOS",
     "OFFLINE_ALGOS",
-    "ONLINE_ALGOS",
     "UPDATE_MODES",
     "Algo",
     "DDPGConfig",
@@ -289,9 +288,6 @@ ALGOS: tuple[Algo, ...] = get_args(Algo)
 OFFLINE_ALGOS: tuple[Algo, ...] = ("gcbc", "gcivl", "gciql")
 """The offline goal-conditioned agents, trained from a recorded dataset (their batches
 carry actor goals; they update eagerly only)."""
-
-ONLINE_ALGOS: tuple[Algo, ...] = tuple(algo for algo in ALGOS if algo not in OFFLINE_ALGOS)
-"""The agents that learn from their own experience: dqn, ddpg, td3 and sac."""
 
 UpdateMode = Literal["eager", "compiled", "captured", "compiled-captured"]
 """How an update step runs (:mod:`herkit.agents.updates`): op by op, compiled, captured as a

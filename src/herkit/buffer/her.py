@@ -15,7 +15,7 @@ env. This module holds the hot path that joins them, ``add`` and ``sample``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -118,6 +118,7 @@ class HerReplayBuffer:
         self.device = self.ops.device
         self.sources: dict[str, str] = {}
         """Where :meth:`from_env` took settings from, by name (empty when built directly)."""
+        self._ending_followers: list[Callable[[bool | None], None]] = []
         self.conventions: GoalConventions | None = None
         """The env's conventions that :meth:`from_env` found (None when built directly)."""
         self._seed = seed
@@ -235,9 +236,19 @@ class HerReplayBuffer:
         return Ending(ends, source)
 
     def set_ending(self, ending: Ending) -> None:
-        """Take ``ending`` (:mod:`herkit.buffer.ending`), e.g. a resumed run's."""
+        """Take ``ending`` (:mod:`herkit.buffer.ending`), e.g. a resumed run's, and tell
+        those who follow it (:meth:`follow_ending`)."""
         self.settings = HerSettings.of(self.settings, {"terminal_on_success": ending.ends})
         self.sources["terminal_on_success"] = ending.source
+        for follower in self._ending_followers:
+            follower(ending.ends)
+
+    def follow_ending(self, follower: Callable[[bool | None], None]) -> None:
+        """Call ``follower`` with :attr:`terminal_on_success` now and whenever it changes
+        (the env's first success decides it where it was unknown): the buffer holds it, an
+        agent whose reward scale depends on it follows it."""
+        self._ending_followers.append(follower)
+        follower(self.terminal_on_success)
 
     def add(
         self,

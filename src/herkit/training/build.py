@@ -87,12 +87,15 @@ def write_run_config(
     """config.json: the config, the env's conventions, what this rank's buffer found of
     the env's rewards (``env_terms``: how often and how much they differ from
     compute_reward, and how a relabelled goal counts as reached) and ``machine``: how the
-    run uses the cores, and why its precision was chosen. Replaced atomically."""
+    run uses the cores, and why its precision was chosen. Whether episodes end on success
+    is the buffer's (it holds it: decided at the first success where it was unknown).
+    Replaced atomically."""
     buffer.flush()
     env_terms = {"success_rule": buffer.success_rule(), **buffer.audit.to_dict()}
+    ending = buffer.ending
     values = {
-        **config.to_dict(),
-        "conventions": conventions.to_dict() | {"env_terms": env_terms},
+        **config.with_her(terminal_on_success=ending.ends).to_dict(),
+        "conventions": conventions.with_ending(ending).to_dict() | {"env_terms": env_terms},
         "machine": machine,
     }
     write_text(RunPaths(run_dir).config, json.dumps(values, indent=1))
@@ -280,6 +283,8 @@ def build(
             **placement,
         )
         buffer.conventions = conventions
+        if conventions is not None and conventions.terminal_on_success is not None:
+            buffer.set_ending(conventions.ending)
         return agent, buffer
     buffer = HerReplayBuffer.from_env(
         envs,

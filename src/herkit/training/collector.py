@@ -44,7 +44,7 @@ class Collector:
         self.metrics = metrics
         self.outputs = outputs
         self.restarts = restarts
-        self.terminal_unknown = parts.config.her.terminal_on_success is None
+        self.terminal_unknown = parts.buffer.terminal_on_success is None
         # the env's reward terms beyond compute_reward, said once (by the probe or here)
         self.terms_reported = parts.conventions.step_reward_extra is not None
         self.range_reported = False
@@ -150,12 +150,9 @@ class Collector:
 
     def _learn_ending(self) -> None:
         """The buffer saw the env's first success, which shows whether its episodes end on
-        success (:mod:`herkit.buffer.ending`): tell the settings, the conventions and the
-        agent."""
+        success (:mod:`herkit.buffer.ending`; the agent follows the buffer): said, and
+        written into config.json."""
         parts, ending = self.parts, self.parts.buffer.ending
-        parts.conventions = parts.conventions.with_ending(ending)
-        parts.config = parts.config.with_her(terminal_on_success=ending.ends)
-        parts.agent.set_terminal_on_success(ending.ends)
         self.terminal_unknown = False
         if parts.context.is_main:
             say(

@@ -21,8 +21,9 @@ __all__ = ["RunParts"]
 
 @dataclass(kw_only=True)
 class RunParts:
-    """The components of a run in progress. ``config`` and ``conventions`` are replaced
-    once the env's first success shows whether its episodes end on success."""
+    """The components of a run in progress. ``config`` and ``conventions`` are the run's
+    as it started; whether episodes end on success is the buffer's (decided there at the
+    env's first success where it was unknown)."""
 
     config: TrainConfig
     conventions: GoalConventions

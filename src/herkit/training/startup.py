@@ -145,6 +145,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             if conventions.terminal_on_success is not None:  # maybe decided after it
                 buffer.set_ending(conventions.ending)
             machine = saved_machine(run_dir) | machine
+        buffer.follow_ending(agent.set_terminal_on_success)  # the buffer holds it
         if main:  # also on resume, where --steps may have grown
             write_run_config(run_dir, config, conventions, buffer, machine)
         parts = RunParts(

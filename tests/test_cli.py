@@ -76,7 +76,6 @@ def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
         (["train", "--algo", "td3", "--td3.batch-size", "0"], "error: --td3.batch-size must"),
         (["train", "--env-kwargs", "nbits=10"], "'nbits' (--env-kwargs) is not accepted"),
         (["train", "--stepz", "5"], "Perhaps you meant: --steps INT"),
-        (["train", "--steps", "abc"], "(default: 10000)"),  # the env's preset, not 100000
         (["train", "--terminal-on-success", "maybe"], "terminal-on-success"),
         (["plot"], "at least one run directory"),
         (["evl", "x"], "unknown command 'evl' (did you mean herkit eval?)"),
@@ -86,9 +85,14 @@ def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
         (["train", "CartPole-v1"], "not a goal env"),
         (["train", "--algo", "ddpg"], "algo='ddpg'"),
         (["train", "--algo", "ppo"], "ppo"),
-        (["train", "--resume", "/nonexistent/run"], "has no config.json"),
-        (["eval", "/nonexistent/run"], "has no config.json"),
-        (["plot", "/nonexistent/run"], "has no progress.csv"),
+        (["train", "--resume", "/nonexistent/run"], "'/nonexistent/run' does not exist"),
+        (["eval", "/nonexistent/run"], "run directory '/nonexistent/run' does not exist"),
+        (["eval", "."], "run directory '.' is not a herkit run (it has no config.json)"),
+        (["plot", "/nonexistent/run"], "run directory '/nonexistent/run' does not exist"),
+        (["plot", "."], "run directory '.' has no evaluation yet (no progress.csv)"),
+        (["train", "--steps", "abc"], "--steps expects a whole number, got 'abc'"),
+        (["train", "--algo", "ddpg", "--ddpg.lr", "x"], "--ddpg.lr expects a number, got 'x'"),
+        (["train", "--shaped-reward", "1"], "expects 2 values (FLOAT FLOAT), got 1"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_code_2(

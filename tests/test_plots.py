@@ -243,7 +243,8 @@ def test_cli_errors_for_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "at least one run directory" in capsys.readouterr().err
     assert main(["plot", str(tmp_path), "-o", str(tmp_path / "c.png")]) == 2
     err = capsys.readouterr().err
-    assert err == f"herkit: error: run directory {str(tmp_path)!r} has no progress.csv\n"
+    label = f"run directory {str(tmp_path)!r}"
+    assert err == f"herkit: error: {label} has no evaluation yet (no progress.csv)\n"
 
 
 def test_pure_function_errors_name_the_argument(tmp_path: Path) -> None:

@@ -278,8 +278,8 @@ def test_cli_writes_the_report(
     [
         ([], "herkit report needs at least one run directory"),
         (["{tmp}/missing"], "run directory '{tmp}/missing' does not exist"),
-        (["{tmp}/afile"], "run directory '{tmp}/afile' is not a directory"),
-        (["{tmp}"], "run directory '{tmp}' has no progress.csv"),
+        (["{tmp}/afile"], "run directory '{tmp}/afile' is a file, not a directory"),
+        (["{tmp}"], "run directory '{tmp}' has no evaluation yet (no progress.csv)"),
         (["{run}", "-o", "{tmp}"], "output '{tmp}' is a directory; give a file name such as"),
         (["{run}", "-o", "{tmp}/afile/r.html"], "'{tmp}/afile' is a file, not a directory"),
         (["{run}", "--smooth", "2"], "--smooth"),

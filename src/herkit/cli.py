@@ -441,9 +441,34 @@ def parse(
         raise ValueError(f"{message} (see {prog} --help)") from None
 
 
+VALUE_ERRORS = (
+    (r"invalid literal for int\(\) with base 10: (.+)$", "expects a whole number, got {0}"),
+    (r"could not convert string to float: (.+)$", "expects a number, got {0}"),
+    (
+        r"input length (\d+) did not match expected argument count (\d+) of `(?:\[bold\])?"
+        r"(.*?)(?:\[/bold\])?`",
+        "expects {1} values ({2}), got {0}",
+    ),
+)
+"""How herkit words tyro's refusals of a flag's value (a pattern of tyro's text, and what
+herkit says of the flag instead), so that every error is herkit's one-line form."""
+
+
 def _flag_named(message: str, args: list[str]) -> str:
-    """A setting's refusal (tyro's ``Error parsing CLASS: field must ...``) with the flag
-    that set it in place of the class and field names: ``--ddpg.batch-size must ...``."""
+    """A refusal in herkit's words: a flag's value that tyro could not read (``Error parsing
+    --steps: invalid literal ...``: ``--steps expects a whole number, got 'abc'``), or a
+    setting's refusal (``Error parsing CLASS: field must ...``) with the flag that set it
+    in place of the class and field names (``--ddpg.batch-size must ...``); tyro's help
+    text of the flag is left to ``--help``."""
+    message = message.split("; Argument helptext:")[0]
+    flagged = re.match(r"Error parsing (--[\w.-]+): (.*)$", message, re.S)
+    if flagged is not None:
+        flag, why = flagged.groups()
+        for pattern, words in VALUE_ERRORS:
+            found = re.search(pattern, why, re.S)
+            if found is not None:
+                return f"{flag} {words.format(*found.groups())}"
+        return f"{flag}: {why}"
     found = re.match(r"Error parsing (\S+): (\w+)(.*)$", message, re.S)
     if found is None:
         return message

@@ -160,8 +160,7 @@ def aggregate_runs(
     seen: set[Path] = set()
     for run_dir in run_dirs:
         path = Path(run_dir)
-        if not RunPaths(path).progress.is_file():
-            raise ValueError(f"run directory {str(run_dir)!r} has no progress.csv")
+        RunPaths(path).check(progress=True)
         if path.resolve() not in seen:
             seen.add(path.resolve())
             runs.append(path)

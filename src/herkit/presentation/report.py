@@ -79,9 +79,7 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
     if not run_dirs:
         raise ValueError("run_dirs: give at least one run directory")
     for run_dir in run_dirs:
-        if not Path(run_dir).is_dir():
-            problem = "is not a directory" if Path(run_dir).exists() else "does not exist"
-            raise ValueError(f"run directory {str(run_dir)!r} {problem}")
+        RunPaths(run_dir).check(progress=True)
     out = _check_output("output", output, example="report.html")
     x = (
         progress_axis(run_dirs)

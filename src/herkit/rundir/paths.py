@@ -30,6 +30,20 @@ class RunPaths:
 
     root: Path
 
+    def check(self, progress: bool = False) -> None:
+        """A ValueError, in the one form every command says it, unless the root is a run
+        directory: one with a ``config.json`` (to evaluate, resume or report it) or, where
+        ``progress``, one with a ``progress.csv`` (to plot it, config or not)."""
+        label = f"run directory {str(self.root)!r}"
+        if not self.root.exists():
+            raise ValueError(f"{label} does not exist")
+        if not self.root.is_dir():
+            raise ValueError(f"{label} is a file, not a directory")
+        if progress and not self.progress.is_file():
+            raise ValueError(f"{label} has no evaluation yet (no progress.csv)")
+        if not progress and not self.config.is_file():
+            raise ValueError(f"{label} is not a herkit run (it has no config.json)")
+
     def __init__(self, root: str | Path) -> None:
         object.__setattr__(self, "root", Path(root))
 

@@ -16,9 +16,8 @@ def load_run_config(run_dir: str | Path) -> TrainConfig:
 
     Raises ValueError naming the file when it is missing, not JSON, or not a config.
     """
+    RunPaths(run_dir).check()
     path = RunPaths(run_dir).config
-    if not path.is_file():
-        raise ValueError(f"run directory {str(run_dir)!r} has no config.json")
     try:
         values = json.loads(path.read_text())
         if not isinstance(values, dict):

@@ -484,7 +484,8 @@ def test_ddpg_learns_a_one_step_bandit() -> None:
 
 @pytest.mark.parametrize("algo", ONLINE_ALGOS)
 def test_layer_norm_where_asked(algo: str) -> None:
-    agent = agent_for(algo, actor_layer_norm=True, critic_layer_norm=False)
+    actor = {} if algo == "dqn" else {"actor_layer_norm": True}  # DQN: no actor, no flag
+    agent = agent_for(algo, critic_layer_norm=False, **actor)
     norms = {
         name: sum(isinstance(m, torch.nn.LayerNorm) for m in net.modules())
         for name, net in agent._networks().items()

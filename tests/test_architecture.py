@@ -216,3 +216,52 @@ def test_each_module_says_what_it_holds(name: str) -> None:
     says which."""
     source = MODULES[name].read_text()
     assert ast.get_docstring(ast.parse(source)), f"{name} has no module docstring"
+
+
+def test_one_ddpg_update_reads_in_the_files_and_frames_the_architecture_page_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From the loop's learn call to the loss: the frames of an eager DDPG update and the
+    files they are in, as docs/architecture.md's walk of one update lists them."""
+    import inspect
+
+    from herkit.agents.ddpg_td3 import DDPGAgent
+    from herkit.training.loop import train
+    from runs import quiet
+
+    seen: list[list[tuple[str, str]]] = []
+    update = DDPGAgent._update
+
+    def traced(self: DDPGAgent, *args: object, **kwargs: object) -> object:
+        if not seen:
+            frames = [(Path(f.filename).as_posix(), f.function) for f in inspect.stack()[1:]]
+            seen.append(frames)
+        return update(self, *args, **kwargs)
+
+    monkeypatch.setattr(DDPGAgent, "_update", traced)
+    small = {"hidden": (16,), "batch_size": 16}
+    config = quiet(
+        env_id="herkit/PointReach-v0",
+        algo="ddpg",
+        steps=150,
+        warmup_steps=100,
+        eval_every=150,
+        eval_episodes=1,
+        update_mode="eager",
+        ddpg=small,
+        out=str(tmp_path / "run"),
+    )
+    train(config)
+    frames = seen[0]
+    learn = next(i for i, (path, name) in enumerate(frames) if name == "learn")
+    path = [(f"{Path(p).parent.name}/{Path(p).name}", name) for p, name in frames[: learn + 1]]
+    assert path[::-1] == [
+        ("training/learner.py", "learn"),
+        ("agents/updates.py", "update"),
+        ("agents/updates.py", "step"),
+    ], path
+    assert frames[learn + 1][0].endswith("training/loop.py")  # the loop calls learn
+    page = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text()
+    for frame in ("`Learner.learn`", "`UpdateSteps.update`", "`UpdateSteps.step`"):
+        assert frame in page
+    assert "`DDPGAgent._update` | `agents/ddpg_td3.py`" in page

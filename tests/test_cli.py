@@ -14,6 +14,7 @@ import time
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -277,6 +278,16 @@ def test_output_to_a_file_or_pipe_gets_progress_lines_as_it_trains(tmp_path: Pat
     assert first.startswith("herkit: 300/600 env steps (50%), success rate "), first
     assert all(word in first for word in ("env steps/s", "updates/s", "elapsed", "left"))
     assert "━" not in done.stderr + done.stdout  # no bar drawn into the file
+    assert lines[0].startswith("herkit: training herkit/BitFlip-v0 (15 bits) with dqn"), lines
+    mode = next(line for line in lines if line.startswith("herkit: update mode: "))
+    assert mode.startswith("herkit: update mode: eager: PyTorch runs each update operation by")
+    run = tmp_path / "run"
+    assert lines[end + 1 :] == [  # where to look, and what a new user can do next
+        f"herkit: report: {run / 'report.html'} (open it in a browser); curve: {run / 'curve.png'}",
+        f"herkit: next: herkit eval {run} --video {run / 'policy.mp4'} (watch the policy), "
+        f"or herkit train --resume {run} --steps 1200 (train twice as long)",
+    ]
+    assert (run / "report.html").is_file() and (run / "curve.png").is_file()
 
 
 def test_progress_lines_follow_evaluations_at_most_every_few_seconds(
@@ -417,6 +428,9 @@ def test_train_help_says_whose_defaults_it_shows_and_only_their_algorithm() -> N
     assert boxes == ["positional arguments", "options", "her options", "dqn options"]
     assert "--ddpg.lr" not in text and "--strategy {future,final,episode,random,none}" in text
     assert "``" not in text and ":class:" not in text  # the docstrings' markup is gone
+    dqn = text.split("dqn options")[1]
+    assert "--dqn.lr FLOAT Adam learning rate of the Q-network." in dqn
+    assert not re.search(r"\bactor", dqn), dqn  # DQN has no actor: no flag, no word of one
     td3 = " ".join(herkit("train", "--algo", "td3", "--help", env=env).stdout.split())
     assert "--td3.lr" in td3 and "--dqn.lr" not in td3 and "for --algo td3" in td3
     assert len(shown.stdout.splitlines()) < 245
@@ -554,3 +568,26 @@ def test_an_algorithm_and_its_data_that_do_not_go_together_are_refused(
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("herkit: error: ") and words in done.stderr
     assert len(done.stderr.splitlines()) == 1 and not (tmp_path / "run").exists()
+
+
+def test_summaries_hold_figures_rounded_to_what_they_are_worth() -> None:
+    """summary.json and `herkit eval --json` hold 0.228 and -2.2, not a float sum's
+    0.22800000000000004 and -2.1999999999999997."""
+    from herkit.config.run import config_for
+    from herkit.training.evaluation import EvalResult
+    from herkit.training.schedule import first_state
+    from herkit.training.state import summary_of
+
+    result = EvalResult([1.0, 0.0, 0.0], [-1.1, -2.2, -3.3], [7, 8, 8])
+    assert float(np.mean(result.returns)) != -2.2  # what rounding is for
+    assert result.summary() == {
+        "episodes": 3,
+        "success_rate": 0.3333,
+        "mean_return": -2.2,
+        "mean_length": 7.6667,
+    }
+    config = config_for("herkit/BitFlip-v0")
+    state = first_state(config)
+    state.success_rate, state.wall_s = 0.22800000000000004, 1.23456789
+    summary = summary_of(config, state, 1)
+    assert summary["success_rate"] == 0.228 and summary["wall_s"] == 1.235

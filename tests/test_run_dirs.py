@@ -102,6 +102,28 @@ def test_a_lock_of_another_host_is_reported_with_the_file_to_delete(tmp_path: Pa
     assert not RunPaths(tmp_path / "fresh").lock.exists()
 
 
+def test_default_names_spell_the_settings_a_user_gave() -> None:
+    """Values as a user typed them (no Python reprs), an offline agent's goals only where
+    given, its dataset by its file name where that is not the env id."""
+    bitflip = preset_config("herkit/BitFlip-v0")
+    shaped = dataclasses.replace(
+        bitflip, shaped_reward=(1.0, 2.0), dqn=dataclasses.replace(bitflip.dqn, hidden=(64, 64))
+    )
+    assert shaped.out_dir().name == (
+        "herkit-BitFlip-v0-dqn-future-s0-dqn.hidden=64x64,shaped_reward=1x2"
+    )
+    maze = preset_config("pointmaze-medium-navigate-v0")
+    offline = dataclasses.replace(
+        maze, algo="gcivl", dataset="data/pointmaze-medium-navigate-v0.npz", offline_steps=1000
+    )
+    assert offline.out_dir().name.startswith("pointmaze-medium-navigate-v0-gcivl-s0")
+    assert "values" not in offline.out_dir().name and "dataset" not in offline.out_dir().name
+    other = dataclasses.replace(offline, dataset="elsewhere/mine.npz").with_her(
+        value_goals=(0.0, 1.0, 0.0)
+    )
+    assert other.out_dir().name.startswith("pointmaze-medium-navigate-v0-gcivl-values0-1-0-s0-mine")
+
+
 @pytest.mark.slow("herkit train runs in subprocesses")
 def test_default_names_keep_tasks_and_learning_settings_apart(tmp_path: Path) -> None:
     base = preset_config("herkit/BitFlip-v0")

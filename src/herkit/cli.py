@@ -36,6 +36,7 @@ from herkit.commands import SUMMARIES, TAGLINE
 from herkit.config.learning import RESUME_MAY_CHANGE
 from herkit.envs.failures import EnvFailure
 from herkit.extras import needs_extra
+from herkit.rundir.paths import RunPaths
 from herkit.runtime.failures import EXIT_CODES, DistributedError, RunFailed
 
 
@@ -219,9 +220,18 @@ def _train_main(args: list[str]) -> None:
             if offline
             else (f"{summary['env_steps']:,} env steps")
         )
+        run = RunPaths(summary["run_dir"])
+        if offline:
+            on = f"herkit train --resume {run.root} --steps 100000 (go on online in the env)"
+        else:
+            steps = 2 * summary["env_steps"]
+            on = f"herkit train --resume {run.root} --steps {steps} (train twice as long)"
         print(
             f"herkit: done: success rate {summary['success_rate']:.2f} at {at}; run "
-            f"directory {summary['run_dir']}",
+            f"directory {run.root}\n"
+            f"herkit: report: {run.report} (open it in a browser); curve: {run.curve}\n"
+            f"herkit: next: herkit eval {run.root} --video {run.root / 'policy.mp4'} (watch "
+            f"the policy), or {on}",
             file=sys.stderr,
         )
 

@@ -183,7 +183,9 @@ def _agent_config(algo: str, size: NetworkSize) -> Any:
 
     from herkit.config.agents import default_agent_config
 
-    norms = {"actor_layer_norm": size.layer_norm, "critic_layer_norm": size.layer_norm}
+    norms = {"critic_layer_norm": size.layer_norm}
+    if algo != "dqn":
+        norms["actor_layer_norm"] = size.layer_norm
     return replace(
         default_agent_config(algo),
         hidden=size.hidden,

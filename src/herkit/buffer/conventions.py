@@ -91,6 +91,8 @@ class GoalConventions:
     """How each of the above was established, in words (for the log and config.json)."""
     warnings: tuple[str, ...] = ()
     """Problems found, one line each (e.g. step rewards that compute_reward does not give)."""
+    task: str | None = None
+    """What the env says it is, in a few words (its ``task_words``, e.g. ``15 bits``)."""
 
     @property
     def ending(self) -> Ending:

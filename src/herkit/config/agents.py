@@ -27,6 +27,7 @@ __all__ = [
     "ALGOS",
     "OFFLINE_ALGOS",
     "UPDATE_MODES",
+    "ActorCriticConfig",
     "Algo",
     "DDPGConfig",
     "DQNConfig",
@@ -64,8 +65,6 @@ class OffPolicyConfig:
     """Clip Q targets to the discounted-return range implied by the reward range."""
     grad_clip: float | None = None
     """Largest gradient norm per network and step; None for no clipping."""
-    actor_layer_norm: bool = False
-    """LayerNorm after each hidden layer of the actor, before its ReLU (DDPG, TD3, SAC)."""
     critic_layer_norm: bool = False
     """LayerNorm after each hidden layer of the critics (the Q network for DQN), before
     its ReLU (as mrl's Fetch recipe)."""
@@ -92,9 +91,20 @@ class OffPolicyConfig:
         check_bool("clip_return", self.clip_return)
         if self.grad_clip is not None:
             check_float("grad_clip", self.grad_clip, 0.0, open_low=True)
-        check_bool("actor_layer_norm", self.actor_layer_norm)
         check_bool("critic_layer_norm", self.critic_layer_norm)
         check_bool("normalize_inputs", self.normalize_inputs)
+
+
+@dataclass(frozen=True)
+class ActorCriticConfig(OffPolicyConfig):
+    """Settings of the agents with an actor network beside their critics or values."""
+
+    actor_layer_norm: bool = False
+    """LayerNorm after each hidden layer of the actor, before its activation."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_bool("actor_layer_norm", self.actor_layer_norm)
 
 
 @dataclass(frozen=True)
@@ -103,6 +113,8 @@ class DQNConfig(OffPolicyConfig):
 
     hidden: tuple[int, ...] = (256,)
     """Sizes of the hidden ReLU layers (bit flipping: one layer of 256)."""
+    lr: float = 1e-3
+    """Adam learning rate of the Q-network."""
     batch_size: int = 128
     """Transitions per gradient step (the HER paper used minibatches of 128)."""
     epsilon: float = 0.2
@@ -120,7 +132,7 @@ class DQNConfig(OffPolicyConfig):
 
 
 @dataclass(frozen=True)
-class DDPGConfig(OffPolicyConfig):
+class DDPGConfig(ActorCriticConfig):
     """DDPG as in baselines HER; the TD3 switches turn it into TD3 (see :meth:`td3`)."""
 
     action_l2: float = 1.0
@@ -163,7 +175,7 @@ class DDPGConfig(OffPolicyConfig):
 
 
 @dataclass(frozen=True)
-class SACConfig(OffPolicyConfig):
+class SACConfig(ActorCriticConfig):
     """Soft actor-critic with twin critics and automatic entropy tuning."""
 
     init_alpha: float = 0.1
@@ -187,7 +199,7 @@ class SACConfig(OffPolicyConfig):
 
 
 @dataclass(frozen=True)
-class OfflineGCConfig(OffPolicyConfig):
+class OfflineGCConfig(ActorCriticConfig):
     """Settings shared by the offline goal-conditioned agents (OGBench's defaults): GCBC,
     GCIVL and GCIQL. Their batches carry a value goal (``goal``, with reward
     ``success - 1`` and ``terminated = success``) and an actor goal (``actor_goal``)."""
@@ -208,8 +220,6 @@ class OfflineGCConfig(OffPolicyConfig):
     (OGBench does not clip)."""
     critic_layer_norm: bool = True
     """LayerNorm after each hidden activation of the value networks (V and Q)."""
-    actor_layer_norm: bool = False
-    """LayerNorm after each hidden activation of the actor."""
     normalize_inputs: bool = False
     """Standardise observations and goals by their running mean and std (clipped); False
     feeds them to the networks as they are, as OGBench's agents do."""
@@ -295,6 +305,14 @@ CUDA graph and replayed, or compiled and captured."""
 
 UPDATE_MODES: tuple[UpdateMode, ...] = get_args(UpdateMode)
 """The names of :data:`UpdateMode`, in order."""
+
+UPDATE_MODE_WORDS: dict[str, str] = {
+    "eager": "PyTorch runs each update operation by operation",
+    "compiled": "torch.compile has fused each update's operations into fewer kernels",
+    "captured": "each update is replayed as one recorded CUDA graph",
+    "compiled-captured": "each update is compiled, then replayed as one recorded CUDA graph",
+}
+"""What each :data:`UpdateMode` means, in the words a run's first lines use."""
 
 
 def config_class(algo: str) -> type[OffPolicyConfig]:

@@ -377,6 +377,8 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
         agent = dict(fields.get(algo, {}))
         if "hidden" in agent:
             agent["hidden"] = tuple(agent["hidden"])
+        if algo == "dqn":  # written while DQN's settings held the (unused) actor's LayerNorm
+            agent.pop("actor_layer_norm", None)
         fields[algo] = config_class(algo)(**agent)
     for name in ("env_kwargs", "reward_range"):
         if fields.get(name) is not None:
@@ -413,16 +415,18 @@ def on_gpu(device: str) -> bool:
     return device.startswith("cuda")
 
 
-_NAMED = ("env_id", "env_kwargs", "algo", "strategy", "goal_mix", "seed")
+_NAMED = ("env_id", "env_kwargs", "algo", "strategy", "goal_mix", "seed", "dataset")
 """The fields a default run name spells out in its fixed parts."""
 
 
 def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
-    """``ENV[-KWARGS]-ALGO-STRATEGY-sSEED[-CHANGES]``: the env kwargs and the learning
-    settings that differ from the env's preset are part of the name (spelled out when short,
-    else a hash of them), so that two runs that learn differently never share a default
-    directory; settings in :data:`BOOKKEEPING` are left out. ``preset`` is the config of
-    ``config``'s env with nothing changed (:func:`herkit.config.train.preset_config`)."""
+    """``ENV[-KWARGS]-ALGO[-STRATEGY]-sSEED[-DATASET][-CHANGES]``: the env kwargs and the
+    learning settings that differ from the env's preset are part of the name (spelled as
+    given when short, ``shaped_reward=1x2``, else a hash of them), so that two runs that
+    learn differently never share a default directory; settings in :data:`BOOKKEEPING` are
+    left out. An offline agent's goals are named only where given (its own are OGBench's),
+    its dataset by the file's name where that is not the env id. ``preset`` is the config
+    of ``config``'s env with nothing changed (:func:`herkit.config.train.preset_config`)."""
     preset_kwargs = preset.env_kwargs_dict()
     kwargs = {
         key: value
@@ -436,17 +440,34 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
         return mine[block][key] if block else mine[name]
 
     changes = [
-        f"{name}={value(name)}"
+        f"{name}={_spelled(value(name))}"
         for name in learning_differences(mine, preset.to_dict())
         if name not in _NAMED
     ]
     parts = [config.env_id.split(":")[-1].replace("/", "-")]
     if kwargs:
-        parts.append(_short(",".join(f"{key}={value}" for key, value in sorted(kwargs.items()))))
-    parts += [config.algo, config.her_name().replace(":", "-"), f"s{config.seed}"]
+        parts.append(_short(",".join(f"{k}={_spelled(v)}" for k, v in sorted(kwargs.items()))))
+    parts.append(config.algo)
+    own_goals = config.her.value_goals is None and config.her.actor_goals is None
+    if config.algo not in OFFLINE_ALGOS or not own_goals:
+        parts.append(config.her_name().replace(":", "-"))
+    parts.append(f"s{config.seed}")
+    data = None if config.dataset is None else Path(config.dataset).name.removesuffix(".npz")
+    if data is not None and data != parts[0]:
+        parts.append(_short(data))
     if changes:
         parts.append(_short(",".join(sorted(changes))))
     return "-".join(parts)
+
+
+def _spelled(value: Any) -> str:
+    """A setting's value as a run name spells it: numbers short (``1``, ``0.5``), a list's
+    items joined by ``x`` (``256x256``)."""
+    if isinstance(value, (list, tuple)):
+        return "x".join(_spelled(item) for item in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
 
 
 def _short(text: str, limit: int = 40) -> str:

@@ -96,6 +96,13 @@ class BitFlipEnv(GoalEnv[Any]):
         self._goal = np.ones(self.n_bits, dtype=np.float32)
         self._steps = 0
 
+    @property
+    def task_words(self) -> str:
+        """The task in a few words, for a run's first line: ``15 bits`` (and the episode
+        length where it is not one step a bit)."""
+        steps = "" if self.max_steps == self.n_bits else f", {self.max_steps} steps an episode"
+        return f"{self.n_bits} bits{steps}"
+
     def compute_reward(
         self, achieved_goal: ArrayLike, desired_goal: ArrayLike, info: Any = None
     ) -> NDArray[np.float32]:

@@ -120,6 +120,7 @@ def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventio
     ``--shaped-reward``'s) join ``info_keys``, so that relabelling has them.
     """
     env = make_run_env(config)
+    task = getattr(env.unwrapped, "task_words", None)
     needed = [key for key in reward_info_keys(env) if key not in config.her.info_keys]
     if needed:
         config = config.with_her(info_keys=(*config.her.info_keys, *needed))
@@ -153,6 +154,7 @@ def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventio
         reward_range=config.reward_range or probed.reward_range,
         success_key=success_key,
         sources=sources,
+        task=task,
     ).with_ending(Ending.given(config.her.terminal_on_success, given).otherwise(probed.ending))
     resolved = dataclasses.replace(
         config,

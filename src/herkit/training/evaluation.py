@@ -55,12 +55,13 @@ class EvalResult:
         return cls(*([x for r in results for x in getattr(r, f.name)] for f in fields(cls)))
 
     def summary(self) -> dict[str, float | int]:
-        """Episodes, success rate, mean return and mean length, as plain numbers."""
+        """Episodes, success rate, mean return and mean length, as plain numbers rounded to
+        what they are worth (4 places; 0.228, not 0.22800000000000004)."""
         return {
             "episodes": len(self.successes),
-            "success_rate": self.success_rate,
-            "mean_return": self.mean_return,
-            "mean_length": self.mean_length,
+            "success_rate": round(self.success_rate, 4),
+            "mean_return": round(self.mean_return, 4),
+            "mean_length": round(self.mean_length, 4),
         }
 
 

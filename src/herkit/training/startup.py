@@ -22,6 +22,7 @@ from herkit.agents.updates import check_update_mode
 from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.datasets import RecordedEpisodes
 from herkit.buffer.her import HerReplayBuffer
+from herkit.config.agents import UPDATE_MODE_WORDS
 from herkit.config.train import TrainConfig
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.presentation.video import render_frame
@@ -280,6 +281,8 @@ def _announce(
     task = ", one goal for every episode" if config.fixed_goal else ""
     if config.shaped_reward is not None:
         task += ", shaped reward lambda={:g} p={:g}".format(*config.shaped_reward)
+    if conventions.task:
+        task = f" ({conventions.task}){task}"
     doing = "resuming" if resume else "training"
     if config.dataset is None:
         say(
@@ -322,7 +325,9 @@ def _announce(
             f"{batch * config.updates_per_step:g} samples per env step"
         )
     say(f"precision: {machine.get('precision', config.precision + ' (given)')}")
-    say(f"update mode: {machine.get('update_mode', config.update_mode + ' (given)')}")
+    mode = config.update_mode
+    why = machine.get("update_mode", f"{mode} (given)").removeprefix(mode).strip()
+    say(f"update mode: {mode}: {UPDATE_MODE_WORDS.get(mode, mode)} {why}")
     if overlap:
         say(
             "the envs step while the networks update: an action comes from the parameters "

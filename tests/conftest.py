@@ -10,6 +10,7 @@ Fixtures shared by the test files are here too; plain helpers are in ``runs.py``
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = [item for item in items if item.get_closest_marker("slow") is None]
 
 
+FAST_TEST_SECONDS = float(os.environ.get("HERKIT_FAST_TEST_SECONDS", "15"))
+"""The longest a test of the fast tier may run (its call, on a slow machine that is busy;
+``HERKIT_FAST_TEST_SECONDS`` sets another): one that runs longer fails the session, to be
+marked slow or made smaller. The fast tier's whole time is measured by
+``benchmarks/fast_tier.py``, not here."""
+
+_TOO_SLOW: list[tuple[str, float]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" and "slow" not in report.keywords:
+        if report.duration > FAST_TEST_SECONDS:
+            _TOO_SLOW.append((report.nodeid, report.duration))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _TOO_SLOW and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
@@ -61,6 +82,11 @@ def pytest_terminal_summary(
     if slow and not config.getoption("--full"):
         terminalreporter.write_line(
             f"fast tier: {len(slow)} slow tests left out; python -m pytest --full runs them"
+        )
+    for nodeid, seconds in _TOO_SLOW:
+        terminalreporter.write_line(
+            f"fast tier: {nodeid} took {seconds:.1f} s, more than a fast test may "
+            f"({FAST_TEST_SECONDS:g} s): mark it @pytest.mark.slow(reason) or make it smaller"
         )
 
 

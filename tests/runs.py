@@ -138,7 +138,8 @@ def point_reach_dataset(path: Path, episodes: int = 12, seed: int = 0) -> Path:
 
 def offline_flags(dataset: Path, steps: int) -> list[str]:
     """The flags of a short run of GCIVL on ``dataset`` of herkit/PointReach-v0
-    (:func:`point_reach_dataset`): ``steps`` gradient steps, small networks and batches."""
+    (:func:`point_reach_dataset`): ``steps`` gradient steps, small networks and batches,
+    on one thread."""
     return [
         "herkit/PointReach-v0",
         "--dataset",
@@ -152,4 +153,6 @@ def offline_flags(dataset: Path, steps: int) -> list[str]:
         "16",
         "--gcivl.batch-size",
         "32",
+        "--torch-threads",
+        "1",  # a run on a dataset takes every core: for networks this small one is faster
     ]

@@ -243,6 +243,7 @@ def test_a_drawn_prioritized_update_weighs_its_loss_and_sets_the_priorities(algo
         torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6, msg=name)
 
 
+@pytest.mark.slow("training runs, checkpointed and resumed")
 def test_a_prioritized_run_that_draws_on_the_device_checkpoints_its_priorities(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -401,6 +401,7 @@ def test_an_update_drawn_within_the_step_equals_one_on_the_same_batch(algo: str)
         assert drawn_row == pytest.approx(given_row)  # approx takes one flat dict
 
 
+@pytest.mark.slow("a training run")
 def test_a_run_that_draws_on_the_device_trains(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -440,6 +440,7 @@ def test_gcivl_values_a_goal_one_step_away_above_one_twenty_steps_away() -> None
     assert bool((near > far + 1.0).all()), (near, far)
 
 
+@pytest.mark.slow("a learning check")
 def test_gciql_prefers_the_action_towards_the_goal() -> None:
     agent = chain_agent("gciql", 600)
     up = torch.ones(5, 1)

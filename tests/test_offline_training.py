@@ -52,6 +52,7 @@ def offline(dataset, out, algo="gcivl", **changes):
         tensorboard=False,
         buffer_size=500,
         warmup_steps=10,
+        torch_threads=1,  # a run on a dataset takes every core: one is faster for these
     )
     values[algo] = SMALL[algo]
     return config_for(ENV, **(values | changes))
@@ -100,6 +101,7 @@ def test_herkit_eval_plays_each_task_of_an_offline_run(dataset, tmp_path):
     assert result["success_rate"] == pytest.approx(np.mean(result["tasks"]))
 
 
+@pytest.mark.slow("three offline runs")
 def test_an_offline_run_resumes_and_refuses_what_it_has_done(dataset, tmp_path):
     from herkit.training.loop import train
 
@@ -112,6 +114,7 @@ def test_an_offline_run_resumes_and_refuses_what_it_has_done(dataset, tmp_path):
         train(offline(dataset, run, offline_steps=45), resume=True)
 
 
+@pytest.mark.slow("an offline run, then online in the env")
 def test_online_steps_go_on_in_the_env_with_the_recorded_data_kept(dataset, tmp_path):
     from herkit.training.loop import train
 
@@ -155,6 +158,7 @@ def test_bad_offline_settings_say_what_is_expected(dataset, tmp_path):
     assert not (tmp_path / "c").exists() and not (tmp_path / "e").exists()
 
 
+@pytest.mark.slow("herkit train subprocesses")
 def test_the_command_line_trains_offline(dataset, tmp_path):
     run = tmp_path / "cli"
     done = subprocess.run(

@@ -98,6 +98,7 @@ def idents(config: TrainConfig, resets: int = 0) -> list[int]:
     return [config.seed + 7919 * resets + env for env in range(config.n_envs)]
 
 
+@pytest.mark.slow("a training run with env workers")
 def test_overlapped_loop_stores_every_env_transition_once_in_order(tmp_path: Path) -> None:
     config = ledger_config(tmp_path)
     summary = train(config)
@@ -121,6 +122,7 @@ def test_overlapped_loop_stores_every_env_transition_once_in_order(tmp_path: Pat
         )
 
 
+@pytest.mark.slow("two training runs with env workers")
 def test_overlap_does_the_same_updates_as_waiting_for_the_envs(tmp_path: Path) -> None:
     overlapped = train(ledger_config(tmp_path / "a"))
     waiting = train(ledger_config(tmp_path / "b", overlap=False))
@@ -138,6 +140,7 @@ def test_overlap_does_the_same_updates_as_waiting_for_the_envs(tmp_path: Path) -
         np.testing.assert_array_equal(b[name], c[name])
 
 
+@pytest.mark.slow("two training runs with env workers")
 def test_same_seed_gives_the_same_overlapped_run(tmp_path: Path) -> None:
     first = train(ledger_config(tmp_path / "a"))
     second = train(ledger_config(tmp_path / "b"))
@@ -152,6 +155,7 @@ def test_same_seed_gives_the_same_overlapped_run(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow("training runs with env workers, resumed")
 def test_resume_continues_an_overlapped_run(tmp_path: Path) -> None:
     config = ledger_config(tmp_path, steps=75)
     train(config)

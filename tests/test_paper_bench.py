@@ -118,6 +118,7 @@ def test_the_docs_page_holds_the_tables_of_the_records() -> None:
     assert paper.fill_page(page) == page
 
 
+@pytest.mark.slow("FetchPush episodes")
 def test_the_chance_level_is_where_the_object_starts_at_its_goal() -> None:
     """A policy that never moves succeeds exactly where the object starts within the goal's
     threshold (the level of a run that learned nothing)."""
@@ -134,6 +135,7 @@ def test_the_chance_level_is_where_the_object_starts_at_its_goal() -> None:
     assert paper.chance_level("FetchPush-v4", 40, goal_seed=3) == pytest.approx(np.mean(at_goal))
 
 
+@pytest.mark.slow("a FetchPush training run")
 def test_a_one_goal_policy_is_judged_on_its_goal_and_on_the_tasks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

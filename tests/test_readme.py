@@ -33,6 +33,7 @@ def test_the_buffer_example_runs_without_torch_and_ends_episodes_as_the_env_decl
     assert "reward_range=(-1.0, 0.0)" in done.stdout
 
 
+@pytest.mark.slow("README's training example")
 def test_the_gradient_step_on_the_buffers_batch_changes_the_network() -> None:
     """Both blocks of the README's buffer section, in order: one update that moves the
     Q-network towards targets within the returns' range."""

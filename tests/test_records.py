@@ -88,6 +88,7 @@ def small(out: Path, **changes: Any) -> TrainConfig:
     return quiet(**(values | changes))
 
 
+@pytest.mark.slow("a training run with several envs")
 def test_episode_rows_are_the_episodes_the_envs_played(tmp_path: Path) -> None:
     RecordedBitFlip.made.clear()
     config = small(tmp_path / "run", env_id="test/RecordedBitFlip-v0", seed=3)
@@ -152,6 +153,7 @@ METRICS = {
 }
 
 
+@pytest.mark.slow("a training run per algorithm")
 @pytest.mark.parametrize("algo", ["dqn", "ddpg", "sac"])
 def test_update_rows_every_interval_with_the_algorithms_metrics(tmp_path: Path, algo: str) -> None:
     env = "herkit/BitFlip-v0" if algo == "dqn" else "herkit/PointReach-v0"
@@ -183,6 +185,7 @@ def test_update_rows_every_interval_with_the_algorithms_metrics(tmp_path: Path, 
         assert all(float(row["alpha"]) > 0 for row in rows)
 
 
+@pytest.mark.slow("a training run resumed")
 def test_resume_appends_without_gaps_or_duplicates(tmp_path: Path) -> None:
     run = tmp_path / "run"
     paths = RunPaths(run)
@@ -204,6 +207,7 @@ def test_resume_appends_without_gaps_or_duplicates(tmp_path: Path) -> None:
     assert counts[0] == 20 and counts[-1] > first["updates"]
 
 
+@pytest.mark.slow("a training run killed, then resumed")
 def test_rows_after_the_checkpoint_of_a_killed_run_are_dropped(tmp_path: Path) -> None:
     run = tmp_path / "run"
     paths = RunPaths(run)

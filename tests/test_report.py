@@ -223,6 +223,7 @@ def figure_layouts(page: str) -> list[dict[str, Any]]:
     return layouts
 
 
+@pytest.mark.slow("a training run and its report")
 def test_every_figure_names_its_axes(runs: list[Path], tmp_path: Path) -> None:
     """Plotly.js 3 and later show an axis title given as {"text": ...} and ignore a bare
     string, so each axis of each figure must carry one that way."""

@@ -186,6 +186,7 @@ def test_an_env_that_raises_stops_the_run_with_a_checkpoint_at_its_last_step(
     assert_resumes(run, steps=1200)  # the token is used up: the resumed envs do not fail
 
 
+@pytest.mark.slow("a herkit train subprocess")
 def test_an_env_that_raises_as_the_run_starts_leaves_nothing(tmp_path: Path) -> None:
     run = tmp_path / "run"
     done = herkit(*herkit_args(run, kwargs="fault=raise at=5"))
@@ -415,6 +416,7 @@ def test_a_real_full_disk_stops_the_run_and_resume_continues_once_freed(tmp_path
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
+@pytest.mark.slow("a herkit train subprocess per kind of run")
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_diverging_learner_stops_without_a_checkpoint_of_its_weights(
     tmp_path: Path,
@@ -489,6 +491,7 @@ def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path: Path) -
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow("a herkit train subprocess per kind of run")
 @pytest.mark.parametrize("kind", KINDS)
 def test_an_unforeseen_error_is_one_line_with_the_traceback_kept(
     tmp_path: Path,
@@ -519,6 +522,7 @@ def test_an_unforeseen_error_is_one_line_with_the_traceback_kept(
     assert_left_clean(run)
 
 
+@pytest.mark.slow("a run in a subprocess stopped by a signal, on each kind")
 @pytest.mark.parametrize(
     ("kind", "signum"),
     # SIGTERM to an online run: tests/test_cli.py, in a subprocess, its workers too
@@ -564,6 +568,7 @@ def test_a_signal_writes_a_checkpoint_where_it_stopped_and_keeps_everything(
     assert_resumes(run, steps=800)
 
 
+@pytest.mark.slow("a herkit train subprocess")
 def test_a_policy_that_gives_nan_actions_stops_before_the_env_steps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -362,6 +362,7 @@ def test_sb3_sac_learns_point_reach_with_two_envs() -> None:
     assert success_rate(model, "herkit/PointReach-v0", 50) >= 0.8
 
 
+@pytest.mark.slow("SB3 learning with subprocess envs")
 def test_subprocess_envs_and_save_load_round_trip(tmp_path: Path) -> None:
     # Worker processes import herkit (and so register its envs) through the "module:" prefix.
     env = make_vec_env("herkit:herkit/PointReach-v0", n_envs=2, seed=0, vec_env_cls=SubprocVecEnv)
@@ -543,6 +544,7 @@ def test_sb3_algorithms_train_on_n_step_samples(algo: str) -> None:
 # -- observation keys beyond the GoalEnv's three ----------------------------------------------
 
 
+@pytest.mark.slow("SB3 learning")
 def test_extra_observation_keys_reach_sb3_and_survive_save_load(tmp_path: Path) -> None:
     """An image-like key (SB3's policy reads it with its CNN) and a proprioception key are
     stored, returned with their own transition, exposed in SB3's storage attributes and

@@ -71,6 +71,7 @@ def test_every_algorithm_runs_the_loop(tmp_path: Path, env_id: str, algo: str) -
         assert path.exists(), path.relative_to(paths.root)
 
 
+@pytest.mark.slow("a training run per algorithm, checkpointed and resumed")
 @pytest.mark.parametrize("algo", ["dqn", "td3"])
 def test_recipe_ingredients_run_the_loop(tmp_path: Path, algo: str) -> None:
     """Goal mix, n-step returns, LayerNorm, the goal normaliser fed sampled goals and
@@ -168,6 +169,7 @@ def progress_rows(run_dir: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(file))
 
 
+@pytest.mark.slow("a training run")
 def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
     config = quiet(
         out=str(tmp_path),
@@ -203,6 +205,7 @@ def test_config_round_trips_through_config_json(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow("training runs, checkpointed and resumed")
 def test_checkpoint_round_trip_restores_agent_and_buffer(tmp_path: Path) -> None:
     config = quiet(
         out=str(tmp_path),

@@ -599,6 +599,7 @@ def test_a_real_timing_on_a_gpu_leaves_no_mode_out() -> None:
     assert agent.updates == 0 and agent.update_metrics() == []
 
 
+@pytest.mark.slow("a training run, timed and resumed")
 def test_a_run_records_its_timed_choice_and_a_resume_keeps_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

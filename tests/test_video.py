@@ -64,6 +64,7 @@ def test_eval_reports_return_and_length(bitflip_run: Path) -> None:
     assert "mean return" in text.stdout and "mean length" in text.stdout
 
 
+@pytest.mark.slow("a training run, then videos of its episodes")
 def test_returns_and_lengths_are_those_of_the_episodes_played(bitflip_run: Path) -> None:
     policy = herkit.load_policy(bitflip_run)
     envs = make_vector_env(policy.config, 3, seed_offset=0)
@@ -80,6 +81,7 @@ def test_returns_and_lengths_are_those_of_the_episodes_played(bitflip_run: Path)
     assert all(1 <= length <= 8 for length in result.lengths)
 
 
+@pytest.mark.slow("a training run writing videos")
 def test_train_video_every_writes_videos_and_tensorboard(tmp_path: Path) -> None:
     run = tmp_path / "run"
     config = quiet(out=str(run), steps=600, eval_every=300, video_every=250, tensorboard=True)

@@ -262,27 +262,25 @@ def test_readme_sections_the_site_includes_exist() -> None:
 
 
 PAIRED = re.compile(r"<!-- paired (\S+) (\S+) -->\n(.*?)\n?<!-- /paired -->", re.S)
-"""A table of ``benchmarks/sb3_buffer.py --paired FIRST SECOND`` in a page."""
+"""A table of ``benchmarks/sb3_compare.py buffer --paired FIRST SECOND`` in a page."""
 RULES = re.compile(r"<!-- rules ([^>]+) -->\n(.*?)\n?<!-- /rules -->", re.S)
-"""A table of ``benchmarks/sb3_buffer.py --rules TASK...`` in a page."""
+"""A table of ``benchmarks/sb3_compare.py buffer --rules TASK...`` in a page."""
 
 
 def test_the_sb3_parity_tables_are_the_records() -> None:
-    """Each paired table of the SB3 guide is what ``benchmarks/sb3_buffer.py --paired``
-    prints from docs/sb3_buffer.json, and its table of the rules for relabelled samples
-    what ``--rules`` prints, so that they cannot drift from the runs."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import sb3_buffer
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    """Each paired table of the SB3 guide is what ``benchmarks/sb3_compare.py buffer
+    --paired`` prints from docs/sb3_buffer.json, and its table of the rules for relabelled
+    samples what ``--rules`` prints, so that they cannot drift from the runs."""
+    from scripts import load_benchmark
+
+    compare = load_benchmark("sb3_compare")
     guide = (ROOT / "docs" / "guide-sb3.md").read_text()
     tables = PAIRED.findall(guide)
     assert len(tables) == 3, "docs/guide-sb3.md should hold the parity, crash and n-step tables"
     for first, second, table in tables:
-        assert table == sb3_buffer.paired_table(list(sb3_buffer.TASKS), first, second)
+        assert table == compare.paired_table(list(compare.BUFFER_TASKS), first, second)
     ((tasks, table),) = RULES.findall(guide)
-    assert table == sb3_buffer.rules_table(tasks.split())
+    assert table == compare.rules_table(tasks.split())
 
 
 BLOCKER = """

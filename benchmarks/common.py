@@ -183,11 +183,15 @@ QUIET = ("--no-progress", "--no-tensorboard")
 """The flags that keep a benchmark's run of ``herkit train`` to its files."""
 
 
-def herkit_train(*args: Any, **run: Any) -> subprocess.CompletedProcess[str]:
-    """``herkit train ARGS`` in a fresh process of this Python, from the repository;
-    ``run`` goes to :func:`subprocess.run` (``check=True`` unless it says otherwise)."""
-    command = [sys.executable, "-m", "herkit", "train", *map(str, args)]
-    return subprocess.run(command, **{"check": True, "cwd": ROOT, "text": True, **run})
+def herkit_train(
+    *args: Any, out: Path | None = None, **run: Any
+) -> subprocess.CompletedProcess[str]:
+    """``herkit train ARGS`` in a fresh process of this Python (into ``out`` with
+    :data:`QUIET`, where it is given); ``run`` goes to :func:`subprocess.run` (``check=True``
+    unless it says otherwise)."""
+    into = [] if out is None else ["--out", out, *QUIET]
+    command = [sys.executable, "-m", "herkit", "train", *map(str, [*args, *into])]
+    return subprocess.run(command, **{"check": True, "text": True, **run})
 
 
 def with_code(source: Path) -> dict[str, Any]:
@@ -212,9 +216,13 @@ def first_at(rows: Iterable[dict[str, Any]], level: float = 0.9) -> dict[str, An
     return next((row for row in rows if row["success_rate"] >= level), None)
 
 
-def curve(rows: Iterable[dict[str, Any]]) -> list[tuple[int, float]]:
-    """``(env steps, success rate)`` of every evaluation among progress rows."""
-    return [(int(float(row["env_steps"])), float(row["success_rate"])) for row in rows]
+def curve(rows: Path | Iterable[dict[str, Any]]) -> list[tuple[int, float]]:
+    """``(env steps, success rate)`` of every evaluation among progress rows (of a run
+    directory's ``progress.csv``, where a path is given)."""
+    from herkit.rundir.logs import read_progress
+
+    found = read_progress(rows) if isinstance(rows, Path) else rows
+    return [(int(float(row["env_steps"])), float(row["success_rate"])) for row in found]
 
 
 def first_steps(points: Sequence[tuple[int, float]], level: float = 0.9) -> int | None:
@@ -265,8 +273,9 @@ def train_or_resume(
     """A run of a grid that resumes, in the :func:`run_state` ``state``: ``herkit train
     --resume OUT FLAGS`` where it stopped, else ``herkit train NEW --out OUT --overwrite
     FLAGS`` (``run`` as for :func:`herkit_train`; the exit code is the caller's to read)."""
-    args = ["--resume", out] if state.startswith("stopped") else [*new, "--out", out, "--overwrite"]
-    return herkit_train(*args, *QUIET, *flags, **{"check": False, **run})
+    if state.startswith("stopped"):
+        return herkit_train("--resume", out, *QUIET, *flags, check=False, **run)
+    return herkit_train(*new, "--overwrite", *flags, out=out, check=False, **run)
 
 
 # -- tables and figures ------------------------------------------------------------------------
@@ -281,22 +290,18 @@ def markdown(columns: Sequence[str], align: str, rows: Iterable[Sequence[Any]]) 
     return "\n".join(lines)
 
 
-def subplots(*args: Any, **kwargs: Any) -> Any:
-    """matplotlib's ``subplots``, drawn off-screen."""
+@contextmanager
+def figure(path: Path, *grid: int, layout: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    """matplotlib's figure and axes (``subplots(*grid, **kwargs)``), drawn off-screen, laid
+    out (``layout``: ``tight_layout``'s settings) and written to ``path`` at the end."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt.subplots(*args, **kwargs)
-
-
-def save_figure(fig: Any, path: Path, **layout: Any) -> Path:
-    """Lay ``fig`` out (``layout``: ``tight_layout``'s), write it to ``path`` and close it."""
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout(**layout)
+    fig, axes = plt.subplots(*grid, **kwargs)
+    yield fig, axes
+    fig.tight_layout(**(layout or {}))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return path

@@ -73,6 +73,7 @@ from common import (
     add_run,
     code_version,
     cpu_ticks,
+    figure,
     first_at,
     herkit_train,
     machine,
@@ -80,8 +81,6 @@ from common import (
     parser,
     progress,
     read_json,
-    save_figure,
-    subplots,
 )
 
 SCRIPT = "benchmarks/sb3_compare.py"
@@ -602,27 +601,26 @@ def median(values: list[float]) -> float | None:
 
 def plot_bitflip(part: dict[str, Any], path: Path) -> None:
     """Success against env steps and against loop wall time, one line per run, to ``path``."""
-    fig, axes = subplots(1, 2, figsize=(11, 4))
-    colors = {"herkit": "tab:blue", "sb3": "tab:orange"}
-    labelled: set[str] = set()
-    for run in part["runs"]:
-        points = np.asarray(run["curve"], float)
-        label = None if run["lib"] in labelled else run_label(run) + "+HER"
-        labelled.add(run["lib"])
-        for ax, column in ((axes[0], 0), (axes[1], 1)):
-            style = {"color": colors[run["lib"]], "alpha": 0.8, "marker": "."}
-            ax.plot(points[:, column], points[:, 2], label=label, **style)
-    axes[0].set_xlabel("env steps")
-    axes[1].set_xlabel("wall time of the training loop (s)")
-    for ax in axes:
-        ax.set_ylabel("success rate (10 episodes)")
-        ax.axhline(TARGET, color="grey", linestyle=":", linewidth=1)
-        ax.set_ylim(-0.05, 1.05)
-        ax.grid(alpha=0.3)
-        ax.legend(loc="lower right")
-    seeds = ", ".join(str(s) for s in part["seeds"])
-    fig.suptitle(f"BitFlip 15 bits, herkit vs SB3, one line per seed ({seeds})")
-    save_figure(fig, path)
+    with figure(path, 1, 2, figsize=(11, 4)) as (fig, axes):
+        colors = {"herkit": "tab:blue", "sb3": "tab:orange"}
+        labelled: set[str] = set()
+        for run in part["runs"]:
+            points = np.asarray(run["curve"], float)
+            label = None if run["lib"] in labelled else run_label(run) + "+HER"
+            labelled.add(run["lib"])
+            for ax, column in ((axes[0], 0), (axes[1], 1)):
+                style = {"color": colors[run["lib"]], "alpha": 0.8, "marker": "."}
+                ax.plot(points[:, column], points[:, 2], label=label, **style)
+        axes[0].set_xlabel("env steps")
+        axes[1].set_xlabel("wall time of the training loop (s)")
+        for ax in axes:
+            ax.set_ylabel("success rate (10 episodes)")
+            ax.axhline(TARGET, color="grey", linestyle=":", linewidth=1)
+            ax.set_ylim(-0.05, 1.05)
+            ax.grid(alpha=0.3)
+            ax.legend(loc="lower right")
+        seeds = ", ".join(str(s) for s in part["seeds"])
+        fig.suptitle(f"BitFlip 15 bits, herkit vs SB3, one line per seed ({seeds})")
 
 
 FETCHREACH_SETTINGS: list[tuple[str, str, str]] = [
@@ -1992,32 +1990,31 @@ def plot_one_env(name: str, records: dict[str, Any], path: Path) -> None:
     """Success against env steps and against wall time: each seed thin, each side's mean
     over its seeds thick."""
     spec = ONE_ENV[name]
-    fig, axes = subplots(1, 2, figsize=(11, 4))
-    colors = {"herkit": "tab:blue", "sb3": "tab:orange", "herkit-td3": "tab:green"}
-    for side, runs in by_side(records).items():
-        color = colors.get(side, "tab:red")
-        for rows in runs:
-            success = [row["success_rate"] for row in rows]
-            axes[0].plot([row["env_steps"] for row in rows], success, color=color, alpha=0.3)
-            axes[1].plot([train_minutes(row) for row in rows], success, color=color, alpha=0.3)
-        steps = sorted({row["env_steps"] for rows in runs for row in rows})
-        mean = [np.nanmean([success_by_steps(rows, b) for rows in runs]) for b in steps]
-        library, _, algo = side.partition("-")
-        label = f"{'SB3' if library == 'sb3' else 'herkit'} {(algo or 'sac').upper()}+HER, "
-        label += f"mean of {len(runs)} seeds" if len(runs) > 1 else "one seed"
-        axes[0].plot(steps, mean, color=color, lw=2.5, marker=".", label=label)
-        minutes = np.arange(0.5, max(train_minutes(rows[-1]) for rows in runs), 0.5)
-        mean = [np.mean([success_by_minutes(rows, b) for rows in runs]) for b in minutes]
-        axes[1].plot(minutes, mean, color=color, lw=2.5, drawstyle="steps-post")
-    ylabel = f"success rate ({spec.eval_episodes} episodes)"
-    axes[0].set(xlabel="env steps", ylabel=ylabel, ylim=(-0.02, 1.02))
-    axes[1].set(xlabel=spec.time_axis, ylim=(-0.02, 1.02))
-    for ax in axes:
-        ax.grid(alpha=0.3)
-        ax.axhline(0.9, color="gray", lw=0.8, ls="--")
-    axes[0].legend(fontsize=8, loc="lower right")
-    fig.suptitle(spec.title)
-    save_figure(fig, path)
+    with figure(path, 1, 2, figsize=(11, 4)) as (fig, axes):
+        colors = {"herkit": "tab:blue", "sb3": "tab:orange", "herkit-td3": "tab:green"}
+        for side, runs in by_side(records).items():
+            color = colors.get(side, "tab:red")
+            for rows in runs:
+                success = [row["success_rate"] for row in rows]
+                axes[0].plot([row["env_steps"] for row in rows], success, color=color, alpha=0.3)
+                axes[1].plot([train_minutes(row) for row in rows], success, color=color, alpha=0.3)
+            steps = sorted({row["env_steps"] for rows in runs for row in rows})
+            mean = [np.nanmean([success_by_steps(rows, b) for rows in runs]) for b in steps]
+            library, _, algo = side.partition("-")
+            label = f"{'SB3' if library == 'sb3' else 'herkit'} {(algo or 'sac').upper()}+HER, "
+            label += f"mean of {len(runs)} seeds" if len(runs) > 1 else "one seed"
+            axes[0].plot(steps, mean, color=color, lw=2.5, marker=".", label=label)
+            minutes = np.arange(0.5, max(train_minutes(rows[-1]) for rows in runs), 0.5)
+            mean = [np.mean([success_by_minutes(rows, b) for rows in runs]) for b in minutes]
+            axes[1].plot(minutes, mean, color=color, lw=2.5, drawstyle="steps-post")
+        ylabel = f"success rate ({spec.eval_episodes} episodes)"
+        axes[0].set(xlabel="env steps", ylabel=ylabel, ylim=(-0.02, 1.02))
+        axes[1].set(xlabel=spec.time_axis, ylim=(-0.02, 1.02))
+        for ax in axes:
+            ax.grid(alpha=0.3)
+            ax.axhline(0.9, color="gray", lw=0.8, ls="--")
+        axes[0].legend(fontsize=8, loc="lower right")
+        fig.suptitle(spec.title)
 
 
 def at_budgets(records: dict[str, Any]) -> str:

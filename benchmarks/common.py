@@ -18,11 +18,12 @@ import dataclasses
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -288,6 +289,23 @@ def markdown(columns: Sequence[str], align: str, rows: Iterable[Sequence[Any]]) 
     lines.append("|" + "".join("---:|" if a == "r" else "---|" for a in align))
     lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def marked(tag: str) -> re.Pattern[str]:
+    """The parts of a docs page that are made from records, each between ``<!-- TAG NAME
+    -->`` and ``<!-- /TAG -->``: its header, NAME, its text and its footer."""
+    return re.compile(rf"(<!-- {tag} (\S+) -->\n)(.*?)\n?(<!-- /{tag} -->)", re.S)
+
+
+def fill_marked(text: str, parts: re.Pattern[str], make: Callable[[str], str | None]) -> str:
+    """``text`` with each of its marked ``parts`` made again by ``make(NAME)`` (left as it
+    is where that gives None)."""
+
+    def filled(match: re.Match[str]) -> str:
+        made = make(match.group(2))
+        return match.group(0) if made is None else f"{match.group(1)}{made}\n{match.group(4)}"
+
+    return parts.sub(filled, text)
 
 
 @contextmanager

@@ -36,7 +36,6 @@ the records.
 
 from __future__ import annotations
 
-import re
 import statistics
 import subprocess
 import time
@@ -52,7 +51,7 @@ RECORD = common.DOCS / "paper.json"
 PAGE = common.DOCS / "paper.md"
 FIGURES = common.FIGURES
 """The docs page of these figures: its marked tables are made from the records."""
-MARKED = re.compile(r"(<!-- paper (fig\d|compute) -->\n)(.*?)\n?(<!-- /paper -->)", re.S)
+MARKED = common.marked("paper")
 """A table of a figure (or the compute line) in :data:`PAGE`, between its two markers."""
 TASKS = ("FetchPush-v4", "FetchSlide-v4", "FetchPickAndPlace-v4")
 BUDGETS = {"FetchPush-v4": 700_000, "FetchSlide-v4": 1_000_000, "FetchPickAndPlace-v4": 1_000_000}
@@ -302,13 +301,9 @@ def pace_of(steps: int) -> str:
 def fill_page(text: str) -> str:
     """``text`` with every marked part (``<!-- paper FIGURE -->`` ... ``<!-- /paper -->``,
     or ``compute``) made again from the records: :func:`table` or :func:`compute`."""
-
-    def filled(match: re.Match[str]) -> str:
-        what = match.group(2)
-        made = compute() if what == "compute" else table(what)
-        return f"{match.group(1)}{made}\n{match.group(4)}"
-
-    return MARKED.sub(filled, text)
+    return common.fill_marked(
+        text, MARKED, lambda what: compute() if what == "compute" else table(what)
+    )
 
 
 def refresh_page() -> bool:

@@ -74,10 +74,12 @@ from common import (
     code_version,
     cpu_ticks,
     figure,
+    fill_marked,
     first_at,
     herkit_train,
     machine,
     markdown,
+    marked,
     parser,
     progress,
     read_json,
@@ -478,12 +480,6 @@ def budget_ratios(part: dict[str, Any], herkit_algo: str, sb3_algo: str) -> str:
     return ", ".join(f"{s['wall_s'] / h['wall_s']:.2f}x" for s, h in pairs if s and h)
 
 
-def settings_table(settings: list[tuple[str, str, str]]) -> list[str]:
-    """The "setting | herkit | SB3" table of a comparison's ``SETTINGS`` rows."""
-    rows = [[cell.replace("|", "\\|") for cell in row] for row in settings]
-    return markdown(["setting", "herkit", "SB3"], "lll", rows).splitlines()
-
-
 def first_differences(part: dict[str, Any], title: str) -> str:
     """A sentence naming the runs where herkit and SB3 first reached 0.9 at different env
     steps (same algorithm and seed); empty when there are none."""
@@ -501,61 +497,10 @@ def first_differences(part: dict[str, Any], title: str) -> str:
     return f" {title}: 0.9 first reached at different env steps on " + ", ".join(differ) + "."
 
 
-def commands_block(part: dict[str, Any], title: list[str], seed: int | None = None) -> list[str]:
+def commands_block(part: dict[str, Any], seed: int | None = None) -> list[str]:
     """The report's block of a part's commands (of one seed where ``seed`` is given)."""
     runs = [run for run in part["runs"] if seed is None or run["seed"] == seed]
-    return [*title, "```bash", *sorted({run["command"] for run in runs}), "```", ""]
-
-
-BITFLIP_SETTINGS: list[tuple[str, str, str]] = [
-    (
-        "env",
-        "herkit/BitFlip-v0, 15 bits, 15-step episodes that end on success",
-        "the same env (SB3's make_vec_env: DummyVecEnv + Monitor, 1 env)",
-    ),
-    ("algorithm", "DQN, double-Q, Huber loss", "DQN (SB3 has no double-Q), Huber loss"),
-    (
-        "network",
-        "observation || desired_goal (30) -> 256 -> 15, ReLU",
-        "MultiInputPolicy, net_arch=[256]: observation || achieved_goal || "
-        "desired_goal (45) -> 256 -> 15, ReLU",
-    ),
-    ("input normalisation", "running mean/std, clip 5 (always on)", "none (SB3 default)"),
-    (
-        "optimiser",
-        "Adam 1e-3 (fused), no gradient clipping",
-        "Adam 1e-3, max_grad_norm=10 (SB3 default)",
-    ),
-    ("batch / gamma", "256 / 0.98", "256 / 0.98"),
-    (
-        "target network",
-        "polyak 0.99 after every update",
-        "tau=0.01, target_update_interval=4 (every 4 env steps = every update, also "
-        "before learning starts)",
-    ),
-    (
-        "exploration",
-        "epsilon-greedy 0.5 from the first step",
-        "exploration_initial_eps = exploration_final_eps = 0.5; uniformly random "
-        "actions for the first 256 steps (SB3 does that before learning_starts)",
-    ),
-    (
-        "updates",
-        "1 per 4 env steps after 256 warm-up steps (updates_per_step=0.25, warmup_steps=256)",
-        "train_freq=4, gradient_steps=1, learning_starts=256",
-    ),
-    (
-        "HER",
-        "future, k=4, relabelled at sample time; relabelled successes are terminal "
-        "(terminal_on_success)",
-        "future, n_sampled_goal=4; the stored done flag is kept (no equivalent of "
-        "terminal_on_success)",
-    ),
-    ("Q-target clipping", "to the return range [-1/(1-gamma), 0]", "none"),
-    ("buffer", "capacity 1e6", "buffer_size=1e6"),
-    ("torch threads", "1 (herkit's default)", "1 (torch.set_num_threads(1))"),
-]
-"""What each side is set to on bit flipping; docs/sb3.md's "setting | herkit | SB3" rows."""
+    return ["```bash", *sorted({run["command"] for run in runs}), "```"]
 
 
 def bitflip_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -566,8 +511,6 @@ def bitflip_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
         for lib in ("herkit", "sb3")
     )
     lines = [
-        "## 1. Bit flipping, 15 bits: DQN+HER",
-        "",
         f"Budget {part['steps']:,} env steps, evaluation every {part['eval_every']:,} "
         f"env steps ({part['eval_episodes']} deterministic episodes on a separate env), "
         f"seeds {', '.join(map(str, part['seeds']))}.",
@@ -581,11 +524,9 @@ def bitflip_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
         "",
         "![success vs env steps and wall time](figures/sb3_bitflip.png)",
         "",
-        *commands_block(
-            part, ["Commands (seed 0; other seeds change `--seed`):", ""], part["seeds"][0]
-        ),
-        *settings_table(BITFLIP_SETTINGS),
+        "Commands (seed 0; other seeds change `--seed`):",
         "",
+        *commands_block(part, part["seeds"][0]),
     ]
     verdict = (
         f"- Bit flipping, DQN+HER: wall time to 0.9, SB3 / herkit: {ratio_text}; loop wall "
@@ -623,49 +564,6 @@ def plot_bitflip(part: dict[str, Any], path: Path) -> None:
         fig.suptitle(f"BitFlip 15 bits, herkit vs SB3, one line per seed ({seeds})")
 
 
-FETCHREACH_SETTINGS: list[tuple[str, str, str]] = [
-    (
-        "env",
-        "FetchReach-v4, 2 envs in 2 worker processes (preset, AsyncVectorEnv)",
-        "FetchReach-v4, 2 envs in one process (make_vec_env: DummyVecEnv + Monitor)",
-    ),
-    (
-        "algorithm",
-        "SAC: twin critics, automatic entropy (initial alpha 0.1, target -act_dim). "
-        "DDPG (the preset): action L2 1.0, Gaussian noise 0.2, random actions 30 %",
-        "SAC: n_critics=2, ent_coef='auto_0.1', target_entropy='auto' (-act_dim). "
-        "DDPG: NormalActionNoise(0, 0.2) (SB3 has no action L2 penalty nor random-action "
-        "share)",
-    ),
-    (
-        "network",
-        "3x256 ReLU, actor and critics; input observation || desired_goal (13)",
-        "net_arch=[256, 256, 256]; input observation || achieved_goal || desired_goal (16)",
-    ),
-    (
-        "input normalisation",
-        "running mean/std, clip 5",
-        "VecNormalize(norm_obs=True, norm_reward=False, clip_obs=5)",
-    ),
-    ("optimiser", "Adam 1e-3 for actor, critic and alpha", "learning_rate=1e-3 (all three)"),
-    ("batch / gamma / target", "256 / 0.98 / polyak 0.95 per update", "256 / 0.98 / tau=0.05"),
-    (
-        "updates",
-        "0.5 per env step (1 per step of the 2 envs) after 1,000 env steps",
-        "train_freq=1, gradient_steps=1 with 2 envs = 0.5 per env step, learning_starts=1000",
-    ),
-    ("random actions", "first 1,000 env steps", "first 1,000 env steps (learning_starts)"),
-    ("HER", "future, k=4", "future, n_sampled_goal=4"),
-    ("Q-target clipping", "to the return range", "none"),
-    ("buffer", "capacity 1e6", "buffer_size=1e6"),
-    (
-        "evaluation",
-        "--n-eval-envs 1 (the preset would use 2)",
-        "one separate env, VecNormalize statistics applied",
-    ),
-    ("torch threads", "1", "1"),
-]
-"""What each side is set to on FetchReach; docs/sb3.md's "setting | herkit | SB3" rows."""
 PAIRS = (("sac", "sac"), ("ddpg", "ddpg"), ("ddpg", "sac"))
 """(herkit, SB3) algorithms compared on Fetch: like with like, and herkit's preset with
 SB3's usual HER algorithm."""
@@ -674,8 +572,6 @@ SB3's usual HER algorithm."""
 def fetchreach_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
     """Section 2 of docs/sb3.md (FetchReach), and its lines of the summary of speed-ups."""
     lines = [
-        "## 2. FetchReach-v4: SAC+HER (and herkit's DDPG preset)",
-        "",
         f"Budget {part['steps']:,} env steps, evaluation every {part['eval_every']:,} "
         f"env steps ({part['eval_episodes']} deterministic episodes on one separate env), "
         f"seeds {', '.join(map(str, part['seeds']))}.",
@@ -700,8 +596,8 @@ def fetchreach_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
             f"- FetchReach, {pair}: wall time to 0.9, SB3 / herkit: {ratio_text}; whole "
             f"budget: {budget}."
         )
-    lines += ["", *commands_block(part, ["Commands (seed 0):", ""], part["seeds"][0])]
-    return [*lines, *settings_table(FETCHREACH_SETTINGS), ""], verdicts
+    seed = part["seeds"][0]
+    return [*lines, "", "Commands (seed 0):", "", *commands_block(part, seed)], verdicts
 
 
 def fetchreach_note(part: dict[str, Any]) -> str:
@@ -738,8 +634,6 @@ def speed_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
         for run in part["runs"]
     ]
     lines = [
-        "## 3b. FetchPush-v4: a short training run, env steps per second",
-        "",
         f"{part['steps']:,} env steps, seed {part['seeds'][0]}, settings as in "
         "FetchReach (2 envs, 0.5 updates per env step after 1,000 random steps, 3x256, "
         "batch 256); one evaluation (10 episodes) at the end, inside the loop time. "
@@ -748,7 +642,7 @@ def speed_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
         "",
         markdown(columns, "lrrrrrrr", rows),
         "",
-        *commands_block(part, []),
+        *commands_block(part),
     ]
     runs = {(r["lib"], r["algo"]): r for r in part["runs"]}
     verdicts = []
@@ -985,8 +879,6 @@ def updates_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
     ]
     pairs = ["torch threads", "herkit", "SB3", "herkit updates/s", "SB3 updates/s", "herkit / SB3"]
     lines = [
-        "## 3a. Gradient updates per second, FetchPush-v4 shapes",
-        "",
         f"Both buffers hold the same {part['transitions']:,} FetchPush-v4 transitions "
         f"(uniformly random actions, seed 0, {part['transitions'] // 50} episodes of 50 "
         "steps), HER future k=4. "
@@ -1009,7 +901,6 @@ def updates_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
         "Command of one row: `"
         + part["rows"][0]["command"]
         + "` (the transitions are collected once by the `updates` part).",
-        "",
     ]
     same = [r for r in ratios if r["herkit"].upper() == r["sb3"].split()[0]]
     verdict = (
@@ -1029,60 +920,50 @@ def updates_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
 RESULTS = DOCS / "sb3.json"
 """Every part's record (parts not rerun are kept)."""
 REPORT = DOCS / "sb3.md"
-"""The report written from RESULTS."""
-SECTIONS = (
-    ("bitflip", bitflip_section),
-    ("fetchreach", fetchreach_section),
-    ("updates", updates_section),
-    ("fetchpush_speed", speed_section),
-)
+"""The report: its marked parts (``<!-- sb3 NAME -->``) are made from RESULTS."""
+MARKED = marked("sb3")
+SECTIONS = {
+    "bitflip": bitflip_section,
+    "fetchreach": fetchreach_section,
+    "updates": updates_section,
+    "fetchpush_speed": speed_section,
+}
 """Each part's key in RESULTS and the function that writes its section of the report."""
-SPEEDUPS = (
-    "How many times faster herkit was, from the sections above: SB3's wall time over "
-    "herkit's, or herkit's rate over SB3's (above 1: herkit faster)."
-)
-"""The sentence that opens the summary of speed-ups in docs/sb3.md."""
-DIFFERENCES = [
-    "## What is not the same on both sides",
-    "",
-    "- SB3's `MultiInputPolicy` feeds `observation || achieved_goal || desired_goal` to "
-    "the networks; herkit feeds `observation || desired_goal` (achieved_goal is part of "
-    "the observation in both envs, so no information differs; SB3's first layer is "
-    "slightly wider: 45 vs 30 inputs for 15 bits, 16 vs 13 for FetchReach, 31 vs 28 "
-    "for FetchPush).",
-    "- SB3 DQN has no double-Q and clips gradients at norm 10 (its default); herkit's "
-    "DQN is double-Q without clipping. herkit clips Q targets to the return range, SB3 "
-    "does not. herkit's bit-flip preset makes relabelled successes terminal; SB3 keeps "
-    "the stored `done` (no such option).",
-    "- SB3's DQN takes uniformly random actions until `learning_starts` (256 steps); "
-    "herkit's preset explores with epsilon 0.5 from the first step.",
-    "- Bit flipping: herkit normalises its inputs (always), SB3 gets raw bits (its "
-    "default, as in SB3's own HER tests). Fetch: both normalise (SB3 via VecNormalize).",
-    "- Fetch envs: herkit's preset steps its 2 training envs in 2 worker processes "
-    "(AsyncVectorEnv); SB3's `make_vec_env` steps them in one process (DummyVecEnv). "
-    "Both evaluate on one env in the main process.",
-    "- SB3's `HerReplayBuffer.sample` scans the validity mask of the whole capacity "
-    "(1e6 x n_envs) on every call; the 3a rows with a buffer exactly as large as the "
-    "stored data show SB3 without that cost. "
-    "Building SB3's buffer (an array of 1e6 info dicts) also takes seconds, which shows "
-    "in its process wall time but not in its loop wall time.",
-    "- torch threads: 1 on both sides for the training runs (herkit's default; SB3 "
-    "would otherwise use both cores). Section 3a shows both libraries at 1 and 2 "
-    "threads.",
-    "- herkit's loop time includes a checkpoint at 10,000 env steps in the bit-flip "
-    "runs (its preset's `checkpoint_every`); SB3 writes none.",
-    "- DDPG exploration differs: herkit adds Gaussian noise 0.2 and takes a random action "
-    "30 % of the time and penalises large actions (baselines HER); SB3's DDPG only adds "
-    "Gaussian noise 0.2. herkit DDPG vs SB3 SAC compares herkit's default preset with "
-    "SB3's usual HER algorithm, not like with like: a SAC update costs more than a DDPG "
-    "one in both libraries (section 3a).",
-    "",
-]
-"""The report's closing section."""
 
 
-def reading_notes(results: dict[str, Any]) -> list[str]:
-    """How to read "time to 0.9" next to "whole budget", from the numbers themselves."""
+def machine_part(results: dict[str, Any]) -> list[str]:
+    """The report's machine: lscpu's first lines, the libraries, herkit's commit when each
+    part started, and each part's wall time."""
+    m = results["machine"]
+    versions = m.get("versions") or {key.replace("_", "-"): value for key, value in m.items()}
+    names = ("torch", "numpy", "stable-baselines3", "sb3-contrib", "gymnasium")
+    names += ("gymnasium-robotics", "mujoco")
+    commits = [
+        f"{name} `{part['code']['commit'][:12]}`"
+        + (" (with uncommitted changes in src/)" if part["code"]["src_modified"] else "")
+        for name, part in results.items()
+        if name != "machine" and isinstance(part, dict)
+    ]
+    minutes = {name: results[name]["part_wall_s"] / 60 for name in SECTIONS if name in results}
+    return [
+        "```text",
+        *m.get("lscpu", [f"{m.get('processor')}, {m.get('cpus')} CPUs"]),
+        "```",
+        "",
+        f"Python {m['python']}, "
+        + ", ".join(f"{name} {versions.get(name)}" for name in names)
+        + ". herkit's commit when each part started: "
+        + ", ".join(commits)
+        + ".",
+        "",
+        "Wall time of each part (including process start-ups and any waiting): "
+        + ", ".join(f"{name} {value:.1f} min" for name, value in minutes.items())
+        + f"; total {sum(minutes.values()):.1f} min.",
+    ]
+
+
+def speedups_part(results: dict[str, Any]) -> list[str]:
+    """The summary of speed-ups, and how to read "time to 0.9" next to "whole budget"."""
     note = (
         'Reading these numbers: "time to 0.9" is read at the evaluations, so it moves in '
         "whole evaluation intervals. Where both libraries first reach 0.9 at the same "
@@ -1095,70 +976,33 @@ def reading_notes(results: dict[str, Any]) -> list[str]:
         note += first_differences(results["bitflip"], "Bit flipping")
     if "fetchreach" in results:
         note += fetchreach_note(results["fetchreach"])
-    return [note, ""]
+    verdicts = [
+        line
+        for name, section in SECTIONS.items()
+        if name in results
+        for line in section(results[name])[1]
+    ]
+    return [*verdicts, "", note]
 
 
-LIBRARIES = ("torch", "numpy", "stable-baselines3", "sb3-contrib", "gymnasium")
-LIBRARIES += ("gymnasium-robotics", "mujoco")
-"""The libraries whose versions the report names."""
+def report_part(results: dict[str, Any], name: str) -> str | None:
+    """The marked part ``name`` of the report made from ``results`` (None: not run yet)."""
+    if name == "machine":
+        return "\n".join(machine_part(results))
+    if name == "speedups":
+        return "\n".join(speedups_part(results))
+    return "\n".join(SECTIONS[name](results[name])[0]) if name in results else None
+
+
+def fill_report(text: str, results: dict[str, Any]) -> str:
+    """The report ``text`` with its marked parts made again from the results of sb3.json:
+    the machine, each part's section and the summary of speed-ups."""
+    return fill_marked(text, MARKED, lambda name: report_part(results, name))
 
 
 def write_report(results: dict[str, Any], path: Path = REPORT) -> None:
-    """docs/sb3.md (or ``path``) from the results of sb3.json: the machine, each part's
-    section, a summary of the speed-ups and what differs between the two sides."""
-    m = results["machine"]
-    versions = m.get("versions") or {key.replace("_", "-"): value for key, value in m.items()}
-    part_minutes = {
-        name: results[name]["part_wall_s"] / 60 for name, _ in SECTIONS if name in results
-    }
-    lines = [
-        "# herkit vs stable-baselines3, side by side",
-        "",
-        "Written by `python benchmarks/sb3_compare.py` (parts: `--only "
-        + "|".join(PARTS)
-        + "`, seeds: `--seeds`). Everything below ran on this machine, one process at a "
-        "time. Before each measurement the script waits until no `--quiet-pattern` process "
-        f"runs and the machine is less than {MAX_BUSY:.0%} busy over 5 s; a measurement "
-        "after which the machine is busy again (someone else's work probably overlapped it) "
-        'is done again. "CPU busy before / after" is the share of all cores\' time busy '
-        "in the 5 s before and the 3 s after it. Numbers are as measured.",
-        "",
-        "## Machine",
-        "",
-        "```text",
-        *m.get("lscpu", [f"{m.get('processor')}, {m.get('cpus')} CPUs"]),
-        "```",
-        "",
-        f"Python {m['python']}, "
-        + ", ".join(f"{name} {versions.get(name)}" for name in LIBRARIES)
-        + ". herkit's commit when each part started: "
-        + ", ".join(
-            f"{name} `{part['code']['commit'][:12]}`"
-            + (" (with uncommitted changes in src/)" if part["code"]["src_modified"] else "")
-            for name, part in results.items()
-            if name != "machine" and isinstance(part, dict)
-        )
-        + ".",
-        "",
-        "Wall time of each part (including process start-ups and any waiting): "
-        + ", ".join(f"{name} {minutes:.1f} min" for name, minutes in part_minutes.items())
-        + f"; total {sum(part_minutes.values()):.1f} min.",
-        "",
-        'Wall times: "loop wall s" runs from the start of the training loop to the '
-        "evaluation in question and includes all evaluations so far (herkit: from "
-        '`progress.csv`; SB3: from just before `model.learn`). "process wall s" is the '
-        "whole process: interpreter start, imports, env and model construction, the final "
-        "checkpoint (herkit) and exit.",
-        "",
-    ]
-    verdicts: list[str] = []
-    for name, section in SECTIONS:
-        if name in results:
-            part_lines, part_verdicts = section(results[name])
-            lines += part_lines
-            verdicts += part_verdicts
-    lines += ["## Speed-ups at a glance", "", SPEEDUPS, "", *verdicts, "", *reading_notes(results)]
-    path.write_text("\n".join([*lines, *DIFFERENCES]))
+    """docs/sb3.md (or ``path``) with its marked parts made again from ``results``."""
+    path.write_text(fill_report(path.read_text(), results))
 
 
 def run_compare(options: argparse.Namespace) -> None:

@@ -6,6 +6,7 @@ from the source must still be in it. A new block is picked up by these tests unc
 from __future__ import annotations
 
 import functools
+import json
 import re
 import subprocess
 import sys
@@ -281,6 +282,19 @@ def test_the_sb3_parity_tables_are_the_records() -> None:
         assert table == compare.paired_table(list(compare.BUFFER_TASKS), first, second)
     ((tasks, table),) = RULES.findall(guide)
     assert table == compare.rules_table(tasks.split())
+
+
+def test_the_sb3_report_is_made_from_its_records() -> None:
+    """docs/sb3.md's marked parts (the machine, each part's section, the speed-ups) are
+    what ``benchmarks/sb3_compare.py --report-only`` makes from docs/sb3.json."""
+    from scripts import load_benchmark
+
+    compare = load_benchmark("sb3_compare")
+    page = (ROOT / "docs" / "sb3.md").read_text()
+    parts = {name for _, name, _, _ in compare.MARKED.findall(page)}
+    assert parts == {"machine", *compare.SECTIONS, "speedups"}
+    results = json.loads((ROOT / "docs" / "sb3.json").read_text())
+    assert compare.fill_report(page, results) == page
 
 
 BLOCKER = """

@@ -65,25 +65,8 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import common
 import numpy as np
-from common import (
-    DOCS,
-    FIGURES,
-    ROOT,
-    add_run,
-    code_version,
-    cpu_ticks,
-    figure,
-    fill_marked,
-    first_at,
-    herkit_train,
-    machine,
-    markdown,
-    marked,
-    parser,
-    progress,
-    read_json,
-)
 
 SCRIPT = "benchmarks/sb3_compare.py"
 """This script, as the commands it records name it (their workers are its hidden modes)."""
@@ -210,9 +193,9 @@ MAX_BUSY = 0.1
 
 def busy_fraction(seconds: float = 5.0) -> float:
     """Share of the machine's CPU time (all cores) spent busy during ``seconds``."""
-    idle0, total0 = cpu_ticks()
+    idle0, total0 = common.cpu_ticks()
     time.sleep(seconds)
-    idle1, total1 = cpu_ticks()
+    idle1, total1 = common.cpu_ticks()
     return 1.0 - (idle1 - idle0) / max(total1 - total0, 1)
 
 
@@ -282,7 +265,7 @@ updates per env step."""
 
 def summarise(rows: list[dict[str, float]]) -> dict[str, Any]:
     """First evaluation at or above TARGET, final success, curve."""
-    first = first_at(rows, TARGET)
+    first = common.first_at(rows, TARGET)
     return {
         "first_0.9_env_steps": None if first is None else int(first["env_steps"]),
         "first_0.9_wall_s": None if first is None else round(first["wall_s"], 2),
@@ -321,11 +304,15 @@ def run_training(
     def measure() -> dict[str, Any]:
         shutil.rmtree(out, ignore_errors=True)
         started = time.perf_counter()
-        subprocess.run(argv, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        subprocess.run(argv, check=True, cwd=common.ROOT, stdout=subprocess.DEVNULL)
         process_wall = time.perf_counter() - started
         keys = ("env_steps", "updates", "wall_s", "success_rate")
         result = {"lib": lib, "algo": algo, "seed": seed, "command": command}
-        return result | summarise(progress(out, *keys)) | {"process_wall_s": round(process_wall, 2)}
+        return (
+            result
+            | summarise(common.progress(out, *keys))
+            | {"process_wall_s": round(process_wall, 2)}
+        )
 
     result = quiet_measure(measure, quiet)
     print(
@@ -431,7 +418,7 @@ def training_table(part: dict[str, Any]) -> list[str]:
         ]
         for run in part["runs"]
     ]
-    return markdown(columns, "lrrrrrrrr", rows).splitlines()
+    return common.markdown(columns, "lrrrrrrrr", rows).splitlines()
 
 
 def by_run(part: dict[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
@@ -542,7 +529,7 @@ def median(values: list[float]) -> float | None:
 
 def plot_bitflip(part: dict[str, Any], path: Path) -> None:
     """Success against env steps and against loop wall time, one line per run, to ``path``."""
-    with figure(path, 1, 2, figsize=(11, 4)) as (fig, axes):
+    with common.figure(path, 1, 2, figsize=(11, 4)) as (fig, axes):
         colors = {"herkit": "tab:blue", "sb3": "tab:orange"}
         labelled: set[str] = set()
         for run in part["runs"]:
@@ -640,7 +627,7 @@ def speed_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
         f"{part['steps']:,} env steps are far too few to learn FetchPush; the success "
         "column is only reported, not compared.",
         "",
-        markdown(columns, "lrrrrrrr", rows),
+        common.markdown(columns, "lrrrrrrr", rows),
         "",
         *commands_block(part),
     ]
@@ -806,7 +793,9 @@ def part_updates(out_root: Path, quiet: str) -> dict[str, Any]:
 
             def measure(command: str = command) -> dict[str, Any]:
                 argv = [sys.executable, *command.split()[1:]]
-                done = subprocess.run(argv, check=True, cwd=ROOT, capture_output=True, text=True)
+                done = subprocess.run(
+                    argv, check=True, cwd=common.ROOT, capture_output=True, text=True
+                )
                 return json.loads(done.stdout.strip().splitlines()[-1])
 
             row = quiet_measure(measure, quiet) | {"command": command}
@@ -894,9 +883,9 @@ def updates_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
         "lr 1e-3, gamma 0.98, tau 0.05, SAC/TQC `ent_coef='auto_0.1'`, TQC with its "
         "defaults (25 quantiles, 2 critics, 2 dropped per net), no VecNormalize.",
         "",
-        markdown([*columns, "CPU busy before / after"], "llrrlrr", timings),
+        common.markdown([*columns, "CPU busy before / after"], "llrrlrr", timings),
         "",
-        markdown(pairs, "rllrrr", compared),
+        common.markdown(pairs, "rllrrr", compared),
         "",
         "Command of one row: `"
         + part["rows"][0]["command"]
@@ -917,11 +906,11 @@ def updates_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
 
 # -- the report: docs/sb3.md ------------------------------------------------------------------
 
-RESULTS = DOCS / "sb3.json"
+RESULTS = common.DOCS / "sb3.json"
 """Every part's record (parts not rerun are kept)."""
-REPORT = DOCS / "sb3.md"
+REPORT = common.DOCS / "sb3.md"
 """The report: its marked parts (``<!-- sb3 NAME -->``) are made from RESULTS."""
-MARKED = marked("sb3")
+MARKED = common.marked("sb3")
 SECTIONS = {
     "bitflip": bitflip_section,
     "fetchreach": fetchreach_section,
@@ -997,7 +986,7 @@ def report_part(results: dict[str, Any], name: str) -> str | None:
 def fill_report(text: str, results: dict[str, Any]) -> str:
     """The report ``text`` with its marked parts made again from the results of sb3.json:
     the machine, each part's section and the summary of speed-ups."""
-    return fill_marked(text, MARKED, lambda name: report_part(results, name))
+    return common.fill_marked(text, MARKED, lambda name: report_part(results, name))
 
 
 def write_report(results: dict[str, Any], path: Path = REPORT) -> None:
@@ -1019,10 +1008,10 @@ def run_compare(options: argparse.Namespace) -> None:
         )
         print(json.dumps(row))
         return
-    os.chdir(ROOT)  # run directories and the commands shown are relative to the repository
-    results = read_json(RESULTS)
+    os.chdir(common.ROOT)  # run directories and the commands shown are relative to the repository
+    results = common.read_json(RESULTS)
     if not options.report_only:
-        results["machine"] = machine()
+        results["machine"] = common.machine()
         for name in options.only or PARTS:
             print(f"== {name}", flush=True)
             started = time.perf_counter()
@@ -1034,11 +1023,11 @@ def run_compare(options: argparse.Namespace) -> None:
                 seeds = options.seeds[:1] if name == "fetchpush-speed" else options.seeds
                 part = part_training(task, seeds, out_root, options.quiet_pattern)
             part["part_wall_s"] = round(time.perf_counter() - started, 1)
-            part["code"] = code_version()
+            part["code"] = common.code_version()
             results[name.replace("-", "_")] = part
             RESULTS.write_text(json.dumps(results, indent=1))
     if "bitflip" in results:
-        plot_bitflip(results["bitflip"], FIGURES / "sb3_bitflip.png")
+        plot_bitflip(results["bitflip"], common.FIGURES / "sb3_bitflip.png")
     write_report(results, REPORT)
     print(f"wrote {RESULTS} and {REPORT}")
 
@@ -1094,7 +1083,7 @@ PointMaze (``bash install.sh robotics``) and highway-env for parking. Writes sb3
 (merged by task, buffer, seed).
 """
 
-BUFFER_RECORD = DOCS / "sb3_buffer.json"
+BUFFER_RECORD = common.DOCS / "sb3_buffer.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1310,7 +1299,7 @@ def run_pair(task: str, seed: int, buffers: tuple[str, ...]) -> None:
             raise RuntimeError(f"{task} {buffer} seed {seed} failed:\n{err[-3000:]}")
         result = json.loads(out.strip().splitlines()[-1])
         rows = result["rows"]
-        solved = first_at(rows)
+        solved = common.first_at(rows)
         run = {
             "task": task,
             "buffer": buffer,
@@ -1320,9 +1309,9 @@ def run_pair(task: str, seed: int, buffers: tuple[str, ...]) -> None:
             "final_success": rows[-1]["success_rate"],
             "settings": dataclasses.asdict(BUFFER_TASKS[task]),
             "concurrent_with": [name for name in buffers if name != buffer],
-            "code": code_version(),
+            "code": common.code_version(),
         }
-        add_run(BUFFER_RECORD, f"{task}/{buffer}/seed{seed}", run, machine())
+        common.add_run(BUFFER_RECORD, f"{task}/{buffer}/seed{seed}", run, common.machine())
         print(
             f"{task} {buffer} seed {seed}: first 0.9 {solved}, final "
             f"{rows[-1]['success_rate']:.2f}, {result['wall_s']} s "
@@ -1387,7 +1376,7 @@ def buffer_table(tasks: list[str]) -> str:
     evaluations (the area under the curve), at a quarter, half, three quarters and all of
     the budget, and over the last 4 evaluations; env steps to the first 0.9, wall times and
     time in ``sample`` per seed."""
-    runs = read_json(BUFFER_RECORD)["runs"]
+    runs = common.read_json(BUFFER_RECORD)["runs"]
 
     def mean(values: Any) -> str:
         return f"{np.mean(list(values)):.2f}"
@@ -1426,7 +1415,7 @@ def buffer_table(tasks: list[str]) -> str:
     columns = ["task", "buffer", "seeds", "success: all evaluations"]
     columns += ["at 1/4, 1/2, 3/4, all of the env steps", "last 4 evaluations"]
     columns += ["env steps to 0.9", "wall s, whole run", "s in `sample`"]
-    return markdown(columns, "lllrlrlll", rows)
+    return common.markdown(columns, "lllrlrlll", rows)
 
 
 def last_evaluations(run: dict[str, Any], count: int = 4) -> float:
@@ -1488,7 +1477,7 @@ def difference(found: dict[str, Any]) -> str:
 
 def paired_table(tasks: list[str], first: str, second: str) -> str:
     """Markdown: per task, :func:`paired`'s figures of ``first`` and ``second``."""
-    runs = read_json(BUFFER_RECORD)["runs"]
+    runs = common.read_json(BUFFER_RECORD)["runs"]
     rows = []
     for task in tasks:
         found = paired(runs, task, first, second)
@@ -1507,7 +1496,7 @@ def paired_table(tasks: list[str], first: str, second: str) -> str:
     columns = ["task", "seeds", f"{first}: last 4 evaluations", f"{second}: last 4 evaluations"]
     columns += [f"reached 0.9 ({first} / {second})", "difference, 95 % interval"]
     columns += [f"env steps to 0.9 ({first} / {second})"]
-    return markdown(columns, "lrrrlll", rows)
+    return common.markdown(columns, "lrrrlll", rows)
 
 
 RULES = {
@@ -1524,7 +1513,7 @@ success; ``with terms``: and its rewards hold terms beyond ``compute_reward``)."
 
 def rules_table(tasks: list[str]) -> str:
     """Markdown: per task and buffer of :data:`RULES`, its paired figures against SB3's."""
-    runs = read_json(BUFFER_RECORD)["runs"]
+    runs = common.read_json(BUFFER_RECORD)["runs"]
     rows = []
     for task in tasks:
         for buffer, (terms, ends) in RULES.items():
@@ -1535,7 +1524,7 @@ def rules_table(tasks: list[str]) -> str:
     columns = ["task", "herkit.sb3", "env's terms kept", "reached goal terminal", "seeds"]
     columns += ["sb3: last 4 evaluations", "herkit.sb3: last 4 evaluations"]
     columns += ["difference, 95 % interval"]
-    return markdown(columns, "llllrrrl", rows)
+    return common.markdown(columns, "llllrrrl", rows)
 
 
 def run_buffer(options: argparse.Namespace) -> None:
@@ -1550,10 +1539,14 @@ def run_buffer(options: argparse.Namespace) -> None:
     elif options.rules:
         print(rules_table(options.rules))
     elif options.same_data:
-        record = read_json(BUFFER_RECORD)
+        record = common.read_json(BUFFER_RECORD)
         found = record.get("same_data", {})
         for task in options.tasks:
-            found[task] = {"steps": 6_000, "code": code_version(), **same_data(task, 6_000, 25)}
+            found[task] = {
+                "steps": 6_000,
+                "code": common.code_version(),
+                **same_data(task, 6_000, 25),
+            }
             print(task, json.dumps(found[task]), flush=True)
         BUFFER_RECORD.write_text(json.dumps(record | {"same_data": found}, indent=1))
     else:
@@ -1582,7 +1575,7 @@ of fetch.json (``benchmarks/fetch.py``), herkit's success at the last evaluation
 the same wall time, beside SB3's.
 """
 
-TQC_RECORD = DOCS / "sb3_tqc.json"
+TQC_RECORD = common.DOCS / "sb3_tqc.json"
 
 
 def zoo_tqc(minutes: float, eval_every: int, seed: int) -> dict[str, Any]:
@@ -1629,8 +1622,8 @@ def zoo_tqc(minutes: float, eval_every: int, seed: int) -> dict[str, Any]:
         "curve": [
             {key: row[key] for key in ("env_steps", "wall_s", "success_rate")} for row in rows
         ],
-        "machine": machine(),
-        "code": code_version(),
+        "machine": common.machine(),
+        "code": common.code_version(),
     }
 
 
@@ -1653,7 +1646,7 @@ def tqc_table(sb3: dict[str, Any]) -> str:
             best,
         ]
     ]
-    for key, record in sorted(read_json(DOCS / "fetch.json").items()):
+    for key, record in sorted(common.read_json(common.DOCS / "fetch.json").items()):
         inside = [p for p in record["curve"] if p["wall_s"] <= wall_s]
         if key.startswith("FetchPush-v4/") and inside:
             rows.append(
@@ -1667,7 +1660,7 @@ def tqc_table(sb3: dict[str, Any]) -> str:
             )
     minutes = f"{wall_s / 60:.0f} min"
     columns = ["run", f"env steps in {minutes}", "env steps/s", f"success at {minutes}"]
-    return markdown([*columns, "best success so far"], "lrrrr", rows)
+    return common.markdown([*columns, "best success so far"], "lrrrr", rows)
 
 
 def run_tqc(options: argparse.Namespace) -> None:
@@ -1675,7 +1668,7 @@ def run_tqc(options: argparse.Namespace) -> None:
     if not options.table:
         record = zoo_tqc(options.minutes, options.eval_every, options.seed)
         TQC_RECORD.write_text(json.dumps(record, indent=1) + "\n")
-    print(tqc_table(read_json(TQC_RECORD)))
+    print(tqc_table(common.read_json(TQC_RECORD)))
 
 
 # -- pointmaze and parking: SAC+HER on an env herkit did not write, both libraries -------------
@@ -1686,7 +1679,7 @@ ONE_ENV_DOC = """SAC+HER on one env that herkit's authors did not write: herkit 
 1 on success, 0 otherwise, success in ``info["success"]``, and with
 ``continuing_task=False`` the episode ends on success (100-step episodes). herkit runs as
 ``herkit train PointMaze_UMaze-v3`` launches it (its preset; ``--algo td3`` for its TD3);
-both evaluate every 2,000 env steps on 20 episodes, evaluations inside the wall time.
+both evaluate every 2,000 env steps on 20 episodes.
 
 ``parking``: highway-env's parking-v0 is a Gymnasium GoalEnv (highway-env 1.12): a car
 steers and accelerates into a parking spot; the reward is ``compute_reward`` (minus the
@@ -1694,20 +1687,22 @@ square root of a weighted L1 distance to the goal pose), plus -5 on the step of 
 collision, success is ``info["is_success"]``, and an episode ends on a crash or on success,
 else after 500 steps (100 s at 5 Hz). herkit has no preset for it, so ``herkit train
 highway_env:parking-v0 --algo sac`` runs its generic SAC defaults
-(src/herkit/config/agents.py). Both evaluate every 2,000 env steps on 10 episodes; the
-evaluations' time is recorded and left out of the training wall time, since an evaluation
-episode lasts as long as the policy neither parks nor crashes. SB3's HerReplayBuffer keeps
-the env's reward (collision penalty included) for real transitions but gives relabelled
-ones bare ``compute_reward`` (no penalty, ``done`` as stored), where herkit's buffer decides
-for itself (src/herkit/buffer/; the record notes the commit and whether src/ differed).
+(src/herkit/config/agents.py). Both evaluate every 2,000 env steps on 10 episodes, and an
+evaluation episode lasts as long as the policy neither parks nor crashes. SB3's
+HerReplayBuffer keeps the env's reward (collision penalty included) for real transitions
+but gives relabelled ones bare ``compute_reward`` (no penalty, ``done`` as stored), where
+herkit's buffer decides for itself (src/herkit/buffer/; the record notes the commit and
+whether src/ differed).
 
 SB3 runs SAC with its HerReplayBuffer and herkit's settings (3 x 256 networks, Adam 1e-3
 for the actor, the critics and the entropy coefficient, gamma 0.98, tau 0.05, batch 256,
 buffer 1,000,000, future k=4, one update per env step after 1,000 steps, entropy
 coefficient learned from 0.1 towards -action_dim) on the same env; it acts uniformly at
 random for its first 1,000 steps (learning_starts), herkit uses its untrained policy from
-the start. Success is read at the end of each evaluation episode. The runs go one after
-the other, each on one thread, so neither slows the other.
+the start. Success is read at the end of each evaluation episode. Each evaluation records
+the wall time so far (evaluations included) and the seconds spent evaluating, which the
+figure's time axis leaves out. The runs go one after the other, each on one thread, so
+neither slows the other.
 
     python benchmarks/sb3_compare.py pointmaze                 # seed 0, 50,000 env steps, both
     python benchmarks/sb3_compare.py pointmaze --seeds 0 1 2 --only herkit
@@ -1734,15 +1729,14 @@ class OneEnv(NamedTuple):
     steps: int
     eval_episodes: int
     success_key: str
-    columns: tuple[str, ...]
-    """The columns of each evaluation recorded."""
-    time_axis: str
-    """The wall-time axis of its figure."""
     title: str
 
 
 EVAL_EVERY = 2_000
 """Env steps between evaluations, on both sides."""
+COLUMNS = ("env_steps", "wall_s", "eval_s", "success_rate")
+"""What each evaluation records: ``eval_s``, the seconds spent evaluating so far, is left
+out of the training time on the figure's time axis."""
 ONE_ENV = {
     "pointmaze": OneEnv(
         "PointMaze_UMaze-v3",
@@ -1753,8 +1747,6 @@ ONE_ENV = {
         50_000,
         20,
         "success",
-        ("env_steps", "wall_s", "success_rate"),
-        "wall time (min)",
         "PointMaze_UMaze-v3 (continuing_task=False, 100-step episodes), one thread each",
     ),
     "parking": OneEnv(
@@ -1766,8 +1758,6 @@ ONE_ENV = {
         30_000,
         10,
         "is_success",
-        ("env_steps", "wall_s", "eval_s", "success_rate"),
-        "training wall time, evaluations excluded (min)",
         "highway-env parking-v0: SAC+HER (3 x 256, lr 1e-3, batch 256, future k=4), one "
         "thread each",
     ),
@@ -1782,13 +1772,9 @@ def one_env_rows(
     if library == "herkit":
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "run"
-            herkit_train(
-                spec.herkit_id,
-                *f"--algo {algo} --seed {seed} --steps {steps} --out {out}".split(),
-                *("--no-progress", "--no-tensorboard", "--torch-threads", "1"),
-                *spec.herkit_flags,
-            )
-            return progress(out, *spec.columns)
+            flags = f"--algo {algo} --seed {seed} --steps {steps} --torch-threads 1".split()
+            common.herkit_train(spec.herkit_id, *flags, *spec.herkit_flags, out=out)
+            return common.progress(out, *COLUMNS)
     import gymnasium as gym
 
     one_thread()
@@ -1801,7 +1787,7 @@ def one_env_rows(
         return evaluate(model, eval_env, spec.eval_episodes, eval_seed, spec.success_key)
 
     rows = learn(model, steps, EVAL_EVERY, success)
-    return [{key: row[key] for key in spec.columns} for row in rows]
+    return [{key: row[key] for key in COLUMNS} for row in rows]
 
 
 def train_minutes(row: dict[str, float]) -> float:
@@ -1834,7 +1820,7 @@ def plot_one_env(name: str, records: dict[str, Any], path: Path) -> None:
     """Success against env steps and against wall time: each seed thin, each side's mean
     over its seeds thick."""
     spec = ONE_ENV[name]
-    with figure(path, 1, 2, figsize=(11, 4)) as (fig, axes):
+    with common.figure(path, 1, 2, figsize=(11, 4)) as (fig, axes):
         colors = {"herkit": "tab:blue", "sb3": "tab:orange", "herkit-td3": "tab:green"}
         for side, runs in by_side(records).items():
             color = colors.get(side, "tab:red")
@@ -1853,7 +1839,8 @@ def plot_one_env(name: str, records: dict[str, Any], path: Path) -> None:
             axes[1].plot(minutes, mean, color=color, lw=2.5, drawstyle="steps-post")
         ylabel = f"success rate ({spec.eval_episodes} episodes)"
         axes[0].set(xlabel="env steps", ylabel=ylabel, ylim=(-0.02, 1.02))
-        axes[1].set(xlabel=spec.time_axis, ylim=(-0.02, 1.02))
+        axes[1].set(xlabel="training wall time, evaluations out where recorded (min)")
+        axes[1].set(ylim=(-0.02, 1.02))
         for ax in axes:
             ax.grid(alpha=0.3)
             ax.axhline(0.9, color="gray", lw=0.8, ls="--")
@@ -1879,16 +1866,16 @@ def at_budgets(records: dict[str, Any]) -> str:
             means = [np.nanmean([read(rows, budget) for rows in runs[side]]) for side in runs]
             table.append([f"{budget:,.0f} {label}", *(f"{m:.2f}" for m in means)])
     seeds = ", ".join(f"{side} {len(runs[side])}" for side in runs)
-    return f"seeds: {seeds}\n" + markdown(["budget", *runs], "l" + "r" * len(runs), table)
+    return f"seeds: {seeds}\n" + common.markdown(["budget", *runs], "l" + "r" * len(runs), table)
 
 
 def run_one_env(options: argparse.Namespace) -> None:
     """The ``pointmaze`` and ``parking`` subcommands: run each seed and library, one after
     the other, recording each run as it ends (or, with ``--table``, print the budgets)."""
     name = options.command
-    record = DOCS / f"{name}.json"
+    record = common.DOCS / f"{name}.json"
     if options.table:
-        print(at_budgets(read_json(record)["runs"]))
+        print(at_budgets(common.read_json(record)["runs"]))
         return
     for seed in options.seeds:
         for library in [options.only] if options.only else ["herkit", "sb3"]:
@@ -1898,7 +1885,7 @@ def run_one_env(options: argparse.Namespace) -> None:
             started = time.perf_counter()
             rows = one_env_rows(name, library, algo, seed, steps)
             total = time.perf_counter() - started
-            reached = first_at(rows)
+            reached = common.first_at(rows)
             run = {
                 "library": library,
                 "algo": algo,
@@ -1908,13 +1895,13 @@ def run_one_env(options: argparse.Namespace) -> None:
                 "process_wall_s": round(total, 1),
                 "first_0.9": reached,
                 "final_success": rows[-1]["success_rate"],
-                "code": code_version(),
+                "code": common.code_version(),
             }
             side = library if algo == "sac" else f"{library}-{algo}"
-            records = add_run(record, f"{side}/seed{seed}", run, machine())
+            records = common.add_run(record, f"{side}/seed{seed}", run, common.machine())
             final = rows[-1]["success_rate"]
             print(f"  first >= 0.9: {reached}; final {final:.2f}; {total:.0f} s", flush=True)
-            plot_one_env(name, records, FIGURES / f"{name}.png")
+            plot_one_env(name, records, common.FIGURES / f"{name}.png")
 
 
 def described(doc: str) -> dict[str, Any]:
@@ -1925,7 +1912,7 @@ def described(doc: str) -> dict[str, Any]:
 def main() -> None:
     """The side-by-side parts without a subcommand; ``buffer``, ``tqc``, ``pointmaze`` and
     ``parking`` as their docstrings say."""
-    cli = parser(__doc__)
+    cli = common.parser(__doc__)
     cli.add_argument("--only", nargs="*", choices=PARTS, help="parts to run (default all)")
     cli.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     cli.add_argument("--out", default="runs/sb3_compare", help="where run directories go")

@@ -81,7 +81,7 @@ TARGET = 0.9
 def sb3_model(
     algo: str, env: Any, seed: int, buffer_class: Any = None, her: Any = None, size: int = 10**6
 ) -> Any:
-    """The SB3 model of ``algo`` with herkit's settings (the SETTINGS tables below): Adam
+    """The SB3 model of ``algo`` with herkit's settings (docs/sb3.md's tables): Adam
     1e-3, gamma 0.98, batch 256, a HER buffer (SB3's, or ``buffer_class`` with ``her``'s
     settings; future k=4) of ``size``; DQN as herkit's bit-flipping preset, the others
     3x256 with one update per step of the vector env after 1,000 env steps."""
@@ -153,7 +153,7 @@ def learn(
     from stable_baselines3.common.callbacks import BaseCallback
 
     rows: list[dict[str, float]] = []
-    clock = {"next": every, "eval_s": 0.0, "start": time.perf_counter()}
+    clock = {"next": every, "eval_s": 0.0, "start": 0.0}
 
     class Evaluate(BaseCallback):
         def _on_step(self) -> bool:
@@ -201,8 +201,8 @@ def busy_fraction(seconds: float = 5.0) -> float:
 
 def running(pattern: str) -> bool:
     """Whether a process whose command line matches ``pattern`` runs ('': never)."""
-    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
-    return bool(pattern) and bool(found)
+    found = bool(pattern) and subprocess.run(["pgrep", "-f", pattern], capture_output=True).stdout
+    return bool(found)
 
 
 def wait_quiet(pattern: str) -> dict[str, Any]:

@@ -31,7 +31,6 @@ an evaluation of 100 episodes every 10,000, stopping at 0.9 success. Its curve g
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
 import shutil
@@ -40,11 +39,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import DOCS, FIGURES, ROOT, code_version, machine, shown
+import common
 
-RESULTS = DOCS / "bitflip.json"
-FIGURE = FIGURES / "bitflip_success.png"
-LONG_FIGURE = FIGURES / "bitflip_long.png"
+RESULTS = common.DOCS / "bitflip.json"
+FIGURE = common.FIGURES / "bitflip_success.png"
+LONG_FIGURE = common.FIGURES / "bitflip_long.png"
 ENV_ID = "herkit/BitFlip-v0"
 CODE: dict[str, Any] = {}  # git commit and dirty flag, taken when the script starts
 
@@ -77,40 +76,20 @@ def budget(n_bits: int, per_bit: int) -> int:
     return max(MIN_BUDGET, per_bit * n_bits)
 
 
-def read_evals(run_dir: Path) -> list[tuple[int, float]]:
-    """(env_steps, success_rate) of every evaluation in a run's progress.csv."""
-    with open(run_dir / "progress.csv", newline="") as file:
-        rows = list(csv.DictReader(file))
-    return [(int(float(row["env_steps"])), float(row["success_rate"])) for row in rows]
-
-
 def train_run(run_dir: Path, n_bits: int, strategy: str, k: int, seed: int, **changes: Any) -> dict:
-    """One training run in this process (skipped when its summary.json exists)."""
-    from herkit.config.train import preset_config
-    from herkit.training.loop import train
-
+    """One training run in this process (skipped when its summary.json exists), its
+    checkpoint removed; its summary and evaluations ``(env_steps, success_rate)``."""
     summary_file = run_dir / "summary.json"
-    if summary_file.exists():
-        return json.loads(summary_file.read_text())
-    shutil.rmtree(run_dir, ignore_errors=True)  # a run killed part-way starts again
-    config = dataclasses.replace(
-        preset_config(ENV_ID),
-        env_kwargs=(f"n_bits={n_bits}",),
-        strategy=strategy,
-        k=k,
-        seed=seed,
-        out=str(run_dir),
-        progress=False,
-        tensorboard=False,
-        torch_threads=1,
-        **changes,
-    )
-    started = time.perf_counter()
-    summary = train(config)
-    summary["process_wall_s"] = round(time.perf_counter() - started, 2)
-    summary["code"] = CODE  # the tree this process imported herkit from
-    summary_file.write_text(json.dumps(summary, indent=1))
-    return summary
+    if not summary_file.exists():
+        shutil.rmtree(run_dir, ignore_errors=True)  # a run killed part-way starts again
+        started = time.perf_counter()
+        bits = {"env_kwargs": (f"n_bits={n_bits}",), "strategy": strategy, "k": k, "seed": seed}
+        summary, _ = common.train_here(ENV_ID, run_dir, **bits, torch_threads=1, **changes)
+        summary["process_wall_s"] = round(time.perf_counter() - started, 2)
+        summary["code"] = CODE  # the tree this process imported herkit from
+        summary_file.write_text(json.dumps(summary, indent=1))
+    shutil.rmtree(run_dir / "checkpoint", ignore_errors=True)
+    return json.loads(summary_file.read_text()) | {"evals": common.curve(run_dir)}
 
 
 def sweep(options: argparse.Namespace, runs_dir: Path) -> list[dict]:
@@ -132,9 +111,7 @@ def sweep(options: argparse.Namespace, runs_dir: Path) -> list[dict]:
                     eval_episodes=EVAL_EPISODES,
                     checkpoint_every=steps,  # only the final checkpoint
                 )
-                if not options.keep_checkpoints:
-                    shutil.rmtree(run_dir / "checkpoint", ignore_errors=True)
-                evals = read_evals(run_dir)
+                evals = summary["evals"]
                 last = [success for _, success in evals[-2:]]
                 record = {
                     "n": n_bits,
@@ -148,7 +125,7 @@ def sweep(options: argparse.Namespace, runs_dir: Path) -> list[dict]:
                     "updates": summary["updates"],
                     "wall_s": summary["wall_s"],
                     "code": summary.get("code"),
-                    "run_dir": shown(run_dir),
+                    "run_dir": common.shown(run_dir),
                 }
                 records.append(record)
                 print(json.dumps(record), flush=True)
@@ -170,9 +147,7 @@ def long_run(options: argparse.Namespace, runs_dir: Path) -> dict:
         settings.pop("seed"),
         **settings,
     )
-    if not options.keep_checkpoints:
-        shutil.rmtree(run_dir / "checkpoint", ignore_errors=True)
-    evals = read_evals(run_dir)
+    evals = summary["evals"]
     record = {
         "n": LONG["n_bits"],
         "strategy": LONG["strategy"],
@@ -193,7 +168,7 @@ def long_run(options: argparse.Namespace, runs_dir: Path) -> dict:
         "wall_s": summary["wall_s"],
         "code": summary.get("code"),
         "evals": evals,
-        "run_dir": shown(run_dir),
+        "run_dir": common.shown(run_dir),
     }
     plot_long(evals)
     print(json.dumps({k: v for k, v in record.items() if k != "evals"}), flush=True)
@@ -226,61 +201,38 @@ def aggregate(records: list[dict]) -> list[dict]:
 
 def plot_sweep(rows: list[dict], per_bit: int) -> None:
     """Success rate against bits, median over seeds with a min-max band."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for method, (_, _, label) in METHODS.items():
-        group = [r for r in rows if r["method"] == method]
-        if not group:
-            continue
-        xs = [r["n"] for r in group]
-        line = ax.plot(xs, [r["median"] for r in group], marker="o", label=label)[0]
-        low, high = [r["min"] for r in group], [r["max"] for r in group]
-        ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
-    ax.set(
-        xlabel="number of bits n",
-        ylabel="success rate",
-        ylim=(-0.02, 1.02),
-        title=f"Bit flipping: success after max({MIN_BUDGET}, {per_bit} n) env steps",
-    )
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    FIGURE.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(FIGURE, dpi=110)
-    plt.close(fig)
+    with common.figure(FIGURE, figsize=(6.4, 4.2)) as (_, ax):
+        for method, (_, _, label) in METHODS.items():
+            group = [r for r in rows if r["method"] == method]
+            if not group:
+                continue
+            xs = [r["n"] for r in group]
+            line = ax.plot(xs, [r["median"] for r in group], marker="o", label=label)[0]
+            low, high = [r["min"] for r in group], [r["max"] for r in group]
+            ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        title = f"Bit flipping: success after max({MIN_BUDGET}, {per_bit} n) env steps"
+        ax.set(xlabel="number of bits n", ylabel="success rate", ylim=(-0.02, 1.02), title=title)
+        ax.grid(alpha=0.3)
+        ax.legend()
 
 
 def plot_long(evals: list[tuple[int, float]]) -> None:
     """Success rate of the long 50-bit run against env steps."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    ax.plot([s for s, _ in evals], [v for _, v in evals], marker=".")
-    ax.axhline(LONG["target_success"], color="grey", linestyle="--", linewidth=1)
-    ax.set(
-        xlabel="env steps",
-        ylabel=f"success rate ({LONG['eval_episodes']} episodes)",
-        ylim=(-0.02, 1.02),
-        title="50 bits, DQN+HER (future, k=4), seed 0",
-    )
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    LONG_FIGURE.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(LONG_FIGURE, dpi=110)
-    plt.close(fig)
+    with common.figure(LONG_FIGURE, figsize=(6.4, 3.6)) as (_, ax):
+        ax.plot([s for s, _ in evals], [v for _, v in evals], marker=".")
+        ax.axhline(LONG["target_success"], color="grey", linestyle="--", linewidth=1)
+        ax.set(
+            xlabel="env steps",
+            ylabel=f"success rate ({LONG['eval_episodes']} episodes)",
+            ylim=(-0.02, 1.02),
+            title="50 bits, DQN+HER (future, k=4), seed 0",
+        )
+        ax.grid(alpha=0.3)
 
 
 def markdown_table(rows: list[dict]) -> str:
     """One line per n: median [min-max] success of each method, and the budget."""
-    head = "| n | budget (env steps) | " + " | ".join(v[2] for v in METHODS.values()) + " |"
-    lines = [head, "|---:|---:|" + "---:|" * len(METHODS)]
+    table = []
     for n_bits in sorted({r["n"] for r in rows}):
         cells = []
         for method in METHODS:
@@ -291,35 +243,31 @@ def markdown_table(rows: list[dict]) -> str:
                 else "-"
             )
         steps = next(r["budget"] for r in rows if r["n"] == n_bits)
-        lines.append(f"| {n_bits} | {steps:,} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        table.append([n_bits, f"{steps:,}", *cells])
+    columns = ["n", "budget (env steps)", *(v[2] for v in METHODS.values())]
+    return common.markdown(columns, "rr" + "r" * len(METHODS), table)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--bits", type=int, nargs="+", default=list(BITS), help="n values")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="seeds")
-    parser.add_argument(
+    cli = common.parser(__doc__)
+    cli.add_argument("--bits", type=int, nargs="+", default=list(BITS), help="n values")
+    cli.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="seeds")
+    cli.add_argument(
         "--budget-per-bit",
         type=int,
         default=BUDGET_PER_BIT,
         help=f"sweep budget is max({MIN_BUDGET}, this * n) env steps (default {BUDGET_PER_BIT})",
     )
-    parser.add_argument("--only-long", action="store_true", help="only the 50-bit long run")
-    parser.add_argument("--skip-long", action="store_true", help="no 50-bit long run")
-    parser.add_argument("--runs-dir", default=str(ROOT / "runs" / "bitflip"), help="run dirs")
-    parser.add_argument(
-        "--keep-checkpoints", action="store_true", help="keep each run's checkpoint/ folder"
-    )
-    options = parser.parse_args()
-    CODE.update(code_version())
+    cli.add_argument("--only-long", action="store_true", help="only the 50-bit long run")
+    cli.add_argument("--skip-long", action="store_true", help="no 50-bit long run")
+    cli.add_argument("--runs-dir", default=str(common.ROOT / "runs" / "bitflip"), help="run dirs")
+    options = cli.parse_args()
+    CODE.update(common.code_version())
     if options.only_long and options.skip_long:
-        parser.error("--only-long and --skip-long exclude each other")
+        cli.error("--only-long and --skip-long exclude each other")
     runs_dir = Path(options.runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    results = common.read_json(RESULTS)
     started = time.perf_counter()
     if not options.only_long:
         records = sweep(options, runs_dir)
@@ -341,7 +289,7 @@ def main() -> None:
         print(markdown_table(rows), flush=True)
     if not options.skip_long:
         results["long"] = long_run(options, runs_dir)
-    results["machine"] = machine()
+    results["machine"] = common.machine()
     results.pop("code", None)  # an older field
     done = results.get("runs", []) + ([results["long"]] if "long" in results else [])
     results["code_versions"] = [

@@ -1,5 +1,7 @@
-"""What every benchmark script records beside its numbers: the machine and the code; and
-where it writes them.
+"""The harness every benchmark script shares: what it records beside its numbers (the
+machine and the code), where it writes them, and the plumbing of its runs (``herkit train``
+in a fresh process or in this one, its progress rows, grids of runs that resume, tables and
+figures).
 
 Records are results: a benchmark writes into ``docs/`` (its records, the pages and figures
 made of them) only when asked, with ``--record`` on its command line. Without it, a run (a
@@ -10,19 +12,21 @@ pages and figures there, and says so when it ends; ``docs/`` stays as it was.
 
 from __future__ import annotations
 
+import argparse
 import atexit
+import dataclasses
 import fcntl
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from herkit.bench import environment_info
 
@@ -83,7 +87,7 @@ def _say_where_a_trial_wrote() -> None:
 
 def machine() -> dict[str, Any]:
     """CPU model, core count, Python and the versions of the libraries involved."""
-    return environment_info(("mujoco", "gymnasium-robotics"))
+    return environment_info(("mujoco", "gymnasium-robotics", "sb3-contrib", "highway-env"))
 
 
 def cpu_ticks() -> tuple[int, int]:
@@ -162,17 +166,160 @@ def shown(path: Path) -> str:
         return str(path)
 
 
-def sb3_success_rate(
-    model: Any, env: Any, episodes: int, seed: int, key: str = "is_success"
-) -> float:
-    """Success rate of an SB3 model's deterministic policy over ``episodes`` episodes of
-    the (unvectorised) ``env``, success read from ``info[key]`` at each episode's end."""
-    successes = []
-    obs, _ = env.reset(seed=seed)
-    while len(successes) < episodes:
-        action, _ = model.predict(obs, deterministic=True)
-        obs, _, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            successes.append(float(info.get(key, 0.0)))
-            obs, _ = env.reset()
-    return float(np.mean(successes))
+def read_json(path: Path, default: Any = None) -> Any:
+    """The JSON of ``path``; ``default`` (an empty dict unless given) where there is none."""
+    return json.loads(path.read_text()) if path.exists() else ({} if default is None else default)
+
+
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    """A script's command line, with the script's docstring (what it measures) as its help."""
+    return argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+
+
+# -- runs of herkit train ---------------------------------------------------------------------
+
+QUIET = ("--no-progress", "--no-tensorboard")
+"""The flags that keep a benchmark's run of ``herkit train`` to its files."""
+
+
+def herkit_train(
+    *args: Any, out: Path | None = None, **run: Any
+) -> subprocess.CompletedProcess[str]:
+    """``herkit train ARGS`` in a fresh process of this Python (into ``out`` with
+    :data:`QUIET`, where it is given); ``run`` goes to :func:`subprocess.run` (``check=True``
+    unless it says otherwise)."""
+    into = [] if out is None else ["--out", out, *QUIET]
+    command = [sys.executable, "-m", "herkit", "train", *map(str, [*args, *into])]
+    return subprocess.run(command, **{"check": True, "text": True, **run})
+
+
+def with_code(source: Path) -> dict[str, Any]:
+    """:func:`subprocess.run`'s settings that run herkit from ``source/src`` (another
+    commit's worktree, or this one's ``ROOT``)."""
+    return {"env": {**os.environ, "PYTHONPATH": str(source / "src")}, "cwd": source}
+
+
+def progress(run_dir: Path, *keys: str) -> list[dict[str, float]]:
+    """The rows of a run's ``progress.csv`` that hold every column of ``keys``, those
+    columns as numbers (every column where no key is given)."""
+    from herkit.rundir.logs import read_progress
+
+    rows = read_progress(run_dir)
+    return [
+        {key: float(row[key]) for key in keys or row} for row in rows if all(k in row for k in keys)
+    ]
+
+
+def first_at(rows: Iterable[dict[str, Any]], level: float = 0.9) -> dict[str, Any] | None:
+    """The first of ``rows`` (evaluations) whose ``success_rate`` reaches ``level``."""
+    return next((row for row in rows if row["success_rate"] >= level), None)
+
+
+def curve(rows: Path | Iterable[dict[str, Any]]) -> list[tuple[int, float]]:
+    """``(env steps, success rate)`` of every evaluation among progress rows (of a run
+    directory's ``progress.csv``, where a path is given)."""
+    from herkit.rundir.logs import read_progress
+
+    found = read_progress(rows) if isinstance(rows, Path) else rows
+    return [(int(float(row["env_steps"])), float(row["success_rate"])) for row in found]
+
+
+def first_steps(points: Sequence[tuple[int, float]], level: float = 0.9) -> int | None:
+    """The env steps of the first point of a :func:`curve` at or above ``level``."""
+    return next((steps for steps, success in points if success >= level), None)
+
+
+def train_here(
+    config: Any, out: Path | None = None, **changes: Any
+) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """``herkit train`` in this process: ``config`` (a TrainConfig, or an env id for its
+    preset) with ``changes``, into ``out`` (a temporary folder where none is given), with
+    no progress bar or TensorBoard; its summary and progress rows."""
+    from herkit.config.train import preset_config
+    from herkit.rundir.logs import read_progress
+    from herkit.training.loop import train
+
+    if isinstance(config, str):
+        config = preset_config(config)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = out or Path(tmp) / "run"
+        settings = {"progress": False, "tensorboard": False, "out": str(folder), **changes}
+        summary = train(dataclasses.replace(config, **settings))
+        return summary, read_progress(folder)
+
+
+def run_state(out: Path, steps: int, counter: str = "env_steps") -> tuple[str, int]:
+    """Where a run of a grid stands against its budget of ``steps`` (of ``counter``:
+    ``env_steps``, or ``updates`` offline) and how far it got: ``("done", steps)``,
+    ``("stopped at N", N)`` (a checkpoint to continue from) or ``("new", 0)``."""
+    from herkit.rundir.checkpoint import CheckpointError, checkpoint_state
+
+    summary = read_json(out / "summary.json")
+    if summary.get(counter, -1) >= steps and not (
+        summary.get("interrupted") or summary.get("error")
+    ):
+        return "done", steps
+    try:
+        made = checkpoint_state(out)[counter]
+    except CheckpointError:
+        return "new", 0
+    return f"stopped at {made:,}", made
+
+
+def train_or_resume(
+    out: Path, state: str, new: Sequence[Any], flags: Sequence[Any], **run: Any
+) -> subprocess.CompletedProcess[str]:
+    """A run of a grid that resumes, in the :func:`run_state` ``state``: ``herkit train
+    --resume OUT FLAGS`` where it stopped, else ``herkit train NEW --out OUT --overwrite
+    FLAGS`` (``run`` as for :func:`herkit_train`; the exit code is the caller's to read)."""
+    if state.startswith("stopped"):
+        return herkit_train("--resume", out, *QUIET, *flags, check=False, **run)
+    return herkit_train(*new, "--overwrite", *flags, out=out, check=False, **run)
+
+
+# -- tables and figures ------------------------------------------------------------------------
+
+
+def markdown(columns: Sequence[str], align: str, rows: Iterable[Sequence[Any]]) -> str:
+    """A markdown table: its ``columns``, one ``align`` letter each (``l`` left, ``r``
+    right), and ``rows`` of cells."""
+    lines = ["| " + " | ".join(columns) + " |"]
+    lines.append("|" + "".join("---:|" if a == "r" else "---|" for a in align))
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def marked(tag: str) -> re.Pattern[str]:
+    """The parts of a docs page that are made from records, each between ``<!-- TAG NAME
+    -->`` and ``<!-- /TAG -->``: its header, NAME, its text and its footer."""
+    return re.compile(rf"(<!-- {tag} (\S+) -->\n)(.*?)\n?(<!-- /{tag} -->)", re.S)
+
+
+def fill_marked(text: str, parts: re.Pattern[str], make: Callable[[str], str | None]) -> str:
+    """``text`` with each of its marked ``parts`` made again by ``make(NAME)`` (left as it
+    is where that gives None)."""
+
+    def filled(match: re.Match[str]) -> str:
+        made = make(match.group(2))
+        return match.group(0) if made is None else f"{match.group(1)}{made}\n{match.group(4)}"
+
+    return parts.sub(filled, text)
+
+
+@contextmanager
+def figure(path: Path, *grid: int, layout: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    """matplotlib's figure and axes (``subplots(*grid, **kwargs)``), drawn off-screen, laid
+    out (``layout``: ``tight_layout``'s settings) and written to ``path`` at the end."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(*grid, **kwargs)
+    yield fig, axes
+    fig.tight_layout(**(layout or {}))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

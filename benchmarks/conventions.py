@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 
+from common import parser
+
 from herkit.agents.base import ValueScale
 from herkit.config.train import preset_config
 from herkit.envs import HERKIT_IDS
@@ -30,6 +32,7 @@ ENVS: list[tuple[str, tuple[str, ...]]] = [
 
 
 def main() -> None:
+    parser(__doc__).parse_args()
     print("| env | env kwargs | reward range | success from | ends on success | reward scale |")
     print("|---|---|---|---|---|---:|")
     for env_id, kwargs in ENVS:

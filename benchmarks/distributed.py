@@ -13,37 +13,26 @@ docs/figures/distributed_fetchpush.png (success against env steps and against wa
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
-from common import DOCS, FIGURES
+from common import DOCS, FIGURES, parser
 from fetch import plot_curves, torchrun_train
 
 
 def run(ranks: int, steps: int, out: Path) -> dict:
     """One torchrun job of FetchPush-v4 with those settings; its record."""
-    args = [
-        "--n-envs",
-        "2",
-        "--ddpg.batch-size",
-        "256",
-        "--updates-per-step",
-        "0.5",
-        "--eval-every",
-        str(steps // 10),
-        "--eval-episodes",
-        "10",
-    ]
-    return torchrun_train("FetchPush-v4", 0, ranks, steps, out, args)
+    args = "--n-envs 2 --ddpg.batch-size 256 --updates-per-step 0.5"
+    args += f" --eval-every {steps // 10} --eval-episodes 10"
+    return torchrun_train("FetchPush-v4", 0, ranks, steps, out, args.split())
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--steps", type=int, default=40_000, help="env steps per run")
-    parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--out", default="runs/distributed")
-    options = parser.parse_args()
+    cli = parser(__doc__)
+    cli.add_argument("--steps", type=int, default=40_000, help="env steps per run")
+    cli.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
+    cli.add_argument("--out", default="runs/distributed")
+    options = cli.parse_args()
     results = {}
     for ranks in options.ranks:
         name = f"{ranks} rank" + ("s" if ranks > 1 else "")
@@ -52,7 +41,8 @@ def main() -> None:
         print(json.dumps({k: v for k, v in results[name].items() if k != "curve"}), flush=True)
     (DOCS / "distributed.json").write_text(json.dumps(results, indent=1))
     title = "FetchPush-v4, DDPG+HER, 1 vs 2 ranks on one 2-core machine"
-    plot_curves(results, FIGURES / "distributed_fetchpush.png", title)
+    groups = {name: [record] for name, record in results.items()}
+    plot_curves(groups, FIGURES / "distributed_fetchpush.png", title)
 
 
 if __name__ == "__main__":

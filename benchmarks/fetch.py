@@ -49,12 +49,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import common
 import numpy as np
-from common import DOCS, FIGURES, code_version, cpu_ticks, machine, shown
 
-from herkit.rundir.logs import read_progress
-
-RESULTS = DOCS / "fetch.json"
+RESULTS = common.DOCS / "fetch.json"
 HERKIT_ARGS = ["--eval-every", "20000", "--eval-episodes", "20"]
 SOLVED = 0.9
 # The success each task is held to in docs/experiment-log.md (the dashed line of its figure):
@@ -103,27 +101,20 @@ def table(records: dict[str, dict[str, Any]], tasks: list[str]) -> str:
     target first held (``HELD`` evaluations in a row), the mean success of the last ``HELD``
     evaluations at the task's budget (``BUDGETS``), episodes per evaluation, its best
     success, env steps/s and the CPU time other processes took."""
-    lines = [
-        "| task | setting | seed | first evaluation >= target | target held "
-        f"({HELD} in a row) | success at budget | episodes | best | env steps/s "
-        "| others' cores |",
-        "|---|---|---:|---|---|---|---:|---:|---:|---:|",
-    ]
 
     def at(point: dict[str, float] | None) -> str:
         if point is None:
             return "not reached"
         return f"{point['env_steps']:,.0f} env steps, {point['wall_s'] / 60:.1f} min"
 
+    rows = []
     for key, record in sorted(records.items()):
         task = key.split("/")[0]
         if task not in tasks:
             continue
         target = TARGETS.get(task, SOLVED)
         curve = record["curve"]
-        first = next((point for point in curve if point["success_rate"] >= target), None)
         others = record.get("others_cores")
-        busy = "?" if others is None else f"{others:.2f}"
         budget = BUDGETS.get(task, curve[-1]["env_steps"] if curve else 0)
         there = success_at(curve, budget)
         if there is None and len(curve) >= HELD:  # stopped early: where it was
@@ -131,25 +122,28 @@ def table(records: dict[str, dict[str, Any]], tasks: list[str]) -> str:
             at_budget = f"stopped: {last:.2f} at {curve[-1]['env_steps']:,.0f}"
         else:
             at_budget = "-" if there is None else f"{there:.2f} at {budget:,}"
-        cells = [
-            task,
-            setting(record),
-            str(record["seed"]),
-            at(first),
-            at(held_at(curve, target)),
-            at_budget,
-            str(eval_episodes(record)),
-            f"{record['best_success']:.2f}",
-            f"{record['env_steps_per_s']:.0f}",
-            busy,
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append(
+            [
+                task,
+                setting(record),
+                record["seed"],
+                at(common.first_at(curve, target)),
+                at(held_at(curve, target)),
+                at_budget,
+                eval_episodes(record),
+                f"{record['best_success']:.2f}",
+                f"{record['env_steps_per_s']:.0f}",
+                "?" if others is None else f"{others:.2f}",
+            ]
+        )
+    columns = ["task", "setting", "seed", "first evaluation >= target"]
+    columns += [f"target held ({HELD} in a row)", "success at budget", "episodes", "best"]
+    return common.markdown([*columns, "env steps/s", "others' cores"], "llrlllrrrr", rows)
 
 
 def busy_cpu_s() -> float:
     """CPU seconds the whole machine has spent busy since boot (``/proc/stat``)."""
-    idle, total = cpu_ticks()
+    idle, total = common.cpu_ticks()
     return (total - idle) / os.sysconf("SC_CLK_TCK")
 
 
@@ -160,29 +154,14 @@ def children_cpu_s() -> float:
 
 
 def torchrun_train(
-    env_id: str,
-    seed: int,
-    ranks: int,
-    steps: int,
-    out: Path,
-    herkit_args: list[str],
-    minutes: float | None = None,
+    env_id: str, seed: int, ranks: int, steps: int, out: Path, herkit_args: list[str], minutes=None
 ) -> dict[str, Any]:
     """One ``torchrun ... herkit train`` job (reused when finished); its record. With
     ``minutes`` the job gets SIGTERM after that wall time: it checkpoints and stops."""
     args = ["train", env_id, "--seed", str(seed), "--steps", str(steps), *herkit_args]
-    command = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc-per-node",
-        str(ranks),
-        "-m",
-        "herkit",
-        *args,
-    ]
-    own = ["--out", str(out), "--no-progress", "--no-tensorboard", "--checkpoint-every", str(steps)]
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command = [*torchrun, "--nproc-per-node", str(ranks), "-m", "herkit", *args]
+    own = ["--out", str(out), *common.QUIET, "--checkpoint-every", str(steps)]
     wall_file = out / "process_wall_s.txt"
     if not (out / "summary.json").exists():
         shutil.rmtree(out, ignore_errors=True)
@@ -198,7 +177,7 @@ def torchrun_train(
             stopped = True
         done = out / "summary.json"
         # SIGTERM from elsewhere (a run stopped by hand) also leaves an interrupted summary
-        interrupted = done.exists() and json.loads(done.read_text()).get("interrupted", False)
+        interrupted = common.read_json(done).get("interrupted", False)
         if not done.exists() or (job.returncode != 0 and not (stopped or interrupted)):
             raise SystemExit(f"{' '.join(command)} failed with exit code {job.returncode}")
         wall_s = time.perf_counter() - started
@@ -206,13 +185,9 @@ def torchrun_train(
         wall_file.write_text(f"{wall_s:.1f}\n")
         (out / "others_cores.txt").write_text(f"{max(0.0, others) / wall_s:.3f}\n")
     others_file = out / "others_cores.txt"
-    summary = json.loads((out / "summary.json").read_text())
-    curve = [
-        {key: float(row[key]) for key in ("env_steps", "wall_s", "success_rate", "updates")}
-        for row in read_progress(out)
-        if "success_rate" in row
-    ]
-    solved = next((point for point in curve if point["success_rate"] >= SOLVED), None)
+    summary = common.read_json(out / "summary.json")
+    curve = common.progress(out, "env_steps", "wall_s", "success_rate", "updates")
+    solved = common.first_at(curve, SOLVED)
     return {
         "command": f"torchrun --nproc-per-node {ranks} -m herkit " + " ".join(args),
         "ranks": ranks,
@@ -224,7 +199,7 @@ def torchrun_train(
         "best_success": max((point["success_rate"] for point in curve), default=None),
         f"first_at_{SOLVED}": solved,
         "curve": curve,
-        "run_dir": shown(out),
+        "run_dir": common.shown(out),
     }
 
 
@@ -244,47 +219,37 @@ def plot_curves(
     """Success against env steps and against wall time: one thin line per record, per
     group of 2 or more seeds their median (where every seed was evaluated) in a thick one,
     and the target success as a dashed line."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (by_steps, by_time) = plt.subplots(1, 2, figsize=(11, 4.5))
-    for index, (name, records) in enumerate(groups.items()):
-        color = f"C{index % 10}"
-        seeds = ", ".join(str(record["seed"]) for record in records)
-        label = (
-            f"{name} (seed {seeds})" if len(records) == 1 else f"{name}, median of seeds {seeds}"
-        )
-        if any(
-            record.get("shared") or (record.get("others_cores") or 0) > SHARED for record in records
-        ):
-            label += ", shared machine: wall times not comparable"
-        for record in records:
-            curve = record["curve"]
-            success = [point["success_rate"] for point in curve]
-            thin = {"color": color, "alpha": 0.35 if len(records) > 1 else 1.0, "marker": "."}
-            one = {"label": label} if len(records) == 1 else {}
-            by_steps.plot([p["env_steps"] for p in curve], success, **thin, **one)
-            by_time.plot([p["wall_s"] / 60 for p in curve], success, **thin, **one)
-        if len(records) > 1:
-            steps, wall_s, success, low, high = median_curve([r["curve"] for r in records])
-            by_steps.plot(steps, success, color=color, linewidth=2.5, label=label)
-            by_time.plot(wall_s / 60, success, color=color, linewidth=2.5, label=label)
-            by_steps.fill_between(steps, low, high, color=color, alpha=0.15, linewidth=0)
-            by_time.fill_between(wall_s / 60, low, high, color=color, alpha=0.15, linewidth=0)
-    by_steps.set(xlabel="env steps (all ranks)", ylabel="success rate", ylim=(-0.02, 1.02))
-    by_time.set(xlabel="wall time (min)", ylabel="success rate", ylim=(-0.02, 1.02))
-    for axis in (by_steps, by_time):
-        axis.axhline(target, color="grey", linestyle="--", linewidth=1)
-        axis.grid(alpha=0.3)
-    handles, labels = by_steps.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=1, fontsize=8, frameon=False)
-    fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0.01 + 0.035 * len(groups), 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    layout = {"rect": (0, 0.01 + 0.035 * len(groups), 1, 1)}
+    with common.figure(path, 1, 2, figsize=(11, 4.5), layout=layout) as (fig, axes):
+        by_steps, by_time = axes
+        for index, (name, records) in enumerate(groups.items()):
+            color = f"C{index % 10}"
+            seeds = ", ".join(str(record["seed"]) for record in records)
+            one_seed = len(records) == 1
+            label = f"{name} (seed {seeds})" if one_seed else f"{name}, median of seeds {seeds}"
+            if any(r.get("shared") or (r.get("others_cores") or 0) > SHARED for r in records):
+                label += ", shared machine: wall times not comparable"
+            for record in records:
+                curve = record["curve"]
+                success = [point["success_rate"] for point in curve]
+                thin = {"color": color, "alpha": 1.0 if one_seed else 0.35, "marker": "."}
+                thin |= {"label": label} if one_seed else {}
+                by_steps.plot([p["env_steps"] for p in curve], success, **thin)
+                by_time.plot([p["wall_s"] / 60 for p in curve], success, **thin)
+            if not one_seed:
+                steps, wall_s, success, low, high = median_curve([r["curve"] for r in records])
+                for axis, xs in ((by_steps, steps), (by_time, wall_s / 60)):
+                    axis.plot(xs, success, color=color, linewidth=2.5, label=label)
+                    axis.fill_between(xs, low, high, color=color, alpha=0.15, linewidth=0)
+        by_steps.set(xlabel="env steps (all ranks)")
+        by_time.set(xlabel="wall time (min)")
+        for axis in axes:
+            axis.set(ylabel="success rate", ylim=(-0.02, 1.02))
+            axis.axhline(target, color="grey", linestyle="--", linewidth=1)
+            axis.grid(alpha=0.3)
+        handles, labels = by_steps.get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=1, fontsize=8, frameon=False)
+        fig.suptitle(title)
 
 
 def setting(record: dict[str, Any]) -> str:
@@ -295,38 +260,28 @@ def setting(record: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--tasks", nargs="+", default=["FetchPush-v4"], help="Fetch env ids")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="training seeds")
-    parser.add_argument("--steps", type=int, default=1_000_000, help="env steps (all ranks)")
-    parser.add_argument("--ranks", type=int, default=1, help="torchrun processes")
-    parser.add_argument("--runs-dir", default="runs/fetch", help="where the runs go")
-    parser.add_argument("--label", default="", help="names these settings in the records")
-    parser.add_argument(
-        "--minutes", type=float, help="stop each run after this wall time (SIGTERM)"
-    )
-    parser.add_argument(
+    cli = common.parser(__doc__)
+    cli.add_argument("--tasks", nargs="+", default=["FetchPush-v4"], help="Fetch env ids")
+    cli.add_argument("--seeds", type=int, nargs="+", default=[0], help="training seeds")
+    cli.add_argument("--steps", type=int, default=1_000_000, help="env steps (all ranks)")
+    cli.add_argument("--ranks", type=int, default=1, help="torchrun processes")
+    cli.add_argument("--runs-dir", default="runs/fetch", help="where the runs go")
+    cli.add_argument("--label", default="", help="names these settings in the records")
+    cli.add_argument("--minutes", type=float, help="stop each run after this wall time (SIGTERM)")
+    cli.add_argument(
         "--herkit-args",
         nargs=argparse.REMAINDER,
         default=HERKIT_ARGS,
         help="flags for herkit train (the rest of the command line)",
     )
-    parser.add_argument(
-        "--plot-only", action="store_true", help="redraw the figures from docs/fetch.json"
-    )
-    parser.add_argument(
-        "--table", action="store_true", help="print the table of every record, run nothing"
-    )
-    options = parser.parse_args()
-    records = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    cli.add_argument("--table", action="store_true", help="print every record's row, run nothing")
+    options = cli.parse_args()
+    records = common.read_json(RESULTS)
     if options.table:
-        tasks = sorted({key.split("/")[0] for key in records})
-        print(table(records, tasks))
+        print(table(records, sorted({key.split("/")[0] for key in records})))
         return
     for task in options.tasks:
-        for seed in [] if options.plot_only else options.seeds:
+        for seed in options.seeds:
             label = f"{options.label}/" if options.label else ""
             key = f"{task}/{label}seed{seed}"
             print(f"== {key}", flush=True)
@@ -334,18 +289,17 @@ def main() -> None:
             record = torchrun_train(
                 task, seed, options.ranks, options.steps, out, options.herkit_args, options.minutes
             )
-            record.update(machine=machine(), code=code_version(), label=options.label)
+            record.update(machine=common.machine(), code=common.code_version(), label=options.label)
             # read again: another fetch.py may have written its records meanwhile
-            records = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-            records[key] = record
+            records = common.read_json(RESULTS) | {key: record}
             print(json.dumps({k: v for k, v in record.items() if k != "curve"}), flush=True)
             RESULTS.write_text(json.dumps(records, indent=1) + "\n")
         groups: dict[str, list[dict[str, Any]]] = {}
         for key, record in sorted(records.items()):
             if key.startswith(f"{task}/"):
                 groups.setdefault(setting(record), []).append(record)
-        figure = FIGURES / f"fetch_{task.split('-')[0].lower()}.png"
-        title = f"{task}, DDPG+HER on {machine()['cpus']} CPU cores"
+        figure = common.FIGURES / f"fetch_{task.split('-')[0].lower()}.png"
+        title = f"{task}, DDPG+HER on {common.machine()['cpus']} CPU cores"
         plot_curves(groups, figure, title, TARGETS.get(task, SOLVED))
 
 

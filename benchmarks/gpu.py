@@ -17,8 +17,6 @@ says what differed from the script, e.g. a part rerun after a fix).
 
 from __future__ import annotations
 
-import argparse
-import csv
 import json
 import subprocess
 import sys
@@ -27,8 +25,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, ROOT, code_version, machine
+from common import DOCS, ROOT, code_version, machine, parser, read_json
+
+from herkit.rundir.logs import read_progress
 
 RECORD = DOCS / "gpu.json"
 WHEELS = ROOT / ".whl"
@@ -64,28 +63,11 @@ def speed(json_out: Path) -> dict[str, Any]:
 
 def wheels() -> None:
     """Download :data:`CARRIED` for CPython 3.12 on x86-64 Linux into ``.whl/``."""
-    platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--python-version",
-            "3.12",
-            "--implementation",
-            "cp",
-            *platforms,
-            "--platform",
-            "any",
-            "-d",
-            str(WHEELS),
-            *CARRIED,
-        ],
-        check=True,
-    )
+    platforms = [arg for platform in (*PLATFORMS, "any") for arg in ("--platform", platform)]
+    python = "--python-version 3.12 --implementation cp".split()
+    download = ["download", "--no-deps", "--only-binary=:all:", *python, *platforms]
+    command = [sys.executable, "-m", "pip", *download, "-d", str(WHEELS), *CARRIED]
+    subprocess.run(command, check=True)
 
 
 def read_run(directory: Path, name: str) -> dict[str, Any] | None:
@@ -97,17 +79,10 @@ def read_run(directory: Path, name: str) -> dict[str, Any] | None:
     config = directory / f"{name}-config.json"
     if config.exists():
         run["config"] = json.loads(config.read_text())
-    progress = directory / f"{name}-progress.csv"
-    if progress.exists():
-        with open(progress, newline="") as file:
-            run["curve"] = [
-                {
-                    key: float(row[key])
-                    for key in ("env_steps", "updates", "wall_s", "sps", "ups", "success_rate")
-                    if row.get(key)
-                }
-                for row in csv.DictReader(file)
-            ]
+    if (directory / f"{name}-progress.csv").exists():
+        keys = ("env_steps", "updates", "wall_s", "sps", "ups", "success_rate")
+        rows = read_progress(directory / f"{name}-progress.csv")
+        run["curve"] = [{key: float(row[key]) for key in keys if key in row} for row in rows]
     return run
 
 
@@ -140,39 +115,38 @@ def record(path: Path, notes: list[str] | None = None) -> str:
         "notes": list(notes or []),
     }
     key = f"check/{gpu}"
-    store = json.loads(RECORD.read_text()) if RECORD.exists() else {}
-    store[key] = entry
+    store = read_json(RECORD) | {key: entry}
     RECORD.write_text(json.dumps(store, indent=1))
     return key
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["speed", "wheels", "record"])
-    parser.add_argument(
+    cli = parser(__doc__)
+    cli.add_argument("what", choices=["speed", "wheels", "record"])
+    cli.add_argument(
         "path",
         nargs="?",
         type=Path,
         help="record: the check's check.tgz (or a folder of its files)",
     )
-    parser.add_argument(
+    cli.add_argument(
         "--note",
         action="append",
         default=[],
         help="record: how the check ran where it differed from the script",
     )
-    args = parser.parse_args()
+    args = cli.parse_args()
     if args.what == "wheels":
         wheels()
         return
     if args.what == "record":
         if args.path is None or not args.path.exists():
-            parser.error(f"record needs the GPU check's check.tgz (or its folder), got {args.path}")
+            cli.error(f"record needs the GPU check's check.tgz (or its folder), got {args.path}")
         print(f"recorded {record(args.path, args.note)} in {RECORD}")
         return
     result = speed(Path("/tmp/herkit-bench-update.json"))
     key = f"speed/{result['machine'].get('gpu') or 'cpu-only'}"
-    store = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+    store = read_json(RECORD)
     store[key] = {
         "machine": machine() | {"gpu": result["machine"].get("gpu")},
         "code": code_version(),

@@ -11,21 +11,14 @@ docs/ingredients.json and a markdown table on stdout.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
-import sys
-import tempfile
 from multiprocessing import Pool
-from pathlib import Path
 from typing import Any
 
-from herkit.config.train import preset_config
-from herkit.rundir.logs import read_progress
-from herkit.training.loop import train
+from common import DOCS, code_version, curve, first_steps, machine, markdown, parser, train_here
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, code_version, machine
+from herkit.config.train import preset_config
 
 RECORD = DOCS / "ingredients.json"
 BUDGETS = {15: 10_000, 25: 40_000}
@@ -47,55 +40,43 @@ def run(job: tuple[int, str, int]) -> dict[str, Any]:
     base = preset_config("herkit/BitFlip-v0")
     if changes.pop("critic_layer_norm", False):
         changes["dqn"] = dataclasses.replace(base.dqn, critic_layer_norm=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        config = dataclasses.replace(
-            base,
-            env_kwargs=(f"n_bits={n_bits}",),
-            steps=BUDGETS[n_bits],
-            seed=seed,
-            eval_every=BUDGETS[n_bits] // 20,
-            eval_episodes=50,
-            progress=False,
-            tensorboard=False,
-            out=str(Path(tmp) / "run"),
-            **changes,
-        )
-        summary = train(config)
-        rows = read_progress(Path(tmp) / "run" / "progress.csv")
-    curve = [(int(row["env_steps"]), float(row["success_rate"])) for row in rows]
-    first = next((steps for steps, success in curve if success >= 0.9), None)
+    budget = {"steps": BUDGETS[n_bits], "eval_every": BUDGETS[n_bits] // 20, "eval_episodes": 50}
+    summary, rows = train_here(
+        base, env_kwargs=(f"n_bits={n_bits}",), seed=seed, **budget, **changes
+    )
+    points = curve(rows)
     return {
         "n_bits": n_bits,
         "variant": variant,
         "seed": seed,
-        "first_0.9_at": first,
+        "first_0.9_at": first_steps(points),
         "final": summary["success_rate"],
         "wall_s": summary["wall_s"],
-        "curve": curve,
+        "curve": points,
     }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--workers", type=int, default=1)
-    args = parser.parse_args()
+    cli = parser(__doc__)
+    cli.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    cli.add_argument("--workers", type=int, default=1)
+    args = cli.parse_args()
     jobs = [(n, v, s) for n in BUDGETS for v in VARIANTS for s in args.seeds]
     with Pool(args.workers) as pool:
         rows = pool.map(run, jobs, chunksize=1)
     RECORD.write_text(
         json.dumps({"machine": machine(), "code": code_version(), "runs": rows}, indent=1)
     )
-    print("| bits | variant | first >= 0.9 at (env steps, per seed) | final success |")
-    print("|---:|---|---|---|")
+    table = []
     for n_bits in BUDGETS:
         for variant in VARIANTS:
             mine = [r for r in rows if r["n_bits"] == n_bits and r["variant"] == variant]
             firsts = ", ".join(
                 f"{r['first_0.9_at']:,}" if r["first_0.9_at"] else "never" for r in mine
             )
-            finals = ", ".join(f"{r['final']:.2f}" for r in mine)
-            print(f"| {n_bits} | {variant} | {firsts} | {finals} |")
+            table.append([n_bits, variant, firsts, ", ".join(f"{r['final']:.2f}" for r in mine)])
+    columns = ["bits", "variant", "first >= 0.9 at (env steps, per seed)", "final success"]
+    print(markdown(columns, "rlll", table))
 
 
 if __name__ == "__main__":

@@ -25,64 +25,36 @@ docs/figures/mountaincar.png.
 
 from __future__ import annotations
 
-import argparse
-import csv
-import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+from subprocess import DEVNULL
 from typing import Any
 
+import common
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, FIGURES, code_version, machine
 
 ENV_ID = "herkit/MountainCarGoal-v0"
 GOALS = {"fixed": ["goal_low=0.5", "goal_high=0.5"], "random": []}
 STRATEGIES = ("none", "final", "future", "random")
 EVAL_EVERY = 2_500
-RECORD = DOCS / "mountaincar.json"
+RECORD = common.DOCS / "mountaincar.json"
 COLUMNS = ("env_steps", "wall_s", "success_rate", "train_success_rate")
 
 
 def train(goals: str, strategy: str, seed: int, steps: int, out: Path) -> list[dict[str, float]]:
     """One ``herkit train`` run with the preset; its progress rows."""
-    command = [
-        sys.executable,
-        "-m",
-        "herkit",
-        "train",
-        ENV_ID,
-        "--strategy",
-        strategy,
-        "--seed",
-        str(seed),
-        "--steps",
-        str(steps),
-        "--eval-every",
-        str(EVAL_EVERY),
-        "--out",
-        str(out),
-        "--no-progress",
-        "--no-tensorboard",
-        "--torch-threads",
-        "1",
-        "--checkpoint-every",
-        str(steps),
-    ]
+    flags = f"--strategy {strategy} --seed {seed} --steps {steps} --eval-every {EVAL_EVERY}"
+    more = ["--torch-threads", "1", "--checkpoint-every", steps]
     if GOALS[goals]:
-        command += ["--env-kwargs", *GOALS[goals]]
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    with open(out / "progress.csv", newline="") as file:
-        return [{key: float(row[key]) for key in COLUMNS} for row in csv.DictReader(file)]
+        more += ["--env-kwargs", *GOALS[goals]]
+    common.herkit_train(ENV_ID, *flags.split(), *more, out=out, stdout=DEVNULL)
+    return common.progress(out, *COLUMNS)
 
 
 def measures(rows: list[dict[str, float]]) -> dict[str, Any]:
     """First evaluation at >= 0.9, first interval with a training success, last success."""
-    solved = next((row for row in rows if row["success_rate"] >= 0.9), None)
+    solved = common.first_at(rows)
     first = next((row for row in rows if row["train_success_rate"] > 0), None)
     return {
         "first_0.9_env_steps": None if solved is None else int(solved["env_steps"]),
@@ -112,38 +84,41 @@ def seed_statistics(runs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 def plot(records: dict[str, Any], path: Path) -> None:
     """Per goal setting (rows): seed-mean success with its min-max band against env steps
     and against wall time, one line per strategy."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     settings = [goals for goals in GOALS if any(r["goals"] == goals for r in records.values())]
-    fig, axes = plt.subplots(len(settings), 2, figsize=(11, 3.6 * len(settings)), squeeze=False)
-    colors = dict(zip(STRATEGIES, ("black", "tab:orange", "tab:blue", "tab:green"), strict=True))
-    for row_axes, goals in zip(axes, settings, strict=True):
-        for strategy in STRATEGIES:
-            runs = [r for r in records.values() if (r["goals"], r["strategy"]) == (goals, strategy)]
-            if not runs:
-                continue
-            stats = seed_statistics(runs)
-            name = "DQN" if strategy == "none" else f"DQN+HER {strategy}"
-            label = f"{name} ({len(runs)} seeds)"
-            for ax, x in zip(row_axes, ("env_steps", "wall_s"), strict=True):
-                xs = stats[x] / (60 if x == "wall_s" else 1)
-                ax.plot(xs, stats["mean"], label=label, color=colors[strategy])
-                ax.fill_between(xs, stats["min"], stats["max"], color=colors[strategy], alpha=0.15)
-        title = "one fixed goal (0.5)" if goals == "fixed" else "random goal each episode"
-        row_axes[0].set(xlabel="env steps", ylabel="success rate (10 episodes)", title=title)
-        row_axes[1].set(xlabel="wall time (min, one thread; mean over seeds)", title=title)
-        for ax in row_axes:
-            ax.set_ylim(-0.02, 1.02)
-            ax.grid(alpha=0.3)
-            ax.axhline(0.9, color="gray", lw=0.8, ls="--")
-        row_axes[0].legend(fontsize=8)
-    fig.suptitle(f"{ENV_ID}: DQN with and without HER (mean and min-max over seeds)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    grid = {"figsize": (11, 3.6 * len(settings)), "squeeze": False}
+    with common.figure(path, len(settings), 2, **grid) as (fig, axes):
+        colors = dict(
+            zip(STRATEGIES, ("black", "tab:orange", "tab:blue", "tab:green"), strict=True)
+        )
+        for row_axes, goals in zip(axes, settings, strict=True):
+            for strategy in STRATEGIES:
+                runs = [
+                    r for r in records.values() if (r["goals"], r["strategy"]) == (goals, strategy)
+                ]
+                if not runs:
+                    continue
+                stats = seed_statistics(runs)
+                label = f"{agent_name(strategy)} ({len(runs)} seeds)"
+                for ax, x in zip(row_axes, ("env_steps", "wall_s"), strict=True):
+                    xs = stats[x] / (60 if x == "wall_s" else 1)
+                    ax.plot(xs, stats["mean"], label=label, color=colors[strategy])
+                    ax.fill_between(
+                        xs, stats["min"], stats["max"], color=colors[strategy], alpha=0.15
+                    )
+            title = "one fixed goal (0.5)" if goals == "fixed" else "random goal each episode"
+            row_axes[0].set(xlabel="env steps", ylabel="success rate (10 episodes)", title=title)
+            row_axes[1].set(xlabel="wall time (min, one thread; mean over seeds)", title=title)
+            for ax in row_axes:
+                ax.set_ylim(-0.02, 1.02)
+                ax.grid(alpha=0.3)
+                ax.axhline(0.9, color="gray", lw=0.8, ls="--")
+            row_axes[0].legend(fontsize=8)
+        fig.suptitle(f"{ENV_ID}: DQN with and without HER (mean and min-max over seeds)")
+
+
+def agent_name(strategy: str) -> str:
+    """``DQN`` or ``DQN+HER final``: a strategy as the figure and table name it."""
+    return "DQN" if strategy == "none" else f"DQN+HER {strategy}"
 
 
 def table(records: dict[str, Any]) -> str:
@@ -154,70 +129,54 @@ def table(records: dict[str, Any]) -> str:
         values = [run[key] for run in runs]
         return " / ".join("never" if v is None else format(v, spec) for v in values)
 
-    lines = [
-        "| goals | agent | budget | env steps to 0.9 | wall s to 0.9 | first training success "
-        "by | success at the end | mean success over the run |",
-        "|---|---|---:|---|---|---|---|---|",
-    ]
+    rows = []
     for goals in GOALS:
         for strategy in STRATEGIES:
             runs = sorted(
                 (r for r in records.values() if (r["goals"], r["strategy"]) == (goals, strategy)),
                 key=lambda r: r["seed"],
             )
-            if not runs:
-                continue
-            name = "DQN" if strategy == "none" else f"DQN+HER {strategy}"
-            columns = [
-                goals,
-                name,
-                f"{runs[0]['steps']:,}",
-                cells(runs, "first_0.9_env_steps"),
-                cells(runs, "first_0.9_wall_s", ".0f"),
-                cells(runs, "first_train_success_by"),
-                cells(runs, "final_success", ".2f"),
-                cells(runs, "mean_success", ".2f"),
-            ]
-            lines.append("| " + " | ".join(columns) + " |")
-    return "\n".join(lines)
+            if runs:
+                rows.append(
+                    [
+                        goals,
+                        agent_name(strategy),
+                        f"{runs[0]['steps']:,}",
+                        cells(runs, "first_0.9_env_steps"),
+                        cells(runs, "first_0.9_wall_s", ".0f"),
+                        cells(runs, "first_train_success_by"),
+                        cells(runs, "final_success", ".2f"),
+                        cells(runs, "mean_success", ".2f"),
+                    ]
+                )
+    columns = ["goals", "agent", "budget", "env steps to 0.9", "wall s to 0.9"]
+    columns += ["first training success by", "success at the end", "mean success over the run"]
+    return common.markdown(columns, "llrlllll", rows)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=100_000)
-    parser.add_argument("--goals", nargs="+", choices=tuple(GOALS), default=list(GOALS))
-    parser.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=list(STRATEGIES))
-    parser.add_argument("--plot-only", action="store_true", help="redraw and print the table")
-    args = parser.parse_args()
-    records: dict[str, Any] = json.loads(RECORD.read_text())["runs"] if RECORD.exists() else {}
-    if not args.plot_only:
-        for goals in args.goals:
-            for seed in args.seeds:
-                for strategy in args.strategies:
-                    with tempfile.TemporaryDirectory() as tmp:
-                        started = time.perf_counter()
-                        rows = train(goals, strategy, seed, args.steps, Path(tmp) / "run")
-                        total = time.perf_counter() - started
-                    found = measures(rows)
-                    print(f"{goals} goals, {strategy}, seed {seed}: {found}", flush=True)
-                    # Re-read: another job may have added runs (or other entries) meanwhile.
-                    record = json.loads(RECORD.read_text()) if RECORD.exists() else {}
-                    records = record.get("runs", {})  # the file's runs, this one added below
-                    records[f"{goals}/{strategy}/seed{seed}"] = {
-                        "goals": goals,
-                        "strategy": strategy,
-                        "seed": seed,
-                        "steps": args.steps,
-                        "process_wall_s": round(total, 1),
-                        **found,
-                        "rows": rows,
-                        "code": code_version(),
-                    }
-                    record |= {"machine": machine(), "runs": records}
-                    RECORD.write_text(json.dumps(record, indent=1))
-    records = json.loads(RECORD.read_text())["runs"]
-    plot(records, FIGURES / "mountaincar.png")
+    cli = common.parser(__doc__)
+    cli.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    cli.add_argument("--steps", type=int, default=100_000)
+    cli.add_argument("--goals", nargs="+", choices=tuple(GOALS), default=list(GOALS))
+    cli.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=list(STRATEGIES))
+    cli.add_argument("--plot-only", action="store_true", help="redraw and print the table")
+    args = cli.parse_args()
+    for goals in [] if args.plot_only else args.goals:
+        for seed in args.seeds:
+            for strategy in args.strategies:
+                with tempfile.TemporaryDirectory() as tmp:
+                    started = time.perf_counter()
+                    rows = train(goals, strategy, seed, args.steps, Path(tmp) / "run")
+                    total = time.perf_counter() - started
+                found = measures(rows)
+                print(f"{goals} goals, {strategy}, seed {seed}: {found}", flush=True)
+                run = {"goals": goals, "strategy": strategy, "seed": seed, "steps": args.steps}
+                run |= {"process_wall_s": round(total, 1), **found, "rows": rows}
+                run["code"] = common.code_version()
+                common.add_run(RECORD, f"{goals}/{strategy}/seed{seed}", run, common.machine())
+    records = common.read_json(RECORD)["runs"]
+    plot(records, common.FIGURES / "mountaincar.png")
     print(table(records))
 
 

@@ -22,19 +22,21 @@ by the dataset's mean and deviation (``standardised``, herkit's online agents').
 from __future__ import annotations
 
 import argparse
-import csv
+import importlib.util
 import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import common
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DOCS, ROOT, add_run, code_version, machine
+
+from herkit.rundir.logs import read_progress
 
 RECORD = DOCS / "offline.json"
 GOALS_RECORD = DOCS / "offline_goals.json"
@@ -78,65 +80,46 @@ def run_dir(runs: Path, algo: str, seed: int, tag: str) -> Path:
 
 
 def train(args: argparse.Namespace) -> None:
-    """Every (algo, seed) run of the grid, one after another, each recorded when done."""
-    data = Path(args.data)
-    if not data.is_file():
-        raise SystemExit(f"no dataset at {data}: make it first (python benchmarks/offline.py data)")
+    """Every (algo, seed) run of the grid, one after another, each recorded when done (a
+    finished run is skipped, a stopped one resumed)."""
+    data = dataset(args.data)
     tag = f"steps{args.steps}-h{'x'.join(map(str, args.hidden))}-b{args.batch}-{args.inputs}"
     for algo in args.algos:
         for seed in args.seeds:
             out = run_dir(Path(args.runs), algo, seed, tag)
-            summary = out / "summary.json"
-            if summary.is_file() and json.loads(summary.read_text()).get("updates") == args.steps:
-                print(f"{algo} seed {seed}: done")
+            state = common.run_state(out, args.steps, "updates")[0]
+            print(f"{algo} seed {seed}: {state}", flush=True)
+            if state == "done":
                 continue
-            flags = [
-                f"--{algo}.hidden",
-                *map(str, args.hidden),
-                f"--{algo}.batch-size",
-                str(args.batch),
-                f"--{algo}.{'' if args.inputs == 'standardised' else 'no-'}normalize-inputs",
-            ]
-            common = ["--offline-steps", str(args.steps), "--no-progress", "--no-tensorboard"]
+            inputs = "" if args.inputs == "standardised" else "no-"
+            new = [ENV, "--dataset", data, "--algo", algo, "--seed", seed]
+            new += ["--eval-every", args.eval_every, "--checkpoint-every", args.eval_every]
+            new += [f"--{algo}.hidden", *args.hidden, f"--{algo}.batch-size", args.batch]
+            new += [f"--{algo}.{inputs}normalize-inputs"]
+            flags = ["--offline-steps", args.steps]
             if args.torch_threads:
-                common += ["--torch-threads", str(args.torch_threads)]
+                flags += ["--torch-threads", args.torch_threads]
             if args.eval_episodes:
-                common += ["--eval-episodes", str(args.eval_episodes)]
-            if (out / "checkpoint").is_dir():
-                command = ["--resume", str(out), *common]
-            else:
-                command = [
-                    ENV,
-                    "--dataset",
-                    str(data),
-                    "--algo",
-                    algo,
-                    "--seed",
-                    str(seed),
-                    "--out",
-                    str(out),
-                    "--overwrite",
-                    "--eval-every",
-                    str(args.eval_every),
-                    "--checkpoint-every",
-                    str(args.eval_every),
-                    *flags,
-                    *common,
-                ]
-            print(f"{algo} seed {seed}: herkit train {' '.join(command)}", flush=True)
+                flags += ["--eval-episodes", args.eval_episodes]
             started = time.perf_counter()
-            done = subprocess.run([sys.executable, "-m", "herkit", "train", *command], cwd=ROOT)
+            done = common.train_or_resume(out, state, new, flags, cwd=ROOT)
             if done.returncode != 0:
                 print(f"  exit code {done.returncode}")
                 continue
             record(out, algo, seed, tag, time.perf_counter() - started, args)
 
 
+def dataset(path: str) -> Path:
+    """The dataset at ``path``; the run stops before anything runs where there is none."""
+    if not Path(path).is_file():
+        raise SystemExit(f"no dataset at {path}: make it first (python benchmarks/offline.py data)")
+    return Path(path)
+
+
 def run_figures(out: Path) -> dict[str, Any]:
     """A finished run's figures from its progress.csv: the last evaluations' mean success
     (overall and per task) and its curve."""
-    with open(out / "progress.csv") as file:
-        rows = list(csv.DictReader(file))
+    rows = read_progress(out)
     last = rows[-LAST_EVALUATIONS:]
     tasks = sorted(key for key in rows[-1] if key.startswith("success_task_"))
     return {
@@ -151,7 +134,7 @@ def record(
     out: Path, algo: str, seed: int, tag: str, wall_s: float, args: argparse.Namespace
 ) -> None:
     """Write one finished run into docs/offline.json."""
-    config = json.loads((out / "config.json").read_text())
+    config = common.read_json(out / "config.json")
     run = {
         "env": ENV,
         "algo": algo,
@@ -176,29 +159,31 @@ def record(
 def table(_: argparse.Namespace) -> None:
     """The recorded runs per budget and algorithm beside OGBench's figure (the spread over
     seeds where there are several)."""
-    runs = json.loads(RECORD.read_text())["runs"] if RECORD.exists() else {}
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for key, run in runs.items():
+    for key, run in common.read_json(RECORD, {"runs": {}})["runs"].items():
         groups.setdefault((key.rsplit("/", 2)[0], run["algo"]), []).append(run)
-    print(
-        "| budget | algo | seeds | herkit success % | tasks 1-5 % | OGBench % (8 seeds) | "
-        "wall min |"
-    )
-    print("|---|---|---|---|---|---|---|")
+    rows = []
     for (tag, algo), group in sorted(groups.items(), key=lambda item: ALGOS.index(item[0][1])):
         values = [100 * run["success"] for run in group]
         spread = f" ± {statistics.stdev(values):.0f}" if len(values) > 1 else ""
-        tasks = sorted(group[0]["tasks"])
         per_task = " / ".join(
-            f"{100 * statistics.fmean(run['tasks'][task] for run in group):.0f}" for task in tasks
+            f"{100 * statistics.fmean(run['tasks'][task] for run in group):.0f}"
+            for task in sorted(group[0]["tasks"])
         )
         mean, std = OGBENCH[algo]
-        seeds = ", ".join(str(run["seed"]) for run in group)
-        wall = " / ".join(f"{run['wall_s'] / 60:.0f}" for run in group)
-        print(
-            f"| {tag} | {algo} | {seeds} | {statistics.fmean(values):.0f}{spread} | "
-            f"{per_task} | {mean:.0f} ± {std:.0f} | {wall} |"
+        rows.append(
+            [
+                tag,
+                algo,
+                ", ".join(str(run["seed"]) for run in group),
+                f"{statistics.fmean(values):.0f}{spread}",
+                per_task,
+                f"{mean:.0f} ± {std:.0f}",
+                " / ".join(f"{run['wall_s'] / 60:.0f}" for run in group),
+            ]
         )
+    columns = ["budget", "algo", "seeds", "herkit success %", "tasks 1-5 %"]
+    print(common.markdown([*columns, "OGBench % (8 seeds)", "wall min"], "lllllll", rows))
 
 
 OGBENCH_CONFIG = {
@@ -257,9 +242,6 @@ def compare_goals(args: argparse.Namespace) -> None:
     """herkit's value and actor goals against OGBench's ``GCDataset`` (from a checkout of its
     repository, ``--ogbench .../impls``; it needs jax and flax), on one tagged dataset:
     each feature's two samples by a chi-square test of homogeneity."""
-    import importlib.util
-    import tempfile
-
     from scipy.stats import chi2_contingency
 
     from herkit import HerReplayBuffer
@@ -375,9 +357,6 @@ def measure_memory(args: argparse.Namespace) -> None:
     measured in a fresh process) against the bytes of the file's arrays, and how long it
     takes to read, for this code (or another, with its ``src`` on ``PYTHONPATH`` and a
     ``--label``)."""
-    import subprocess
-    import tempfile
-
     rng = np.random.default_rng(0)
     for name, (transitions, width, actions, goal_size) in MEMORY_CASES.items():
         if args.cases and not any(case in name for case in args.cases):
@@ -455,31 +434,13 @@ def bad_datasets(folder: Path) -> dict[str, tuple[Path, str]]:
 def time_bad_datasets(args: argparse.Namespace) -> None:
     """``herkit train pointmaze-medium-navigate-v0 --dataset BAD`` for each bad dataset: its
     closing line, exit code and wall time (median of ``--repeats``)."""
-    import statistics
-    import subprocess
-    import tempfile
-
     with tempfile.TemporaryDirectory() as tmp:
         for name, (path, _) in bad_datasets(Path(tmp)).items():
             times, done = [], None
             for _ in range(args.repeats):
                 started = time.perf_counter()
-                done = subprocess.run(
-                    [
-                        sys.executable,
-                        "-m",
-                        "herkit",
-                        "train",
-                        ENV,
-                        "--dataset",
-                        str(path),
-                        "--out",
-                        str(Path(tmp) / "run"),
-                    ],
-                    capture_output=True,
-                    text=True,
-                    cwd=tmp,
-                )
+                command = [ENV, "--dataset", path, "--out", Path(tmp) / "run"]
+                done = common.herkit_train(*command, capture_output=True, cwd=tmp, check=False)
                 times.append(time.perf_counter() - started)
             assert done is not None
             line = done.stderr.strip().splitlines()[-1].replace(tmp, "TMP")
@@ -501,52 +462,25 @@ def time_threads(args: argparse.Namespace) -> None:
     steps with its default threads and with each of ``--threads``, one after another, on
     a machine to itself or beside ``--beside`` busy processes (a loop each): gradient steps
     per second of training (evaluation and start-up left out)."""
-    data = Path(args.data)
-    if not data.is_file():
-        raise SystemExit(f"no dataset at {data}: make it first (python benchmarks/offline.py data)")
-    import subprocess
-    import tempfile
-
+    data = dataset(args.data)
     busy = [f"{sys.executable}", "-c", "while True: pass"]
+    guide = "--gcivl.hidden 256 256 256 --gcivl.batch-size 256 --eval-episodes 1".split()
     for round_ in range(args.rounds):
         for threads in (None, *args.threads):
             others = [subprocess.Popen(busy) for _ in range(args.beside)]
             with tempfile.TemporaryDirectory() as tmp:
-                command = [
-                    sys.executable,
-                    "-m",
-                    "herkit",
-                    "train",
-                    ENV,
-                    "--dataset",
-                    str(data),
-                    "--offline-steps",
-                    str(args.updates),
-                    "--gcivl.hidden",
-                    "256",
-                    "256",
-                    "256",
-                    "--gcivl.batch-size",
-                    "256",
-                    "--eval-episodes",
-                    "1",
-                    "--out",
-                    str(Path(tmp) / "run"),
-                    "--no-progress",
-                    "--no-tensorboard",
-                ]
+                command = [ENV, "--dataset", data, "--offline-steps", args.updates, *guide]
                 if threads is not None:
-                    command += ["--torch-threads", str(threads)]
+                    command += ["--torch-threads", threads]
                 try:
-                    done = subprocess.run(command, check=True, capture_output=True, text=True)
+                    done = common.herkit_train(*command, out=Path(tmp) / "run", capture_output=True)
                 finally:
                     for other in others:
                         other.kill()
-                with open(Path(tmp) / "run" / "progress.csv") as file:
-                    row = list(csv.DictReader(file))[-1]
-                config = json.loads((Path(tmp) / "run" / "config.json").read_text())
+                row = common.progress(Path(tmp) / "run", "updates", "wall_s", "eval_s")[-1]
+                config = common.read_json(Path(tmp) / "run" / "config.json")
             said = [line for line in done.stderr.splitlines() if "machine:" in line]
-            rate = float(row["updates"]) / (float(row["wall_s"]) - float(row["eval_s"]))
+            rate = row["updates"] / (row["wall_s"] - row["eval_s"])
             name = "default" if threads is None else f"{threads} thread{'s' * (threads > 1)}"
             run = {
                 "torch_threads": config["torch_threads"],
@@ -571,8 +505,8 @@ def time_threads(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """The command line (see the module's docstring)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    cli = common.parser(__doc__)
+    commands = cli.add_subparsers(dest="command", required=True)
     data = commands.add_parser("data", help="make the dataset")
     data.add_argument("--env", default="pointmaze-medium-v0")
     data.add_argument("--episodes", type=int, default=1000)
@@ -629,7 +563,7 @@ def main(argv: list[str] | None = None) -> None:
     threads.add_argument("--beside", type=int, default=0, help="busy processes beside the run")
     threads.add_argument("--data", default=str(DATA))
     threads.set_defaults(run=time_threads)
-    args = parser.parse_args(argv)
+    args = cli.parse_args(argv)
     args.run(args)
 
 

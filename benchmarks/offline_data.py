@@ -25,13 +25,12 @@ global generator (its files cannot be made again), this one is seeded: every dra
 from ``np.random.default_rng(seed)`` (the env's own draws too: its generator and numpy's
 global one, saved and restored around the run, are seeded from it).
 
-    python benchmarks/offline_data.py --env pointmaze-medium-v0 --episodes 1000 \\
+    python benchmarks/offline.py data --env pointmaze-medium-v0 --episodes 1000 \\
         --steps 1001 --noise 0.5 --seed 0 --out data/pointmaze-medium-navigate-v0.npz
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections import deque
 from pathlib import Path
@@ -238,27 +237,3 @@ def make_dataset(
         "seconds": seconds,
         "steps_per_s": rows / seconds,
     }
-
-
-def main(args: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--env", default="pointmaze-medium-v0", help="OGBench point maze id")
-    parser.add_argument("--episodes", type=int, default=1000, help="training episodes")
-    parser.add_argument("--steps", type=int, default=1001, help="rows per episode")
-    parser.add_argument("--noise", type=float, default=0.5, help="action noise std")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="data/pointmaze-medium-navigate-v0.npz")
-    options = parser.parse_args(args)
-    made = make_dataset(
-        options.env, options.episodes, options.steps, options.noise, options.seed, options.out
-    )
-    print(
-        f"{made['rows']:,} rows ({made['goals_reached']:,} goals reached) in "
-        f"{made['seconds']:.1f} s, {made['steps_per_s']:,.0f} steps/s: {', '.join(made['paths'])}"
-    )
-
-
-if __name__ == "__main__":
-    main()

@@ -16,17 +16,9 @@ docs/overlap.json.
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from common import DOCS, add_run, code_version, machine
-
-from herkit.config.train import preset_config
-from herkit.rundir.logs import read_progress
-from herkit.training.loop import train
+from common import DOCS, add_run, code_version, curve, first_steps, machine, parser, train_here
 
 RECORD = DOCS / "overlap.json"
 TASKS: dict[str, dict[str, Any]] = {
@@ -41,42 +33,30 @@ TASKS: dict[str, dict[str, Any]] = {
 
 
 def run(env_id: str, seed: int, precision: str, overlap: bool) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        config = dataclasses.replace(
-            preset_config(env_id),
-            seed=seed,
-            precision=precision,
-            overlap=overlap,
-            torch_threads=1,
-            progress=False,
-            tensorboard=False,
-            out=str(Path(tmp) / "run"),
-            **TASKS[env_id],
-        )
-        summary = train(config)
-        rows = read_progress(Path(tmp) / "run")
-    curve = [(int(row["env_steps"]), float(row["success_rate"])) for row in rows]
-    first = next((steps for steps, success in curve if success >= 0.9), None)
+    """One run of ``env_id``'s preset, its envs overlapped with the updates or not; its record."""
+    settings = {"seed": seed, "precision": precision, "overlap": overlap, "torch_threads": 1}
+    summary, rows = train_here(env_id, **settings, **TASKS[env_id])
+    points = curve(rows)
     return {
         "env_id": env_id,
         "seed": seed,
         "precision": precision,
         "overlap": overlap,
         "success_rate": summary["success_rate"],
-        "first_0.9_at": first,
+        "first_0.9_at": first_steps(points),
         "wall_s": summary["wall_s"],
         "training_s": round(float(rows[-1]["wall_s"]) - float(rows[-1]["eval_s"]), 2),
         "updates": summary["updates"],
-        "curve": curve,
+        "curve": points,
     }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--precisions", nargs="+", default=["fp32"], choices=["fp32", "bf16"])
-    parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
-    args = parser.parse_args()
+    cli = parser(__doc__)
+    cli.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    cli.add_argument("--precisions", nargs="+", default=["fp32"], choices=["fp32", "bf16"])
+    cli.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
+    args = cli.parse_args()
     info = machine() | {"code": code_version()}
     for env_id in args.tasks:
         for seed in args.seeds:

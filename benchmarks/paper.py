@@ -36,25 +36,22 @@ the records.
 
 from __future__ import annotations
 
-import argparse
-import json
-import re
 import statistics
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, FIGURES, ROOT, add_run, code_version, machine, record_lock
+import common
+from common import run_state as progress_of
 
-RECORD = DOCS / "paper.json"
-PAGE = DOCS / "paper.md"
+RECORD = common.DOCS / "paper.json"
+PAGE = common.DOCS / "paper.md"
+FIGURES = common.FIGURES
 """The docs page of these figures: its marked tables are made from the records."""
-MARKED = re.compile(r"(<!-- paper (fig\d|compute) -->\n)(.*?)\n?(<!-- /paper -->)", re.S)
+MARKED = common.marked("paper")
 """A table of a figure (or the compute line) in :data:`PAGE`, between its two markers."""
 TASKS = ("FetchPush-v4", "FetchSlide-v4", "FetchPickAndPlace-v4")
 BUDGETS = {"FetchPush-v4": 700_000, "FetchSlide-v4": 1_000_000, "FetchPickAndPlace-v4": 1_000_000}
@@ -129,25 +126,9 @@ def run_dir(runs: Path, figure: str, task: str, setting: Setting, seed: int) -> 
     return runs / figure / task / slug(setting.name) / f"s{seed}"
 
 
-def progress_of(out: Path, steps: int) -> tuple[str, int]:
-    """A run's state and the env steps it has made: ``("done", steps)``, ``("stopped at
-    N", N)`` (a checkpoint to continue from) or ``("new", 0)``."""
-    summary = out / "summary.json"
-    if summary.exists():
-        done = json.loads(summary.read_text())
-        if not done.get("interrupted") and not done.get("error") and done["env_steps"] >= steps:
-            return "done", steps
-    from herkit.rundir.checkpoint import CheckpointError, checkpoint_state
-
-    try:
-        made = checkpoint_state(out)["env_steps"]
-    except CheckpointError:
-        return "new", 0
-    return f"stopped at {made:,}", made
-
-
 def state_of(out: Path, steps: int) -> str:
-    """``done``, ``stopped at N`` (a checkpoint to continue from) or ``new``."""
+    """``done``, ``stopped at N`` (a checkpoint to continue from) or ``new``: the first of
+    :func:`progress_of` (:func:`common.run_state`)."""
     return progress_of(out, steps)[0]
 
 
@@ -156,36 +137,17 @@ def train(figure: str, task: str, setting: Setting, seed: int, steps: int, out: 
     state = state_of(out, steps)
     if state == "done":
         return
-    common = ["--no-progress", "--no-tensorboard", "--steps", str(steps)]
-    if state.startswith("stopped"):
-        command = ["--resume", str(out), *common]
-    else:
-        command = [
-            task,
-            *setting.flags,
-            "--seed",
-            str(seed),
-            "--out",
-            str(out),
-            "--overwrite",
-            "--checkpoint-every",
-            str(CHECKPOINT_EVERY),
-            *common,
-        ]
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f"{out.name}.log", "a") as log:
         print(f"{figure} {task} {setting.name} seed {seed}: {state}", flush=True)
         started = time.time()
-        done = subprocess.run(
-            [sys.executable, "-m", "herkit", "train", *command],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=ROOT,
-        )
+        new = [task, *setting.flags, "--seed", seed, "--checkpoint-every", CHECKPOINT_EVERY]
+        into = {"stdout": log, "stderr": subprocess.STDOUT, "cwd": common.ROOT}
+        done = common.train_or_resume(out, state, new, ["--steps", steps], **into)
     if done.returncode != 0:
         print(f"  exit code {done.returncode}: see {out.parent / out.name}.log", flush=True)
         return
-    here = machine()
+    here = common.machine()
     record = {
         "figure": figure,
         "task": task,
@@ -194,30 +156,21 @@ def train(figure: str, task: str, setting: Setting, seed: int, steps: int, out: 
         "seed": seed,
         "steps": steps,
         "curve": curve_of(out),
-        "wall_s": json.loads((out / "summary.json").read_text()).get("wall_s"),
+        "wall_s": common.read_json(out / "summary.json").get("wall_s"),
         "this_session_s": round(time.time() - started, 1),
         "resumed": state != "new",
-        "code": code_version(),
+        "code": common.code_version(),
         "cpu": f"{here['processor']}, {here['cpus']} cores",
     }
-    add_run(RECORD, f"{figure}/{task}/{setting.name}/seed{seed}", record, here)
+    common.add_run(RECORD, f"{figure}/{task}/{setting.name}/seed{seed}", record, here)
     refresh_page()
     print(f"  highest {highest(record):.2f}, average {average(record):.2f}", flush=True)
 
 
 def curve_of(out: Path) -> list[dict[str, float]]:
     """The evaluations of a run: env steps, success rate, wall seconds."""
-    from herkit.rundir.logs import read_progress
-
-    return [
-        {
-            "env_steps": int(row["env_steps"]),
-            "success_rate": float(row["success_rate"]),
-            "wall_s": float(row["wall_s"]),
-        }
-        for row in read_progress(out)
-        if "success_rate" in row
-    ]
+    rows = common.progress(out, "env_steps", "success_rate", "wall_s")
+    return [row | {"env_steps": int(row["env_steps"])} for row in rows]
 
 
 def highest(record: dict[str, Any]) -> float:
@@ -232,7 +185,7 @@ def average(record: dict[str, Any]) -> float:
 
 def recorded_runs() -> list[dict[str, Any]]:
     """Every run of :data:`RECORD` (none before the first)."""
-    return list(json.loads(RECORD.read_text())["runs"].values()) if RECORD.exists() else []
+    return list(common.read_json(RECORD, {"runs": {}})["runs"].values())
 
 
 def records_of(figure: str) -> dict[str, list[dict[str, Any]]]:
@@ -348,20 +301,16 @@ def pace_of(steps: int) -> str:
 def fill_page(text: str) -> str:
     """``text`` with every marked part (``<!-- paper FIGURE -->`` ... ``<!-- /paper -->``,
     or ``compute``) made again from the records: :func:`table` or :func:`compute`."""
-
-    def filled(match: re.Match[str]) -> str:
-        what = match.group(2)
-        made = compute() if what == "compute" else table(what)
-        return f"{match.group(1)}{made}\n{match.group(4)}"
-
-    return MARKED.sub(filled, text)
+    return common.fill_marked(
+        text, MARKED, lambda what: compute() if what == "compute" else table(what)
+    )
 
 
 def refresh_page() -> bool:
     """Make :data:`PAGE`'s tables again from the records (False where there is no page)."""
     if not PAGE.exists():
         return False
-    with record_lock(RECORD):  # two jobs ending at once: the later one's tables
+    with common.record_lock(RECORD):  # two jobs ending at once: the later one's tables
         PAGE.write_text(fill_page(PAGE.read_text()))
     return True
 
@@ -370,135 +319,103 @@ def draw(figure: str) -> Path:
     """The figure in the paper's layout: success against env steps per task (median of the
     seeds, the band from the lowest to the highest), or for fig7 the highest and the average
     success against k per strategy."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     groups = records_of(figure)
     tasks = sorted({key.split("/")[0] for key in groups}, key=TASKS.index)
     path = FIGURES / f"paper_{figure}.png"
-    if figure == "fig7":
-        fig, axes = plt.subplots(2, len(tasks), figsize=(5 * len(tasks), 7), squeeze=False)
-        for column, task in enumerate(tasks):
-            for row, (measure, title) in enumerate(((highest, "highest"), (average, "average"))):
-                axis = axes[row][column]
-                for index, strategy in enumerate(STRATEGIES):
-                    points = [
-                        (k, [measure(r) for r in groups.get(f"{task}/{strategy} k={k}", [])])
-                        for k in KS
-                    ]
-                    points = [(k, values) for k, values in points if values]
-                    if points:
-                        ks, values = zip(*points, strict=True)
-                        means = [statistics.fmean(v) for v in values]
-                        low = [m - min(v) for m, v in zip(means, values, strict=True)]
-                        high = [max(v) - m for m, v in zip(means, values, strict=True)]
-                        axis.errorbar(
-                            ks,
-                            means,
-                            yerr=[low, high],
-                            marker="o",
-                            capsize=3,
-                            color=f"C{index}",
-                            label=strategy,
-                        )
-                if none := groups.get(f"{task}/none"):
-                    axis.axhline(
-                        statistics.fmean(measure(r) for r in none),
-                        color="grey",
-                        linestyle="--",
-                        label="none (no HER)",
-                    )
-                axis.set(
-                    xscale="log",
-                    xticks=KS,
-                    xticklabels=[str(k) for k in KS],
-                    xlabel="k",
-                    ylabel=f"{title} success rate",
-                    ylim=(-0.02, 1.02),
-                    title=task,
-                )
-                axis.grid(alpha=0.3)
-        axes[0][0].legend(fontsize=8)
-    else:
-        fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4.2), squeeze=False)
-        own = {setting.name for setting in settings_of(figure)}
-        for axis, task in zip(axes[0], tasks, strict=True):
-            keys = [key for key in groups if key.startswith(f"{task}/")]
-            for index, key in enumerate(keys):
-                records = groups[key]
-                common = sorted(
-                    set.intersection(*({p["env_steps"] for p in r["curve"]} for r in records))
-                )
-                at = [{p["env_steps"]: p["success_rate"] for p in r["curve"]} for r in records]
-                rates = [[points[s] for s in common] for points in at]
-                median = [statistics.median(column) for column in zip(*rates, strict=True)]
-                name = key.split("/", 1)[1]
-                reference = name not in own
-                seeds = f"{len(records)} seed{'s' * (len(records) > 1)}"
-                axis.plot(
-                    common,
-                    median,
-                    color=f"C{index}",
-                    linestyle="--" if reference else "-",
-                    label=f"{name}, {seeds}",
-                )
-                axis.fill_between(
-                    common,
-                    [min(c) for c in zip(*rates, strict=True)],
-                    [max(c) for c in zip(*rates, strict=True)],
-                    color=f"C{index}",
-                    alpha=0.15,
-                    linewidth=0,
-                )
-            axis.set(xlabel="env steps", ylabel="success rate", ylim=(-0.02, 1.02), title=task)
-            axis.grid(alpha=0.3)
-            axis.legend(fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    n = len(tasks)
+    grid = (2, n, (5 * n, 7)) if figure == "fig7" else (1, n, (5.5 * n, 4.2))
+    with common.figure(path, *grid[:2], figsize=grid[2], squeeze=False) as (_, axes):
+        if figure == "fig7":
+            draw_strategies(axes, tasks, groups)
+        else:
+            draw_curves(axes[0], tasks, groups, {setting.name for setting in settings_of(figure)})
     return path
 
 
+def draw_strategies(axes: Any, tasks: list[str], groups: dict[str, list[dict[str, Any]]]) -> None:
+    """fig7: per task (columns), the highest and the average success (rows) against k, one
+    line per strategy (mean over seeds, bars to the lowest and highest), and no HER's level."""
+    for column, task in enumerate(tasks):
+        for row, (measure, title) in enumerate(((highest, "highest"), (average, "average"))):
+            axis = axes[row][column]
+            for index, strategy in enumerate(STRATEGIES):
+                points = [
+                    (k, [measure(r) for r in groups.get(f"{task}/{strategy} k={k}", [])])
+                    for k in KS
+                ]
+                points = [(k, values) for k, values in points if values]
+                if points:
+                    ks, values = zip(*points, strict=True)
+                    means = [statistics.fmean(v) for v in values]
+                    low = [m - min(v) for m, v in zip(means, values, strict=True)]
+                    high = [max(v) - m for m, v in zip(means, values, strict=True)]
+                    style = {"marker": "o", "capsize": 3, "color": f"C{index}", "label": strategy}
+                    axis.errorbar(ks, means, yerr=[low, high], **style)
+            if none := groups.get(f"{task}/none"):
+                level = statistics.fmean(measure(r) for r in none)
+                axis.axhline(level, color="grey", linestyle="--", label="none (no HER)")
+            axis.set(xscale="log", xticks=KS, xticklabels=[str(k) for k in KS], xlabel="k")
+            axis.set(ylabel=f"{title} success rate", ylim=(-0.02, 1.02), title=task)
+            axis.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+
+
+def draw_curves(
+    axes: Any, tasks: list[str], groups: dict[str, list[dict[str, Any]]], own: set[str]
+) -> None:
+    """fig4 to fig6: per task, success against env steps, one line per setting (the median
+    of its seeds where every seed was evaluated, the band from the lowest to the highest);
+    dashed, the runs of another figure drawn beside (not among ``own``)."""
+    for axis, task in zip(axes, tasks, strict=True):
+        keys = [key for key in groups if key.startswith(f"{task}/")]
+        for index, key in enumerate(keys):
+            records = groups[key]
+            common_steps = sorted(
+                set.intersection(*({p["env_steps"] for p in r["curve"]} for r in records))
+            )
+            at = [{p["env_steps"]: p["success_rate"] for p in r["curve"]} for r in records]
+            rates = [[points[s] for s in common_steps] for points in at]
+            columns = list(zip(*rates, strict=True))
+            name = key.split("/", 1)[1]
+            seeds = f"{len(records)} seed{'s' * (len(records) > 1)}"
+            style = {"color": f"C{index}", "linestyle": "-" if name in own else "--"}
+            median = [statistics.median(column) for column in columns]
+            axis.plot(common_steps, median, label=f"{name}, {seeds}", **style)
+            low, high = [min(c) for c in columns], [max(c) for c in columns]
+            axis.fill_between(common_steps, low, high, color=f"C{index}", alpha=0.15, linewidth=0)
+        axis.set(xlabel="env steps", ylabel="success rate", ylim=(-0.02, 1.02), title=task)
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=7)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("figure", choices=["fig4", "fig5", "fig6", "fig7"])
-    parser.add_argument(
-        "--tasks",
-        nargs="+",
-        choices=TASKS,
-        default=None,
-        help="default: FetchPush-v4 for fig7, all three else",
+    cli = common.parser(__doc__)
+    cli.add_argument("figure", choices=["fig4", "fig5", "fig6", "fig7"])
+    cli.add_argument(
+        "--tasks", nargs="+", choices=TASKS, help="default: FetchPush-v4 for fig7, all three else"
     )
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
-    parser.add_argument("--settings", nargs="+", default=None, help="names of settings to run")
-    parser.add_argument("--steps", type=int, default=None, help="env steps of every run")
-    parser.add_argument("--runs", type=Path, default=ROOT / "runs" / "paper")
-    parser.add_argument("--jobs", type=int, default=1, help="runs at once")
-    parser.add_argument("--plan", action="store_true", help="show the grid's runs, run none")
-    parser.add_argument("--draw", action="store_true", help="draw from the records, run none")
-    parser.add_argument(
-        "--chance",
-        type=int,
-        metavar="EPISODES",
-        default=None,
-        help="the success of a policy that never moves; run none",
+    cli.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    cli.add_argument("--settings", nargs="+", default=None, help="names of settings to run")
+    cli.add_argument("--steps", type=int, default=None, help="env steps of every run")
+    cli.add_argument("--runs", type=Path, default=common.ROOT / "runs" / "paper")
+    cli.add_argument("--jobs", type=int, default=1, help="runs at once")
+    cli.add_argument("--plan", action="store_true", help="show the grid's runs, run none")
+    cli.add_argument("--draw", action="store_true", help="draw from the records, run none")
+    episodes = {"type": int, "metavar": "EPISODES"}
+    cli.add_argument(
+        "--chance", **episodes, help="the success of a policy that never moves; run none"
     )
-    parser.add_argument(
+    cli.add_argument(
         "--many-goals",
-        type=int,
-        metavar="EPISODES",
-        default=None,
+        **episodes,
         help="fig5: each run's last policy on its goal and on the task's goals; run none",
     )
-    args = parser.parse_args()
+    args = cli.parse_args()
     tasks = args.tasks or (["FetchPush-v4"] if args.figure == "fig7" else list(TASKS))
     settings = [s for s in settings_of(args.figure) if not args.settings or s.name in args.settings]
     if args.settings and len(settings) != len(args.settings):
         known = ", ".join(repr(s.name) for s in settings_of(args.figure))
-        parser.error(f"--settings: {args.figure}'s settings are {known}")
+        cli.error(f"--settings: {args.figure}'s settings are {known}")
     grid = [
         (task, setting, *home_of(args.figure, setting), seed)
         for task in tasks
@@ -517,7 +434,7 @@ def main() -> None:
         return
     if args.many_goals:
         if args.figure != "fig5":
-            parser.error("--many-goals: only fig5's runs have one goal")
+            cli.error("--many-goals: only fig5's runs have one goal")
         for task, setting, figure, home, seed in grid:
             run = run_dir(args.runs, figure, task, home, seed)
             state = state_of(run, args.steps or BUDGETS[task])
@@ -561,7 +478,7 @@ def main() -> None:
     print(f"figure: {draw(args.figure)}")
     print(f"all records: {compute()}")
     if refresh_page():
-        print(f"tables of {PAGE.relative_to(ROOT)} made from the records")
+        print(f"tables of {PAGE.relative_to(common.ROOT)} made from the records")
 
 
 if __name__ == "__main__":

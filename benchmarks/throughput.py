@@ -25,7 +25,6 @@ Records go to docs/throughput.json (one per env, recipe and device) with the mac
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import tempfile
@@ -34,55 +33,40 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from common import DOCS, add_run, code_version, machine
+from common import DOCS, add_run, code_version, machine, markdown, parser, read_json, train_here
 from torch.nn import functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from herkit.config.train import TrainConfig, preset_config
-from herkit.rundir.logs import read_progress
 from herkit.runtime.precision import fast_bf16
 from herkit.training.build import build, make_vector_env, plan_run_cores, resolve_conventions
-from herkit.training.loop import train
 
 RECORD = DOCS / "throughput.json"
-RECIPES: dict[str, list[str]] = {
+RECIPES: dict[str, str] = {
     # the Fetch preset as a user launches it: 16 envs, batch 512 x 0.0625 updates per env
     # step (32 samples per env step), one update per loop iteration
-    "preset": [],
-    "preset-no-overlap": ["--no-overlap"],
+    "preset": "",
+    "preset-no-overlap": "--no-overlap",
     # the earlier preset: 8 envs, batch 512 x 0.125 (64 samples per env step)
-    "push64-8": ["--n-envs", "8", "--updates-per-step", "0.125"],
-    "push64-8-no-overlap": ["--n-envs", "8", "--updates-per-step", "0.125", "--no-overlap"],
+    "push64-8": "--n-envs 8 --updates-per-step 0.125",
+    "push64-8-no-overlap": "--n-envs 8 --updates-per-step 0.125 --no-overlap",
     # the same update with 4 envs: an update every other iteration
-    "push64": ["--n-envs", "4", "--updates-per-step", "0.125"],
+    "push64": "--n-envs 4 --updates-per-step 0.125",
     # the paper's per-worker update, the earlier preset: batch 256, half an update per env
     # step (128 samples per env step), 2 envs
-    "paper-batch": ["--n-envs", "2", "--ddpg.batch-size", "256", "--updates-per-step", "0.5"],
+    "paper-batch": "--n-envs 2 --ddpg.batch-size 256 --updates-per-step 0.5",
     # its 128 samples per env step as 4x fewer updates of 4x the batch, 8 envs
-    "mid": ["--n-envs", "8", "--ddpg.batch-size", "1024", "--updates-per-step", "0.125"],
+    "mid": "--n-envs 8 --ddpg.batch-size 1024 --updates-per-step 0.125",
     # 16x fewer updates of 16x the batch, 8 envs: one update every 4 iterations
-    "large-8": ["--n-envs", "8", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125"],
-    "large-8-no-overlap": [
-        "--n-envs",
-        "8",
-        "--ddpg.batch-size",
-        "4096",
-        "--updates-per-step",
-        "0.03125",
-        "--no-overlap",
-    ],
+    "large-8": "--n-envs 8 --ddpg.batch-size 4096 --updates-per-step 0.03125",
+    "large-8-no-overlap": "--n-envs 8 --ddpg.batch-size 4096 --updates-per-step 0.03125"
+    " --no-overlap",
     # the same with 32 envs (the paper ran 38 rollouts at once): one update per iteration
-    "large": ["--n-envs", "32", "--ddpg.batch-size", "4096", "--updates-per-step", "0.03125"],
-    "large-no-overlap": [
-        "--n-envs",
-        "32",
-        "--ddpg.batch-size",
-        "4096",
-        "--updates-per-step",
-        "0.03125",
-        "--no-overlap",
-    ],
+    "large": "--n-envs 32 --ddpg.batch-size 4096 --updates-per-step 0.03125",
+    "large-no-overlap": "--n-envs 32 --ddpg.batch-size 4096 --updates-per-step 0.03125"
+    " --no-overlap",
 }
+"""Each recipe's ``herkit train`` flags on top of the env's preset."""
 
 
 def recipe_config(env_id: str, flags: list[str], device: str) -> TrainConfig:
@@ -182,21 +166,12 @@ def learner_alone(config: TrainConfig, transitions: list[Any], seconds: float) -
 def loop(config: TrainConfig, steps: int) -> dict[str, Any]:
     """``herkit train`` for ``steps`` env steps: env steps/s after warm-up, evaluations out."""
     with tempfile.TemporaryDirectory() as tmp:
-        run = dataclasses.replace(
-            config,
-            steps=steps,
-            eval_every=steps // 4,
-            eval_episodes=2,
-            checkpoint_every=10 * steps,
-            out=str(Path(tmp) / "run"),
-        )
-        summary = train(run)
-        rows = [
-            {key: float(value) for key, value in row.items()}
-            for row in read_progress(Path(tmp) / "run")
-        ]
-        rows = [row for row in rows if row["updates"] > 0]
-        saved = json.loads((Path(tmp) / "run" / "config.json").read_text())
+        budget = {"steps": steps, "eval_every": steps // 4, "eval_episodes": 2}
+        run = Path(tmp) / "run"
+        summary, found = train_here(config, run, checkpoint_every=10 * steps, **budget)
+        saved = read_json(run / "config.json")
+    rows = [{key: float(value) for key, value in row.items()} for row in found]
+    rows = [row for row in rows if row["updates"] > 0]
     first, last = rows[0], rows[-1]
     seconds = (last["wall_s"] - first["wall_s"]) - (last["eval_s"] - first["eval_s"])
     return {
@@ -210,7 +185,8 @@ def loop(config: TrainConfig, steps: int) -> dict[str, Any]:
 
 
 def measure(env_id: str, name: str, device: str, seconds: float, loop_steps: int) -> dict:
-    flags = RECIPES[name]
+    """One recipe's record: the peak, the envs alone, the learner alone and the loop."""
+    flags = RECIPES[name].split()
     config = recipe_config(env_id, flags, device)
     config, _ = resolve_conventions(config)
     plan = plan_run_cores(config, config.n_envs, config.env_workers)
@@ -257,43 +233,47 @@ def measure(env_id: str, name: str, device: str, seconds: float, loop_steps: int
 
 def table(runs: dict[str, Any]) -> str:
     """The markdown table of docs/experiment-log.md."""
-    head = (
-        "| env, recipe | device | envs / workers / threads | batch x updates per env step "
-        "| precision | envs alone | learner alone: samples/s (GFLOP/s, of peak) | learner "
-        "alone, env steps/s | loop | loop / ideal | loop / envs alone |\n"
-        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|"
-    )
-    lines = [head]
+    rows = []
     for key, run in runs.items():
         learner = run["learner_alone"]
-        lines.append(
-            f"| {key.rsplit('/', 1)[0]} | {run['device']} | {run['n_envs']} / "
-            f"{run['env_workers']} / {run['torch_threads']} | {run['batch_size']} x "
-            f"{run['updates_per_step']:g} = {run['samples_per_env_step']:g} | "
-            f"{run['precision']} | {run['envs_alone_steps_per_s']:,.0f} | "
-            f"{learner['samples_per_s']:,} ({learner['gflop_per_s']:g}, "
-            f"{learner['peak_fraction']:.0%}) | {run['learner_alone_env_steps_per_s']:,.0f} | "
-            f"{run['loop']['env_steps_per_s']:,.0f} | {run['loop_vs_ideal']:.2f} | "
-            f"{run['loop_vs_envs_alone']:.2f} |"
+        rows.append(
+            [
+                key.rsplit("/", 1)[0],
+                run["device"],
+                f"{run['n_envs']} / {run['env_workers']} / {run['torch_threads']}",
+                f"{run['batch_size']} x {run['updates_per_step']:g} = "
+                f"{run['samples_per_env_step']:g}",
+                run["precision"],
+                f"{run['envs_alone_steps_per_s']:,.0f}",
+                f"{learner['samples_per_s']:,} ({learner['gflop_per_s']:g}, "
+                f"{learner['peak_fraction']:.0%})",
+                f"{run['learner_alone_env_steps_per_s']:,.0f}",
+                f"{run['loop']['env_steps_per_s']:,.0f}",
+                f"{run['loop_vs_ideal']:.2f}",
+                f"{run['loop_vs_envs_alone']:.2f}",
+            ]
         )
-    return "\n".join(lines)
+    columns = ["env, recipe", "device", "envs / workers / threads", "batch x updates per env step"]
+    columns += ["precision", "envs alone", "learner alone: samples/s (GFLOP/s, of peak)"]
+    columns += ["learner alone, env steps/s", "loop", "loop / ideal", "loop / envs alone"]
+    return markdown(columns, "lllll" + "r" * 6, rows)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--env", default="FetchPush-v4")
-    parser.add_argument("--recipes", nargs="+", default=list(RECIPES), choices=list(RECIPES))
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--seconds", type=float, default=15.0, help="per alone measurement")
-    parser.add_argument("--loop-steps", type=int, default=8_000)
-    parser.add_argument("--table", action="store_true", help="print the recorded table only")
-    args = parser.parse_args()
+    cli = parser(__doc__)
+    cli.add_argument("--env", default="FetchPush-v4")
+    cli.add_argument("--recipes", nargs="+", default=list(RECIPES), choices=list(RECIPES))
+    cli.add_argument("--device", default="cpu")
+    cli.add_argument("--seconds", type=float, default=15.0, help="per alone measurement")
+    cli.add_argument("--loop-steps", type=int, default=8_000)
+    cli.add_argument("--table", action="store_true", help="print the recorded table only")
+    args = cli.parse_args()
     if not args.table:
         info = machine() | {"code": code_version()}
         for name in args.recipes:
             result = measure(args.env, name, args.device, args.seconds, args.loop_steps)
             add_run(RECORD, f"{args.env} {name}/{args.device}", result, info)
-    print(table(json.loads(RECORD.read_text())["runs"]))
+    print(table(read_json(RECORD)["runs"]))
 
 
 if __name__ == "__main__":

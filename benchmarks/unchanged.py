@@ -17,17 +17,14 @@ the largest difference of any column where they are not.
 
 from __future__ import annotations
 
-import argparse
-import csv
 import json
-import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+from subprocess import DEVNULL
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, ROOT, code_version, commit_of, machine, worktree
+import common
+
+from herkit.rundir.logs import read_progress
 
 CASES: dict[str, list[str]] = {
     "bitflip": ["herkit/BitFlip-v0", "--steps", "6000", "--eval-every", "2000"],
@@ -40,34 +37,15 @@ CASES: dict[str, list[str]] = {
 """Short runs of every env family herkit ships or presets, with their default settings."""
 
 TIMINGS = ("wall_s", "sps", "ups", "eval_s")
-RECORD = DOCS / "unchanged.json"
+RECORD = common.DOCS / "unchanged.json"
 
 
 def run(source: Path, args: list[str], out: Path) -> list[dict[str, str]]:
     """``herkit train ARGS`` with the package under ``source/src``; its progress rows."""
-    env = {**os.environ, "PYTHONPATH": str(source / "src")}
-    command = [
-        sys.executable,
-        "-m",
-        "herkit",
-        "train",
-        *args,
-        "--seed",
-        "0",
-        "--out",
-        str(out),
-        "--no-progress",
-        "--no-tensorboard",
-        "--torch-threads",
-        "1",
-        "--eval-episodes",
-        "10",
-        "--precision",
-        "fp32",  # auto times updates on a CPU with bf16: it could choose either
-    ]
-    subprocess.run(command, check=True, env=env, cwd=source, stdout=subprocess.DEVNULL)
-    with open(out / "progress.csv", newline="") as file:
-        return list(csv.DictReader(file))
+    # fp32: auto times updates on a CPU with bf16, and could choose either
+    flags = "--seed 0 --torch-threads 1 --eval-episodes 10 --precision fp32".split()
+    common.herkit_train(*args, *flags, out=out, **common.with_code(source), stdout=DEVNULL)
+    return read_progress(out)
 
 
 def compare(old: list[dict[str, str]], new: list[dict[str, str]]) -> dict[str, object]:
@@ -88,19 +66,24 @@ def compare(old: list[dict[str, str]], new: list[dict[str, str]]) -> dict[str, o
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--against", required=True, help="the earlier commit (any git rev)")
-    parser.add_argument("--only", nargs="+", choices=sorted(CASES), default=sorted(CASES))
-    args = parser.parse_args()
+    cli = common.parser(__doc__)
+    cli.add_argument("--against", required=True, help="the earlier commit (any git rev)")
+    cli.add_argument("--only", nargs="+", choices=sorted(CASES), default=sorted(CASES))
+    args = cli.parse_args()
     results: dict[str, object] = {}
-    with tempfile.TemporaryDirectory() as tmp, worktree(args.against) as old_tree:
+    with tempfile.TemporaryDirectory() as tmp, common.worktree(args.against) as old_tree:
         for name in args.only:
             old = run(old_tree, CASES[name], Path(tmp) / f"{name}-old")
-            new = run(ROOT, CASES[name], Path(tmp) / f"{name}-new")
+            new = run(common.ROOT, CASES[name], Path(tmp) / f"{name}-new")
             results[name] = {"args": CASES[name], **compare(old, new)}
             print(f"{name}: {results[name]}", flush=True)
-    against = commit_of(args.against)
-    record = {"machine": machine(), "against": against, "code": code_version(), "cases": results}
+    against = common.commit_of(args.against)
+    record = {
+        "machine": common.machine(),
+        "against": against,
+        "code": common.code_version(),
+        "cases": results,
+    }
     RECORD.write_text(json.dumps(record, indent=1))
 
 

@@ -13,16 +13,13 @@ each side over the repeats and writes docs/update_speed.json.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DOCS, ROOT, code_version, commit_of, machine, worktree
+from common import DOCS, ROOT, code_version, commit_of, machine, parser, with_code, worktree
 
 RECORD = DOCS / "update_speed.json"
 CASES = [((256, 256, 256), False, 256), ((512, 512, 512), True, 2048)]
@@ -79,25 +76,18 @@ print(json.dumps(done / (time.perf_counter() - start)))
 
 def time_once(source: Path, case: list[object]) -> float:
     """Updates/s of one fresh process with the package under ``source/src``."""
-    env = {**os.environ, "PYTHONPATH": str(source / "src")}
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(case)],
-        check=True,
-        env=env,
-        cwd=source,
-        capture_output=True,
-        text=True,
-    )
+    command = [sys.executable, "-c", CHILD, json.dumps(case)]
+    out = subprocess.run(command, check=True, capture_output=True, text=True, **with_code(source))
     return float(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--against", required=True, help="the earlier commit (any git rev)")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"])
-    parser.add_argument(
+    cli = parser(__doc__)
+    cli.add_argument("--against", required=True, help="the earlier commit (any git rev)")
+    cli.add_argument("--repeats", type=int, default=3)
+    cli.add_argument("--seconds", type=float, default=3.0)
+    cli.add_argument("--precisions", nargs="+", default=["fp32", "bf16"])
+    cli.add_argument(
         "--sizes",
         nargs="+",
         type=int,
@@ -105,7 +95,7 @@ def main() -> None:
         default=[256, 512],
         help="the rows to time, by width (256: 3x256, 512: 3x512 LN)",
     )
-    args = parser.parse_args()
+    args = cli.parse_args()
     rows = []
     with worktree(args.against) as old_tree:
         for hidden, layer_norm, batch in [case for case in CASES if case[0][0] in args.sizes]:

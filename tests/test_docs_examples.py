@@ -6,6 +6,7 @@ from the source must still be in it. A new block is picked up by these tests unc
 from __future__ import annotations
 
 import functools
+import json
 import re
 import subprocess
 import sys
@@ -262,27 +263,38 @@ def test_readme_sections_the_site_includes_exist() -> None:
 
 
 PAIRED = re.compile(r"<!-- paired (\S+) (\S+) -->\n(.*?)\n?<!-- /paired -->", re.S)
-"""A table of ``benchmarks/sb3_buffer.py --paired FIRST SECOND`` in a page."""
+"""A table of ``benchmarks/sb3_compare.py buffer --paired FIRST SECOND`` in a page."""
 RULES = re.compile(r"<!-- rules ([^>]+) -->\n(.*?)\n?<!-- /rules -->", re.S)
-"""A table of ``benchmarks/sb3_buffer.py --rules TASK...`` in a page."""
+"""A table of ``benchmarks/sb3_compare.py buffer --rules TASK...`` in a page."""
 
 
 def test_the_sb3_parity_tables_are_the_records() -> None:
-    """Each paired table of the SB3 guide is what ``benchmarks/sb3_buffer.py --paired``
-    prints from docs/sb3_buffer.json, and its table of the rules for relabelled samples
-    what ``--rules`` prints, so that they cannot drift from the runs."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import sb3_buffer
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    """Each paired table of the SB3 guide is what ``benchmarks/sb3_compare.py buffer
+    --paired`` prints from docs/sb3_buffer.json, and its table of the rules for relabelled
+    samples what ``--rules`` prints, so that they cannot drift from the runs."""
+    from scripts import load_benchmark
+
+    compare = load_benchmark("sb3_compare")
     guide = (ROOT / "docs" / "guide-sb3.md").read_text()
     tables = PAIRED.findall(guide)
     assert len(tables) == 3, "docs/guide-sb3.md should hold the parity, crash and n-step tables"
     for first, second, table in tables:
-        assert table == sb3_buffer.paired_table(list(sb3_buffer.TASKS), first, second)
+        assert table == compare.paired_table(list(compare.BUFFER_TASKS), first, second)
     ((tasks, table),) = RULES.findall(guide)
-    assert table == sb3_buffer.rules_table(tasks.split())
+    assert table == compare.rules_table(tasks.split())
+
+
+def test_the_sb3_report_is_made_from_its_records() -> None:
+    """docs/sb3.md's marked parts (the machine, each part's section, the speed-ups) are
+    what ``benchmarks/sb3_compare.py --report-only`` makes from docs/sb3.json."""
+    from scripts import load_benchmark
+
+    compare = load_benchmark("sb3_compare")
+    page = (ROOT / "docs" / "sb3.md").read_text()
+    parts = {name for _, name, _, _ in compare.MARKED.findall(page)}
+    assert parts == {"machine", *compare.SECTIONS, "speedups"}
+    results = json.loads((ROOT / "docs" / "sb3.json").read_text())
+    assert compare.fill_report(page, results) == page
 
 
 BLOCKER = """

@@ -643,3 +643,27 @@ def test_a_network_saves_each_parameter_once_and_loads_older_states() -> None:
     older = dict(state) | {"_last.weight": state["4.weight"], "_last.bias": state["4.bias"]}
     net.load_state_dict(older)
     assert net.output_layer is net[4]
+
+
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
+def test_the_targets_move_after_every_target_every_th_update(algo: str) -> None:
+    """Polyak applied once per ``target_every`` updates, after the last of them (as
+    baselines moves its targets after a cycle's updates); TD3 counts its delayed actor
+    steps, with which its targets move."""
+    every = 3
+    agent = agent_for(algo, target_every=every)
+    targets = [net for name, net in agent._networks().items() if "target" in name]
+    assert targets
+
+    def weights() -> list[torch.Tensor]:
+        return [p.detach().clone() for net in targets for p in net.parameters()]
+
+    moved = []
+    for update in range(4 * every * 2):
+        before = weights()
+        agent.update(random_batch(algo, seed=update))
+        if any(not torch.equal(a, b) for a, b in zip(before, weights(), strict=True)):
+            moved.append(update)
+    delay = agent.config.policy_delay if algo == "td3" else 1
+    assert moved == [delay * (m * every - 1) for m in range(1, len(moved) + 1)], moved
+    assert len(moved) == 4 * 2 // delay

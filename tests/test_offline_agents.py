@@ -458,3 +458,16 @@ def test_gciql_prefers_the_action_towards_the_goal() -> None:
         v_far = agent.value(chain_inputs(agent, low, low + 20))[0]
     assert bool((q_ahead > 0).all()) and bool((q_behind > 0).all()), (q_ahead, q_behind)
     assert bool((v_near > v_far).all())
+
+
+@pytest.mark.parametrize("algo", ["gcivl", "gciql"])
+def test_an_offline_agents_targets_move_every_target_every_th_update(algo: str) -> None:
+    agent = agent_for(algo, target_every=2)
+    targets = [net for name, net in agent._networks().items() if "target" in name]
+    moved = []
+    for update in range(6):
+        before = [p.detach().clone() for net in targets for p in net.parameters()]
+        agent.update(offline_batch(seed=update))
+        after = [p.detach() for net in targets for p in net.parameters()]
+        moved.append(any(not torch.equal(a, b) for a, b in zip(before, after, strict=True)))
+    assert moved == [False, True, False, True, False, True]

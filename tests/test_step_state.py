@@ -43,10 +43,10 @@ def steps_of(algo: str, prioritized: bool = False) -> tuple[Any, DeviceSampler, 
     flags = sampler.prepare()
 
     def batch_step() -> Any:  # the step as the runners compile or capture it
-        return agent.step(*raw, actor_step=True, count_goals=True)
+        return agent.step(*raw, actor_step=True, move_targets=True, count_goals=True)
 
     def drawn_step() -> Any:
-        return agent.step(actor_step=True, count_goals=True, **flags)
+        return agent.step(actor_step=True, move_targets=True, count_goals=True, **flags)
 
     return agent, sampler, [batch_step, drawn_step]
 

@@ -125,10 +125,11 @@ class GoalAgent(UpdateSteps, ABC):
 
     @abstractmethod
     def _update(
-        self, batch: TorchBatch, actor_step: bool
+        self, batch: TorchBatch, actor_step: bool, move_targets: bool
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-        """One gradient step (the actor's too where ``actor_step``); returns scalar metrics
-        and ``|TD error|`` per sample, as device tensors."""
+        """One gradient step (the actor's too where ``actor_step``; the target networks'
+        polyak move where ``move_targets``); returns scalar metrics and ``|TD error|`` per
+        sample, as device tensors."""
 
     def _value_networks(self) -> list[nn.Module]:
         """The networks that output Q values (online and target); see :meth:`_place_values`."""

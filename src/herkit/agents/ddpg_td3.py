@@ -4,9 +4,10 @@ Actions live in the unit box inside the networks (``action / max_action``). Crit
 ``y = r + gamma * (1 - terminated) * Q_target(s', pi_target(s') [+ clipped noise])``, the
 minimum of two heads with ``twin_q``, clipped to the return range; the critic loss is the
 weighted squared error (summed over heads). Every ``policy_delay`` critic steps the actor
-minimises ``-Q_1(s, pi(s)).mean() + action_l2 * mean(pi(s) ** 2)`` and both targets are
-polyak-averaged. Exploration as baselines: Gaussian noise of std ``noise_eps * max_action``
-and, with probability ``random_eps``, a uniformly random action.
+minimises ``-Q_1(s, pi(s)).mean() + action_l2 * mean(pi(s) ** 2)``; every
+``target_every``-th actor step both targets are polyak-averaged. Exploration as baselines:
+Gaussian noise of std ``noise_eps * max_action`` and, with probability ``random_eps``, a
+uniformly random action.
 """
 
 from __future__ import annotations
@@ -97,8 +98,13 @@ class DDPGAgent(GoalAgent):
     def _actor_step(self) -> bool:
         return self.updates % self.config.policy_delay == 0
 
+    def _targets_step(self) -> bool:
+        # the targets move with the actor (TD3 delays both): every target_every-th actor step
+        delay = self.config.policy_delay
+        return self._actor_step() and (self.updates // delay + 1) % self.config.target_every == 0
+
     def _update(
-        self, batch: TorchBatch, actor_step: bool
+        self, batch: TorchBatch, actor_step: bool, move_targets: bool
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         config = self.config
         action = self.actor.unscale(batch.action.float().reshape(-1, self.act_dim))
@@ -130,6 +136,7 @@ class DDPGAgent(GoalAgent):
                 actor_loss = -self.critic(batch.x, pi)[0].mean()
                 actor_loss = actor_loss + config.action_l2 * pi.square().mean()
             self._step(self.actor_optimizer, actor_loss)
-            self._update_targets()
             metrics["actor_loss"] = actor_loss
+        if move_targets:
+            self._update_targets()
         return metrics, (target - q).abs().max(dim=0).values

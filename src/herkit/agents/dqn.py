@@ -70,7 +70,7 @@ class DQNAgent(GoalAgent):
         return actions + self.action_start
 
     def _update(
-        self, batch: TorchBatch, actor_step: bool
+        self, batch: TorchBatch, actor_step: bool, move_targets: bool
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         action = batch.action.reshape(-1).long() - self.action_start
         with torch.no_grad():
@@ -84,7 +84,8 @@ class DQNAgent(GoalAgent):
         loss_fn = F.smooth_l1_loss if self.config.huber else F.mse_loss
         loss = weighted_mean(loss_fn(q, target, reduction="none"), batch.weights)
         self._step(self.optimizer, loss)
-        self._update_targets()
+        if move_targets:
+            self._update_targets()
         metrics = {
             "critic_loss": loss,
             "q_mean": q.mean(),

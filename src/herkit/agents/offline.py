@@ -167,7 +167,7 @@ class GCBCAgent(OfflineAgent):
     METRICS: ClassVar[tuple[str, ...]] = ("actor_loss", "bc_log_prob", "mse", "td_abs_mean")
 
     def _update(
-        self, batch: TorchBatch, actor_step: bool
+        self, batch: TorchBatch, actor_step: bool, move_targets: bool
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         actor_x, _ = self._actor_inputs(batch)
         _, log_prob, metrics = self._behaviour(actor_x, self._unit_action(batch))
@@ -213,7 +213,7 @@ class GCIVLAgent(OfflineAgent):
         )
 
     def _update(
-        self, batch: TorchBatch, actor_step: bool
+        self, batch: TorchBatch, actor_step: bool, move_targets: bool
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         config = self.config
         with torch.no_grad():
@@ -241,7 +241,8 @@ class GCIVLAgent(OfflineAgent):
             loss = loss + actor_loss
             optimizers.append(self.optimizers["actor"])
             metrics |= actor_metrics | {"actor_loss": actor_loss, "adv": advantage.mean()}
-        self._update_targets()  # towards the networks before the step, as OGBench's
+        if move_targets:  # towards the networks before the step, as OGBench's
+            self._update_targets()
         self._step(optimizers, loss)
         return metrics, (q - v.detach()).abs().max(dim=0).values
 
@@ -301,7 +302,7 @@ class GCIQLAgent(OfflineAgent):
             fan_avg_init(head)
 
     def _update(
-        self, batch: TorchBatch, actor_step: bool
+        self, batch: TorchBatch, actor_step: bool, move_targets: bool
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         config = self.config
         unit_action = self._unit_action(batch)
@@ -340,6 +341,7 @@ class GCIQLAgent(OfflineAgent):
                 "q_loss": q_loss,
                 "bc_loss": bc_loss,
             }
-        self._update_targets()  # towards the networks before the step, as OGBench's
+        if move_targets:  # towards the networks before the step, as OGBench's
+            self._update_targets()
         self._step(optimizers, loss)
         return metrics, (target - q.detach()).abs().max(dim=0).values

@@ -112,7 +112,7 @@ class SACAgent(GoalAgent):
         return np.clip(action, self.action_low, self.action_high)
 
     def _update(
-        self, batch: TorchBatch, actor_step: bool
+        self, batch: TorchBatch, actor_step: bool, move_targets: bool
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         alpha = self.log_alpha.detach().exp()
         action = self.actor.unscale(batch.action.float().reshape(-1, self.act_dim))
@@ -143,6 +143,7 @@ class SACAgent(GoalAgent):
             alpha_loss = -(self.log_alpha * (log_prob.detach() + self.target_entropy)).mean()
             self._step(self.alpha_optimizer, alpha_loss)
             metrics["alpha_loss"] = alpha_loss
-        self._update_targets()
+        if move_targets:
+            self._update_targets()
         metrics["alpha"] = self.log_alpha.exp()
         return metrics, (target - q).abs().max(dim=0).values

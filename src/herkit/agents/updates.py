@@ -51,7 +51,7 @@ from herkit.agents.normalizer import Normalizer
 from herkit.buffer.backend import to_device
 from herkit.buffer.batch import Batch
 from herkit.buffer.device_sampler import DeviceBatch, uniform_of
-from herkit.config.agents import UPDATE_MODES, UpdateMode
+from herkit.config.agents import UPDATE_MODES, OffPolicyConfig, UpdateMode
 from herkit.runtime.distributed import Context
 
 __all__ = [
@@ -579,6 +579,7 @@ class UpdateSteps:
     log: UpdateLog
     updates: int
     priorities: torch.Tensor
+    config: OffPolicyConfig
 
     def _init_steps(self) -> None:
         self.update_mode: UpdateMode = "eager"
@@ -596,12 +597,18 @@ class UpdateSteps:
         """Whether the next update also steps the actor (TD3 delays it)."""
         return True
 
+    def _targets_step(self) -> bool:
+        """Whether the next update also moves the target networks: every
+        ``target_every``-th update (after it, as baselines moves them after a cycle's
+        updates)."""
+        return (self.updates + 1) % self.config.target_every == 0
+
     if TYPE_CHECKING:  # given by GoalAgent and each algorithm
 
         def _autocast(self) -> AbstractContextManager[Any]: ...
 
         def _update(
-            self, batch: TorchBatch, actor_step: bool
+            self, batch: TorchBatch, actor_step: bool, move_targets: bool
         ) -> tuple[dict[str, torch.Tensor], torch.Tensor]: ...
 
         def _optimizers(self) -> dict[str, torch.optim.Optimizer]: ...
@@ -620,7 +627,7 @@ class UpdateSteps:
         included) to the goal normaliser, where they lie. With :meth:`log_updates` on,
         the metrics are also kept for :meth:`update_metrics`.
         """
-        actor_step = self._actor_step()
+        parts = {"actor_step": self._actor_step(), "move_targets": self._targets_step()}
         count_goals &= self.inputs.normalize
         if count_goals and (not isinstance(batch.goal, torch.Tensor) or self.dist.active):
             self.update_goal_normalizer(batch.goal)  # summed on the host (over ranks)
@@ -629,11 +636,11 @@ class UpdateSteps:
             if count_goals:
                 self.goal_normalizer.add_tensor(batch.goal)
             prepared = self.inputs.batch(batch, self.values.scale)
-            output = self.step(actor_step=actor_step, count_goals=False, prepared=prepared)
+            output = self.step(count_goals=False, prepared=prepared, **parts)
         else:
             self.inputs.sync()
             raw = self.inputs.raw(batch, self.ACTION_DTYPE)
-            output = self._runners["batch"](raw, actor_step=actor_step, count_goals=count_goals)
+            output = self._runners["batch"](raw, count_goals=count_goals, **parts)
         return self._finish(output, count_goals)
 
     def update_drawn(
@@ -646,9 +653,9 @@ class UpdateSteps:
         if self.dist.active:
             raise ValueError("update_drawn counts goals on the device: one process only")
         self.inputs.sync()
-        actor_step = self._actor_step()
+        parts = {"actor_step": self._actor_step(), "move_targets": self._targets_step()}
         count_goals &= self.inputs.normalize
-        output = self._runners["drawn"]((), actor_step=actor_step, count_goals=count_goals, **flags)
+        output = self._runners["drawn"]((), count_goals=count_goals, **parts, **flags)
         return self._finish(output, count_goals)
 
     def attach_sampler(
@@ -697,6 +704,7 @@ class UpdateSteps:
         self,
         *raw: torch.Tensor | None,
         actor_step: bool,
+        move_targets: bool,
         count_goals: bool,
         prepared: TorchBatch | None = None,
         **flags: Any,
@@ -716,7 +724,7 @@ class UpdateSteps:
                 self.goal_normalizer.add_tensor(batch.goal)
             prepared = self.inputs.from_raw(batch, self.values.scale)
         with self._autocast():
-            metrics, td_abs = self._update(prepared, actor_step)
+            metrics, td_abs = self._update(prepared, actor_step, move_targets)
         td_abs = td_abs.detach()
         metrics["td_abs_mean"] = td_abs.float().mean()
         values = torch.stack(

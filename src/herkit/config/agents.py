@@ -5,15 +5,18 @@ off-policy agent shares, with one subclass per algorithm (:class:`DQNConfig`,
 :class:`OfflineGCConfig`); ``herkit train`` shows them as ``--dqn.*``, ``--ddpg.*``,
 ``--td3.*``, ``--sac.*``, ``--gcbc.*``, ``--gcivl.*`` and ``--gciql.*``.
 
-Defaults follow OpenAI baselines' HER code and Plappert et al. (2018), "Multi-Goal
+Defaults take OpenAI baselines' HER values and Plappert et al. (2018), "Multi-Goal
 Reinforcement Learning" (Fetch tasks: 3 x 256 ReLU layers, Adam 1e-3, gamma 0.98, polyak
 0.95, batch 256, observations clipped to +-200 and normalised values to +-5, Q targets
-clipped to the return range); :class:`DQNConfig` follows the HER paper's bit-flipping
-setup (Andrychowicz et al., 2017). The offline agents' defaults follow OGBench's reference
-implementations (Park et al., 2025: 3 x 512 GELU layers, Adam 3e-4, gamma 0.99, tau
-0.005, batch 1024, LayerNorm in the value networks). Every config is frozen and checks its values in
-``__post_init__``, raising ``ValueError`` naming the field. The docstring under each field
-is its ``--help`` text. All are also importable from :mod:`herkit.config.train`.
+clipped to the return range), but move the target networks after every update
+(``target_every=1``), where baselines moves them once per cycle of 40 updates (the
+``baselines`` recipe, :mod:`herkit.config.recipes`, runs it as baselines does);
+:class:`DQNConfig` follows the HER paper's bit-flipping setup (Andrychowicz et al., 2017).
+The offline agents' defaults follow OGBench's reference implementations (Park et al., 2025:
+3 x 512 GELU layers, Adam 3e-4, gamma 0.99, tau 0.005, batch 1024, LayerNorm in the value
+networks). Every config is frozen and checks its values in ``__post_init__``, raising
+``ValueError`` naming the field. The docstring under each field is its ``--help`` text. All
+are also importable from :mod:`herkit.config.train`.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class OffPolicyConfig:
-    """Settings shared by the goal-conditioned off-policy agents (baselines HER defaults)."""
+    """Settings shared by the goal-conditioned off-policy agents (baselines' HER values,
+    the targets moved after every update)."""
 
     hidden: tuple[int, ...] = (256, 256, 256)
     """Sizes of the hidden ReLU layers of every network."""
@@ -54,7 +58,12 @@ class OffPolicyConfig:
     gamma: float = 0.98
     """Discount factor."""
     polyak: float = 0.95
-    """Target-network averaging per update: target <- polyak * target + (1 - polyak) * online."""
+    """Target-network averaging per move: target <- polyak * target + (1 - polyak) * online."""
+    target_every: int = 1
+    """Updates from one move of the target networks to the next (polyak applied then): 1
+    moves them after every update; baselines' HER moves them after each cycle of 40
+    updates, mrl every 40 (its Push recipe) or 10 (its Slide recipe). TD3 counts its delayed
+    actor steps."""
     batch_size: int = 256
     """Transitions per gradient step (sampled by the trainer)."""
     clip_obs: float = 200.0
@@ -85,6 +94,7 @@ class OffPolicyConfig:
         if self.gamma == 1.0:
             raise ValueError("gamma must be < 1 (the return range needs 1 / (1 - gamma)), got 1.0")
         check_float("polyak", self.polyak, 0.0, 1.0)
+        check_int("target_every", self.target_every, 1)
         check_int("batch_size", self.batch_size, 1)
         check_float("clip_obs", self.clip_obs, 0.0, open_low=True)
         check_float("clip_normalized", self.clip_normalized, 0.0, open_low=True)

@@ -192,7 +192,8 @@ def _train_main(args: list[str]) -> None:
             )
         config, resume = dataclasses.replace(config, resume=None), True
     else:
-        preset = preset_config(first.env_id, first.device)  # a GPU preset with --device cuda
+        # a GPU preset with --device cuda; a recipe's settings over it with --recipe
+        preset = preset_config(first.env_id, first.device, first.recipe)
         if len(without_help) < len(args):  # --help: of the algorithm the run would have
             algo = first.algo if any(arg.startswith("--algo") for arg in args) else None
             with contextlib.suppress(ValueError):

@@ -60,10 +60,8 @@ class OffPolicyConfig:
     polyak: float = 0.95
     """Target-network averaging per move: target <- polyak * target + (1 - polyak) * online."""
     target_every: int = 1
-    """Updates from one move of the target networks to the next (polyak applied then): 1
-    moves them after every update; baselines' HER moves them after each cycle of 40
-    updates, mrl every 40 (its Push recipe) or 10 (its Slide recipe). TD3 counts its delayed
-    actor steps."""
+    """Updates from one move of the target networks to the next (baselines: 40, mrl: 40 or
+    10)."""
     batch_size: int = 256
     """Transitions per gradient step (sampled by the trainer)."""
     clip_obs: float = 200.0
@@ -154,7 +152,8 @@ class DDPGConfig(ActorCriticConfig):
     twin_q: bool = False
     """TD3: two critics, the target uses their minimum."""
     policy_delay: int = 1
-    """TD3: critic updates per actor and target-network update."""
+    """TD3: critic updates per actor step; the targets move with the actor (target_every
+    counts actor steps)."""
     target_noise: float = 0.0
     """TD3: std of the target-policy smoothing noise, as a fraction of the half-range."""
     target_noise_clip: float = 0.5

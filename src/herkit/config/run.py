@@ -15,13 +15,14 @@ __all__ = ["config_for"]
 
 def config_for(env_id: str, **changes: Any) -> TrainConfig:
     """The settings of a new run on ``env_id``, as ``herkit train ENV_ID --flags`` makes
-    them: the env's preset (its GPU preset with ``device="cuda"``) with ``changes``, where
+    them: the env's preset (its GPU preset with ``device="cuda"``; a ``recipe``'s settings
+    over it, :mod:`herkit.config.recipes`) with ``changes``, where
     env kwargs given are merged into the preset's (the preset's others stay), and, unless
     ``algo`` is given, the preset's algorithm if it fits the env's action space, else DQN
     for a discrete one and SAC for a continuous one (said on stderr). With a ``dataset``,
     ``steps`` (env steps) is 0 unless given: the run trains on the dataset alone.
     ``train(config_for(ENV_ID, steps=...))`` from Python is that command's run."""
-    preset = preset_config(env_id, changes.get("device", "cpu"))
+    preset = preset_config(env_id, changes.get("device", "cpu"), changes.get("recipe"))
     if changes.get("dataset") is not None and "steps" not in changes:
         changes["steps"] = 0
     if changes.get("env_kwargs") is not None and preset.env_kwargs:

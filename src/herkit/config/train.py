@@ -45,6 +45,7 @@ from herkit.config.agents import (
 from herkit.config.her import RunHerSettings
 from herkit.config.learning import flat_settings, learning_differences
 from herkit.config.presets import preset_values
+from herkit.config.recipes import recipe_values
 
 VALUE_FREE_ALGOS = ("gcbc",)
 """Offline agents without a value function: their buffer draws no value goals."""
@@ -71,6 +72,9 @@ class TrainConfig:
     algo: Algo = "dqn"
     """Agent: dqn (discrete actions), ddpg, td3 or sac (continuous actions); gcbc, gcivl or
     gciql (offline agents: they train on --dataset)."""
+    recipe: Literal["baselines", "mrl-push", "mrl-slide"] | None = None
+    """A cited code's Fetch setup for the preset's learning settings (baselines: the HER
+    paper's DDPG; mrl's protoge_config, best_slide_config); flags change any."""
     her: Annotated[RunHerSettings, tyro.conf.OmitArgPrefixes, tyro.conf.arg(name="her")] = (
         RunHerSettings()  # noqa: RUF009 (frozen, so sharing it is safe)
     )
@@ -259,6 +263,7 @@ class TrainConfig:
                     f"{self.shaped_reward}"
                 )
         check_bool("overwrite", self.overwrite)
+        recipe_values(self.recipe)  # a name it knows, or None
         device = self.device
         if not (device in ("cpu", "cuda", "auto", "mps") or device.startswith("cuda:")):
             raise ValueError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
@@ -349,7 +354,8 @@ class TrainConfig:
         different tasks and learning settings apart (see :func:`default_run_name`)."""
         if self.out is not None:
             return Path(self.out)
-        return Path("runs") / default_run_name(self, preset_config(self.env_id, self.device))
+        preset = preset_config(self.env_id, self.device, self.recipe)
+        return Path("runs") / default_run_name(self, preset)
 
     def her_name(self) -> str:
         """How goals are relabelled, in a word: the strategy, or for a goal mix its weights
@@ -396,14 +402,15 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
     return TrainConfig(**fields)
 
 
-def preset_config(env_id: str, device: str = "cpu") -> TrainConfig:
+def preset_config(env_id: str, device: str = "cpu", recipe: str | None = None) -> TrainConfig:
     """TrainConfig defaults for ``env_id`` on ``device``: its preset (on a GPU its GPU
-    preset where it has one, :mod:`herkit.config.presets`), else the generic defaults; the
-    device is kept in the config."""
-    values = preset_values(env_id, gpu=on_gpu(device))
+    preset where it has one, :mod:`herkit.config.presets`), else the generic defaults, with
+    ``recipe``'s settings over it (:mod:`herkit.config.recipes`); the device and the recipe
+    are kept in the config."""
+    values = preset_values(env_id, gpu=on_gpu(device)) | recipe_values(recipe)
     if device != "cpu":
         values["device"] = device
-    return TrainConfig(env_id=env_id, **values)
+    return TrainConfig(env_id=env_id, recipe=recipe, **values)  # type: ignore[arg-type]
 
 
 def on_gpu(device: str) -> bool:
@@ -415,12 +422,12 @@ def on_gpu(device: str) -> bool:
     return device.startswith("cuda")
 
 
-_NAMED = ("env_id", "env_kwargs", "algo", "strategy", "goal_mix", "seed", "dataset")
+_NAMED = ("env_id", "env_kwargs", "recipe", "algo", "strategy", "goal_mix", "seed", "dataset")
 """The fields a default run name spells out in its fixed parts."""
 
 
 def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
-    """``ENV[-KWARGS]-ALGO[-STRATEGY]-sSEED[-DATASET][-CHANGES]``: the env kwargs and the
+    """``ENV[-KWARGS][-RECIPE]-ALGO[-STRATEGY]-sSEED[-DATASET][-CHANGES]``: the env kwargs and the
     learning settings that differ from the env's preset are part of the name (spelled as
     given when short, ``shaped_reward=1x2``, else a hash of them), so that two runs that
     learn differently never share a default directory; settings in :data:`BOOKKEEPING` are
@@ -447,6 +454,8 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
     parts = [config.env_id.split(":")[-1].replace("/", "-")]
     if kwargs:
         parts.append(_short(",".join(f"{k}={_spelled(v)}" for k, v in sorted(kwargs.items()))))
+    if config.recipe is not None:
+        parts.append(config.recipe)
     parts.append(config.algo)
     own_goals = config.her.value_goals is None and config.her.actor_goals is None
     if config.algo not in OFFLINE_ALGOS or not own_goals:

@@ -1,0 +1,106 @@
+"""Named recipes of ``herkit train --recipe NAME``: the Fetch setups of the code herkit cites,
+as those codes run them, each a dict of :class:`~herkit.config.train.TrainConfig` fields that
+replaces the learning settings of the env's preset (its budget and evaluations stay; flags
+still change any setting).
+
+- ``baselines``: the HER paper's DDPG as OpenAI's baselines runs it for the Fetch tasks
+  (``baselines/her/experiment/config.py``, ``her.py``; the README's ``mpirun -np 19
+  ... --num_env=2``): 19 workers of 2 envs each, every cycle 50 steps of each env (1,900
+  env steps) then 40 updates and one move of the target networks (polyak 0.95); each
+  update averages the workers' batches of 256 (here one batch of 4,864: baselines sums the
+  19 gradients, which Adam's step does not see), and the 19 buffers of 1M transitions hold
+  every transition of a run (here one buffer of 5M).
+- ``mrl-push``: mrl's ``protoge_config`` (``mrl/configs/continuous_off_policy.py``, the
+  MEGA paper's setup, FetchPush by default), run by ``experiments/mega/train_mega.py``.
+- ``mrl-slide``: mrl's ``best_slide_config`` as ``experiments/benchmarks/train_her.py``
+  runs it on Push and Slide (HER+FA in ``her.txt``): 8 envs, 3 x 512 GELU layers with
+  LayerNorm, goals mixed 2 : 4 : 4.
+
+What herkit does not do as they do (said where each recipe is documented, docs/paper.md):
+baselines trains after each whole cycle where herkit interleaves the same number of updates
+with the env steps; mrl clips gradients by value (``mrl-push``: 5), mixes in achieved goals
+of any episode and behavioural goals (``mrl-push``: 0.1 each, left out here: its mix is
+real : future : desired 1 : 4 : 3), initialises its layers orthogonally, normalises the
+concatenated observation and goal with one normaliser, and counts its warm-ups in stored
+transitions of finished episodes (here: env steps).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from herkit.config.agents import DDPGConfig
+from herkit.config.her import RunHerSettings
+
+__all__ = ["RECIPES", "recipe_values"]
+
+_MRL_NETWORKS: dict[str, Any] = dict(
+    hidden=(512, 512, 512),
+    actor_layer_norm=True,
+    critic_layer_norm=True,
+    lr=1e-3,
+    polyak=0.95,
+    batch_size=2000,
+    noise_eps=0.1,
+    gamma=0.98,
+    clip_return=True,
+)
+"""What mrl's two Fetch configs share (``protoge_config``; ``best_slide_config`` keeps it)."""
+
+RECIPES: dict[str, dict[str, Any]] = {
+    "baselines": dict(
+        algo="ddpg",
+        n_envs=38,
+        updates_per_step=40 / 1900,
+        warmup_steps=1900,
+        random_steps=0,
+        buffer_size=5_000_000,
+        ddpg=DDPGConfig(
+            hidden=(256, 256, 256),
+            lr=1e-3,
+            gamma=0.98,
+            polyak=0.95,
+            target_every=40,
+            batch_size=19 * 256,
+            action_l2=1.0,
+            noise_eps=0.2,
+            random_eps=0.3,
+            clip_obs=200.0,
+            clip_normalized=5.0,
+            clip_return=True,
+        ),
+        her=RunHerSettings(strategy="future", k=4),
+    ),
+    "mrl-push": dict(
+        algo="ddpg",
+        n_envs=12,
+        updates_per_step=1.0,
+        warmup_steps=2500,
+        random_steps=5000,
+        buffer_size=1_000_000,
+        ddpg=DDPGConfig(
+            **_MRL_NETWORKS, target_every=40, action_l2=0.1, random_eps=0.1, grad_clip=None
+        ),
+        her=RunHerSettings(goal_mix=(1.0, 4.0, 3.0), goal_mix_warmup=25_000),
+    ),
+    "mrl-slide": dict(
+        algo="ddpg",
+        n_envs=8,
+        updates_per_step=0.5,
+        warmup_steps=5000,
+        random_steps=10_000,
+        buffer_size=2_500_000,
+        ddpg=DDPGConfig(**_MRL_NETWORKS, target_every=10, action_l2=0.01, random_eps=0.2),
+        her=RunHerSettings(goal_mix=(2.0, 4.0, 4.0), goal_mix_warmup=25_000),
+    ),
+}
+"""The recipes by name: the :class:`~herkit.config.train.TrainConfig` fields each sets."""
+
+
+def recipe_values(recipe: str | None) -> dict[str, Any]:
+    """The settings of ``recipe`` ({} for None); ValueError naming the recipes for another."""
+    if recipe is None:
+        return {}
+    if recipe not in RECIPES:
+        raise ValueError(f"recipe must be one of {', '.join(RECIPES)}, got {recipe!r}")
+    return dict(RECIPES[recipe])

@@ -1,0 +1,129 @@
+"""The named recipes hold the values of the code they cite, field by field: each value below
+is read from that code (openai/baselines at ea25b9e8, spitis/mrl at 97b3b638), with the
+file and line it stands on, and compared with what ``--recipe NAME`` sets."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from herkit.config.recipes import RECIPES
+from herkit.config.run import config_for
+from herkit.config.train import config_from_dict
+
+WORKERS, ROLLOUTS, T = 19, 2, 50  # README.md:27-31 (mpirun -np 19 ... --num_env=2); Fetch's T
+CYCLE_ENV_STEPS = WORKERS * ROLLOUTS * T  # her.py:41-46: each cycle, every env's episode ...
+CYCLE_UPDATES = 40  # config.py:35 n_batches: ... then 40 updates, then update_target_net()
+
+CITED: dict[str, dict[str, Any]] = {
+    "baselines": {
+        "n_envs": WORKERS * ROLLOUTS,
+        "updates_per_step": CYCLE_UPDATES / CYCLE_ENV_STEPS,
+        "warmup_steps": CYCLE_ENV_STEPS,  # the first updates follow the first cycle
+        "random_steps": 0,
+        "ddpg.hidden": (256,) * 3,  # config.py:21-22 layers 3, hidden 256
+        "ddpg.lr": 1e-3,  # config.py:24-25 Q_lr, pi_lr
+        "ddpg.gamma": 1 - 1 / T,  # config.py:103
+        "ddpg.polyak": 0.95,  # config.py:27
+        "ddpg.target_every": CYCLE_UPDATES,  # her.py:46, once per cycle
+        "ddpg.batch_size": WORKERS * 256,  # config.py:36, per worker; gradients all-reduced
+        "ddpg.action_l2": 1.0,  # config.py:28
+        "ddpg.noise_eps": 0.2,  # config.py:41
+        "ddpg.random_eps": 0.3,  # config.py:40
+        "ddpg.clip_obs": 200.0,  # config.py:29
+        "ddpg.clip_normalized": 5.0,  # config.py:47 norm_clip
+        "ddpg.clip_return": True,  # config.py:166-167, to [-1 / (1 - gamma), 0]
+        "her.strategy": "future",  # config.py:43
+        "her.k": 4,  # config.py:44
+    },
+    "mrl-push": {
+        "n_envs": 12,  # continuous_off_policy.py:44 num_envs
+        "updates_per_step": 1.0,  # :68 optimize_every 1
+        "warmup_steps": 2500,  # :70 warm_up
+        "random_steps": 5000,  # :71 initial_explore
+        "buffer_size": 1_000_000,  # :72 replay_size
+        "ddpg.hidden": (512,) * 3,  # train_mega.py:284 layers
+        "ddpg.actor_layer_norm": True,  # train_mega.py:153, 155 (nn.LayerNorm)
+        "ddpg.critic_layer_norm": True,
+        "ddpg.lr": 1e-3,  # :62-63 actor_lr, critic_lr
+        "ddpg.gamma": 0.98,  # :61
+        "ddpg.polyak": 1 - 0.05,  # :67 target_network_update_frac
+        "ddpg.target_every": 40,  # :66 target_network_update_freq
+        "ddpg.batch_size": 2000,  # :69
+        "ddpg.action_l2": 0.1,  # :65 action_l2_regularization
+        "ddpg.noise_eps": 0.1,  # :74 action_noise
+        "ddpg.random_eps": 0.1,  # :75 eexplore
+        "ddpg.clip_return": True,  # :73 clip_target_range (-50, 0)
+        "her.goal_mix_warmup": 25_000,  # :51 future_warm_up
+    },
+    "mrl-slide": {
+        "n_envs": 8,  # experiments/benchmarks/her.txt:2, 4 --num_envs 8
+        "updates_per_step": 0.5,  # :91 optimize_every 2
+        "warmup_steps": 5000,  # :89 warm_up
+        "random_steps": 10_000,  # :88 initial_explore
+        "buffer_size": 2_500_000,  # :87 replay_size
+        "ddpg.hidden": (512,) * 3,  # train_her.py:87
+        "ddpg.actor_layer_norm": True,  # train_her.py:54, 56
+        "ddpg.critic_layer_norm": True,
+        "ddpg.lr": 1e-3,  # :62-63, kept from protoge_config
+        "ddpg.gamma": 0.98,  # :61
+        "ddpg.polyak": 1 - 0.05,  # :67
+        "ddpg.target_every": 10,  # :92 target_network_update_freq
+        "ddpg.batch_size": 2000,  # :69, kept from protoge_config
+        "ddpg.action_l2": 0.01,  # :90
+        "ddpg.noise_eps": 0.1,  # :74
+        "ddpg.random_eps": 0.2,  # :84 eexplore
+        "ddpg.grad_clip": None,  # :85 grad_value_clipping -1
+        "her.goal_mix": (0.2, 0.4, 0.4),  # :86 futureactual_2_2 (online_her_buffer.py:240-246)
+        "her.goal_mix_warmup": 25_000,  # :51
+    },
+}
+
+
+def field(config: Any, name: str) -> Any:
+    for part in name.split("."):
+        config = getattr(config, part)
+    return config
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_a_recipe_holds_the_values_of_the_code_it_cites(recipe: str) -> None:
+    config = config_for("FetchPush-v4", recipe=recipe)
+    assert config.algo == "ddpg" and config.recipe == recipe
+    for name, cited in CITED[recipe].items():
+        assert field(config, name) == pytest.approx(cited), name
+    mix = config.her.goal_mix
+    assert mix is None or sum(mix) == pytest.approx(1.0)
+
+
+def test_mrl_push_leaves_out_the_goals_herkit_has_no_source_for() -> None:
+    """protoge's mix is real 0.1, future 0.4, actual (desired) 0.3, achieved 0.1 and
+    behavioural 0.1 (continuous_off_policy.py:78, online_her_buffer.py:261-267): herkit
+    keeps the first three, in their proportions."""
+    mix = config_for("FetchPush-v4", recipe="mrl-push").her.goal_mix
+    assert mix == pytest.approx((0.1 / 0.8, 0.4 / 0.8, 0.3 / 0.8))
+
+
+def test_a_recipe_replaces_the_learning_settings_and_keeps_the_budget() -> None:
+    preset = config_for("FetchSlide-v4")
+    slide = config_for("FetchSlide-v4", recipe="mrl-slide")
+    assert (slide.steps, slide.eval_every, slide.eval_episodes) == (
+        preset.steps,
+        preset.eval_every,
+        preset.eval_episodes,
+    )
+    assert slide.ddpg != preset.ddpg and slide.n_envs != preset.n_envs
+    changed = config_for("FetchSlide-v4", recipe="mrl-slide", seed=3, n_envs=4)
+    assert changed.n_envs == 4 and changed.ddpg == slide.ddpg  # a flag changes one setting
+    assert changed.out_dir().name.startswith("FetchSlide-v4-mrl-slide-ddpg-mix1-2-2-s3-")
+    assert slide.out_dir().name == "FetchSlide-v4-mrl-slide-ddpg-mix1-2-2-s0"
+    assert config_from_dict(slide.to_dict()) == slide
+
+
+def test_a_recipe_not_named_is_refused() -> None:
+    with pytest.raises(ValueError, match="recipe must be one of baselines, mrl-push, mrl-slide"):
+        config_for("FetchPush-v4", recipe="openai")
+    with pytest.raises(ValueError, match="recipe must be one of"):
+        dataclasses.replace(config_for("FetchPush-v4"), recipe="mrl")

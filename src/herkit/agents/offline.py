@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from herkit.agents.base import GoalAgent, TorchBatch
-from herkit.agents.networks import MLP, ConstantStdActor, Critic, ValueEnsemble, fan_avg_init
+from herkit.agents.networks import ConstantStdActor, Critic, ValueEnsemble
 from herkit.agents.updates import ValueScale, adam, frozen, weighted_mean
 from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig, OfflineGCConfig
 
@@ -294,11 +294,8 @@ class GCIQLAgent(OfflineAgent):
             2,
             config.critic_layer_norm,
             config.activation,
-            norm_after_activation=True,
+            ogbench=True,
         )
-        for head in self.critic.heads:
-            assert isinstance(head, MLP)
-            fan_avg_init(head)
 
     def _update(
         self, batch: TorchBatch, actor_step: bool

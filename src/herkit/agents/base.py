@@ -301,6 +301,16 @@ class GoalAgent(UpdateSteps, ABC):
             torch.random.default_generator.manual_seed(self._init_seed)
             yield
 
+    def _trained(self, *nets: nn.Module) -> list[torch.optim.Optimizer]:
+        """Move networks built in :meth:`_seeded_init` to the device; one Adam each."""
+        return [adam(net.to(self.device).parameters(), self.config.lr) for net in nets]
+
+    def _targets(self, *online: nn.Module) -> list[nn.Module]:
+        """Frozen copies of the ``online`` networks, tracked as their polyak targets."""
+        targets = [copy.deepcopy(net).requires_grad_(False) for net in online]
+        self._track_targets(*zip(targets, online, strict=True))
+        return targets
+
     def _td_target(self, batch: TorchBatch, next_value: torch.Tensor) -> torch.Tensor:
         """``r + gamma * (1 - terminated) * next_value`` (``gamma ** m`` for an n-step
         sample), clipped to the return range."""

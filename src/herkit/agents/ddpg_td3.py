@@ -11,15 +11,13 @@ and, with probability ``random_eps``, a uniformly random action.
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import torch
 from torch import nn
 
 from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.networks import Critic, DeterministicActor
-from herkit.agents.updates import adam, frozen, weighted_mean
+from herkit.agents.updates import frozen, weighted_mean
 from herkit.config.agents import DDPGConfig
 
 __all__ = ["DDPGAgent"]
@@ -61,13 +59,8 @@ class DDPGAgent(GoalAgent):
             self.critic = Critic(
                 in_dim, self.act_dim, config.hidden, n_heads, config.critic_layer_norm
             )
-        self.actor.to(self.device)
-        self.critic.to(self.device)
-        self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
-        self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
-        self.actor_optimizer = adam(self.actor.parameters(), config.lr)
-        self.critic_optimizer = adam(self.critic.parameters(), config.lr)
-        self._track_targets((self.critic_target, self.critic), (self.actor_target, self.actor))
+        self.actor_optimizer, self.critic_optimizer = self._trained(self.actor, self.critic)
+        self.critic_target, self.actor_target = self._targets(self.critic, self.actor)
         self._place_values()
 
     def _networks(self) -> dict[str, nn.Module]:

@@ -22,7 +22,6 @@ included, or draws it within the update on the buffer's device.
 
 from __future__ import annotations
 
-import copy
 from typing import ClassVar
 
 import numpy as np
@@ -31,7 +30,7 @@ from torch import nn
 
 from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.networks import ConstantStdActor, Critic, ValueEnsemble
-from herkit.agents.updates import ValueScale, adam, frozen, weighted_mean
+from herkit.agents.updates import ValueScale, frozen, weighted_mean
 from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig, OfflineGCConfig
 
 __all__ = ["AWR_MAX_WEIGHT", "GCBCAgent", "GCIQLAgent", "GCIVLAgent", "OfflineAgent"]
@@ -85,21 +84,13 @@ class OfflineAgent(GoalAgent):
                 config.actor_init_scale,
             )
             self._build()
-            for name in self.TARGETS:
-                setattr(self, f"{name}_target", copy.deepcopy(getattr(self, name)))
-        for net in self._networks().values():
-            net.to(self.device)
-        for name in self.TARGETS:
-            getattr(self, f"{name}_target").requires_grad_(False)
-        self.optimizers: dict[str, torch.optim.Optimizer] = {
-            name: adam(getattr(self, name).parameters(), config.lr)
-            for name in ("actor", *self.TRAINED)
-        }
+        trained = ("actor", *self.TRAINED)
+        optimizers = self._trained(*(getattr(self, name) for name in trained))
+        self.optimizers = dict(zip(trained, optimizers, strict=True))
         """One Adam per trained network, by name."""
-        if self.TARGETS:
-            self._track_targets(
-                *((getattr(self, f"{name}_target"), getattr(self, name)) for name in self.TARGETS)
-            )
+        targets = self._targets(*(getattr(self, name) for name in self.TARGETS))
+        for name, target in zip(self.TARGETS, targets, strict=True):
+            setattr(self, f"{name}_target", target)
         self._place_values()
 
     TRAINED: ClassVar[tuple[str, ...]] = ()

@@ -10,7 +10,6 @@ with ``autotune``, ``log alpha`` follows ``-log alpha * (log pi + target_entropy
 
 from __future__ import annotations
 
-import copy
 import math
 from typing import Any
 
@@ -64,12 +63,8 @@ class SACAgent(GoalAgent):
             self.critic = Critic(
                 in_dim, self.act_dim, config.hidden, n_heads=2, layer_norm=config.critic_layer_norm
             )
-        self.actor.to(self.device)
-        self.critic.to(self.device)
-        self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
-        self.actor_optimizer = adam(self.actor.parameters(), config.lr)
-        self.critic_optimizer = adam(self.critic.parameters(), config.lr)
-        self._track_targets((self.critic_target, self.critic))
+        self.actor_optimizer, self.critic_optimizer = self._trained(self.actor, self.critic)
+        (self.critic_target,) = self._targets(self.critic)
         self._place_values()
         self.target_entropy = (
             -float(self.act_dim) if config.target_entropy is None else config.target_entropy

@@ -6,7 +6,7 @@ with 4 discrete actions) from a buffer of ``fill`` random transitions of 16 envs
 episodes of 50 steps (future, k = 4; with ``prioritized`` sampled by priority, the
 priorities set from each update's TD errors), for every algorithm, network size and
 batch, precision and update mode asked
-(:class:`~herkit.bench.update_settings.UpdateBenchConfig`). Each row gives updates per
+(:class:`~herkit.bench.settings.UpdateBenchConfig`). Each row gives updates per
 second over ``seconds`` after a warm-up (compiling and capturing, timed as
 ``warmup_s``), sampled as the training loop samples (``sampled``: a captured update on a
 buffer on the GPU draws its batch there, within the graph); on CUDA also ``busy``, the
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from herkit.bench.data import ACTION_DIM, GOAL_DIM, OBSERVATION_DIM, fetch_reward
-from herkit.bench.update_settings import NetworkSize, UpdateBenchConfig
+from herkit.bench.settings import NetworkSize, UpdateBenchConfig
 from herkit.buffer import HerReplayBuffer
 from herkit.buffer.settings import HerSettings
 from herkit.config.agents import OFFLINE_ALGOS

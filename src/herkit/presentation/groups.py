@@ -78,14 +78,8 @@ class Curve:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready numbers: ``x``, ``mean``, ``min``, ``max``, ``sem`` lists and ``n``."""
-        return {
-            "x": self.x.tolist(),
-            "mean": self.mean.tolist(),
-            "min": self.min.tolist(),
-            "max": self.max.tolist(),
-            "sem": self.sem.tolist(),
-            "n": self.n,
-        }
+        arrays = {name: getattr(self, name).tolist() for name in ("x", "mean", "min", "max", "sem")}
+        return arrays | {"n": self.n}
 
 
 @dataclass(frozen=True)
@@ -185,7 +179,7 @@ def aggregate_runs(
         for name in (SUCCESS, *names):
             series = [found[name] for found in metrics if name in found]
             if series:
-                curves[name] = _aggregate([_smoothed(s, smooth) for s in series])
+                curves[name] = _aggregate([(xs, moving_average(ys, smooth)) for xs, ys in series])
         config = group_runs[0][1]
         groups.append(
             Group(
@@ -337,10 +331,6 @@ def _number(text: str | None) -> float:
         return float(text) if text is not None else math.nan
     except ValueError:
         return math.nan
-
-
-def _smoothed(series: tuple[np.ndarray, np.ndarray], window: int) -> tuple[np.ndarray, np.ndarray]:
-    return series[0], moving_average(series[1], window)
 
 
 def _aggregate(series: Sequence[tuple[np.ndarray, np.ndarray]]) -> Curve:

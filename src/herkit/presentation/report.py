@@ -38,6 +38,7 @@ from herkit.presentation.groups import (
     SUCCESS,
     Group,
     _flatten,
+    _number,
     _read_config,
     aggregate_runs,
     moving_average,
@@ -81,11 +82,7 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
     for run_dir in run_dirs:
         RunPaths(run_dir).check(progress=True)
     out = _check_output("output", output, example="report.html")
-    x = (
-        progress_axis(run_dirs)
-        if all(RunPaths(r).progress.is_file() for r in run_dirs)
-        else ("env_steps")
-    )
+    x = progress_axis(run_dirs)
     by_steps = aggregate_runs(run_dirs, x=x)  # also checks for progress.csv
     by_wall = aggregate_runs(run_dirs, x="wall_s")
     runs = [run for group in by_steps for run in group.runs]
@@ -126,13 +123,6 @@ def read_table(path: str | Path) -> dict[str, np.ndarray]:
 def episode_window(episodes: int) -> int:
     """Moving-average window over episodes: 100, or a fifth of a shorter run (at least 1)."""
     return max(1, min(100, episodes // 5))
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
 
 
 def _run_names(runs: Sequence[Path]) -> list[str]:

@@ -162,15 +162,6 @@ class TrainingRun:
             self.outputs.write_config()
             self.outputs.presenter.refresh()
 
-    def write_summary(self, **extra: Any) -> dict[str, Any]:
-        """``summary.json`` (rank 0) with ``extra`` entries; returns the summary."""
-        return self.outputs.write_summary(**extra)
-
-    @property
-    def error_log(self) -> Path:
-        """This rank's ``error.log`` (see :attr:`RunOutputs.error_log`)."""
-        return self.outputs.error_log
-
     def close(self) -> None:
         """Stop the progress bar, close the logs and every env (once; again does nothing)."""
         if self.closed:
@@ -182,7 +173,8 @@ class TrainingRun:
     def finish(self, interrupted: bool) -> dict[str, Any]:
         """Write ``summary.json``, then ``curve.png`` and ``report.html``
         (:mod:`herkit.presentation.presenter`); returns the summary."""
-        summary = self.write_summary(interrupted=True) if interrupted else self.write_summary()
+        write = self.outputs.write_summary
+        summary = write(interrupted=True) if interrupted else write()
         if self.parts.context.is_main:
             self.outputs.presenter.final()
         return summary

@@ -47,8 +47,9 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
                 f"writing a checkpoint at {position(state)} also failed:\n"
                 + "".join(traceback.format_exception(also))
             )
-    kept = _kept(run.last_checkpoint)
-    log = run.error_log
+    last = run.last_checkpoint
+    kept = "no checkpoint yet" if last is None else f"checkpoint at {last} kept"
+    log = run.outputs.error_log
     text = _error_log(error, what, position(state), notes)
     if run.last_checkpoint is None:  # the run directory goes: a run with nothing to resume
         sys.stderr.write(text)
@@ -62,7 +63,7 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
             where = "traceback above (the run directory cannot be written)"
     if run.context.is_main and run.last_checkpoint is not None:
         try:
-            run.write_summary(error=what, exit_code=EXIT_CODES[kind])
+            run.outputs.write_summary(error=what, exit_code=EXIT_CODES[kind])
         except OSError:
             pass  # the closing line and error.log say it
     resume = f"continue with: herkit train --resume {run_dir}"
@@ -85,12 +86,6 @@ def _what_happened(error: BaseException) -> tuple[str, str]:
         path = error.filename or "a file of the run"
         return f"cannot write {path}: {error.strerror or error}", "write failed"
     return f"the run raised {error!r}", "error"
-
-
-def _kept(last_checkpoint: str | None) -> str:
-    if last_checkpoint is None:
-        return "no checkpoint yet"
-    return f"checkpoint at {last_checkpoint} kept"
 
 
 def _error_log(error: BaseException, what: str, where: str, notes: list[str]) -> str:

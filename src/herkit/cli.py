@@ -245,20 +245,7 @@ def _check_dataset(config: Any) -> None:
 
     recorded = read_ahead(config.dataset)
     env = make_goal_env(config.env_id, **config.env_kwargs_dict())
-    try:
-        spaces: Any = env.observation_space
-        action = tuple(env.action_space.shape or ())
-    finally:
-        env.close()
-    goal_size_for(
-        f"dataset {config.dataset!r}",
-        tuple(recorded.states["observation"].shape[1:]),
-        tuple(recorded.action.shape[1:]),
-        config.env_id,
-        spaces["observation"].shape,
-        spaces["desired_goal"].shape,
-        action,
-    )
+    goal_size_for(f"dataset {config.dataset!r}", recorded, config.env_id, env)
 
 
 def _parse_train(args: list[str], **kwargs: Any) -> Any:

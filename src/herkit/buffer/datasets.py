@@ -406,19 +406,19 @@ def check_dataset_file(path: str | os.PathLike[str]) -> dict[str, tuple[int, ...
     return shapes
 
 
-def goal_size_for(
-    label: str,
-    states: tuple[int, ...],
-    actions: tuple[int, ...],
-    env_id: str,
-    observation: tuple[int, ...],
-    goal: tuple[int, ...],
-    action: tuple[int, ...],
-) -> int | None:
-    """The goal size a dataset of ``states`` and ``actions`` (one row's shapes) is read with
-    for an env of these ``observation``, ``goal`` and ``action`` shapes: None where a goal is
-    the whole state, else its first coordinates (OGBench's ``-oraclerep`` envs: ``xy``); a
-    DatasetError naming the dataset (``label``) and the env where they do not fit."""
+def goal_size_for(label: str, recorded: RecordedEpisodes, env_id: str, env: Any) -> int | None:
+    """The goal size the dataset ``recorded`` is read with for the env ``env`` (closed here,
+    once its spaces are read): None where a goal is the whole state, else its first
+    coordinates (OGBench's ``-oraclerep`` envs: ``xy``); a DatasetError naming the dataset
+    (``label``) and the env where their states or actions do not fit."""
+    try:
+        spaces: Any = env.observation_space
+        action = tuple(env.action_space.shape or ())
+    finally:
+        env.close()
+    states = tuple(recorded.states["observation"].shape[1:])
+    actions = tuple(recorded.action.shape[1:])
+    observation, goal = spaces["observation"].shape, spaces["desired_goal"].shape
     if states != observation:
         raise DatasetError(
             f"{label}: its observations have shape {states}, {env_id}'s have {observation}: "

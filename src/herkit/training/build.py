@@ -308,21 +308,8 @@ def read_run_dataset(config: TrainConfig) -> RecordedEpisodes:
     (OGBench's ``-oraclerep`` envs: ``xy``)."""
     assert config.dataset is not None
     recorded = read_dataset(config.dataset)  # the file's own problems first: no env needed
-    env = make_run_env(config)
-    try:
-        spaces: Any = env.observation_space
-        action = tuple(env.action_space.shape or ())
-    finally:
-        env.close()
-    recorded.goal_size = goal_size_for(
-        f"dataset {config.dataset!r}",
-        tuple(recorded.states["observation"].shape[1:]),
-        tuple(recorded.action.shape[1:]),
-        config.env_id,
-        spaces["observation"].shape,
-        spaces["desired_goal"].shape,
-        action,
-    )
+    label = f"dataset {config.dataset!r}"
+    recorded.goal_size = goal_size_for(label, recorded, config.env_id, make_run_env(config))
     return recorded
 
 

@@ -247,7 +247,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
                 key: np.array([info_value(item, key) for item in infos])
                 for key in self.buffer.settings.info_keys
             }
-        moved = self._continuing & ~self._matches_last(obs)
+        moved = self._continuing & ~same_observations(obs, self._last_next, n_envs)
         if moved.any():  # reset outside add: that episode is over
             self.buffer.end_episodes(moved)
         success = None
@@ -285,8 +285,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             store = InfoStore(self.buffer.capacity, infos)
             self._rebuild(info_keys=(*store.keys, SLOT_KEY))
             self._infos = store
-            notice = store.describe(store.other_fields(infos))
-            warnings.warn(notice, InfoFieldsChosen, stacklevel=3)
+            warnings.warn(store.describe(infos), InfoFieldsChosen, stacklevel=3)
         storage = self.buffer.storage
         slots = storage.rows_written % storage.rows * self.n_envs + np.arange(self.n_envs)
         return self._infos.stage(infos, slots)
@@ -397,7 +396,3 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     def _reset_tracking(self) -> None:
         self._continuing = np.zeros(self.n_envs, dtype=bool)
         self._last_next = None
-
-    def _matches_last(self, obs: Mapping[str, Any]) -> np.ndarray:
-        """Per env: is ``obs`` the next observation stored last?"""
-        return same_observations(obs, self._last_next, self.n_envs)

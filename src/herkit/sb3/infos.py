@@ -61,9 +61,10 @@ class InfoStore:
         """The info fields stored as columns (the core buffer's ``info_keys``)."""
         return tuple(self.kinds)
 
-    def describe(self, other: set[str]) -> str:
-        """What was chosen, in words, for the notice given once."""
+    def describe(self, infos: Sequence[Mapping[str, Any]]) -> str:
+        """What was chosen of the first ``infos``, in words, for the notice given once."""
         columns = ", ".join(f"{key} ({kind})" for key, kind in self.kinds.items()) or "none"
+        other = {key for info in infos for key in info if key not in self.kinds}
         rest = ", ".join(sorted(other)) or "none"
         return (
             "herkit.sb3.HerReplayBuffer(copy_info_dict=True): info fields stored as columns: "
@@ -101,10 +102,6 @@ class InfoStore:
             extras.append(copy.deepcopy(rest) if rest else None)
         columns[SLOT_KEY] = slots.astype(np.float64)
         return columns, extras
-
-    def other_fields(self, infos: Sequence[Mapping[str, Any]]) -> set[str]:
-        """Fields of ``infos`` that are not columns."""
-        return {key for info in infos for key in info if key not in self.kinds}
 
     def dicts(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         """The info dicts of the rows whose columns (with :data:`SLOT_KEY`) are given, as an

@@ -18,6 +18,7 @@ from gymnasium import spaces
 from stable_baselines3.common.type_aliases import DictReplayBufferSamples
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
+from herkit.buffer.checks import check_int
 from herkit.buffer.ending import Ending, declared_ending
 from herkit.buffer.goal_env import GOAL_KEYS
 from herkit.buffer.settings import Strategy
@@ -77,8 +78,7 @@ def check_n_steps(n_steps: Any, gamma: Any) -> None:
     """ValueError, naming the argument, for ``n_steps`` and ``gamma`` that SB3's
     algorithms cannot use: n-step returns need the algorithm's ``gamma`` and an SB3 whose
     samples carry ``discounts`` (2.7 and later)."""
-    if isinstance(n_steps, bool) or not isinstance(n_steps, int | np.integer) or n_steps < 1:
-        raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
+    check_int("n_steps", n_steps, 1)
     if n_steps > 1 and gamma is None:
         raise ValueError(
             f"n_steps={n_steps} needs gamma, the algorithm's discount: "

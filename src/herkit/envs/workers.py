@@ -27,6 +27,7 @@ ends them. Workers end with the trainer, however it ends: they watch their paren
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -324,10 +325,8 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
         self.closed = True
         if not self.workers:
             for env in getattr(self, "envs", []):
-                try:
+                with contextlib.suppress(Exception):  # a failed env may not close: dropped
                     env.close()
-                except Exception:  # a failed env may not close cleanly; it is dropped
-                    pass
             return
         for worker in self._workers:
             worker.stop(ask=not terminate, owes_answer=self._waiting)

@@ -12,6 +12,7 @@ the command prints, with the exit code for its kind of failure
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 from typing import TYPE_CHECKING
@@ -62,10 +63,8 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
             sys.stderr.write(text)
             where = "traceback above (the run directory cannot be written)"
     if run.context.is_main and run.last_checkpoint is not None:
-        try:
+        with contextlib.suppress(OSError):  # the closing line and error.log say it
             run.outputs.write_summary(error=what, exit_code=EXIT_CODES[kind])
-        except OSError:
-            pass  # the closing line and error.log say it
     resume = f"continue with: herkit train --resume {run_dir}"
     if kind == "write failed":
         resume = "free space or fix the path, then " + resume

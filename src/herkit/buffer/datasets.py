@@ -35,6 +35,7 @@ a resume against another file is refused.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import os
@@ -411,11 +412,9 @@ def goal_size_for(label: str, recorded: RecordedEpisodes, env_id: str, env: Any)
     once its spaces are read): None where a goal is the whole state, else its first
     coordinates (OGBench's ``-oraclerep`` envs: ``xy``); a DatasetError naming the dataset
     (``label``) and the env where their states or actions do not fit."""
-    try:
+    with contextlib.closing(env):
         spaces: Any = env.observation_space
         action = tuple(env.action_space.shape or ())
-    finally:
-        env.close()
     states = tuple(recorded.states["observation"].shape[1:])
     actions = tuple(recorded.action.shape[1:])
     observation, goal = spaces["observation"].shape, spaces["desired_goal"].shape

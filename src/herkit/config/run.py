@@ -3,6 +3,7 @@ back from a run directory by :func:`herkit.rundir.settings.load_run_config`."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 from typing import Any
@@ -42,11 +43,8 @@ def _algo_for_action_space(config: TrainConfig) -> TrainConfig:
 
     from herkit.envs import make_goal_env
 
-    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
-    try:
+    with contextlib.closing(make_goal_env(config.env_id, **config.env_kwargs_dict())) as env:
         space = env.action_space
-    finally:
-        env.close()
     discrete = isinstance(space, gymnasium.spaces.Discrete)
     if discrete == (config.algo == "dqn"):
         return config

@@ -171,11 +171,8 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
 
 def _tasks(config: TrainConfig) -> list[dict[str, Any] | None]:
     """The evaluation tasks that the run's env declares (a fresh env, closed after)."""
-    env = make_run_env(config)
-    try:
+    with contextlib.closing(make_run_env(config)) as env:
         return evaluation_tasks(env)
-    finally:
-        env.close()
 
 
 def _check_resumable(run_dir: Path, config: TrainConfig) -> None:

@@ -193,11 +193,12 @@ class RecordedEpisodes:
         columns (zeros but the recorded ``terminated``; the buffer scores the others)."""
         given = {"observation": self.states["observation"], "action": self.action}
         given |= {name: value for name, value in self.states.items() if name != "observation"}
+        label = "dataset" if self.source is None else f"dataset {self.source.path!r}"
         for name, value in given.items():
             spec = fields[name]
             if tuple(value.shape[1:]) != tuple(spec.shape):
                 raise DatasetError(
-                    f"{self._label()}: its {name} rows have shape {tuple(value.shape[1:])}, "
+                    f"{label}: its {name} rows have shape {tuple(value.shape[1:])}, "
                     f"the buffer stores {tuple(spec.shape)}"
                 )
         self.ops = ops
@@ -299,9 +300,6 @@ class RecordedEpisodes:
         return cls(
             states, arrays["action"], arrays["first_row"], arrays["lengths"], goal_size=goal_size
         )
-
-    def _label(self) -> str:
-        return "dataset" if self.source is None else f"dataset {self.source.path!r}"
 
 
 def _placed(ops: ArrayOps, value: np.ndarray, dtype: Any) -> Any:

@@ -104,8 +104,10 @@ def _build(
         names = [name for rank in range(context.world_size) for name in rank_files(rank)]
         files = {name: _describe(tmp / name) for name in names}
         meta = {"state": loop_state, "world_size": context.world_size, "files": files}
-        with naming(tmp / "state.json"):
-            _write_json(tmp / "state.json", meta)
+        with naming(tmp / "state.json"), open(tmp / "state.json", "w") as file:
+            json.dump(meta, file, indent=1)
+            file.flush()
+            os.fsync(file.fileno())
 
 
 def _swap_in(run_dir: Path, tmp: Path) -> None:
@@ -226,10 +228,3 @@ def _describe(path: Path) -> dict[str, Any] | None:
         for chunk in iter(lambda: file.read(1 << 20), b""):
             digest.update(chunk)
     return {"bytes": path.stat().st_size, "sha256": digest.hexdigest()}
-
-
-def _write_json(path: Path, value: Any) -> None:
-    with open(path, "w") as file:
-        json.dump(value, file, indent=1)
-        file.flush()
-        os.fsync(file.fileno())

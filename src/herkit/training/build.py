@@ -15,6 +15,7 @@ pieces, so they live here, below all three: this module imports none of them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -203,22 +204,17 @@ def make_vector_env(
 def plan_run_cores(config: TrainConfig, n_envs: int, env_workers: int | None) -> CorePlan:
     """The core plan of a process of this run with ``n_envs`` envs (torchrun's local
     ranks share the machine's cores)."""
+    gpu = False
+    with contextlib.suppress(ValueError):  # False where the run's device is not available
+        gpu = config.resolved_device() != "cpu"
     return plan_cores(
         n_envs,
         config.torch_threads,
         env_workers,
-        gpu=_on_gpu(config),
+        gpu=gpu,
         local_ranks=int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
         alone=config.dataset is not None,
     )
-
-
-def _on_gpu(config: TrainConfig) -> bool:
-    """Whether the run's networks are on a GPU (False where its device is not available)."""
-    try:
-        return config.resolved_device() != "cpu"
-    except ValueError:
-        return False
 
 
 def make_run_agent(

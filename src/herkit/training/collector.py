@@ -94,7 +94,9 @@ class Collector:
         self.outputs.records.episodes.step(env_steps, reward, done, success, next_obs)
         if success is not None:
             self.metrics.episode_successes.extend(success[done].tolist())
-        self._observe_env()
+        self._report_rewards()  # what the stored steps show of the env (see the module)
+        if self.terminal_unknown and parts.buffer.terminal_on_success is not None:
+            self._learn_ending()  # the buffer saw the env's first success
         state.env_steps = env_steps
         return next_obs, done
 
@@ -124,12 +126,6 @@ class Collector:
     def _reset_seed(self) -> int:
         state = self.state
         return self.parts.seeds.training_reset(state.resets, state.env_restarts)
-
-    def _observe_env(self) -> None:
-        """What the stored steps show of the env (see the module's docstring)."""
-        self._report_rewards()
-        if self.terminal_unknown and self.parts.buffer.terminal_on_success is not None:
-            self._learn_ending()  # the buffer saw the env's first success
 
     def _report_rewards(self) -> None:
         """Warn once where the env's step rewards differ from compute_reward, and once

@@ -104,7 +104,8 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         if config.video_every and main:
             video_envs = _video_envs(config, seed_offset=seeds.video_offset)
             opened.callback(video_envs.close)
-        tasks = _tasks(config)
+        with contextlib.closing(make_run_env(config)) as env:  # the tasks the env declares
+            tasks = evaluation_tasks(env)
         agent, buffer = build(config, envs, context, conventions, recorded)
         machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
         if buffer.recorded is not None:  # the dataset as the buffer holds it
@@ -167,12 +168,6 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         run = TrainingRun(parts, state)
         opened.pop_all()  # the run closes its envs from now on
     return run
-
-
-def _tasks(config: TrainConfig) -> list[dict[str, Any] | None]:
-    """The evaluation tasks that the run's env declares (a fresh env, closed after)."""
-    with contextlib.closing(make_run_env(config)) as env:
-        return evaluation_tasks(env)
 
 
 def _check_resumable(run_dir: Path, config: TrainConfig) -> None:

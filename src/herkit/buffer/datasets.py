@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from herkit.buffer.backend import NUMPY, ArrayOps
+from herkit.buffer.goal_env import GOAL_KEYS
 
 __all__ = [
     "OGBENCH_KEYS",
@@ -501,21 +502,12 @@ def read_ogbench(
 def read_minari(dataset: Any) -> RecordedEpisodes:
     """Episodes of a Minari dataset whose observations are GoalEnv dicts."""
     parts: dict[str, list[np.ndarray]] = {
-        "observation": [],
-        "achieved_goal": [],
-        "desired_goal": [],
-        "action": [],
-        "terminated": [],
-        "reward": [],
+        key: [] for key in (*GOAL_KEYS, "action", "terminated", "reward")
     }
     lengths = []
     for episode in dataset.iterate_episodes():
         obs = episode.observations
-        if not isinstance(obs, Mapping) or not {
-            "observation",
-            "achieved_goal",
-            "desired_goal",
-        } <= set(obs):
+        if not isinstance(obs, Mapping) or not set(GOAL_KEYS) <= set(obs):
             raise DatasetError(
                 "a Minari dataset's observations must be GoalEnv dicts (observation, "
                 f"achieved_goal, desired_goal), got {type(obs).__name__}"
@@ -524,7 +516,7 @@ def read_minari(dataset: Any) -> RecordedEpisodes:
         if steps == 0:
             continue
         lengths.append(steps)
-        for key in ("observation", "achieved_goal", "desired_goal"):
+        for key in GOAL_KEYS:
             parts[key].append(np.asarray(obs[key])[: steps + 1])
         actions = np.asarray(episode.actions)
         parts["action"].append(np.concatenate([actions, actions[-1:]]))  # one row per state
@@ -535,7 +527,7 @@ def read_minari(dataset: Any) -> RecordedEpisodes:
     joined = {key: np.concatenate(value) for key, value in parts.items()}
     counts = np.asarray(lengths, np.int64)
     first_row = np.cumsum(counts + 1) - (counts + 1)
-    states = {key: joined[key] for key in ("observation", "achieved_goal", "desired_goal")}
+    states = {key: joined[key] for key in GOAL_KEYS}
     return RecordedEpisodes(
         states, joined["action"], first_row, counts, joined["terminated"], joined["reward"]
     )

@@ -370,21 +370,13 @@ class HerReplayBuffer:
             warm=mix_warm(her, self.storage),
             achieved_goals=True,
         )
+        last = made.pop("last")  # the slots whose next observations the batch holds
         return Batch(
-            observation=made["observation"],
-            action=made["action"],
-            reward=made["reward"],
-            next_observation=made["next_observation"],
-            goal=made["goal"],
-            achieved_goal=made["achieved_goal"],
-            next_achieved_goal=made["next_achieved_goal"],
-            terminated=made["terminated"],
-            discount=made["discount"],
+            **made,
             weights=None if drawn.weights is None else self.ops.from_host(drawn.weights),
             indices=drawn.indices,
             extras=self._extras("obs", drawn.slots),
-            next_extras=self._extras("next_obs", made["last"]),
-            actor_goal=made["actor_goal"],
+            next_extras=self._extras("next_obs", last),
         )
 
     def _extras(self, side: str, slots: np.ndarray) -> dict[str, Any] | None:

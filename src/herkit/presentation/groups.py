@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -294,9 +295,7 @@ def _labels(
             suffix = f"{len(runs)} runs"
         labels[key] = (f"{text} ({suffix})" if text else f"({suffix})", settings)
     # Directory names (or anything else) that coincide: tell them apart by position.
-    counts: dict[str, int] = {}
-    for label, _ in labels.values():
-        counts[label] = counts.get(label, 0) + 1
+    counts = Counter(label for label, _ in labels.values())
     for index, (key, (label, settings)) in enumerate(labels.items()):
         if counts[label] > 1:
             path = members[key][0][0]

@@ -218,7 +218,7 @@ def _train_main(args: list[str]) -> None:
         at = (
             f"{summary['updates']:,} gradient steps"
             if offline
-            else (f"{summary['env_steps']:,} env steps")
+            else f"{summary['env_steps']:,} env steps"
         )
         run = RunPaths(summary["run_dir"])
         if offline:

@@ -326,9 +326,7 @@ def _announce(
             "one update batch behind (--no-overlap to wait for the envs)"
         )
     each = f" of each of {tasks} tasks" if tasks > 1 else ""
-    unit = (
-        "gradient steps on the dataset, then env steps" if config.offline_steps else ("env steps")
-    )
+    unit = "gradient steps on the dataset, then env steps" if config.offline_steps else "env steps"
     say(f"evaluation: {config.eval_episodes} episodes{each} every {config.eval_every:,} {unit}")
     for warning in conventions.warnings:
         say(f"warning: {warning}")

@@ -24,7 +24,7 @@ import numpy as np
 from herkit.buffer.backend import array_ops
 from herkit.buffer.batch import Batch
 from herkit.buffer.checks import check_int
-from herkit.buffer.conventions import GoalConventions
+from herkit.buffer.conventions import GoalConventions, conventions_of
 from herkit.buffer.datasets import RecordedEpisodes, from_dataset
 from herkit.buffer.ending import UNKNOWN, Ending
 from herkit.buffer.env_terms import (
@@ -33,8 +33,7 @@ from herkit.buffer.env_terms import (
     StepScorer,
     success_rule,
 )
-from herkit.buffer.from_env import arguments_from_env
-from herkit.buffer.goal_env import RewardFn, TorchRewardFn
+from herkit.buffer.goal_env import RewardFn, TorchRewardFn, compute_reward_of, settings_of
 from herkit.buffer.inputs import (
     TransitionReader,
     as_flags,
@@ -170,10 +169,21 @@ class HerReplayBuffer:
         ``add`` with a success decides). :attr:`conventions` holds what was found,
         :attr:`sources` where each setting came from. Other keyword arguments go to the
         constructor."""
-        arguments, sources, conventions = arguments_from_env(
-            env, n_envs, reward_fn, conventions, probe, kwargs
-        )
-        buffer = cls(capacity, **arguments)
+        arguments = settings_of(env)
+        if n_envs is not None:
+            arguments["n_envs"] = n_envs
+        arguments["reward_fn"] = compute_reward_of(env) if reward_fn is None else reward_fn
+        sources = {"reward_fn": "given" if reward_fn is not None else "the env's compute_reward"}
+        given = {name: kwargs[name] for name in HerSettings.names() if name in kwargs}
+        her = HerSettings.of(kwargs.get("settings"), given)
+        if conventions is None:
+            conventions = conventions_of(
+                env, arguments["reward_fn"], probe=probe, info_keys=her.info_keys
+            )
+        sources.update(conventions.sources)
+        ending = Ending.given(her.terminal_on_success).otherwise(conventions.ending)
+        sources["terminal_on_success"] = ending.source
+        buffer = cls(capacity, **(arguments | kwargs | {"terminal_on_success": ending.ends}))
         buffer.sources = sources
         buffer.conventions = conventions
         return buffer

@@ -54,16 +54,7 @@ class TrainingRun:
         self.outputs = RunOutputs(parts, state)
         self.restarts = EnvRestarts(parts.config.env_restarts, state, self.outputs.error_log)
         self.collector = Collector(parts, state, self.metrics, self.outputs, self.restarts)
-        self.learner = Learner.of_run(
-            parts.config,
-            context=parts.context,
-            agent=parts.agent,
-            buffer=parts.buffer,
-            state=state,
-            metrics=self.metrics,
-            records=self.outputs.records,
-            machine_cores=parts.machine["cores"],
-        )
+        self.learner = Learner.of_run(parts, state, self.metrics, self.outputs.records)
         self.schedule = Schedule(parts.config, state, parts.context)
         self.started = time.perf_counter() - state.wall_s
         self.last_checkpoint: str | None = position(state) if state.resets > 0 else None

@@ -347,12 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 prog="herkit",
                 description=f"herkit {__version__}: {TAGLINE}",
             )
-    except ValueError as error:
+    except (ValueError, RunFailed) as error:
         print(f"herkit: error: {error}", file=sys.stderr)
-        return 2
-    except RunFailed as error:
-        print(f"herkit: error: {error}", file=sys.stderr)
-        return error.exit_code
+        return error.exit_code if isinstance(error, RunFailed) else 2
     except EnvFailure as error:  # herkit eval's envs: the env's traceback, then one line
         print(f"{error.details}\nherkit: error: {error}", file=sys.stderr)
         return EXIT_CODES["env failed"]

@@ -151,14 +151,11 @@ def aggregate_runs(
     check_options(x, smooth)
     if not run_dirs:
         raise ValueError("run_dirs: give at least one run directory")
-    runs: list[Path] = []
-    seen: set[Path] = set()
+    unique: dict[Path, Path] = {}  # by where the run lies: the first path given to it
     for run_dir in run_dirs:
-        path = Path(run_dir)
-        RunPaths(path).check(progress=True)
-        if path.resolve() not in seen:
-            seen.add(path.resolve())
-            runs.append(path)
+        RunPaths(run_dir).check(progress=True)
+        unique.setdefault(Path(run_dir).resolve(), Path(run_dir))
+    runs = list(unique.values())
 
     # Group key: the settings that matter, as canonical JSON; no config: the run alone.
     members: dict[str, list[tuple[Path, dict[str, Any] | None]]] = {}

@@ -45,7 +45,7 @@ from herkit.runtime.cores import CorePlan, plan_cores
 from herkit.runtime.distributed import Context
 from herkit.runtime.files import write_text
 from herkit.runtime.precision import check_precision
-from herkit.training.seeds import RunSeeds
+from herkit.training.parts import RunSeeds
 
 __all__ = [
     "buffer_placement",

@@ -42,10 +42,9 @@ from herkit.training.build import (
     write_run_config,
 )
 from herkit.training.evaluation import evaluation_tasks
-from herkit.training.parts import RunParts
+from herkit.training.parts import RunParts, RunSeeds
 from herkit.training.run import TrainingRun
 from herkit.training.schedule import first_state
-from herkit.training.seeds import RunSeeds
 from herkit.training.state import saved_state
 from herkit.training.update_plan import choose_update
 

@@ -63,6 +63,7 @@ __all__ = [
     "read_dataset",
     "read_minari",
     "read_ogbench",
+    "unprefixed",
 ]
 
 OGBENCH_KEYS = ("observations", "actions", "terminals")
@@ -293,14 +294,16 @@ class RecordedEpisodes:
     ) -> RecordedEpisodes:
         """The episodes of a saved buffer that held its dataset's states (no source file):
         ``arrays`` are those :meth:`state` wrote."""
-        states = {
-            name[len("state.") :]: value
-            for name, value in arrays.items()
-            if name.startswith("state.")
-        }
+        states = unprefixed(arrays, "state.")
         return cls(
             states, arrays["action"], arrays["first_row"], arrays["lengths"], goal_size=goal_size
         )
+
+
+def unprefixed(arrays: Mapping[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """The arrays whose names start with ``prefix``, by the rest of their names (a part of
+    a saved buffer's arrays)."""
+    return {name[len(prefix) :]: value for name, value in arrays.items() if name.startswith(prefix)}
 
 
 def _placed(ops: ArrayOps, value: np.ndarray, dtype: Any) -> Any:

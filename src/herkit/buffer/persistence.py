@@ -33,7 +33,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from herkit.buffer.backend import NUMPY
-from herkit.buffer.datasets import DatasetSource, RecordedEpisodes, read_dataset
+from herkit.buffer.datasets import DatasetSource, RecordedEpisodes, read_dataset, unprefixed
 from herkit.buffer.env_terms import GoalRewards, RewardAudit, host_rewards
 from herkit.buffer.goal_env import RewardFn
 from herkit.buffer.sampler import TransitionSampler
@@ -160,8 +160,7 @@ def _recorded(saved: dict[str, Any] | None, arrays: dict[str, np.ndarray]) -> An
     the same), or None."""
     if saved is None:
         return None
-    prefix = "recorded."
-    held = {name[len(prefix) :]: value for name, value in arrays.items() if name.startswith(prefix)}
+    held = unprefixed(arrays, "recorded.")
     if saved["source"] is None:  # given as arrays: kept whole in the file
         return RecordedEpisodes.from_state(held, saved["goal_size"])
     source = DatasetSource(**saved["source"])

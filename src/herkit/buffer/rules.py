@@ -331,7 +331,7 @@ def state_goal_slots(
         goal = (
             anywhere
             if source is None
-            else (ops.where(source >= current_p + future_p, anywhere, goal))
+            else ops.where(source >= current_p + future_p, anywhere, goal)
         )
     return goal
 

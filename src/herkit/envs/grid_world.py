@@ -16,6 +16,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from herkit.buffer.checks import check_int
 from herkit.envs import drawing
 from herkit.envs.core import DrawnGoalEnv, GoalObs, goal_observation_space
 
@@ -62,8 +63,7 @@ class GridWorldEnv(DrawnGoalEnv[np.int64]):
         self, size: int = 8, max_steps: int | None = None, render_mode: str | None = None
     ) -> None:
         """Build the env; ``max_steps`` defaults to ``4 * size``."""
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:
-            raise ValueError(f"size must be an int >= 2, got {size!r}")
+        check_int("size", size, 2)
         if max_steps is None:
             max_steps = 4 * int(size)
         if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)):

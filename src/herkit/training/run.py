@@ -22,7 +22,6 @@ import torch
 
 from herkit.rundir.checkpoint import save_checkpoint
 from herkit.runtime.console import say
-from herkit.runtime.distributed import Context
 from herkit.runtime.failures import DistributedError
 from herkit.training.collector import Collector
 from herkit.training.evaluation import evaluate, evaluate_tasks
@@ -67,11 +66,6 @@ class TrainingRun:
         """The run's directory."""
         return self.parts.run_dir
 
-    @property
-    def context(self) -> Context:
-        """This process's place in the run (one process, or a rank of torchrun's)."""
-        return self.parts.context
-
     def evaluate_and_log(self) -> bool:
         """Evaluate the deterministic policy, log a row (and the episode and update
         records); True once the target is reached."""
@@ -114,7 +108,7 @@ class TrainingRun:
         the logs count env steps from here, and the run says so."""
         self.schedule.go_online()
         self.outputs.go_online()
-        if self.context.is_main:
+        if self.parts.context.is_main:
             config = self.parts.config
             say(
                 f"{self.state.updates:,} gradient steps on the dataset done: on to "

@@ -31,10 +31,10 @@ __all__ = ["stop_run"]
 def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
     """End ``run`` after ``error``: keep the last good state, write ``RUN/error.log`` and
     ``summary.json``, and return the :class:`RunFailed` to raise."""
-    state, run_dir = run.state, run.run_dir
+    state, run_dir, context = run.state, run.run_dir, run.parts.context
     what, kind = _what_happened(error)
     notes: list[str] = []
-    single = run.context.world_size == 1
+    single = context.world_size == 1
     if (
         isinstance(error, EnvFailure)
         and single
@@ -62,7 +62,7 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
         except OSError:
             sys.stderr.write(text)
             where = "traceback above (the run directory cannot be written)"
-    if run.context.is_main and run.last_checkpoint is not None:
+    if context.is_main and run.last_checkpoint is not None:
         with contextlib.suppress(OSError):  # the closing line and error.log say it
             run.outputs.write_summary(error=what, exit_code=EXIT_CODES[kind])
     resume = f"continue with: herkit train --resume {run_dir}"

@@ -281,15 +281,12 @@ def _announce(
             f"steps in {run_dir}"
         )
     else:
-        data = machine.get("dataset")  # on resume, read with the checkpoint after this
-        held = (
-            ""
-            if data is None
-            else (
+        data, held = machine.get("dataset"), ""  # on resume, read with the checkpoint after this
+        if data is not None:
+            held = (
                 f" ({data['transitions']:,} transitions in {data['episodes']:,} episodes, "
                 f"{data['bytes_held'] / 2**20:,.0f} MiB held, read in {data['loaded_s']:.1f} s)"
             )
-        )
         then = f", then {config.steps:,} env steps" if config.steps else ""
         say(
             f"{doing} {config.env_id}{task} with {config.algo} on {config.dataset}{held}: "

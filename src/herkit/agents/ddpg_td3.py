@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch
+from herkit.agents.base import BoxAgent, TorchBatch
 from herkit.agents.networks import Critic, DeterministicActor
 from herkit.agents.updates import frozen, weighted_mean
 from herkit.config.agents import DDPGConfig
@@ -23,7 +23,7 @@ from herkit.config.agents import DDPGConfig
 __all__ = ["DDPGAgent"]
 
 
-class DDPGAgent(GoalAgent):
+class DDPGAgent(BoxAgent):
     """DDPG, or TD3 with ``twin_q``, ``policy_delay`` and ``target_noise`` set."""
 
     config: DDPGConfig
@@ -37,20 +37,8 @@ class DDPGAgent(GoalAgent):
         "td_abs_mean",
     )
 
-    def __init__(
-        self,
-        config: DDPGConfig,
-        observation_dim: int,
-        goal_dim: int,
-        action_low: np.ndarray,
-        action_high: np.ndarray,
-        reward_range: tuple[float, float] | None,
-        device: str | torch.device = "cpu",
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(config, observation_dim, goal_dim, reward_range, device, seed)
-        self._set_action_box(action_low, action_high)
-        in_dim = observation_dim + goal_dim
+    def _build(self) -> None:
+        config, in_dim = self.config, self.in_dim
         with self._seeded_init():
             self.actor = DeterministicActor(
                 in_dim, self.action_low, self.action_high, config.hidden, config.actor_layer_norm

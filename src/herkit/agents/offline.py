@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch
+from herkit.agents.base import BoxAgent, TorchBatch
 from herkit.agents.networks import ConstantStdActor, Critic, ValueEnsemble
 from herkit.agents.updates import ValueScale, frozen, weighted_mean
 from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig, OfflineGCConfig
@@ -50,29 +50,16 @@ def expectile_loss(
     return weighted_mean(weight * diff.square(), weights)
 
 
-class OfflineAgent(GoalAgent):
+class OfflineAgent(BoxAgent):
     """The shared part of the offline agents: the Gaussian actor, acting, the actor's
     inputs, the fixed reward scale and the simultaneous update (see the module)."""
 
     config: OfflineGCConfig
     actor: ConstantStdActor
 
-    def __init__(
-        self,
-        config: OfflineGCConfig,
-        observation_dim: int,
-        goal_dim: int,
-        action_low: np.ndarray,
-        action_high: np.ndarray,
-        reward_range: tuple[float, float] | None,
-        device: str | torch.device = "cpu",
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(config, observation_dim, goal_dim, reward_range, device, seed)
+    def _build(self) -> None:
+        config = self.config
         self.values = ValueScale.of(REWARD_RANGE, config.gamma, ends_on_success=False)
-        self._set_action_box(action_low, action_high)
-        self.in_dim = observation_dim + goal_dim
-        """Size of a network's input ``observation || goal``."""
         with self._seeded_init():
             self.actor = ConstantStdActor(
                 self.in_dim,
@@ -83,7 +70,7 @@ class OfflineAgent(GoalAgent):
                 config.activation,
                 config.actor_init_scale,
             )
-            self._build()
+            self._build_trained()
         trained = ("actor", *self.TRAINED)
         optimizers = self._trained(*(getattr(self, name) for name in trained))
         self.optimizers = dict(zip(trained, optimizers, strict=True))
@@ -98,7 +85,7 @@ class OfflineAgent(GoalAgent):
     TARGETS: ClassVar[tuple[str, ...]] = ()
     """The trained networks with a polyak target (``NAME_target``, made here)."""
 
-    def _build(self) -> None:
+    def _build_trained(self) -> None:
         """Build the :data:`TRAINED` networks (under the agent's seeded init, on the CPU)."""
 
     def _networks(self) -> dict[str, nn.Module]:
@@ -197,7 +184,7 @@ class GCIVLAgent(OfflineAgent):
 
     TRAINED = TARGETS = ("value",)
 
-    def _build(self) -> None:
+    def _build_trained(self) -> None:
         config = self.config
         self.value = ValueEnsemble(
             self.in_dim, config.hidden, 2, config.critic_layer_norm, config.activation
@@ -273,7 +260,7 @@ class GCIQLAgent(OfflineAgent):
     TRAINED = ("value", "critic")
     TARGETS = ("critic",)
 
-    def _build(self) -> None:
+    def _build_trained(self) -> None:
         config = self.config
         self.value = ValueEnsemble(
             self.in_dim, config.hidden, 1, config.critic_layer_norm, config.activation

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch
+from herkit.agents.base import BoxAgent, TorchBatch
 from herkit.agents.networks import Critic, GaussianActor
 from herkit.agents.updates import adam, frozen, weighted_mean
 from herkit.config.agents import SACConfig
@@ -25,7 +25,7 @@ from herkit.config.agents import SACConfig
 __all__ = ["SACAgent"]
 
 
-class SACAgent(GoalAgent):
+class SACAgent(BoxAgent):
     """SAC (Haarnoja et al., 2018, with learned temperature) on ``observation || goal``."""
 
     config: SACConfig
@@ -42,20 +42,8 @@ class SACAgent(GoalAgent):
         "td_abs_mean",
     )
 
-    def __init__(
-        self,
-        config: SACConfig,
-        observation_dim: int,
-        goal_dim: int,
-        action_low: np.ndarray,
-        action_high: np.ndarray,
-        reward_range: tuple[float, float] | None,
-        device: str | torch.device = "cpu",
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(config, observation_dim, goal_dim, reward_range, device, seed)
-        self._set_action_box(action_low, action_high)
-        in_dim = observation_dim + goal_dim
+    def _build(self) -> None:
+        config, in_dim = self.config, self.in_dim
         with self._seeded_init():
             self.actor = GaussianActor(
                 in_dim, self.action_low, self.action_high, config.hidden, config.actor_layer_norm

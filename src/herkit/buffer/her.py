@@ -143,8 +143,13 @@ class HerReplayBuffer:
         self.scorer = StepScorer(
             self.storage, self.rewards, self.settings.info_keys, self.settings.success_threshold
         )
-        if recorded is not None:
-            self._take_recorded()
+        if recorded is not None:  # scored, then sampleable (in store mode, given their goals)
+            self.scorer.score_recorded()
+            slots = self.storage.capacity + np.arange(self.storage.slots - self.storage.capacity)
+            ids, columns = self.storage.recorded_episodes()
+            if isinstance(self.relabeller, StoredGoals):
+                slots = self.relabeller.episodes_ended(ids, columns, self.rng.random)
+            self.sampler.may_sample(slots)
 
     @classmethod
     def from_env(
@@ -189,16 +194,6 @@ class HerReplayBuffer:
         return buffer
 
     from_dataset = classmethod(from_dataset)
-
-    def _take_recorded(self) -> None:
-        """Make the recorded dataset's transitions sampleable: score them (their rewards and
-        successes), give them the largest priority, and in store mode draw their goals."""
-        self.scorer.score_recorded()
-        slots = self.storage.capacity + np.arange(self.storage.slots - self.storage.capacity)
-        ids, columns = self.storage.recorded_episodes()
-        if isinstance(self.relabeller, StoredGoals):
-            slots = self.relabeller.episodes_ended(ids, columns, self.rng.random)
-        self.sampler.may_sample(slots)
 
     @property
     def recorded(self) -> RecordedEpisodes | None:

@@ -72,8 +72,14 @@ def save_checkpoint(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if context.is_main:
-        _swap_in(run_dir, tmp)
+    if context.is_main:  # the complete folder becomes the checkpoint: renames only, no space
+        paths = RunPaths(run_dir)
+        final, old = paths.checkpoint, paths.previous_checkpoint
+        if final.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            final.rename(old)
+        tmp.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
     context.barrier()
 
 
@@ -108,17 +114,6 @@ def _build(
             json.dump(meta, file, indent=1)
             file.flush()
             os.fsync(file.fileno())
-
-
-def _swap_in(run_dir: Path, tmp: Path) -> None:
-    """Make the complete folder ``tmp`` the checkpoint (renames only: no space needed)."""
-    paths = RunPaths(run_dir)
-    final, old = paths.checkpoint, paths.previous_checkpoint
-    if final.exists():
-        shutil.rmtree(old, ignore_errors=True)
-        final.rename(old)
-    tmp.rename(final)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def find_checkpoint(run_dir: str | Path) -> Path:

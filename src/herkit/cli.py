@@ -337,7 +337,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args[:1] == ["train"]:
             return _train_main_safe(args[1:])
         elif args and not args[0].startswith("-") and args[0] not in SUMMARIES:
-            raise ValueError(_unknown_command(args[0]))
+            close = difflib.get_close_matches(args[0], list(SUMMARIES), n=1, cutoff=0.6)
+            hint = f" (did you mean herkit {close[0]}?)" if close else ""
+            raise ValueError(
+                f"unknown command {args[0]!r}{hint}; the commands are {', '.join(SUMMARIES)}"
+            )
         else:
             commands: dict[str, Callable[..., Any]] = {"train": _train_help, **COMMANDS}
             parse(
@@ -376,13 +380,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
         return 1
     return 0
-
-
-def _unknown_command(word: str) -> str:
-    """What to say of ``herkit WORD`` where WORD is no command: the nearest one, if any."""
-    close = difflib.get_close_matches(word, list(SUMMARIES), n=1, cutoff=0.6)
-    hint = f" (did you mean herkit {close[0]}?)" if close else ""
-    return f"unknown command {word!r}{hint}; the commands are {', '.join(SUMMARIES)}"
 
 
 def _top_level(commands: dict[str, Callable[..., Any]]) -> Callable[..., None]:

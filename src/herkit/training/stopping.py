@@ -51,7 +51,11 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
     last = run.last_checkpoint
     kept = "no checkpoint yet" if last is None else f"checkpoint at {last} kept"
     log = run.outputs.error_log
-    text = _error_log(error, what, position(state), notes)
+    text = f"herkit: {what} at {position(state)}\n"
+    if isinstance(error, EnvFailure):
+        text += f"\nThe env's traceback:\n{error.details}\n"
+    text += "\nWhere herkit saw it:\n" + "".join(traceback.format_exception(error))
+    text += "".join(f"\n{note}" for note in notes)
     if run.last_checkpoint is None:  # the run directory goes: a run with nothing to resume
         sys.stderr.write(text)
         where = "traceback above"
@@ -85,12 +89,3 @@ def _what_happened(error: BaseException) -> tuple[str, str]:
         path = error.filename or "a file of the run"
         return f"cannot write {path}: {error.strerror or error}", "write failed"
     return f"the run raised {error!r}", "error"
-
-
-def _error_log(error: BaseException, what: str, where: str, notes: list[str]) -> str:
-    parts = [f"herkit: {what} at {where}\n"]
-    if isinstance(error, EnvFailure):
-        parts.append(f"\nThe env's traceback:\n{error.details}\n")
-    parts.append("\nWhere herkit saw it:\n" + "".join(traceback.format_exception(error)))
-    parts += [f"\n{note}" for note in notes]
-    return "".join(parts)

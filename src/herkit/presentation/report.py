@@ -91,7 +91,11 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
     by_wall = aggregate_runs(run_dirs, x="wall_s")
     runs = [run for group in by_steps for run in group.runs]
     configs = [_read_config(run) for run in runs]
-    names = _run_names(runs)
+    names = [run.resolve().name for run in runs]  # with the parent's where two coincide
+    names = [
+        f"{run.resolve().parent.name}/{name}" if names.count(name) > 1 else name
+        for run, name in zip(runs, names, strict=True)
+    ]
 
     body = [_header(runs, names, configs), "<h2>Evaluation success rate</h2>"]
     steps = _success_figure(by_steps, X_TITLES[x], f"Success rate against {X_TITLES[x]}")
@@ -127,15 +131,6 @@ def read_table(path: str | Path) -> dict[str, np.ndarray]:
 def episode_window(episodes: int) -> int:
     """Moving-average window over episodes: 100, or a fifth of a shorter run (at least 1)."""
     return max(1, min(100, episodes // 5))
-
-
-def _run_names(runs: Sequence[Path]) -> list[str]:
-    """Directory names, with the parent's name added where two coincide."""
-    names = [run.resolve().name for run in runs]
-    return [
-        f"{run.resolve().parent.name}/{name}" if names.count(name) > 1 else name
-        for run, name in zip(runs, names, strict=True)
-    ]
 
 
 def _header(runs: Sequence[Path], names: list[str], configs: list[Config]) -> str:

@@ -113,17 +113,11 @@ class InfoStore:
         rows = zip(*values, strict=True) if values else [()] * len(slots)
         result = np.empty(len(slots), dtype=object)
         for i, (row, extra) in enumerate(zip(rows, self.extras[slots], strict=True)):
-            result[i] = _merge(keys, row, extra)
+            if isinstance(extra, WholeInfo):  # its column fields did not fit: kept whole
+                result[i] = dict(extra)
+            else:
+                result[i] = dict(zip(keys, row, strict=True)) | (extra or {})
         return result
-
-
-def _merge(keys: tuple[str, ...], row: tuple[Any, ...], extra: dict[str, Any] | None) -> dict:
-    if isinstance(extra, WholeInfo):
-        return dict(extra)
-    info = dict(zip(keys, row, strict=True))
-    if extra:
-        info.update(extra)
-    return info
 
 
 def _kind(value: Any) -> str | None:

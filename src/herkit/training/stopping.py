@@ -32,7 +32,15 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
     """End ``run`` after ``error``: keep the last good state, write ``RUN/error.log`` and
     ``summary.json``, and return the :class:`RunFailed` to raise."""
     state, run_dir, context = run.state, run.run_dir, run.parts.context
-    what, kind = _what_happened(error)
+    if isinstance(error, EnvFailure):
+        what, kind = str(error), "env failed"
+    elif isinstance(error, Diverged):
+        what, kind = str(error), "diverged"
+    elif isinstance(error, OSError):
+        what = f"cannot write {error.filename or 'a file of the run'}: {error.strerror or error}"
+        kind = "write failed"
+    else:
+        what, kind = f"the run raised {error!r}", "error"
     notes: list[str] = []
     single = context.world_size == 1
     if (
@@ -78,14 +86,3 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
         resume = "nothing to resume: fix the cause and start again"
     step = f"at {position(state)}"
     return RunFailed(f"{what} {step}; {kept}; {where}; {resume}", EXIT_CODES[kind])
-
-
-def _what_happened(error: BaseException) -> tuple[str, str]:
-    if isinstance(error, EnvFailure):
-        return str(error), "env failed"
-    if isinstance(error, Diverged):
-        return str(error), "diverged"
-    if isinstance(error, OSError):
-        path = error.filename or "a file of the run"
-        return f"cannot write {path}: {error.strerror or error}", "write failed"
-    return f"the run raised {error!r}", "error"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from herkit.buffer.env_terms import RewardAudit
 from herkit.envs.failures import EnvFailure
 from herkit.runtime.console import say
 from herkit.runtime.failures import check_finite_action
@@ -137,12 +136,19 @@ class Collector:
             if main:
                 say(f"warning: {parts.buffer.audit.describe()}")
                 self.outputs.write_config()
-        if not self.range_reported:
-            outside = _outside(parts.buffer.audit, parts.config.reward_range)
-            if outside:
-                self.range_reported = True
-                if main:
-                    say(f"warning: {outside}")
+        audit, bounds = parts.buffer.audit, parts.config.reward_range
+        if self.range_reported or bounds is None:
+            return
+        low, high = bounds
+        if not (audit.reward_low >= low - 1e-6 and audit.reward_high <= high + 1e-6):
+            self.range_reported = True
+            if main:
+                say(
+                    f"warning: the env gave step rewards from {audit.reward_low:g} to "
+                    f"{audit.reward_high:g}, outside the range [{low:g}, {high:g}] that Q targets "
+                    "are clipped to: pass --reward-range LOW HIGH covering every reward the env "
+                    "can give"
+                )
 
     def _learn_ending(self) -> None:
         """The buffer saw the env's first success, which shows whether its episodes end on
@@ -156,17 +162,3 @@ class Collector:
                 f"({ending.source}, at {self.state.env_steps:,} env steps)"
             )
             self.outputs.write_config()
-
-
-def _outside(audit: RewardAudit, reward_range: tuple[float, float] | None) -> str:
-    """A warning if the env gave step rewards outside ``reward_range``, else ''."""
-    if reward_range is None:
-        return ""
-    low, high = reward_range
-    if audit.reward_low >= low - 1e-6 and audit.reward_high <= high + 1e-6:
-        return ""
-    return (
-        f"the env gave step rewards from {audit.reward_low:g} to {audit.reward_high:g}, "
-        f"outside the range [{low:g}, {high:g}] that Q targets are clipped to: pass "
-        "--reward-range LOW HIGH covering every reward the env can give"
-    )

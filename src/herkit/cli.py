@@ -169,7 +169,8 @@ def _train_main(args: list[str]) -> None:
     try:
         first = _parse_train(without_help)
     except ValueError:  # report the error against the preset of the env named, if any
-        _parse_train(args, default=preset_config(_guess_env_id(args)))
+        ids = [arg for arg in args if not arg.startswith("-") and ("/" in arg or "-v" in arg)]
+        _parse_train(args, default=preset_config(ids[0] if ids else TrainConfig.env_id))
         raise
     if first.dataset is not None and first.resume is None and without_help == args:
         _check_dataset(first)  # a bad file is said at once, before torch loads
@@ -288,14 +289,6 @@ def _help_view(default: Any) -> tuple[type, dict[str, Any]]:
     )
     values = {name: getattr(default, name) for name in own}
     return view, {"default": view(**values), "description": description}
-
-
-def _guess_env_id(args: list[str]) -> str:
-    """The env id among ``args`` when they cannot be parsed (for an error's defaults)."""
-    from herkit.config.train import TrainConfig
-
-    ids = [arg for arg in args if not arg.startswith("-") and ("/" in arg or "-v" in arg)]
-    return ids[0] if ids else TrainConfig.env_id
 
 
 def _train_main_safe(args: list[str]) -> int:

@@ -163,13 +163,6 @@ def fill_polygon(frame: Frame, xs: ArrayLike, ys: ArrayLike, color: Color) -> No
     frame[row0:row1, col0:col1][mask] = color
 
 
-def _stamp(frame: Frame, cols: NDArray[np.int64], rows: NDArray[np.int64], color: Color) -> None:
-    """Set the pixels ``frame[rows[i], cols[i]]`` that lie inside the frame."""
-    height, width = frame.shape[:2]
-    inside = (cols >= 0) & (cols < width) & (rows >= 0) & (rows < height)
-    frame[rows[inside], cols[inside]] = color
-
-
 def draw_polyline(
     frame: Frame, xs: ArrayLike, ys: ArrayLike, color: Color, thickness: int = 1
 ) -> None:
@@ -196,8 +189,10 @@ def draw_polyline(
     offsets = np.arange(width) - (width - 1) // 2
     cols = np.rint(sx).astype(np.int64)[:, None, None] + offsets[None, None, :]
     rows = np.rint(sy).astype(np.int64)[:, None, None] + offsets[None, :, None]
-    cols, rows = np.broadcast_arrays(cols, rows)
-    _stamp(frame, cols.ravel(), rows.ravel(), color)
+    cols, rows = (array.ravel() for array in np.broadcast_arrays(cols, rows))
+    height, width = frame.shape[:2]  # the pixels that lie inside the frame
+    inside = (cols >= 0) & (cols < width) & (rows >= 0) & (rows < height)
+    frame[rows[inside], cols[inside]] = color
 
 
 def draw_line(

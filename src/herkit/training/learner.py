@@ -141,7 +141,7 @@ class Learner:
         first = self.state.updates - len(rows) + 1
         for update, metrics in enumerate(rows, start=first):
             check_finite_metrics(metrics, update)
-            self.metrics.add(metrics)
+            self.metrics.losses.add(metrics)
             self.records.updated(metrics, update, self.state.env_steps)
 
     @classmethod

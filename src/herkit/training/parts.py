@@ -32,24 +32,20 @@ class RunSeeds:
     rank: int = 0
 
     @property
-    def offset(self) -> int:
-        """This rank's offset to the training and evaluation envs' seeds."""
-        return 1_000 * self.rank
-
-    @property
     def learner(self) -> int:
         """The seed of this rank's buffer, exploration and torch generator."""
         return self.seed + 100_003 * self.rank
 
     @property
     def training_offset(self) -> int:
-        """The training envs' offset to ``seed`` (their action space is seeded with the sum)."""
-        return self.offset
+        """The training envs' offset to ``seed``, this rank's own (their action space is
+        seeded with the sum; the evaluation envs' is 10,000 more)."""
+        return 1_000 * self.rank
 
     @property
     def evaluation_offset(self) -> int:
         """The evaluation envs' offset to ``seed``."""
-        return 10_000 + self.offset
+        return 10_000 + self.training_offset
 
     @property
     def video_offset(self) -> int:

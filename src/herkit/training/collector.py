@@ -95,7 +95,15 @@ class Collector:
             self.metrics.episode_successes.extend(success[done].tolist())
         self._report_rewards()  # what the stored steps show of the env (see the module)
         if self.terminal_unknown and parts.buffer.terminal_on_success is not None:
-            self._learn_ending()  # the buffer saw the env's first success
+            # the buffer saw the env's first success, which shows whether its episodes end on
+            # success (the agent follows the buffer): said, and written into config.json
+            self.terminal_unknown, ending = False, parts.buffer.ending
+            if parts.context.is_main:
+                say(
+                    f"{parts.config.env_id}: episodes end on success: {ending.ends} "
+                    f"({ending.source}, at {state.env_steps:,} env steps)"
+                )
+                self.outputs.write_config()
         state.env_steps = env_steps
         return next_obs, done
 
@@ -149,16 +157,3 @@ class Collector:
                     "are clipped to: pass --reward-range LOW HIGH covering every reward the env "
                     "can give"
                 )
-
-    def _learn_ending(self) -> None:
-        """The buffer saw the env's first success, which shows whether its episodes end on
-        success (:mod:`herkit.buffer.ending`; the agent follows the buffer): said, and
-        written into config.json."""
-        parts, ending = self.parts, self.parts.buffer.ending
-        self.terminal_unknown = False
-        if parts.context.is_main:
-            say(
-                f"{parts.config.env_id}: episodes end on success: {ending.ends} "
-                f"({ending.source}, at {self.state.env_steps:,} env steps)"
-            )
-            self.outputs.write_config()

@@ -14,8 +14,8 @@ import pytest
 
 from herkit import cli
 from herkit.bench import UpdateBenchConfig
+from herkit.bench.settings import NetworkSize
 from herkit.bench.update import filled_buffer, run_update_bench
-from herkit.bench.update_settings import NetworkSize
 
 REQUIRED = {"algo", "hidden", "batch_size", "precision", "mode", "device", "updates_per_s"}
 

@@ -169,7 +169,8 @@ def _train_main(args: list[str]) -> None:
     try:
         first = _parse_train(without_help)
     except ValueError:  # report the error against the preset of the env named, if any
-        _parse_train(args, default=preset_config(_guess_env_id(args)))
+        ids = [arg for arg in args if not arg.startswith("-") and ("/" in arg or "-v" in arg)]
+        _parse_train(args, default=preset_config(ids[0] if ids else TrainConfig.env_id))
         raise
     if first.dataset is not None and first.resume is None and without_help == args:
         _check_dataset(first)  # a bad file is said at once, before torch loads
@@ -219,7 +220,7 @@ def _train_main(args: list[str]) -> None:
         at = (
             f"{summary['updates']:,} gradient steps"
             if offline
-            else (f"{summary['env_steps']:,} env steps")
+            else f"{summary['env_steps']:,} env steps"
         )
         run = RunPaths(summary["run_dir"])
         if offline:
@@ -246,20 +247,7 @@ def _check_dataset(config: Any) -> None:
 
     recorded = read_ahead(config.dataset)
     env = make_goal_env(config.env_id, **config.env_kwargs_dict())
-    try:
-        spaces: Any = env.observation_space
-        action = tuple(env.action_space.shape or ())
-    finally:
-        env.close()
-    goal_size_for(
-        f"dataset {config.dataset!r}",
-        tuple(recorded.states["observation"].shape[1:]),
-        tuple(recorded.action.shape[1:]),
-        config.env_id,
-        spaces["observation"].shape,
-        spaces["desired_goal"].shape,
-        action,
-    )
+    goal_size_for(f"dataset {config.dataset!r}", recorded, config.env_id, env)
 
 
 def _parse_train(args: list[str], **kwargs: Any) -> Any:
@@ -304,14 +292,6 @@ def _help_view(default: Any) -> tuple[type, dict[str, Any]]:
     return view, {"default": view(**values), "description": description}
 
 
-def _guess_env_id(args: list[str]) -> str:
-    """The env id among ``args`` when they cannot be parsed (for an error's defaults)."""
-    from herkit.config.train import TrainConfig
-
-    ids = [arg for arg in args if not arg.startswith("-") and ("/" in arg or "-v" in arg)]
-    return ids[0] if ids else TrainConfig.env_id
-
-
 def _train_main_safe(args: list[str]) -> int:
     """``herkit train``: exit code 130 with the resume command after a Ctrl-C."""
     from herkit.runtime.failures import Interrupted
@@ -351,7 +331,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args[:1] == ["train"]:
             return _train_main_safe(args[1:])
         elif args and not args[0].startswith("-") and args[0] not in SUMMARIES:
-            raise ValueError(_unknown_command(args[0]))
+            close = difflib.get_close_matches(args[0], list(SUMMARIES), n=1, cutoff=0.6)
+            hint = f" (did you mean herkit {close[0]}?)" if close else ""
+            raise ValueError(
+                f"unknown command {args[0]!r}{hint}; the commands are {', '.join(SUMMARIES)}"
+            )
         else:
             commands: dict[str, Callable[..., Any]] = {"train": _train_help, **COMMANDS}
             parse(
@@ -361,12 +345,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 prog="herkit",
                 description=f"herkit {__version__}: {TAGLINE}",
             )
-    except ValueError as error:
+    except (ValueError, RunFailed) as error:
         print(f"herkit: error: {error}", file=sys.stderr)
-        return 2
-    except RunFailed as error:
-        print(f"herkit: error: {error}", file=sys.stderr)
-        return error.exit_code
+        return error.exit_code if isinstance(error, RunFailed) else 2
     except EnvFailure as error:  # herkit eval's envs: the env's traceback, then one line
         print(f"{error.details}\nherkit: error: {error}", file=sys.stderr)
         return EXIT_CODES["env failed"]
@@ -393,13 +374,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
         return 1
     return 0
-
-
-def _unknown_command(word: str) -> str:
-    """What to say of ``herkit WORD`` where WORD is no command: the nearest one, if any."""
-    close = difflib.get_close_matches(word, list(SUMMARIES), n=1, cutoff=0.6)
-    hint = f" (did you mean herkit {close[0]}?)" if close else ""
-    return f"unknown command {word!r}{hint}; the commands are {', '.join(SUMMARIES)}"
 
 
 def _top_level(commands: dict[str, Callable[..., Any]]) -> Callable[..., None]:

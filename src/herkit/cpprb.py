@@ -54,13 +54,6 @@ def _identity(states: np.ndarray) -> np.ndarray:
     return states
 
 
-def _non_negative(name: str, value: Any) -> float:
-    number = float(value)
-    if not np.isfinite(number) or number < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return number
-
-
 def _shape(name: str, value: Any) -> tuple[int, ...]:
     shape = tuple(int(d) for d in np.array(value, ndmin=1).ravel())
     if any(d < 0 for d in shape):
@@ -270,7 +263,9 @@ class HindsightReplayBuffer:
             )
         if self._tree is None:
             return self._encode(self.rng.integers(0, self._stored, size=batch_size))
-        beta = _non_negative("beta", beta)
+        if not np.isfinite(float(beta)) or float(beta) < 0:
+            raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
+        beta = float(beta)
         tree = self._tree
         indexes = tree.sample(batch_size, self.rng.random(batch_size))
         batch = self._encode(indexes)

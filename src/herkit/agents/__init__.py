@@ -13,6 +13,8 @@ environment's sizes::
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium
 import numpy as np
 import torch
@@ -26,11 +28,7 @@ from herkit.agents.sac import SACAgent
 from herkit.config.agents import (
     DDPGConfig,
     DQNConfig,
-    GCBCConfig,
-    GCIQLConfig,
-    GCIVLConfig,
     OffPolicyConfig,
-    SACConfig,
     config_class,
     default_agent_config,
 )
@@ -48,6 +46,16 @@ __all__ = [
     "SACAgent",
     "make_agent",
 ]
+
+_BOX_AGENTS: dict[str, type[GoalAgent]] = {
+    "ddpg": DDPGAgent,
+    "td3": DDPGAgent,
+    "sac": SACAgent,
+    "gcbc": GCBCAgent,
+    "gcivl": GCIVLAgent,
+    "gciql": GCIQLAgent,
+}
+"""The agent class of each algorithm for a Box action space."""
 
 
 def make_agent(
@@ -136,22 +144,9 @@ def _build(
         )
     if not np.all(high > low):
         raise ValueError(f"algo={algo!r} needs high > low in every dimension, got {action_space!r}")
-    if isinstance(config, DDPGConfig):
-        if algo == "td3" and not config.twin_q:
-            raise ValueError(
-                "algo='td3' needs a DDPGConfig with twin_q=True, e.g. DDPGConfig.td3()"
-            )
-        return DDPGAgent(
-            config, observation_dim, goal_dim, low, high, reward_range, device=device, seed=seed
-        )
-    sizes = (observation_dim, goal_dim, low, high, reward_range)
-    if isinstance(config, GCBCConfig):
-        return GCBCAgent(config, *sizes, device=device, seed=seed)
-    if isinstance(config, GCIVLConfig):
-        return GCIVLAgent(config, *sizes, device=device, seed=seed)
-    if isinstance(config, GCIQLConfig):
-        return GCIQLAgent(config, *sizes, device=device, seed=seed)
-    assert isinstance(config, SACConfig)
-    return SACAgent(
+    if isinstance(config, DDPGConfig) and algo == "td3" and not config.twin_q:
+        raise ValueError("algo='td3' needs a DDPGConfig with twin_q=True, e.g. DDPGConfig.td3()")
+    agent: Any = _BOX_AGENTS[algo]  # config is of algo's class (make_agent checked it)
+    return agent(
         config, observation_dim, goal_dim, low, high, reward_range, device=device, seed=seed
     )

@@ -47,6 +47,7 @@ from herkit.runtime.distributed import Context
 
 __all__ = [
     "Agent",
+    "BoxAgent",
     "GoalAgent",
     "TorchBatch",
     "ValueScale",
@@ -302,6 +303,16 @@ class GoalAgent(UpdateSteps, ABC):
             torch.random.default_generator.manual_seed(self._init_seed)
             yield
 
+    def _trained(self, *nets: nn.Module) -> list[torch.optim.Optimizer]:
+        """Move networks built in :meth:`_seeded_init` to the device; one Adam each."""
+        return [adam(net.to(self.device).parameters(), self.config.lr) for net in nets]
+
+    def _targets(self, *online: nn.Module) -> list[nn.Module]:
+        """Frozen copies of the ``online`` networks, tracked as their polyak targets."""
+        targets = [copy.deepcopy(net).requires_grad_(False) for net in online]
+        self._track_targets(*zip(targets, online, strict=True))
+        return targets
+
     def _td_target(self, batch: TorchBatch, next_value: torch.Tensor) -> torch.Tensor:
         """``r + gamma * (1 - terminated) * next_value`` (``gamma ** m`` for an n-step
         sample), clipped to the return range."""
@@ -327,6 +338,32 @@ class GoalAgent(UpdateSteps, ABC):
             if self.config.grad_clip is not None:
                 nn.utils.clip_grad_norm_(params, self.config.grad_clip)
             opt.step()
+
+
+class BoxAgent(GoalAgent):
+    """A :class:`GoalAgent` of a ``Box`` action space ``[action_low, action_high]`` (DDPG,
+    TD3, SAC and the offline agents), whose :meth:`_build` makes its networks."""
+
+    def __init__(
+        self,
+        config: OffPolicyConfig,
+        observation_dim: int,
+        goal_dim: int,
+        action_low: np.ndarray,
+        action_high: np.ndarray,
+        reward_range: tuple[float, float] | None,
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(config, observation_dim, goal_dim, reward_range, device, seed)
+        self._set_action_box(action_low, action_high)
+        self.in_dim = observation_dim + goal_dim
+        """Size of a network's input ``observation || goal``."""
+        self._build()
+
+    @abstractmethod
+    def _build(self) -> None:
+        """Make the networks (under :meth:`_seeded_init`), their optimisers and targets."""
 
 
 Agent = GoalAgent

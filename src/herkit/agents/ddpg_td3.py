@@ -12,21 +12,19 @@ uniformly random action.
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch
+from herkit.agents.base import BoxAgent, TorchBatch
 from herkit.agents.networks import Critic, DeterministicActor
-from herkit.agents.updates import adam, frozen, weighted_mean
+from herkit.agents.updates import frozen, weighted_mean
 from herkit.config.agents import DDPGConfig
 
 __all__ = ["DDPGAgent"]
 
 
-class DDPGAgent(GoalAgent):
+class DDPGAgent(BoxAgent):
     """DDPG, or TD3 with ``twin_q``, ``policy_delay`` and ``target_noise`` set."""
 
     config: DDPGConfig
@@ -40,20 +38,8 @@ class DDPGAgent(GoalAgent):
         "td_abs_mean",
     )
 
-    def __init__(
-        self,
-        config: DDPGConfig,
-        observation_dim: int,
-        goal_dim: int,
-        action_low: np.ndarray,
-        action_high: np.ndarray,
-        reward_range: tuple[float, float] | None,
-        device: str | torch.device = "cpu",
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(config, observation_dim, goal_dim, reward_range, device, seed)
-        self._set_action_box(action_low, action_high)
-        in_dim = observation_dim + goal_dim
+    def _build(self) -> None:
+        config, in_dim = self.config, self.in_dim
         with self._seeded_init():
             self.actor = DeterministicActor(
                 in_dim, self.action_low, self.action_high, config.hidden, config.actor_layer_norm
@@ -62,13 +48,8 @@ class DDPGAgent(GoalAgent):
             self.critic = Critic(
                 in_dim, self.act_dim, config.hidden, n_heads, config.critic_layer_norm
             )
-        self.actor.to(self.device)
-        self.critic.to(self.device)
-        self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
-        self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
-        self.actor_optimizer = adam(self.actor.parameters(), config.lr)
-        self.critic_optimizer = adam(self.critic.parameters(), config.lr)
-        self._track_targets((self.critic_target, self.critic), (self.actor_target, self.actor))
+        self.actor_optimizer, self.critic_optimizer = self._trained(self.actor, self.critic)
+        self.critic_target, self.actor_target = self._targets(self.critic, self.actor)
         self._place_values()
 
     def _networks(self) -> dict[str, nn.Module]:

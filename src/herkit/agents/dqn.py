@@ -8,8 +8,6 @@ prioritized-replay weights. Exploration is epsilon-greedy.
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import torch
 from torch import nn
@@ -17,7 +15,7 @@ from torch.nn import functional as F
 
 from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.networks import QNetwork
-from herkit.agents.updates import adam, weighted_mean
+from herkit.agents.updates import weighted_mean
 from herkit.config.agents import DQNConfig
 
 __all__ = ["DQNAgent"]
@@ -48,10 +46,8 @@ class DQNAgent(GoalAgent):
             self.q = QNetwork(
                 observation_dim + goal_dim, n_actions, config.hidden, config.critic_layer_norm
             )
-        self.q.to(self.device)
-        self.q_target = copy.deepcopy(self.q).requires_grad_(False)
-        self.optimizer = adam(self.q.parameters(), config.lr)
-        self._track_targets((self.q_target, self.q))
+        (self.optimizer,) = self._trained(self.q)
+        (self.q_target,) = self._targets(self.q)
         self._place_values()
 
     def _networks(self) -> dict[str, nn.Module]:

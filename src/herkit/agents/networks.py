@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Literal, Optional, get_args
+from typing import Any, ClassVar, Literal, Optional, get_args
 
 import numpy as np
 import torch
@@ -180,7 +180,8 @@ class QNetwork(nn.Module):
 
 class Critic(nn.Module):
     """``n_heads`` independent Q networks of ``x || unit_action``; twin critics use 2
-    (ReLU between layers, LayerNorm before it, unless told otherwise)."""
+    (ReLU between layers, LayerNorm before it, unless told otherwise; ``ogbench``: as
+    OGBench's, LayerNorm after the activation and :func:`fan_avg_init` once all are built)."""
 
     def __init__(
         self,
@@ -190,23 +191,25 @@ class Critic(nn.Module):
         n_heads: int,
         layer_norm: bool = False,
         activation: Activation = "relu",
-        norm_after_activation: bool = False,
+        ogbench: bool = False,
     ) -> None:
         super().__init__()
-        self.heads = nn.ModuleList(
-            mlp(in_dim + act_dim, hidden, 1, layer_norm, activation, norm_after_activation)
-            for _ in range(n_heads)
-        )
+        size = in_dim + act_dim
+        heads = [mlp(size, hidden, 1, layer_norm, activation, ogbench) for _ in range(n_heads)]
+        for head in heads if ogbench else ():
+            fan_avg_init(head)
+        self.heads = nn.ModuleList(heads)
 
-    def forward(self, x: torch.Tensor, unit_action: torch.Tensor) -> torch.Tensor:
-        """Q values ``(n_heads, B)``."""
-        xa = torch.cat([x, unit_action], dim=-1)
+    def forward(self, x: torch.Tensor, unit_action: torch.Tensor | None = None) -> torch.Tensor:
+        """Q values ``(n_heads, B)`` (values of ``x`` alone without ``unit_action``)."""
+        xa = x if unit_action is None else torch.cat([x, unit_action], dim=-1)
         return torch.stack([head(xa).squeeze(-1) for head in self.heads])
 
 
-class ValueEnsemble(nn.Module):
+class ValueEnsemble(Critic):
     """``n_heads`` independent value networks ``V(x)`` of ``x = observation || goal``
-    (OGBench's ``GCValue``: GELU, LayerNorm after it, :func:`fan_avg_init`)."""
+    (OGBench's ``GCValue``: GELU, LayerNorm after it, :func:`fan_avg_init`): a critic
+    without an action."""
 
     def __init__(
         self,
@@ -216,33 +219,38 @@ class ValueEnsemble(nn.Module):
         layer_norm: bool = True,
         activation: Activation = "gelu",
     ) -> None:
-        super().__init__()
-        self.heads = nn.ModuleList(
-            mlp(in_dim, hidden, 1, layer_norm, activation, norm_after_activation=True)
-            for _ in range(n_heads)
-        )
-        for head in self.heads:
-            assert isinstance(head, MLP)
-            fan_avg_init(head)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Values ``(n_heads, B)``."""
-        return torch.stack([head(x).squeeze(-1) for head in self.heads])
+        super().__init__(in_dim, 0, hidden, n_heads, layer_norm, activation, ogbench=True)
 
 
 class BoundedActor(nn.Module):
-    """Base of the actors: holds the Box bounds and maps unit actions to and from them."""
+    """Base of the actors: holds the Box bounds, maps unit actions to and from them, and
+    builds the actor's MLP of ``in_dim`` inputs, :data:`OUTPUTS` outputs per action."""
+
+    OUTPUTS: ClassVar[int] = 1
+    """Outputs of the MLP per action dimension."""
 
     center: torch.Tensor
     half_range: torch.Tensor
 
-    def __init__(self, low: np.ndarray, high: np.ndarray) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        low: np.ndarray,
+        high: np.ndarray,
+        hidden: tuple[int, ...],
+        layer_norm: bool = False,
+        activation: Activation = "relu",
+        norm_after_activation: bool = False,
+    ) -> None:
         super().__init__()
         low64, high64 = np.asarray(low, np.float64), np.asarray(high, np.float64)
         self.register_buffer("center", torch.as_tensor((high64 + low64) / 2, dtype=torch.float32))
         self.register_buffer(
             "half_range", torch.as_tensor((high64 - low64) / 2, dtype=torch.float32)
         )
+        self.act_dim = len(low)
+        outputs = self.OUTPUTS * self.act_dim
+        self.net = mlp(in_dim, hidden, outputs, layer_norm, activation, norm_after_activation)
 
     def scale(self, unit_action: torch.Tensor) -> torch.Tensor:
         """Unit-box action to the action bounds."""
@@ -256,17 +264,6 @@ class BoundedActor(nn.Module):
 class DeterministicActor(BoundedActor):
     """DDPG/TD3 policy: ``tanh`` of an MLP, i.e. a unit-box action."""
 
-    def __init__(
-        self,
-        in_dim: int,
-        low: np.ndarray,
-        high: np.ndarray,
-        hidden: tuple[int, ...],
-        layer_norm: bool = False,
-    ) -> None:
-        super().__init__(low, high)
-        self.net = mlp(in_dim, hidden, len(low), layer_norm)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Unit-box action ``(B, act_dim)``; :meth:`scale` maps it to the bounds."""
         return torch.tanh(self.net(x))
@@ -275,17 +272,7 @@ class DeterministicActor(BoundedActor):
 class GaussianActor(BoundedActor):
     """SAC policy: a diagonal Gaussian squashed by ``tanh`` into the unit box."""
 
-    def __init__(
-        self,
-        in_dim: int,
-        low: np.ndarray,
-        high: np.ndarray,
-        hidden: tuple[int, ...],
-        layer_norm: bool = False,
-    ) -> None:
-        super().__init__(low, high)
-        self.act_dim = len(low)
-        self.net = mlp(in_dim, hidden, 2 * self.act_dim, layer_norm)
+    OUTPUTS = 2  # the mean and the log standard deviation
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean and log standard deviation (clamped) of the pre-tanh Gaussian."""
@@ -329,12 +316,8 @@ class ConstantStdActor(BoundedActor):
         output_scale: float = 1e-2,
         log_std: float = 0.0,
     ) -> None:
-        super().__init__(low, high)
-        self.act_dim = len(low)
+        super().__init__(in_dim, low, high, hidden, layer_norm, activation, True)
         self.log_std = float(log_std)
-        self.net = mlp(
-            in_dim, hidden, self.act_dim, layer_norm, activation, norm_after_activation=True
-        )
         fan_avg_init(self.net, output_scale)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -136,11 +136,9 @@ class Normalizer:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore the statistics saved by :meth:`state_dict`."""
-        self._sum = (
-            torch.as_tensor(state["sum"]).cpu().numpy().astype(np.float64).reshape(self.size)
-        )
-        self._sumsq = (
-            torch.as_tensor(state["sumsq"]).cpu().numpy().astype(np.float64).reshape(self.size)
+        self._sum, self._sumsq = (
+            torch.as_tensor(state[key]).cpu().numpy().astype(np.float64).reshape(self.size)
+            for key in ("sum", "sumsq")
         )
         self._count = float(state["count"])
         for stats in self._devices.values():
@@ -167,12 +165,8 @@ class Normalizer:
             return
         self._pending = False
         for stats in self._devices.values():
-            host = stats.pending.to("cpu", copy=True).numpy()
+            self.add_stats(stats.pending.to("cpu", copy=True).numpy())
             stats.pending.zero_()
-            self._sum += host[: self.size]
-            self._sumsq += host[self.size : 2 * self.size]
-            self._count += float(host[-1])
-        self._changed()
 
     def _mean_std(self) -> tuple[np.ndarray, np.ndarray]:
         self._fold()

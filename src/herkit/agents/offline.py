@@ -22,16 +22,15 @@ included, or draws it within the update on the buffer's device.
 
 from __future__ import annotations
 
-import copy
 from typing import ClassVar
 
 import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch
-from herkit.agents.networks import MLP, ConstantStdActor, Critic, ValueEnsemble, fan_avg_init
-from herkit.agents.updates import ValueScale, adam, frozen, weighted_mean
+from herkit.agents.base import BoxAgent, TorchBatch
+from herkit.agents.networks import ConstantStdActor, Critic, ValueEnsemble
+from herkit.agents.updates import ValueScale, frozen, weighted_mean
 from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig, OfflineGCConfig
 
 __all__ = ["AWR_MAX_WEIGHT", "GCBCAgent", "GCIQLAgent", "GCIVLAgent", "OfflineAgent"]
@@ -51,29 +50,16 @@ def expectile_loss(
     return weighted_mean(weight * diff.square(), weights)
 
 
-class OfflineAgent(GoalAgent):
+class OfflineAgent(BoxAgent):
     """The shared part of the offline agents: the Gaussian actor, acting, the actor's
     inputs, the fixed reward scale and the simultaneous update (see the module)."""
 
     config: OfflineGCConfig
     actor: ConstantStdActor
 
-    def __init__(
-        self,
-        config: OfflineGCConfig,
-        observation_dim: int,
-        goal_dim: int,
-        action_low: np.ndarray,
-        action_high: np.ndarray,
-        reward_range: tuple[float, float] | None,
-        device: str | torch.device = "cpu",
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(config, observation_dim, goal_dim, reward_range, device, seed)
+    def _build(self) -> None:
+        config = self.config
         self.values = ValueScale.of(REWARD_RANGE, config.gamma, ends_on_success=False)
-        self._set_action_box(action_low, action_high)
-        self.in_dim = observation_dim + goal_dim
-        """Size of a network's input ``observation || goal``."""
         with self._seeded_init():
             self.actor = ConstantStdActor(
                 self.in_dim,
@@ -84,22 +70,14 @@ class OfflineAgent(GoalAgent):
                 config.activation,
                 config.actor_init_scale,
             )
-            self._build()
-            for name in self.TARGETS:
-                setattr(self, f"{name}_target", copy.deepcopy(getattr(self, name)))
-        for net in self._networks().values():
-            net.to(self.device)
-        for name in self.TARGETS:
-            getattr(self, f"{name}_target").requires_grad_(False)
-        self.optimizers: dict[str, torch.optim.Optimizer] = {
-            name: adam(getattr(self, name).parameters(), config.lr)
-            for name in ("actor", *self.TRAINED)
-        }
+            self._build_trained()
+        trained = ("actor", *self.TRAINED)
+        optimizers = self._trained(*(getattr(self, name) for name in trained))
+        self.optimizers = dict(zip(trained, optimizers, strict=True))
         """One Adam per trained network, by name."""
-        if self.TARGETS:
-            self._track_targets(
-                *((getattr(self, f"{name}_target"), getattr(self, name)) for name in self.TARGETS)
-            )
+        targets = self._targets(*(getattr(self, name) for name in self.TARGETS))
+        for name, target in zip(self.TARGETS, targets, strict=True):
+            setattr(self, f"{name}_target", target)
         self._place_values()
 
     TRAINED: ClassVar[tuple[str, ...]] = ()
@@ -107,7 +85,7 @@ class OfflineAgent(GoalAgent):
     TARGETS: ClassVar[tuple[str, ...]] = ()
     """The trained networks with a polyak target (``NAME_target``, made here)."""
 
-    def _build(self) -> None:
+    def _build_trained(self) -> None:
         """Build the :data:`TRAINED` networks (under the agent's seeded init, on the CPU)."""
 
     def _networks(self) -> dict[str, nn.Module]:
@@ -206,7 +184,7 @@ class GCIVLAgent(OfflineAgent):
 
     TRAINED = TARGETS = ("value",)
 
-    def _build(self) -> None:
+    def _build_trained(self) -> None:
         config = self.config
         self.value = ValueEnsemble(
             self.in_dim, config.hidden, 2, config.critic_layer_norm, config.activation
@@ -283,7 +261,7 @@ class GCIQLAgent(OfflineAgent):
     TRAINED = ("value", "critic")
     TARGETS = ("critic",)
 
-    def _build(self) -> None:
+    def _build_trained(self) -> None:
         config = self.config
         self.value = ValueEnsemble(
             self.in_dim, config.hidden, 1, config.critic_layer_norm, config.activation
@@ -295,11 +273,8 @@ class GCIQLAgent(OfflineAgent):
             2,
             config.critic_layer_norm,
             config.activation,
-            norm_after_activation=True,
+            ogbench=True,
         )
-        for head in self.critic.heads:
-            assert isinstance(head, MLP)
-            fan_avg_init(head)
 
     def _update(
         self, batch: TorchBatch, actor_step: bool, move_targets: bool

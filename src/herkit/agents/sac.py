@@ -10,7 +10,6 @@ with ``autotune``, ``log alpha`` follows ``-log alpha * (log pi + target_entropy
 
 from __future__ import annotations
 
-import copy
 import math
 from typing import Any
 
@@ -18,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from herkit.agents.base import GoalAgent, TorchBatch
+from herkit.agents.base import BoxAgent, TorchBatch
 from herkit.agents.networks import Critic, GaussianActor
 from herkit.agents.updates import adam, frozen, weighted_mean
 from herkit.config.agents import SACConfig
@@ -26,7 +25,7 @@ from herkit.config.agents import SACConfig
 __all__ = ["SACAgent"]
 
 
-class SACAgent(GoalAgent):
+class SACAgent(BoxAgent):
     """SAC (Haarnoja et al., 2018, with learned temperature) on ``observation || goal``."""
 
     config: SACConfig
@@ -43,20 +42,8 @@ class SACAgent(GoalAgent):
         "td_abs_mean",
     )
 
-    def __init__(
-        self,
-        config: SACConfig,
-        observation_dim: int,
-        goal_dim: int,
-        action_low: np.ndarray,
-        action_high: np.ndarray,
-        reward_range: tuple[float, float] | None,
-        device: str | torch.device = "cpu",
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(config, observation_dim, goal_dim, reward_range, device, seed)
-        self._set_action_box(action_low, action_high)
-        in_dim = observation_dim + goal_dim
+    def _build(self) -> None:
+        config, in_dim = self.config, self.in_dim
         with self._seeded_init():
             self.actor = GaussianActor(
                 in_dim, self.action_low, self.action_high, config.hidden, config.actor_layer_norm
@@ -64,12 +51,8 @@ class SACAgent(GoalAgent):
             self.critic = Critic(
                 in_dim, self.act_dim, config.hidden, n_heads=2, layer_norm=config.critic_layer_norm
             )
-        self.actor.to(self.device)
-        self.critic.to(self.device)
-        self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
-        self.actor_optimizer = adam(self.actor.parameters(), config.lr)
-        self.critic_optimizer = adam(self.critic.parameters(), config.lr)
-        self._track_targets((self.critic_target, self.critic))
+        self.actor_optimizer, self.critic_optimizer = self._trained(self.actor, self.critic)
+        (self.critic_target,) = self._targets(self.critic)
         self._place_values()
         self.target_entropy = (
             -float(self.act_dim) if config.target_entropy is None else config.target_entropy

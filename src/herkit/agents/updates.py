@@ -226,16 +226,10 @@ class AgentInputs:
         (no move when the buffer lives there)."""
         obs = observation.reshape(-1, self.observation_dim)
         goals = goal.reshape(-1, self.goal_dim)
-        if not self.normalize:
-            return torch.cat([obs.float(), goals.float()], dim=1).to(self.device)
-        x = torch.cat(
-            [
-                self.obs_normalizer.normalize_tensor(obs),
-                self.goal_normalizer.normalize_tensor(goals),
-            ],
-            dim=1,
-        )
-        return x.to(self.device)
+        if self.normalize:
+            obs = self.obs_normalizer.normalize_tensor(obs)
+            goals = self.goal_normalizer.normalize_tensor(goals)
+        return torch.cat([obs.float(), goals.float()], dim=1).to(self.device)
 
     def batch(self, batch: Batch, reward_scale: float) -> TorchBatch:
         """``batch`` for an eager update: x and next_x (and, with actor goals, actor_x and

@@ -20,7 +20,7 @@ The modules, in the order they build on each other:
   :func:`bench_buffer`, the command itself.
 
 ``herkit bench update`` times the learner (sample + update per algorithm, size, batch,
-precision and update mode): :mod:`herkit.bench.update_settings` holds its settings,
+precision and update mode): :mod:`herkit.bench.settings` holds its settings,
 :mod:`herkit.bench.update` the measurement (it imports torch when it runs).
 
 The same data against stable-baselines3's and cpprb's HER buffers is
@@ -38,10 +38,9 @@ from herkit.bench.data import (
     Episodes,
     fetch_reward,
 )
-from herkit.bench.settings import BufferBenchConfig
+from herkit.bench.settings import BufferBenchConfig, UpdateBenchConfig
 from herkit.bench.table import bench_buffer, environment_info, print_buffer_table
 from herkit.bench.timing import TARGETS, check_targets, fill, measure, run_buffer_bench
-from herkit.bench.update_settings import UpdateBenchConfig
 
 __all__ = [
     "ACTION_DIM",

@@ -1,17 +1,25 @@
-"""The buffer benchmark's settings: :class:`BufferBenchConfig`.
+"""The benchmarks' settings: :class:`BufferBenchConfig` (``herkit bench buffer``) and
+:class:`UpdateBenchConfig` (``herkit bench update``), with :class:`NetworkSize`.
 
 What ``herkit bench buffer --help`` lists (stored sizes, capacity, batch size, episode
-length, k, seconds, seed, JSON output), checked when the config is made: an invalid value
-raises ValueError.
+length, k, seconds, seed, JSON output) and what ``herkit bench update --help`` lists
+(algorithms, network sizes with their batch sizes, precisions, update modes, the device,
+where the sampled buffer lives, seconds per row, threads and JSON output), checked when a
+config is made: an invalid value raises ValueError naming the field. Nothing here imports
+torch.
 """
 
 from __future__ import annotations
 
-import math
+import re
 from dataclasses import dataclass
+from typing import Literal
 
 from herkit.bench.data import MANY_ENVS
-from herkit.buffer.checks import check_int
+from herkit.buffer.checks import check_float, check_int, is_number
+from herkit.config.agents import ALGOS, UPDATE_MODES, Algo, UpdateMode
+
+_SIZE = re.compile(r"^(\d+)x(\d+)(ln)?:(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -57,13 +65,88 @@ class BufferBenchConfig:
                 f"capacity must hold an episode per env with {MANY_ENVS} envs, i.e. be >= "
                 f"{MANY_ENVS * self.episode_length}, got {self.capacity}"
             )
-        seconds = self.seconds
-        if (
-            isinstance(seconds, bool)
-            or not isinstance(seconds, int | float)
-            or not math.isfinite(seconds)
-            or seconds <= 0
-        ):
-            raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
+        if not (is_number(self.seconds) and self.seconds > 0):
+            raise ValueError(f"seconds must be a finite number > 0, got {self.seconds!r}")
         if self.json_out is not None and (not isinstance(self.json_out, str) or not self.json_out):
             raise ValueError(f"json_out must be a non-empty path or None, got {self.json_out!r}")
+
+
+@dataclass(frozen=True)
+class NetworkSize:
+    """Hidden layers, LayerNorm and batch size of one row of the benchmark."""
+
+    hidden: tuple[int, ...]
+    layer_norm: bool
+    batch_size: int
+
+    @classmethod
+    def parse(cls, text: str) -> NetworkSize:
+        """``LAYERSxWIDTH[ln]:BATCH``, e.g. ``3x256:256`` or ``3x512ln:2048``."""
+        match = _SIZE.match(text)
+        if match is None or min(int(match[1]), int(match[2]), int(match[4])) < 1:
+            raise ValueError(
+                f"sizes must look like LAYERSxWIDTH[ln]:BATCH with positive numbers "
+                f"(3x256:256, 3x512ln:2048), got {text!r}"
+            )
+        layers, width, batch = int(match[1]), int(match[2]), int(match[4])
+        return cls((width,) * layers, match[3] is not None, batch)
+
+
+@dataclass(frozen=True)
+class UpdateBenchConfig:
+    """Settings of the update-speed benchmark (sample + update, FetchPush shapes)."""
+
+    algos: tuple[Algo, ...] = ("ddpg",)
+    """Algorithms to time."""
+    sizes: tuple[str, ...] = ("3x256:256", "3x512ln:2048")
+    """Networks and batch sizes as LAYERSxWIDTH[ln]:BATCH (ln: LayerNorm in actor and critic)."""
+    precisions: tuple[Literal["fp32", "bf16"], ...] = ("fp32", "bf16")
+    """Precisions to time."""
+    modes: tuple[UpdateMode, ...] = UPDATE_MODES
+    """Update modes to time; those the device cannot run (captured without CUDA) are left out."""
+    device: str = "auto"
+    """Torch device: cpu, cuda, cuda:N, or auto (cuda when available)."""
+    buffer: Literal["auto", "host", "device"] = "auto"
+    """Where the sampled buffer keeps its data: host (numpy), device (torch tensors on
+    --device), or auto (device on a GPU, else host)."""
+    prioritized: bool = False
+    """Sample by priority and give the sampled transitions their TD errors as priorities
+    after each update, as a ``--prioritized`` run does (on the device where the batch is
+    drawn there)."""
+    seconds: float = 2.0
+    """Seconds each row is timed (after its warm-up: compiling and capturing)."""
+    threads: int = 1
+    """Threads of torch's CPU kernels."""
+    fill: int = 200_000
+    """Transitions in the buffer sampled from (episodes of 50 steps)."""
+    seed: int = 0
+    """Seed of the data, the buffer and the agents."""
+    json_out: str | None = None
+    """Also write the machine and the rows to this JSON file."""
+
+    def __post_init__(self) -> None:
+        for name, allowed in (
+            ("algos", ALGOS),
+            ("precisions", ("fp32", "bf16")),
+            ("modes", UPDATE_MODES),
+        ):
+            values = getattr(self, name)
+            if not isinstance(values, tuple) or not values or set(values) - set(allowed):
+                raise ValueError(
+                    f"{name} must be a non-empty tuple of {', '.join(allowed)}, got {values!r}"
+                )
+        if not isinstance(self.sizes, tuple) or not self.sizes:
+            raise ValueError(f"sizes must be a non-empty tuple, got {self.sizes!r}")
+        self.parsed_sizes()
+        device = self.device
+        if not (device in ("cpu", "cuda", "auto") or re.fullmatch(r"cuda:\d+", str(device))):
+            raise ValueError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
+        check_float("seconds", self.seconds, 0.0, open_low=True)
+        for name, minimum in (("threads", 1), ("fill", 50), ("seed", 0)):
+            check_int(name, getattr(self, name), minimum)
+        if self.json_out is not None and (not isinstance(self.json_out, str) or not self.json_out):
+            raise ValueError(f"json_out must be a non-empty path or None, got {self.json_out!r}")
+
+    def parsed_sizes(self) -> list[NetworkSize]:
+        """:attr:`sizes` parsed."""
+        return [NetworkSize.parse(text) for text in self.sizes]

@@ -9,6 +9,7 @@ as rich tables (:func:`print_buffer_table`) and writes them as JSON if asked.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import json
 import os
@@ -43,13 +44,10 @@ def environment_info(extra_packages: Sequence[str] = ()) -> dict[str, Any]:
 
 
 def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as file:
-            for line in file:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as file:
+        for line in file:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
     return platform.processor() or "unknown"
 
 

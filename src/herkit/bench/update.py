@@ -6,7 +6,7 @@ with 4 discrete actions) from a buffer of ``fill`` random transitions of 16 envs
 episodes of 50 steps (future, k = 4; with ``prioritized`` sampled by priority, the
 priorities set from each update's TD errors), for every algorithm, network size and
 batch, precision and update mode asked
-(:class:`~herkit.bench.update_settings.UpdateBenchConfig`). Each row gives updates per
+(:class:`~herkit.bench.settings.UpdateBenchConfig`). Each row gives updates per
 second over ``seconds`` after a warm-up (compiling and capturing, timed as
 ``warmup_s``), sampled as the training loop samples (``sampled``: a captured update on a
 buffer on the GPU draws its batch there, within the graph); on CUDA also ``busy``, the
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from herkit.bench.data import ACTION_DIM, GOAL_DIM, OBSERVATION_DIM, fetch_reward
-from herkit.bench.update_settings import NetworkSize, UpdateBenchConfig
+from herkit.bench.settings import NetworkSize, UpdateBenchConfig
 from herkit.buffer import HerReplayBuffer
 from herkit.buffer.settings import HerSettings
 from herkit.config.agents import OFFLINE_ALGOS
@@ -214,13 +214,8 @@ def _time_row(
         if agent.device.type == "cuda":
             torch.cuda.synchronize(agent.device)
 
-    result: dict[str, Any] = {
-        "updates_per_s": None,
-        "warmup_s": None,
-        "busy": None,
-        "error": None,
-        "sampled": "host",
-    }
+    result: dict[str, Any] = dict.fromkeys(("updates_per_s", "warmup_s", "busy", "error"))
+    result["sampled"] = "host"
     try:
         agent.set_update_mode(mode)
         if draws_on_device(agent, buffer):
@@ -341,13 +336,14 @@ def print_update_table(rows: list[dict[str, Any]], console: Any = None) -> None:
 def bench_update(config: UpdateBenchConfig) -> list[dict[str, Any]]:
     """``herkit bench update``: log the machine, time the rows, print the table, and
     write ``config.json_out`` (``config``, ``machine``, ``rows``) if set."""
+    import torch
     from rich.console import Console
 
     from herkit.bench.table import environment_info
 
     log = Console(stderr=True)
     info = environment_info()
-    info["gpu"] = _gpu_name()
+    info["gpu"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     log.print(
         f"[dim]{info['processor']}, {info['cpus']} CPUs, GPU {info['gpu'] or 'none'}, "
         f"torch {info['versions'].get('torch')}"
@@ -371,9 +367,3 @@ def bench_update(config: UpdateBenchConfig) -> list[dict[str, Any]]:
     if config.json_out is not None:
         log.print(f"[dim]wrote {config.json_out}")
     return rows
-
-
-def _gpu_name() -> str | None:
-    import torch
-
-    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None

@@ -217,12 +217,9 @@ class TorchOps:
         # A sample gathers six columns with the same slots: copy them to the device once.
         if self._last_index is not None and self._last_index[0] is index:
             return self._last_index[1]
-        tensor = self._upload(np.ascontiguousarray(index, dtype=np.int64))
+        tensor = to_device(np.ascontiguousarray(index, dtype=np.int64), self.device)
         self._last_index = (index, tensor)
         return tensor
-
-    def _upload(self, array: np.ndarray) -> Any:
-        return to_device(array, self.device)
 
     def _dtype(self, dtype: Any) -> Any:
         """The torch dtype of a numpy one (torch names them alike)."""
@@ -232,7 +229,7 @@ class TorchOps:
         if isinstance(value, self.torch.Tensor):
             return value.to(self.device, dtype) if dtype is not None else value
         if isinstance(value, np.ndarray) and value.dtype != object:
-            tensor = self._upload(np.ascontiguousarray(value))
+            tensor = to_device(np.ascontiguousarray(value), self.device)
             return tensor if dtype is None else tensor.to(dtype)
         if isinstance(value, bool | int | float | np.generic):
             # made on the device (a fill): host data copied in would break a graph capture

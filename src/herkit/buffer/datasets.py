@@ -35,6 +35,7 @@ a resume against another file is refused.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import os
@@ -47,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from herkit.buffer.backend import NUMPY, ArrayOps
+from herkit.buffer.goal_env import GOAL_KEYS
 
 __all__ = [
     "OGBENCH_KEYS",
@@ -61,6 +63,7 @@ __all__ = [
     "read_dataset",
     "read_minari",
     "read_ogbench",
+    "unprefixed",
 ]
 
 OGBENCH_KEYS = ("observations", "actions", "terminals")
@@ -192,11 +195,12 @@ class RecordedEpisodes:
         columns (zeros but the recorded ``terminated``; the buffer scores the others)."""
         given = {"observation": self.states["observation"], "action": self.action}
         given |= {name: value for name, value in self.states.items() if name != "observation"}
+        label = "dataset" if self.source is None else f"dataset {self.source.path!r}"
         for name, value in given.items():
             spec = fields[name]
             if tuple(value.shape[1:]) != tuple(spec.shape):
                 raise DatasetError(
-                    f"{self._label()}: its {name} rows have shape {tuple(value.shape[1:])}, "
+                    f"{label}: its {name} rows have shape {tuple(value.shape[1:])}, "
                     f"the buffer stores {tuple(spec.shape)}"
                 )
         self.ops = ops
@@ -290,17 +294,16 @@ class RecordedEpisodes:
     ) -> RecordedEpisodes:
         """The episodes of a saved buffer that held its dataset's states (no source file):
         ``arrays`` are those :meth:`state` wrote."""
-        states = {
-            name[len("state.") :]: value
-            for name, value in arrays.items()
-            if name.startswith("state.")
-        }
+        states = unprefixed(arrays, "state.")
         return cls(
             states, arrays["action"], arrays["first_row"], arrays["lengths"], goal_size=goal_size
         )
 
-    def _label(self) -> str:
-        return "dataset" if self.source is None else f"dataset {self.source.path!r}"
+
+def unprefixed(arrays: Mapping[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """The arrays whose names start with ``prefix``, by the rest of their names (a part of
+    a saved buffer's arrays)."""
+    return {name[len(prefix) :]: value for name, value in arrays.items() if name.startswith(prefix)}
 
 
 def _placed(ops: ArrayOps, value: np.ndarray, dtype: Any) -> Any:
@@ -406,19 +409,17 @@ def check_dataset_file(path: str | os.PathLike[str]) -> dict[str, tuple[int, ...
     return shapes
 
 
-def goal_size_for(
-    label: str,
-    states: tuple[int, ...],
-    actions: tuple[int, ...],
-    env_id: str,
-    observation: tuple[int, ...],
-    goal: tuple[int, ...],
-    action: tuple[int, ...],
-) -> int | None:
-    """The goal size a dataset of ``states`` and ``actions`` (one row's shapes) is read with
-    for an env of these ``observation``, ``goal`` and ``action`` shapes: None where a goal is
-    the whole state, else its first coordinates (OGBench's ``-oraclerep`` envs: ``xy``); a
-    DatasetError naming the dataset (``label``) and the env where they do not fit."""
+def goal_size_for(label: str, recorded: RecordedEpisodes, env_id: str, env: Any) -> int | None:
+    """The goal size the dataset ``recorded`` is read with for the env ``env`` (closed here,
+    once its spaces are read): None where a goal is the whole state, else its first
+    coordinates (OGBench's ``-oraclerep`` envs: ``xy``); a DatasetError naming the dataset
+    (``label``) and the env where their states or actions do not fit."""
+    with contextlib.closing(env):
+        spaces: Any = env.observation_space
+        action = tuple(env.action_space.shape or ())
+    states = tuple(recorded.states["observation"].shape[1:])
+    actions = tuple(recorded.action.shape[1:])
+    observation, goal = spaces["observation"].shape, spaces["desired_goal"].shape
     if states != observation:
         raise DatasetError(
             f"{label}: its observations have shape {states}, {env_id}'s have {observation}: "
@@ -504,21 +505,12 @@ def read_ogbench(
 def read_minari(dataset: Any) -> RecordedEpisodes:
     """Episodes of a Minari dataset whose observations are GoalEnv dicts."""
     parts: dict[str, list[np.ndarray]] = {
-        "observation": [],
-        "achieved_goal": [],
-        "desired_goal": [],
-        "action": [],
-        "terminated": [],
-        "reward": [],
+        key: [] for key in (*GOAL_KEYS, "action", "terminated", "reward")
     }
     lengths = []
     for episode in dataset.iterate_episodes():
         obs = episode.observations
-        if not isinstance(obs, Mapping) or not {
-            "observation",
-            "achieved_goal",
-            "desired_goal",
-        } <= set(obs):
+        if not isinstance(obs, Mapping) or not set(GOAL_KEYS) <= set(obs):
             raise DatasetError(
                 "a Minari dataset's observations must be GoalEnv dicts (observation, "
                 f"achieved_goal, desired_goal), got {type(obs).__name__}"
@@ -527,7 +519,7 @@ def read_minari(dataset: Any) -> RecordedEpisodes:
         if steps == 0:
             continue
         lengths.append(steps)
-        for key in ("observation", "achieved_goal", "desired_goal"):
+        for key in GOAL_KEYS:
             parts[key].append(np.asarray(obs[key])[: steps + 1])
         actions = np.asarray(episode.actions)
         parts["action"].append(np.concatenate([actions, actions[-1:]]))  # one row per state
@@ -538,7 +530,7 @@ def read_minari(dataset: Any) -> RecordedEpisodes:
     joined = {key: np.concatenate(value) for key, value in parts.items()}
     counts = np.asarray(lengths, np.int64)
     first_row = np.cumsum(counts + 1) - (counts + 1)
-    states = {key: joined[key] for key in ("observation", "achieved_goal", "desired_goal")}
+    states = {key: joined[key] for key in GOAL_KEYS}
     return RecordedEpisodes(
         states, joined["action"], first_row, counts, joined["terminated"], joined["reward"]
     )

@@ -14,10 +14,15 @@ and the device draw the same batch.
 :meth:`DeviceSampler.prepare` runs on the host before a draw (or a replay of a graph that
 draws): it scores the steps added since the last sample and copies what changed in the
 bookkeeping (a few rows and episodes per env step) to the device. With prioritized replay
-the priorities live on the device too (:mod:`herkit.buffer.device_priority`): a draw takes
-slots by priority with their importance weights, and :meth:`DeviceSampler.reprioritize`
-sets the drawn slots' priorities after the update; :meth:`DeviceSampler.priorities_to_host`
-hands them to the host tree before the buffer is saved. The batch itself is made by the
+the priorities live on the device too (:class:`DevicePriorities`: the host's sum tree on
+torch tensors, not lazy, so that its writes and searches are fixed-shape device work with
+no host read): a draw takes slots by priority with their importance weights, and
+:meth:`DeviceSampler.reprioritize` sets the drawn slots' priorities after the update, all
+within a captured update. The host tree stays the record of the priorities: the slots
+written since the last prepare get the largest priority given so far and those of episodes
+dropped from the ring none, as the host's tree says, and
+:meth:`DeviceSampler.priorities_to_host` hands the device's to it before the buffer is
+saved (a host read per update would cost a sync per update). The batch itself is made by the
 one draw of :mod:`herkit.buffer.rules`, as the host's: every setting is served there or
 refused by name (store-time relabelling and n-step returns sample on the host;
 :func:`unsupported` says why). A recorded dataset after the ring is copied with its
@@ -29,19 +34,22 @@ never by :mod:`herkit.buffer` itself, whose core stays numpy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
 
-from herkit.buffer.device_priority import DevicePriorities
+from herkit.buffer.backend import array_ops
+from herkit.buffer.priority import SumTree, importance_weights, priorities_of
 from herkit.buffer.rules import Uniform, draw_batch, mix_warm, unsupported
 from herkit.buffer.storage import Ledger, sample_slots
 
 if TYPE_CHECKING:
     from herkit.buffer.her import HerReplayBuffer
+    from herkit.buffer.sampler import TransitionSampler
 
-__all__ = ["DeviceBatch", "DeviceSampler", "uniform_of", "unsupported"]
+__all__ = ["DeviceBatch", "DevicePriorities", "DeviceSampler", "uniform_of", "unsupported"]
 
 
 def uniform_of(generator: torch.Generator) -> Uniform:
@@ -75,6 +83,64 @@ class DeviceBatch(NamedTuple):
     """The drawn slots, whose priorities the update's TD errors set (prioritized replay)."""
     actor_goal: torch.Tensor | None = None
     """A second goal per sample for the actor (offline goal mixes), else None."""
+
+
+class DevicePriorities:
+    """The priorities of a :class:`~herkit.buffer.sampler.TransitionSampler` (sample mode:
+    one leaf per slot) on ``device``, kept there through draws and updates."""
+
+    def __init__(self, sampler: TransitionSampler, device: torch.device) -> None:
+        host = sampler.tree
+        if host is None:
+            raise ValueError("DevicePriorities needs a sampler built with prioritized=True")
+        if sampler.copies != 1:
+            raise ValueError("priorities on the device need one goal per slot (sample mode)")
+        self.sampler = sampler
+        self.device = device
+        self.ops = array_ops(device)
+        self.tree = SumTree(host.capacity, self.ops, lazy=False)
+        self.max_priority = torch.ones((), dtype=torch.float64, device=device)
+        self.alpha, self.beta, self.eps = sampler.alpha, sampler.beta, sampler.eps
+        self.from_host()
+
+    def from_host(self) -> None:
+        """Take the host tree's leaves and largest priority (the buffer is new, or was
+        restored)."""
+        host = self.sampler.tree
+        assert host is not None
+        self.tree.load_leaves(np.array(host.leaves))
+        self.max_priority.fill_(self.sampler.max_priority)
+
+    def follow(self, slots: torch.Tensor, live: torch.Tensor) -> None:
+        """The ``slots`` written or dropped since the last call: those ``live`` may be drawn,
+        with the largest priority so far, the others no more."""
+        self.tree.set(slots, torch.where(live, self.max_priority, 0.0))
+
+    def draw(
+        self, n: int, uniform: Callable[[int], torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``n`` slots drawn by priority (by the numbers of ``uniform``) and their importance
+        weights (:func:`~herkit.buffer.priority.importance_weights`, as the host's)."""
+        slots = self.tree.sample(n, uniform(n))
+        return slots, importance_weights(
+            self.ops, self.tree.leaves[slots], self.tree.total, self.beta
+        )
+
+    def reprioritize(self, slots: torch.Tensor, td_abs: torch.Tensor) -> None:
+        """Give the drawn ``slots`` the priorities ``(|TD error| + eps) ** alpha``, where
+        they may still be drawn (the host's rule); device work only."""
+        value = priorities_of(td_abs.detach().to(torch.float64).reshape(-1), self.eps, self.alpha)
+        current = self.tree.leaves[slots]
+        self.tree.set(slots, torch.where(current > 0, value, current))
+        self.max_priority.copy_(torch.maximum(self.max_priority, value.max()))
+
+    def to_host(self) -> None:
+        """Copy the priorities and the largest one to the host tree (one read), so that
+        the buffer saves what the device learnt."""
+        host = self.sampler.tree
+        assert host is not None
+        host.load_leaves(self.tree.leaves.cpu().numpy())
+        self.sampler.max_priority = float(self.max_priority)
 
 
 class DeviceSampler:

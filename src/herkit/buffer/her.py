@@ -24,7 +24,7 @@ import numpy as np
 from herkit.buffer.backend import array_ops
 from herkit.buffer.batch import Batch
 from herkit.buffer.checks import check_int
-from herkit.buffer.conventions import GoalConventions
+from herkit.buffer.conventions import GoalConventions, conventions_of
 from herkit.buffer.datasets import RecordedEpisodes, from_dataset
 from herkit.buffer.ending import UNKNOWN, Ending
 from herkit.buffer.env_terms import (
@@ -33,8 +33,7 @@ from herkit.buffer.env_terms import (
     StepScorer,
     success_rule,
 )
-from herkit.buffer.from_env import arguments_from_env
-from herkit.buffer.goal_env import RewardFn, TorchRewardFn
+from herkit.buffer.goal_env import RewardFn, TorchRewardFn, compute_reward_of, settings_of
 from herkit.buffer.inputs import (
     TransitionReader,
     as_flags,
@@ -144,8 +143,13 @@ class HerReplayBuffer:
         self.scorer = StepScorer(
             self.storage, self.rewards, self.settings.info_keys, self.settings.success_threshold
         )
-        if recorded is not None:
-            self._take_recorded()
+        if recorded is not None:  # scored, then sampleable (in store mode, given their goals)
+            self.scorer.score_recorded()
+            slots = self.storage.capacity + np.arange(self.storage.slots - self.storage.capacity)
+            ids, columns = self.storage.recorded_episodes()
+            if isinstance(self.relabeller, StoredGoals):
+                slots = self.relabeller.episodes_ended(ids, columns, self.rng.random)
+            self.sampler.may_sample(slots)
 
     @classmethod
     def from_env(
@@ -170,25 +174,26 @@ class HerReplayBuffer:
         ``add`` with a success decides). :attr:`conventions` holds what was found,
         :attr:`sources` where each setting came from. Other keyword arguments go to the
         constructor."""
-        arguments, sources, conventions = arguments_from_env(
-            env, n_envs, reward_fn, conventions, probe, kwargs
-        )
-        buffer = cls(capacity, **arguments)
+        arguments = settings_of(env)
+        if n_envs is not None:
+            arguments["n_envs"] = n_envs
+        arguments["reward_fn"] = compute_reward_of(env) if reward_fn is None else reward_fn
+        sources = {"reward_fn": "given" if reward_fn is not None else "the env's compute_reward"}
+        given = {name: kwargs[name] for name in HerSettings.names() if name in kwargs}
+        her = HerSettings.of(kwargs.get("settings"), given)
+        if conventions is None:
+            conventions = conventions_of(
+                env, arguments["reward_fn"], probe=probe, info_keys=her.info_keys
+            )
+        sources.update(conventions.sources)
+        ending = Ending.given(her.terminal_on_success).otherwise(conventions.ending)
+        sources["terminal_on_success"] = ending.source
+        buffer = cls(capacity, **(arguments | kwargs | {"terminal_on_success": ending.ends}))
         buffer.sources = sources
         buffer.conventions = conventions
         return buffer
 
     from_dataset = classmethod(from_dataset)
-
-    def _take_recorded(self) -> None:
-        """Make the recorded dataset's transitions sampleable: score them (their rewards and
-        successes), give them the largest priority, and in store mode draw their goals."""
-        self.scorer.score_recorded()
-        slots = self.storage.capacity + np.arange(self.storage.slots - self.storage.capacity)
-        ids, columns = self.storage.recorded_episodes()
-        if isinstance(self.relabeller, StoredGoals):
-            slots = self.relabeller.episodes_ended(ids, columns, self.rng.random)
-        self.sampler.may_sample(slots)
 
     @property
     def recorded(self) -> RecordedEpisodes | None:
@@ -370,21 +375,13 @@ class HerReplayBuffer:
             warm=mix_warm(her, self.storage),
             achieved_goals=True,
         )
+        last = made.pop("last")  # the slots whose next observations the batch holds
         return Batch(
-            observation=made["observation"],
-            action=made["action"],
-            reward=made["reward"],
-            next_observation=made["next_observation"],
-            goal=made["goal"],
-            achieved_goal=made["achieved_goal"],
-            next_achieved_goal=made["next_achieved_goal"],
-            terminated=made["terminated"],
-            discount=made["discount"],
+            **made,
             weights=None if drawn.weights is None else self.ops.from_host(drawn.weights),
             indices=drawn.indices,
             extras=self._extras("obs", drawn.slots),
-            next_extras=self._extras("next_obs", made["last"]),
-            actor_goal=made["actor_goal"],
+            next_extras=self._extras("next_obs", last),
         )
 
     def _extras(self, side: str, slots: np.ndarray) -> dict[str, Any] | None:

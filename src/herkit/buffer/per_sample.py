@@ -106,11 +106,6 @@ def info_row(info: Any, at: int | slice, n: int) -> Any:
     return info
 
 
-def _name(function: Callable[..., Any]) -> str:
-    """``Class.compute_reward`` for a bound method, else the function's qualified name."""
-    return getattr(function, "__qualname__", type(function).__name__)
-
-
 def _goals(n: int) -> str:
     """``a batch of n goals`` (of one goal, for n = 1)."""
     return f"a batch of {n} goal{'' if n == 1 else 's'}"
@@ -137,7 +132,8 @@ class PerSampleReward:
         if not callable(function):
             raise ValueError(f"function must be callable, got {type(function).__name__}")
         self.function = function
-        self.name = name or _name(function)
+        # Class.compute_reward for a bound method, else the function's qualified name
+        self.name = name or getattr(function, "__qualname__", type(function).__name__)
         self.key = f"{getattr(function, '__module__', '')}:{self.name}"
         """What the warning is given once per process for: the function's module and name."""
         self.batched: bool | None = None

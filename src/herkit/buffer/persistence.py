@@ -33,7 +33,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from herkit.buffer.backend import NUMPY
-from herkit.buffer.datasets import DatasetSource, RecordedEpisodes, read_dataset
+from herkit.buffer.datasets import DatasetSource, RecordedEpisodes, read_dataset, unprefixed
 from herkit.buffer.env_terms import GoalRewards, RewardAudit, host_rewards
 from herkit.buffer.goal_env import RewardFn
 from herkit.buffer.sampler import TransitionSampler
@@ -132,7 +132,14 @@ def load_buffer(
         raise ValueError(f"path {str(path)!r} is not a herkit buffer file: {error}") from error
     if meta.get("format") not in (1, 2, FORMAT_VERSION):
         raise ValueError(f"path {str(path)!r} has unknown buffer format {meta.get('format')}")
-    recorded = _recorded(meta.get("recorded"), arrays)
+    saved, recorded = meta.get("recorded"), None  # the recorded dataset the buffer held
+    if saved is not None and saved["source"] is None:  # given as arrays: kept whole in the file
+        recorded = RecordedEpisodes.from_state(unprefixed(arrays, "recorded."), saved["goal_size"])
+    elif saved is not None:  # read again from its file, which must be the same
+        source = DatasetSource(**saved["source"])
+        recorded = read_dataset(source.path, saved["goal_size"])
+        assert recorded.source is not None
+        source.check_same(recorded.source)
     config = dict(meta["config"])
     if room is not None and not int(meta["counters"]["rows_written"]):
         config["capacity"] = room
@@ -153,22 +160,6 @@ def load_buffer(
     buffer.sampler.max_priority = float(meta["max_priority"])
     buffer.rng.bit_generator.state = meta["rng"]
     return buffer
-
-
-def _recorded(saved: dict[str, Any] | None, arrays: dict[str, np.ndarray]) -> Any:
-    """The recorded dataset a saved buffer held (read again from its file, which must be
-    the same), or None."""
-    if saved is None:
-        return None
-    prefix = "recorded."
-    held = {name[len(prefix) :]: value for name, value in arrays.items() if name.startswith(prefix)}
-    if saved["source"] is None:  # given as arrays: kept whole in the file
-        return RecordedEpisodes.from_state(held, saved["goal_size"])
-    source = DatasetSource(**saved["source"])
-    recorded = read_dataset(source.path, saved["goal_size"])
-    assert recorded.source is not None
-    source.check_same(recorded.source)
-    return recorded
 
 
 def env_terms_of_format_1(

@@ -331,46 +331,9 @@ def state_goal_slots(
         goal = (
             anywhere
             if source is None
-            else (ops.where(source >= current_p + future_p, anywhere, goal))
+            else ops.where(source >= current_p + future_p, anywhere, goal)
         )
     return goal
-
-
-def value_samples(
-    storage: EpisodeStorage,
-    ledger: Ledger,
-    slots: Any,
-    at: Any,
-    her: Any,
-    uniform: Callable[[int], Any],
-) -> tuple[Any, Any, Any]:
-    """The value goals of the transitions in ``slots`` under the settings ``her``
-    (:class:`~herkit.buffer.settings.HerSettings` with ``value_goals``; ``at``: their
-    :func:`~herkit.buffer.storage.positions`), their rewards (0 where reached, else -1;
-    1 and 0 without ``gc_negative``) and terminal flags (1 where reached), in the storage's
-    arrays."""
-    goal_slots = state_goal_slots(
-        ledger, slots, at, her.value_goals, her.value_future, her.gamma, uniform
-    )
-    terminated = storage.ops.from_host(ledger.ops.as_float32(goal_slots == slots))
-    reward = terminated - 1.0 if her.gc_negative else terminated
-    return storage.take("achieved_goal", goal_slots), reward, terminated
-
-
-def actor_samples(
-    storage: EpisodeStorage,
-    ledger: Ledger,
-    slots: Any,
-    at: Any,
-    her: Any,
-    uniform: Callable[[int], Any],
-) -> Any:
-    """The actor goals of the transitions in ``slots`` (at ``at``) under ``her``'s
-    ``actor_goals`` (their future goals uniform), or None without that mix."""
-    if her.actor_goals is None:
-        return None
-    goal_slots = state_goal_slots(ledger, slots, at, her.actor_goals, "uniform", her.gamma, uniform)
-    return storage.take("achieved_goal", goal_slots)
 
 
 # --- rewards, endings and returns --------------------------------------------------------
@@ -551,13 +514,17 @@ def draw_batch(
     reward of a goal with itself)."""
     storage, her, ops = source.storage, source.settings, source.storage.ops
     offline = her.value_goals is not None or her.actor_goals is not None
-    at = positions(ledger, slots) if offline else None
+    at: Any = positions(ledger, slots) if offline else None  # where the samples lie
     next_achieved = None
     if achieved_goals or her.value_goals is None:
         next_achieved = storage.take("next_achieved_goal", slots)
-    if her.value_goals is not None:  # offline GCRL's goals and rewards
-        goal, reward, terminated = value_samples(storage, ledger, slots, at, her, uniform)
-        last, discount = slots, None
+    if her.value_goals is not None:  # offline GCRL's value goals, rewards and ends
+        value_slots = state_goal_slots(
+            ledger, slots, at, her.value_goals, her.value_future, her.gamma, uniform
+        )
+        terminated = ops.from_host(ledger.ops.as_float32(value_slots == slots))  # reached
+        reward = terminated - 1.0 if her.gc_negative else terminated
+        goal, last, discount = storage.take("achieved_goal", value_slots), slots, None
     else:
         own_goal = storage.take("desired_goal", slots)
         goal, relabel = source.relabeller.goals(ledger, slots, copy, own_goal, uniform, warm)
@@ -576,6 +543,10 @@ def draw_batch(
             goal_rewards=source.rewards,
             threshold=threshold,
         )
+    actor_goal = None
+    if her.actor_goals is not None:  # offline actors' goals (their future goals uniform)
+        actor = state_goal_slots(ledger, slots, at, her.actor_goals, "uniform", her.gamma, uniform)
+        actor_goal = storage.take("achieved_goal", actor)
     batch = {
         "observation": storage.take("observation", slots),
         "action": storage.take("action", slots),
@@ -584,7 +555,7 @@ def draw_batch(
         "goal": goal,
         "terminated": terminated,
         "discount": discount,
-        "actor_goal": actor_samples(storage, ledger, slots, at, her, uniform),
+        "actor_goal": actor_goal,
         "last": last,
     }
     if achieved_goals:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from herkit.buffer.backend import NUMPY, ArrayOps, NumpyOps, rows_mask
+from herkit.buffer.datasets import unprefixed
 
 if TYPE_CHECKING:
     from herkit.buffer.datasets import RecordedEpisodes
@@ -395,14 +396,7 @@ class EpisodeStorage:
         self.next_episode = int(counters["next_episode"])
         self._oldest_open_start = int(self.episode_start[self.open_episode].min())
         if self.recorded is not None:
-            prefix = "recorded."
-            self.recorded.restore(
-                {
-                    name[len(prefix) :]: value
-                    for name, value in arrays.items()
-                    if name.startswith(prefix)
-                }
-            )
+            self.recorded.restore(unprefixed(arrays, "recorded."))
         self._changed = None
 
 

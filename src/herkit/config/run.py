@@ -3,6 +3,7 @@ back from a run directory by :func:`herkit.rundir.settings.load_run_config`."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 from typing import Any
@@ -31,23 +32,14 @@ def config_for(env_id: str, **changes: Any) -> TrainConfig:
         kept = tuple(item for item in preset.env_kwargs if item.split("=")[0] not in mine)
         changes["env_kwargs"] = kept + given.env_kwargs
     config = dataclasses.replace(preset, **changes)
-    if "algo" not in changes:
-        config = _algo_for_action_space(config)
-    return config
-
-
-def _algo_for_action_space(config: TrainConfig) -> TrainConfig:
-    """``config`` with an algorithm that fits its env's action space: DQN for a Discrete
-    space, SAC for a Box (said on stderr when that changes it)."""
+    if "algo" in changes:
+        return config
     import gymnasium
 
     from herkit.envs import make_goal_env
 
-    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
-    try:
+    with contextlib.closing(make_goal_env(config.env_id, **config.env_kwargs_dict())) as env:
         space = env.action_space
-    finally:
-        env.close()
     discrete = isinstance(space, gymnasium.spaces.Discrete)
     if discrete == (config.algo == "dqn"):
         return config

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from herkit.envs import drawing
-from herkit.envs.core import GoalEnv, GoalObs, goal_observation_space
+from herkit.envs.core import DrawnGoalEnv, GoalObs, goal_observation_space
 
 __all__ = ["BitFlipEnv"]
 
@@ -40,7 +40,7 @@ MISMATCH: drawing.Color = drawing.RED
 """Outline of a state square whose bit differs from the goal."""
 
 
-class BitFlipEnv(GoalEnv[Any]):
+class BitFlipEnv(DrawnGoalEnv[Any]):
     """The bit-flipping goal env, with a discrete or a continuous action space.
 
     - observation, achieved_goal: the current bits, desired_goal: the goal bits, all
@@ -77,14 +77,10 @@ class BitFlipEnv(GoalEnv[Any]):
             raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
         if max_steps < 1:
             raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
-            )
+        self._set_render_mode(render_mode)
         self.n_bits = int(n_bits)
         self.continuous = bool(continuous)
         self.max_steps = int(max_steps)
-        self.render_mode = render_mode
         bits = gym.spaces.Box(0.0, 1.0, (self.n_bits,), np.float32)
         self.observation_space = goal_observation_space(bits, bits)
         self.action_space: gym.spaces.Space[Any]
@@ -144,20 +140,11 @@ class BitFlipEnv(GoalEnv[Any]):
         reward, info = self._outcome(obs)
         return obs, reward, bool(info["is_success"]), self._steps >= self.max_steps, info
 
-    def render(self) -> str | drawing.Frame | None:
-        """The current frame: text for ``"ansi"``, an RGB array for ``"rgb_array"``, else None.
-
-        The frame shows the state bits as a row of squares (dark for a 1, white for a 0), each
-        outlined green where it matches the goal bit and red where not, above a row of the
-        goal bits (grey for a 1). Rendering reads the state only (no randomness).
-        """
-        if self.render_mode == "ansi":
-            state = "".join(str(int(bit)) for bit in self._state)
-            goal = "".join(str(int(bit)) for bit in self._goal)
-            return f"state {state}\ngoal  {goal}\n"
-        if self.render_mode == "rgb_array":
-            return self._render_frame()
-        return None
+    def _render_text(self) -> str:
+        """The state bits, then the goal bits, as two lines of 0s and 1s."""
+        state = "".join(str(int(bit)) for bit in self._state)
+        goal = "".join(str(int(bit)) for bit in self._goal)
+        return f"state {state}\ngoal  {goal}\n"
 
     def _cell(self) -> int:
         """Pixels per bit in an ``rgb_array`` frame: 32, less for many bits (at least 4)."""
@@ -181,7 +168,9 @@ class BitFlipEnv(GoalEnv[Any]):
         return x0 + pad, top + pad, x0 + cell - pad, top + cell - pad
 
     def _render_frame(self) -> drawing.Frame:
-        """The ``rgb_array`` frame (see :meth:`render`)."""
+        """The ``rgb_array`` frame: the state bits as a row of squares (dark for a 1, white
+        for a 0), each outlined green where it matches the goal bit and red where not, above
+        a row of the goal bits (grey for a 1)."""
         frame = drawing.blank(*self._frame_shape(), color=BACKGROUND)
         border = max(1, self._cell() // 10)
         for index in range(self.n_bits):

@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from herkit.buffer.goal_env import GOAL_KEYS
 
-__all__ = ["GOAL_KEYS", "GoalEnv", "GoalObs", "goal_observation_space"]
+__all__ = ["GOAL_KEYS", "DrawnGoalEnv", "GoalEnv", "GoalObs", "goal_observation_space"]
 
 GoalObs = dict[str, NDArray[np.float32]]
 """A goal env's observation: ``observation``, ``achieved_goal`` and ``desired_goal`` arrays."""
@@ -72,3 +72,31 @@ class GoalEnv(gym.Env[GoalObs, ActType]):
         """The step reward and info of observation ``obs``, consistent with compute_reward."""
         reward = float(self.compute_reward(obs["achieved_goal"], obs["desired_goal"], None))
         return reward, {"is_success": float(reward == 0.0)}
+
+
+class DrawnGoalEnv(GoalEnv[ActType]):
+    """A :class:`GoalEnv` of herkit's that renders ``"ansi"`` text (``_render_text``) or
+    ``"rgb_array"`` frames (``_render_frame``); rendering reads the state only (no
+    randomness)."""
+
+    def _set_render_mode(self, render_mode: str | None) -> None:
+        """Keep ``render_mode``: None, ``"ansi"`` or ``"rgb_array"`` (else a ValueError)."""
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+
+    def render(self) -> str | NDArray[np.uint8] | None:
+        """The current frame: text for ``"ansi"``, an RGB array for ``"rgb_array"``, else None."""
+        if self.render_mode == "ansi":
+            return self._render_text()
+        if self.render_mode == "rgb_array":
+            return self._render_frame()
+        return None
+
+    @abstractmethod
+    def _render_text(self) -> str: ...
+
+    @abstractmethod
+    def _render_frame(self) -> NDArray[np.uint8]: ...

@@ -111,13 +111,12 @@ def draw_rect(
     fill_rect(frame, x1 - t, y0, x1, y1, color)
 
 
-def _disc_mask(
-    frame: Frame, cx: float, cy: float, outer: float, inner: float
-) -> tuple[tuple[slice, slice], NDArray[np.bool_]] | None:
-    """The bounding-box slices and mask of the pixels with ``inner < distance <= outer``."""
+def _disc(frame: Frame, cx: float, cy: float, outer: float, inner: float, color: Color) -> None:
+    """Set the pixels at a distance in ``(inner, outer]`` of ``(cx, cy)`` (``[0, outer]`` for
+    ``inner <= 0``)."""
     box = _box(frame, cx - outer, cy - outer, cx + outer + 1, cy + outer + 1)
     if box is None:
-        return None
+        return
     col0, row0, col1, row1 = box
     cols = np.arange(col0, col1) - cx
     rows = np.arange(row0, row1) - cy
@@ -125,25 +124,19 @@ def _disc_mask(
     mask = squared <= outer**2
     if inner > 0:
         mask &= squared > inner**2
-    return (slice(row0, row1), slice(col0, col1)), mask
+    frame[row0:row1, col0:col1][mask] = color
 
 
 def fill_circle(frame: Frame, cx: float, cy: float, radius: float, color: Color) -> None:
     """Fill the pixels whose centres lie within ``radius`` of ``(cx, cy)``."""
-    found = _disc_mask(frame, cx, cy, radius, 0.0)
-    if found is not None:
-        window, mask = found
-        frame[window][mask] = color
+    _disc(frame, cx, cy, radius, 0.0, color)
 
 
 def draw_circle(
     frame: Frame, cx: float, cy: float, radius: float, color: Color, thickness: int = 1
 ) -> None:
     """Draw a ring: the pixels at a distance in ``(radius - thickness, radius]`` of the centre."""
-    found = _disc_mask(frame, cx, cy, radius, radius - max(int(thickness), 1))
-    if found is not None:
-        window, mask = found
-        frame[window][mask] = color
+    _disc(frame, cx, cy, radius, radius - max(int(thickness), 1), color)
 
 
 def fill_polygon(frame: Frame, xs: ArrayLike, ys: ArrayLike, color: Color) -> None:
@@ -168,13 +161,6 @@ def fill_polygon(frame: Frame, xs: ArrayLike, ys: ArrayLike, color: Color) -> No
     sign = 1.0 if area >= 0 else -1.0
     mask = np.all(sign * cross >= -1e-9, axis=-1)
     frame[row0:row1, col0:col1][mask] = color
-
-
-def _stamp(frame: Frame, cols: NDArray[np.int64], rows: NDArray[np.int64], color: Color) -> None:
-    """Set the pixels ``frame[rows[i], cols[i]]`` that lie inside the frame."""
-    height, width = frame.shape[:2]
-    inside = (cols >= 0) & (cols < width) & (rows >= 0) & (rows < height)
-    frame[rows[inside], cols[inside]] = color
 
 
 def draw_polyline(
@@ -203,8 +189,10 @@ def draw_polyline(
     offsets = np.arange(width) - (width - 1) // 2
     cols = np.rint(sx).astype(np.int64)[:, None, None] + offsets[None, None, :]
     rows = np.rint(sy).astype(np.int64)[:, None, None] + offsets[None, :, None]
-    cols, rows = np.broadcast_arrays(cols, rows)
-    _stamp(frame, cols.ravel(), rows.ravel(), color)
+    cols, rows = (array.ravel() for array in np.broadcast_arrays(cols, rows))
+    height, width = frame.shape[:2]  # the pixels that lie inside the frame
+    inside = (cols >= 0) & (cols < width) & (rows >= 0) & (rows < height)
+    frame[rows[inside], cols[inside]] = color
 
 
 def draw_line(

@@ -16,8 +16,9 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from herkit.buffer.checks import check_int
 from herkit.envs import drawing
-from herkit.envs.core import GoalEnv, GoalObs, goal_observation_space
+from herkit.envs.core import DrawnGoalEnv, GoalObs, goal_observation_space
 
 __all__ = ["GridWorldEnv"]
 
@@ -36,7 +37,7 @@ AGENT_COLOR: drawing.Color = drawing.BLUE
 """Colour of the agent's disc."""
 
 
-class GridWorldEnv(GoalEnv[np.int64]):
+class GridWorldEnv(DrawnGoalEnv[np.int64]):
     """Walk a ``size x size`` grid to a goal cell; border walls block moves.
 
     - observation, achieved_goal: the agent's cell ``(row, col) / (size - 1)`` as float32;
@@ -62,21 +63,16 @@ class GridWorldEnv(GoalEnv[np.int64]):
         self, size: int = 8, max_steps: int | None = None, render_mode: str | None = None
     ) -> None:
         """Build the env; ``max_steps`` defaults to ``4 * size``."""
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:
-            raise ValueError(f"size must be an int >= 2, got {size!r}")
+        check_int("size", size, 2)
         if max_steps is None:
             max_steps = 4 * int(size)
         if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)):
             raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
         if max_steps < 1:
             raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
-            )
+        self._set_render_mode(render_mode)
         self.size = int(size)
         self.max_steps = int(max_steps)
-        self.render_mode = render_mode
         cell = gym.spaces.Box(0.0, 1.0, (2,), np.float32)
         self.observation_space = goal_observation_space(cell, cell)
         self.action_space = gym.spaces.Discrete(4)
@@ -123,21 +119,12 @@ class GridWorldEnv(GoalEnv[np.int64]):
         reward, info = self._outcome(obs)
         return obs, reward, bool(info["is_success"]), self._steps >= self.max_steps, info
 
-    def render(self) -> str | drawing.Frame | None:
-        """The current frame: text for ``"ansi"``, an RGB array for ``"rgb_array"``, else None.
-
-        The text shows ``A`` for the agent and ``G`` for the goal; the frame shows the grid
-        (white cells, grey lines) inside a dark border wall, the goal cell in green and the
-        agent as a blue disc. Rendering reads the state only (no randomness).
-        """
-        if self.render_mode == "ansi":
-            rows = [["."] * self.size for _ in range(self.size)]
-            rows[int(self._goal[0])][int(self._goal[1])] = "G"
-            rows[int(self._agent[0])][int(self._agent[1])] = "A"
-            return "".join(" ".join(row) + "\n" for row in rows)
-        if self.render_mode == "rgb_array":
-            return self._render_frame()
-        return None
+    def _render_text(self) -> str:
+        """The grid as text: ``A`` for the agent and ``G`` for the goal."""
+        rows = [["."] * self.size for _ in range(self.size)]
+        rows[int(self._goal[0])][int(self._goal[1])] = "G"
+        rows[int(self._agent[0])][int(self._agent[1])] = "A"
+        return "".join(" ".join(row) + "\n" for row in rows)
 
     def _layout(self) -> tuple[int, int, int]:
         """``(cell, offset, side)``: pixels per cell, pixel of the grid's top-left corner
@@ -153,7 +140,8 @@ class GridWorldEnv(GoalEnv[np.int64]):
         return x0, y0, x0 + cell, y0 + cell
 
     def _render_frame(self) -> drawing.Frame:
-        """The ``rgb_array`` frame (see :meth:`render`)."""
+        """The ``rgb_array`` frame: the grid (white cells, grey lines) inside a dark border
+        wall, the goal cell in green and the agent as a blue disc."""
         cell, offset, side = self._layout()
         end = offset + self.size * cell
         frame = drawing.blank(side, side, WALL_COLOR)

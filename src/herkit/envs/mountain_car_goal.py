@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from herkit.envs import drawing
-from herkit.envs.core import GoalEnv, GoalObs, goal_observation_space
+from herkit.envs.core import DrawnGoalEnv, GoalObs, goal_observation_space
 
 __all__ = ["START_HIGH", "START_LOW", "MountainCarGoalEnv", "hill_height"]
 
@@ -75,7 +75,7 @@ def hill_height(position: ArrayLike) -> NDArray[np.float64]:
     return np.sin(3.0 * np.asarray(position, dtype=np.float64)) * 0.45 + 0.55
 
 
-class MountainCarGoalEnv(GoalEnv[np.int64]):
+class MountainCarGoalEnv(DrawnGoalEnv[np.int64]):
     """Mountain car that must reach a goal position drawn each episode.
 
     - observation: ``(position, velocity)`` float32;
@@ -112,14 +112,10 @@ class MountainCarGoalEnv(GoalEnv[np.int64]):
                 f"distance_threshold={distance_threshold!r} of some start position in "
                 f"[{START_LOW}, {START_HIGH}]; widen the range or move it away from the start"
             )
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
-            )
+        self._set_render_mode(render_mode)
         self.distance_threshold = float(distance_threshold)
         self.goal_low = float(goal_low)
         self.goal_high = float(goal_high)
-        self.render_mode = render_mode
         observation = gym.spaces.Box(
             np.array([MIN_POSITION, -MAX_SPEED], dtype=np.float32),
             np.array([MAX_POSITION, MAX_SPEED], dtype=np.float32),
@@ -177,21 +173,12 @@ class MountainCarGoalEnv(GoalEnv[np.int64]):
         reward, info = self._outcome(obs)
         return obs, reward, bool(info["is_success"]), False, info
 
-    def render(self) -> str | drawing.Frame | None:
-        """The current frame: text for ``"ansi"``, an RGB array for ``"rgb_array"``, else None.
-
-        The frame shows the hill (ground under it), the stretch of hill within
-        ``distance_threshold`` of the goal in green, a yellow flag at the goal and the car
-        (blue, tilted with the slope). Rendering reads the state only (no randomness).
-        """
-        if self.render_mode == "ansi":
-            return (
-                f"position {self._position:+.3f}  velocity {self._velocity:+.4f}  "
-                f"goal {float(self._goal[0]):+.3f}\n"
-            )
-        if self.render_mode == "rgb_array":
-            return self._render_frame()
-        return None
+    def _render_text(self) -> str:
+        """The position, velocity and goal, on one line."""
+        return (
+            f"position {self._position:+.3f}  velocity {self._velocity:+.4f}  "
+            f"goal {float(self._goal[0]):+.3f}\n"
+        )
 
     @staticmethod
     def _pixel(position: ArrayLike, height: ArrayLike) -> tuple[Any, Any]:
@@ -201,7 +188,9 @@ class MountainCarGoalEnv(GoalEnv[np.int64]):
         return x, y
 
     def _render_frame(self) -> drawing.Frame:
-        """The ``rgb_array`` frame (see :meth:`render`)."""
+        """The ``rgb_array`` frame: the hill (ground under it), the stretch of hill within
+        ``distance_threshold`` of the goal in green, a yellow flag at the goal and the car
+        (blue, tilted with the slope)."""
         frame = drawing.blank(FRAME_HEIGHT, FRAME_WIDTH, SKY)
         # Ground: every pixel below the hill, column by column.
         cols = np.arange(MARGIN, FRAME_WIDTH - MARGIN)

@@ -30,6 +30,8 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from herkit.envs.core import goal_observation_space
+
 __all__ = ["OGBENCH_MAZE_ID", "OGBenchGoalEnv", "make_ogbench_env"]
 
 OGBENCH_MAZE_ID = re.compile(r"^(point|ant|humanoid)maze-")
@@ -59,13 +61,7 @@ class OGBenchGoalEnv(gym.Wrapper):
         goal = gym.spaces.Box(
             space.low[: self._goal_dim], space.high[: self._goal_dim], dtype=space.dtype
         )
-        self.observation_space = gym.spaces.Dict(
-            {
-                "observation": space,
-                "achieved_goal": goal,
-                "desired_goal": gym.spaces.Box(goal.low, goal.high, dtype=goal.dtype),
-            }
-        )
+        self.observation_space = goal_observation_space(space, goal)
         task = getattr(base, "_reward_task_id", None)
         count = len(getattr(base, "task_infos", ()) or ())
         self.evaluation_tasks: tuple[dict[str, Any], ...] = (

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from herkit.envs import drawing
-from herkit.envs.core import GoalEnv, GoalObs, goal_observation_space
+from herkit.envs.core import DrawnGoalEnv, GoalObs, goal_observation_space
 
 __all__ = ["PointReachEnv"]
 
@@ -47,7 +47,7 @@ REACHED_FILL: drawing.Color = (200, 238, 205)
 """Colour inside the goal circle once the point is inside it."""
 
 
-class PointReachEnv(GoalEnv[NDArray[np.float32]]):
+class PointReachEnv(DrawnGoalEnv[NDArray[np.float32]]):
     """Point-mass reaching in ``[-1, 1]^2`` with a sparse reward.
 
     - observation: ``(x, y, vx, vy)`` float32, where ``(vx, vy)`` is the displacement of the
@@ -66,12 +66,8 @@ class PointReachEnv(GoalEnv[NDArray[np.float32]]):
         """Build the env; success is a distance to the goal below ``distance_threshold``."""
         if not np.isfinite(distance_threshold) or distance_threshold <= 0:
             raise ValueError(f"distance_threshold must be > 0, got {distance_threshold!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}"
-            )
+        self._set_render_mode(render_mode)
         self.distance_threshold = float(distance_threshold)
-        self.render_mode = render_mode
         position = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
         observation = gym.spaces.Box(
             np.array([-1.0, -1.0, -SPEED, -SPEED], dtype=np.float32),
@@ -127,25 +123,12 @@ class PointReachEnv(GoalEnv[NDArray[np.float32]]):
         reward, info = self._outcome(obs)
         return obs, reward, False, False, info
 
-    def render(self) -> str | drawing.Frame | None:
-        """The current frame: text for ``"ansi"``, an RGB array for ``"rgb_array"``, else None.
-
-        The frame shows the arena ``[-1, 1]^2`` (``x`` right, ``y`` up) in white, the goal as
-        a circle of radius ``distance_threshold`` around a dot (red, green once reached; at
-        least 2 pixels) and the point as a blue dot on top. Rendering reads the state only
-        (no randomness).
-        """
-        if self.render_mode == "ansi":
-            x, y = self._position
-            gx, gy = self._goal
-            distance = float(np.linalg.norm(self._position - self._goal))
-            return (
-                f"point ({x:+.3f}, {y:+.3f})  goal ({gx:+.3f}, {gy:+.3f})  "
-                f"distance {distance:.3f}\n"
-            )
-        if self.render_mode == "rgb_array":
-            return self._render_frame()
-        return None
+    def _render_text(self) -> str:
+        """The point, the goal and their distance, on one line."""
+        x, y = self._position
+        gx, gy = self._goal
+        distance = float(np.linalg.norm(self._position - self._goal))
+        return f"point ({x:+.3f}, {y:+.3f})  goal ({gx:+.3f}, {gy:+.3f})  distance {distance:.3f}\n"
 
     @staticmethod
     def _pixel(position: ArrayLike) -> tuple[float, float]:
@@ -155,7 +138,9 @@ class PointReachEnv(GoalEnv[NDArray[np.float32]]):
         return MARGIN + (x + 1.0) * scale, MARGIN + (1.0 - y) * scale
 
     def _render_frame(self) -> drawing.Frame:
-        """The ``rgb_array`` frame (see :meth:`render`)."""
+        """The ``rgb_array`` frame: the arena ``[-1, 1]^2`` (``x`` right, ``y`` up) in white,
+        the goal as a circle of radius ``distance_threshold`` around a dot (red, green once
+        reached; at least 2 pixels) and the point as a blue dot on top."""
         frame = drawing.blank(FRAME_SIZE, FRAME_SIZE, BACKGROUND)
         low, high = MARGIN, FRAME_SIZE - MARGIN
         drawing.fill_rect(frame, low, low, high, high, drawing.WHITE)

@@ -130,7 +130,15 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
         return make_ogbench_env(name, **kwargs)
     if name not in gym.registry:
         _register_robotics(env_id, required=name.startswith(ROBOTICS_PREFIXES))
-    _check_known(env_id, name)
+    if name not in gym.registry:  # unknown, unless it names a registered env family
+        try:
+            namespace, base, version = parse_env_id(name)
+        except gym.error.Error:
+            namespace, base, version = None, name, 0
+        # of a family, gym.make picks the latest version (with a warning)
+        if version is not None or find_highest_version(namespace, base) is None:
+            robotics = register_robotics_envs()
+            raise ValueError(_unknown_id(env_id, name, list(gym.registry), robotics))
     try:
         env = gym.make(name, **kwargs)
     except TypeError as error:
@@ -227,20 +235,6 @@ def _register_robotics(env_id: str, required: bool) -> None:
             f"{error}){hint if gl else ''}"
         ) from None
     gym.register_envs(gymnasium_robotics)
-
-
-def _check_known(env_id: str, name: str) -> None:
-    """Raise ValueError unless ``name`` is registered (or names a registered env family)."""
-    if name in gym.registry:
-        return
-    try:
-        namespace, base, version = parse_env_id(name)
-    except gym.error.Error:
-        namespace, base, version = None, name, 0
-    if version is None and find_highest_version(namespace, base) is not None:
-        return  # gym.make picks the latest version (with a warning)
-    robotics = register_robotics_envs()
-    raise ValueError(_unknown_id(env_id, name, list(gym.registry), robotics))
 
 
 def _unknown_id(env_id: str, name: str, known: list[str], robotics: bool) -> str:

@@ -15,6 +15,8 @@ from typing import Any
 
 import torch
 
+from herkit.buffer.goal_env import first_env
+
 __all__ = ["GoalDistanceReward", "torch_reward_of"]
 
 
@@ -41,10 +43,7 @@ class GoalDistanceReward:
 
 def torch_reward_of(env: Any) -> Any:
     """The torch form of ``env``'s reward (of the first env of a vector env), or None."""
-    if hasattr(env, "envs"):
-        env = env.envs[0]
-    elif hasattr(env, "env_fns"):
-        env = env.env_fns[0]()
+    env = first_env(env)
     unwrapped = getattr(env, "unwrapped", env)
     method = getattr(unwrapped, "compute_reward_torch", None)
     if callable(method):

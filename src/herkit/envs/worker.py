@@ -9,6 +9,7 @@ vector env is reset as a whole after a failure, so their state does not matter).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing.connection
 import os
 import pickle
@@ -39,7 +40,7 @@ def step_all(envs: Sequence[gym.Env], actions: Any) -> tuple[str, Any]:
             return "failed", (j, raised(error), "step", traceback.format_exc())
     obs, rewards, terminated, truncated, infos = zip(*results, strict=True)
     return "ok", (
-        _stack(list(obs)),
+        {key: np.stack([each[key] for each in obs]) for key in obs[0]},
         np.asarray(rewards, np.float64),
         np.asarray(terminated, np.bool_),
         np.asarray(truncated, np.bool_),
@@ -66,10 +67,8 @@ def remake(
     """Replace the envs at ``positions`` by new ones from their ``fns`` (the old ones are
     closed as far as they still can be)."""
     for j in positions:
-        try:
+        with contextlib.suppress(Exception):  # a failed env may not close: it is replaced
             envs[j].close()
-        except Exception:  # a failed env may not close cleanly; it is replaced all the same
-            pass
         try:
             envs[j] = fns[j]()
         except Exception as error:
@@ -116,10 +115,8 @@ def work(pipe: Any, parent_pipe: Any, pickled_fns: bytes) -> None:
         pass
     finally:
         for env in envs:
-            try:
+            with contextlib.suppress(Exception):
                 env.close()
-            except Exception:
-                pass
         pipe.close()
 
 
@@ -157,10 +154,8 @@ class Worker:
 
     def send(self, message: Any) -> None:
         """Send a command; a dead process is reported by the next :meth:`receive`."""
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
             self.pipe.send(message)
-        except (BrokenPipeError, ConnectionResetError, OSError):
-            pass
 
     def receive(self, during: str) -> tuple[str, Any]:
         """The answer to the last command, ``("ok", payload)`` or ``("failed", ...)``; a
@@ -169,11 +164,9 @@ class Worker:
         pipe, process = self.pipe, self.process
         ready = multiprocessing.connection.wait([pipe, process.sentinel], self.timeout_s)
         if pipe in ready or pipe.poll():  # an answer sent just before dying still counts
-            try:
+            with contextlib.suppress(EOFError, ConnectionResetError, BrokenPipeError, OSError):
                 answer: tuple[str, Any] = pipe.recv()
                 return answer
-            except (EOFError, ConnectionResetError, BrokenPipeError, OSError):
-                pass
         self.lost = True
         if not ready:
             process.kill()
@@ -210,7 +203,3 @@ class Worker:
                 end()
                 process.join(timeout=2.0)
         self.pipe.close()
-
-
-def _stack(observations: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    return {key: np.stack([obs[key] for obs in observations]) for key in observations[0]}

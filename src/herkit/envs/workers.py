@@ -27,6 +27,7 @@ ends them. Workers end with the trainer, however it ends: they watch their paren
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -153,16 +154,11 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
         self._raise_failures(answers)
         parts = [answers[w][1] for w in range(len(self._shares))]
         obs = {key: np.concatenate([part[0][key] for part in parts]) for key in parts[0][0]}
-        rewards = np.concatenate([part[1] for part in parts])
-        terminated = np.concatenate([part[2] for part in parts])
-        truncated = np.concatenate([part[3] for part in parts])
+        rewards, terminated, truncated = (np.concatenate([p[k] for p in parts]) for k in (1, 2, 3))
         self._check_finite(obs, rewards, np.arange(self.num_envs), "step")
         infos: dict[str, Any] = {}
-        i = 0
-        for part in parts:
-            for info in part[4]:
-                infos = self._add_info(infos, info, i)
-                i += 1
+        for i, info in enumerate(info for part in parts for info in part[4]):
+            infos = self._add_info(infos, info, i)
         self._observations = obs
         return _copy(obs), rewards, terminated, truncated, infos
 
@@ -324,10 +320,8 @@ class WorkerVectorEnv(gym.vector.VectorEnv):
         self.closed = True
         if not self.workers:
             for env in getattr(self, "envs", []):
-                try:
+                with contextlib.suppress(Exception):  # a failed env may not close: dropped
                     env.close()
-                except Exception:  # a failed env may not close cleanly; it is dropped
-                    pass
             return
         for worker in self._workers:
             worker.stop(ask=not terminate, owes_answer=self._waiting)

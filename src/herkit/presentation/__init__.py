@@ -1,6 +1,6 @@
 """What is shown of runs, made from their files: curves (:mod:`~herkit.presentation.plots`,
 runs grouped by setting in :mod:`~herkit.presentation.groups`), the interactive HTML report
-(:mod:`~herkit.presentation.report`, its page in :mod:`~herkit.presentation.page`), a run's
+(:mod:`~herkit.presentation.report`, the page around its figures included), a run's
 figures drawn in a child process (:mod:`~herkit.presentation.figures`, started by
 :mod:`~herkit.presentation.presenter`) and videos (:mod:`~herkit.presentation.video`).
 

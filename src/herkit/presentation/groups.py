@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,14 +79,8 @@ class Curve:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready numbers: ``x``, ``mean``, ``min``, ``max``, ``sem`` lists and ``n``."""
-        return {
-            "x": self.x.tolist(),
-            "mean": self.mean.tolist(),
-            "min": self.min.tolist(),
-            "max": self.max.tolist(),
-            "sem": self.sem.tolist(),
-            "n": self.n,
-        }
+        arrays = {name: getattr(self, name).tolist() for name in ("x", "mean", "min", "max", "sem")}
+        return arrays | {"n": self.n}
 
 
 @dataclass(frozen=True)
@@ -156,14 +151,11 @@ def aggregate_runs(
     check_options(x, smooth)
     if not run_dirs:
         raise ValueError("run_dirs: give at least one run directory")
-    runs: list[Path] = []
-    seen: set[Path] = set()
+    unique: dict[Path, Path] = {}  # by where the run lies: the first path given to it
     for run_dir in run_dirs:
-        path = Path(run_dir)
-        RunPaths(path).check(progress=True)
-        if path.resolve() not in seen:
-            seen.add(path.resolve())
-            runs.append(path)
+        RunPaths(run_dir).check(progress=True)
+        unique.setdefault(Path(run_dir).resolve(), Path(run_dir))
+    runs = list(unique.values())
 
     # Group key: the settings that matter, as canonical JSON; no config: the run alone.
     members: dict[str, list[tuple[Path, dict[str, Any] | None]]] = {}
@@ -185,7 +177,7 @@ def aggregate_runs(
         for name in (SUCCESS, *names):
             series = [found[name] for found in metrics if name in found]
             if series:
-                curves[name] = _aggregate([_smoothed(s, smooth) for s in series])
+                curves[name] = _aggregate([(xs, moving_average(ys, smooth)) for xs, ys in series])
         config = group_runs[0][1]
         groups.append(
             Group(
@@ -300,9 +292,7 @@ def _labels(
             suffix = f"{len(runs)} runs"
         labels[key] = (f"{text} ({suffix})" if text else f"({suffix})", settings)
     # Directory names (or anything else) that coincide: tell them apart by position.
-    counts: dict[str, int] = {}
-    for label, _ in labels.values():
-        counts[label] = counts.get(label, 0) + 1
+    counts = Counter(label for label, _ in labels.values())
     for index, (key, (label, settings)) in enumerate(labels.items()):
         if counts[label] > 1:
             path = members[key][0][0]
@@ -337,10 +327,6 @@ def _number(text: str | None) -> float:
         return float(text) if text is not None else math.nan
     except ValueError:
         return math.nan
-
-
-def _smoothed(series: tuple[np.ndarray, np.ndarray], window: int) -> tuple[np.ndarray, np.ndarray]:
-    return series[0], moving_average(series[1], window)
 
 
 def _aggregate(series: Sequence[tuple[np.ndarray, np.ndarray]]) -> Curve:

@@ -116,12 +116,12 @@ def figure(groups: Sequence[Group], title: str | None = None, band: Band = "minm
         fig.suptitle(title)
     bottom = 0.0
     if len(groups) > 1 or any(len(group.runs) > 1 for group in groups):
-        bottom = _legend_below(fig, flat[0], columns)
+        bottom = _legend_below(fig, flat[0])
     fig.tight_layout(rect=(0, bottom, 1, 1))
     return fig
 
 
-def _legend_below(fig: Any, ax: Any, columns: int) -> float:
+def _legend_below(fig: Any, ax: Any) -> float:
     """A legend under the panels, its labels wrapped to fit the figure's width; returns
     the share of the figure's height it takes."""
     import textwrap

@@ -22,10 +22,14 @@ panels say what is missing. A ``<div id="report-errors">`` shows any JavaScript 
 
 from __future__ import annotations
 
+import base64
 import csv
+import functools
+import gzip
 import html
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,22 +37,23 @@ from typing import Any
 import numpy as np
 from plotly.colors import hex_to_rgb, qualitative
 from plotly.io import to_html
+from plotly.offline import get_plotlyjs
 
 from herkit.presentation.groups import (
     SUCCESS,
     Group,
     _flatten,
+    _number,
     _read_config,
     aggregate_runs,
     moving_average,
     progress_axis,
 )
-from herkit.presentation.page import deferred_scripts, html_page
 from herkit.presentation.plots import X_TITLES, _check_output, _wants_log
 from herkit.rundir.paths import RunPaths
 from herkit.runtime.files import naming, write_text
 
-__all__ = ["episode_window", "read_table", "write_report"]
+__all__ = ["PAGE", "deferred_scripts", "episode_window", "html_page", "read_table", "write_report"]
 
 MAX_POINTS = 4000
 """Most points drawn per curve; longer series are thinned evenly (the file stays small)."""
@@ -81,16 +86,16 @@ def write_report(run_dirs: Sequence[str | Path], output: str | Path) -> Path:
     for run_dir in run_dirs:
         RunPaths(run_dir).check(progress=True)
     out = _check_output("output", output, example="report.html")
-    x = (
-        progress_axis(run_dirs)
-        if all(RunPaths(r).progress.is_file() for r in run_dirs)
-        else ("env_steps")
-    )
+    x = progress_axis(run_dirs)
     by_steps = aggregate_runs(run_dirs, x=x)  # also checks for progress.csv
     by_wall = aggregate_runs(run_dirs, x="wall_s")
     runs = [run for group in by_steps for run in group.runs]
     configs = [_read_config(run) for run in runs]
-    names = _run_names(runs)
+    names = [run.resolve().name for run in runs]  # with the parent's where two coincide
+    names = [
+        f"{run.resolve().parent.name}/{name}" if names.count(name) > 1 else name
+        for run, name in zip(runs, names, strict=True)
+    ]
 
     body = [_header(runs, names, configs), "<h2>Evaluation success rate</h2>"]
     steps = _success_figure(by_steps, X_TITLES[x], f"Success rate against {X_TITLES[x]}")
@@ -126,22 +131,6 @@ def read_table(path: str | Path) -> dict[str, np.ndarray]:
 def episode_window(episodes: int) -> int:
     """Moving-average window over episodes: 100, or a fifth of a shorter run (at least 1)."""
     return max(1, min(100, episodes // 5))
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
-
-
-def _run_names(runs: Sequence[Path]) -> list[str]:
-    """Directory names, with the parent's name added where two coincide."""
-    names = [run.resolve().name for run in runs]
-    return [
-        f"{run.resolve().parent.name}/{name}" if names.count(name) > 1 else name
-        for run, name in zip(runs, names, strict=True)
-    ]
 
 
 def _header(runs: Sequence[Path], names: list[str], configs: list[Config]) -> str:
@@ -433,3 +422,90 @@ def _config_table(names: list[str], configs: list[Config]) -> str:
         rows.append(f"<tr{marked}>{tds}</tr>")
     legend = "<p class='help'>Highlighted rows differ between runs.</p>" if len(names) > 1 else ""
     return f"{legend}<table class='config'><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+# --- the page around the figures ------------------------------------------------------------
+
+DEFERRED = "text/x-herkit-plot"
+"""The type of a figure's script: run once Plotly is unpacked, not as the page loads."""
+
+
+def html_page(title: str, body: str) -> str:
+    """The whole page: ``title`` (escaped HTML) and ``body`` (the figures' HTML)."""
+    return PAGE.format(title=title, plotly=packed_plotly(), body=body, deferred=DEFERRED)
+
+
+def deferred_scripts(figure: str) -> str:
+    """A figure's HTML with its scripts left for the page to run once Plotly is there."""
+    return re.sub(r'<script(\s+type="text/javascript")?>', f'<script type="{DEFERRED}">', figure)
+
+
+@functools.cache
+def packed_plotly() -> str:
+    """Plotly's JavaScript, gzip-compressed and base64-encoded (made once per process)."""
+    packed = gzip.compress(get_plotlyjs().encode(), compresslevel=9, mtime=0)
+    return base64.b64encode(packed).decode("ascii")
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 20px; color: #222; background: #fafafa; }}
+h1 {{ font-size: 22px; margin: 0 0 6px; word-break: break-all; }} .facts {{ font-size: 15px; }}
+h2 {{ font-size: 18px; margin: 26px 0 8px; border-bottom: 1px solid #ddd; }}
+.help {{ color: #666; font-size: 13px; }} tr.differs td {{ background: #fff4c2; }}
+.grid {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 12px; }}
+.panel {{ background: #fff; border: 1px solid #ddd; border-radius: 6px; min-width: 0;
+          overflow: hidden; }} .note {{ padding: 16px; color: #555; background: #f3f3f3; }}
+.panel h3 {{ font-size: 15px; margin: 10px 12px 0; }} th {{ background: #eee; }}
+table {{ border-collapse: collapse; font-size: 13px; background: #fff; }}
+td, th {{ border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }}
+td {{ word-break: break-word; max-width: 520px; }}
+#report-errors {{ background: #fde8e8; border: 2px solid #c62828; color: #8e0000; padding: 10px;
+                 white-space: pre-wrap; margin-bottom: 12px; }}
+#report-errors:empty, #report-errors[hidden] {{ display: none; }}
+</style></head>
+<body>
+<div id="report-errors" hidden></div>
+<script>
+(function () {{
+  var box = document.getElementById("report-errors");
+  function show(text) {{
+    box.hidden = false;
+    box.textContent += (box.textContent ? "\\n" : "JavaScript error: ") + text;
+  }}
+  window.addEventListener("error", function (e) {{
+    show((e.message || "error") + (e.filename ? " (" + e.filename + ":" + e.lineno + ")" : ""));
+  }});
+  window.addEventListener("unhandledrejection", function (e) {{
+    show("unhandled rejection: " + ((e.reason && e.reason.message) || e.reason)); }});
+  window.herkitShow = show;
+}})();
+</script>
+<script type="application/gzip;base64" id="plotly-gzip">{plotly}</script>
+{body}
+<script>
+(async function () {{
+  var packed = document.getElementById("plotly-gzip").textContent;
+  var bytes = Uint8Array.from(atob(packed), function (c) {{ return c.charCodeAt(0); }});
+  if (typeof DecompressionStream === "undefined") {{
+    window.herkitShow("this browser cannot unpack Plotly (no DecompressionStream): open " +
+                      "the report in a current Chrome, Firefox, Edge or Safari");
+    return;
+  }}
+  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  var library = document.createElement("script");
+  library.textContent = await new Response(stream).text();
+  document.head.appendChild(library);  // runs at once, in the page's global scope
+  if (typeof Plotly === "undefined") {{ window.herkitShow("Plotly did not load"); return; }}
+  document.querySelectorAll('script[type="{deferred}"]').forEach(function (figure) {{
+    var run = document.createElement("script");
+    run.textContent = figure.textContent;
+    figure.replaceWith(run);
+  }});
+  var blank = document.querySelectorAll(".plotly-graph-div:not(.js-plotly-plot)").length;
+  if (blank) window.herkitShow(blank + " figure(s) were not drawn");
+}})().catch(function (e) {{ window.herkitShow("unpacking Plotly failed: " + e); }});
+</script>
+</body></html>
+"""

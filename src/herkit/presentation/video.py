@@ -53,9 +53,10 @@ def render_frame(env: Any) -> np.ndarray:
         if "mujoco" not in type(error).__module__ and "GL" not in str(error):
             raise
         gl = os.environ.get("MUJOCO_GL", "glfw (MuJoCo's default, needs a display)")
+        text = str(error).strip()
+        first = text.splitlines()[0] if text else type(error).__name__
         raise RenderError(
-            f"MuJoCo cannot render offscreen with MUJOCO_GL={gl} ({_first_line(error)}); "
-            f"{GL_INSTALL_HINT}"
+            f"MuJoCo cannot render offscreen with MUJOCO_GL={gl} ({first}); {GL_INSTALL_HINT}"
         ) from None
     if isinstance(frame, (tuple, list)):  # a vector env: one frame per sub-env
         frame = frame[0]
@@ -127,8 +128,3 @@ def write_video(path: str | Path, frames: Sequence[np.ndarray], fps: float) -> P
 def _name(env: Any) -> str:
     spec = getattr(env, "spec", None)
     return spec.id if spec is not None else type(env).__name__
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__

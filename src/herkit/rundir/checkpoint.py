@@ -72,8 +72,14 @@ def save_checkpoint(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if context.is_main:
-        _swap_in(run_dir, tmp)
+    if context.is_main:  # the complete folder becomes the checkpoint: renames only, no space
+        paths = RunPaths(run_dir)
+        final, old = paths.checkpoint, paths.previous_checkpoint
+        if final.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            final.rename(old)
+        tmp.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
     context.barrier()
 
 
@@ -104,19 +110,10 @@ def _build(
         names = [name for rank in range(context.world_size) for name in rank_files(rank)]
         files = {name: _describe(tmp / name) for name in names}
         meta = {"state": loop_state, "world_size": context.world_size, "files": files}
-        with naming(tmp / "state.json"):
-            _write_json(tmp / "state.json", meta)
-
-
-def _swap_in(run_dir: Path, tmp: Path) -> None:
-    """Make the complete folder ``tmp`` the checkpoint (renames only: no space needed)."""
-    paths = RunPaths(run_dir)
-    final, old = paths.checkpoint, paths.previous_checkpoint
-    if final.exists():
-        shutil.rmtree(old, ignore_errors=True)
-        final.rename(old)
-    tmp.rename(final)
-    shutil.rmtree(old, ignore_errors=True)
+        with naming(tmp / "state.json"), open(tmp / "state.json", "w") as file:
+            json.dump(meta, file, indent=1)
+            file.flush()
+            os.fsync(file.fileno())
 
 
 def find_checkpoint(run_dir: str | Path) -> Path:
@@ -226,10 +223,3 @@ def _describe(path: Path) -> dict[str, Any] | None:
         for chunk in iter(lambda: file.read(1 << 20), b""):
             digest.update(chunk)
     return {"bytes": path.stat().st_size, "sha256": digest.hexdigest()}
-
-
-def _write_json(path: Path, value: Any) -> None:
-    with open(path, "w") as file:
-        json.dump(value, file, indent=1)
-        file.flush()
-        os.fsync(file.fileno())

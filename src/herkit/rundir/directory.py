@@ -20,7 +20,6 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from herkit.config.learning import learning_differences
@@ -86,12 +85,7 @@ class RunDirLock:
         self.acquire()
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 

@@ -56,7 +56,8 @@ class RunLogger:
             self.rows = [
                 row for row in read_progress(self.path) if float(row[step_key]) <= resume_from_step
             ]
-            self.columns = _merge(self.columns, [key for row in self.rows for key in row])
+            keys = [key for row in self.rows for key in row]
+            self.columns = list(dict.fromkeys([*self.columns, *keys]))
         self._rewrite()
         self._writer: Any = None
         if tensorboard:
@@ -70,7 +71,7 @@ class RunLogger:
         """Write one row; new metric names extend the header (the file is rewritten once)."""
         text = {key: _format(value) for key, value in row.items()}
         self.rows.append(text)
-        columns = _merge(self.columns, list(row))
+        columns = list(dict.fromkeys([*self.columns, *row]))
         if columns != self.columns:
             self.columns = columns
             self._rewrite()
@@ -87,8 +88,6 @@ class RunLogger:
         """Add ``frames`` to TensorBoard as an animated GIF (its Images tab plays it)."""
         if self._writer is None:
             return
-        import io
-
         from PIL import Image
         from torch.utils.tensorboard.summary import Summary
 
@@ -207,14 +206,6 @@ def read_progress(path: str | Path) -> list[dict[str, str]]:
         return [
             {k: v for k, v in row.items() if v not in ("", None)} for row in csv.DictReader(file)
         ]
-
-
-def _merge(columns: list[str], keys: list[str]) -> list[str]:
-    merged = list(columns)
-    for key in keys:
-        if key not in merged:
-            merged.append(key)
-    return merged
 
 
 def _format(value: float) -> str:

@@ -76,18 +76,8 @@ class EpisodeTracker:
         won = [None] * len(ended) if success is None else (success[ended] > 0).astype(int).tolist()
         distance = final_distances(next_obs, ended)
         distances = [None] * len(ended) if distance is None else distance.tolist()
-        for i, env in enumerate(ended.tolist()):
-            self.rows.append(
-                {
-                    "env_steps": env_steps,
-                    "rank": self.rank,
-                    "env": env,
-                    "return": returns[i],
-                    "length": lengths[i],
-                    "success": won[i],
-                    "final_distance": distances[i],
-                }
-            )
+        for row in zip(ended.tolist(), returns, lengths, won, distances, strict=True):
+            self.rows.append(dict(zip(EPISODE_COLUMNS, (env_steps, self.rank, *row), strict=True)))
         self.returns[ended] = 0.0
         self.lengths[ended] = 0
 

@@ -4,7 +4,7 @@
 pickling, ``truncate_last_trajectory``) and hands storage, relabelling and sampling to the
 core buffer in its ``buffer`` attribute. SB3's storage attributes (``observations`` ...
 ``_current_ep_start``) are properties computed in :mod:`herkit.sb3.views`; SB3's arguments
-and VecEnv are read through :mod:`herkit.sb3.translate`, info dicts kept by
+and VecEnv are read, and samples given, through :mod:`herkit.sb3.translate`, info dicts kept by
 :mod:`herkit.sb3.infos`.
 """
 
@@ -28,7 +28,6 @@ from herkit.buffer.her import HerReplayBuffer as _Buffer
 from herkit.buffer.settings import HerSettings
 from herkit.sb3 import views
 from herkit.sb3.infos import SLOT_KEY, InfoStore, info_value
-from herkit.sb3.samples import sb3_samples
 from herkit.sb3.translate import (
     action_dtype,
     check_arguments,
@@ -36,6 +35,7 @@ from herkit.sb3.translate import (
     declared_ending_of,
     reward_function,
     same_observations,
+    sb3_samples,
     strategy_name,
     warn_if_not_the_algorithms,
 )
@@ -247,7 +247,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
                 key: np.array([info_value(item, key) for item in infos])
                 for key in self.buffer.settings.info_keys
             }
-        moved = self._continuing & ~self._matches_last(obs)
+        moved = self._continuing & ~same_observations(obs, self._last_next, n_envs)
         if moved.any():  # reset outside add: that episode is over
             self.buffer.end_episodes(moved)
         success = None
@@ -285,8 +285,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             store = InfoStore(self.buffer.capacity, infos)
             self._rebuild(info_keys=(*store.keys, SLOT_KEY))
             self._infos = store
-            notice = store.describe(store.other_fields(infos))
-            warnings.warn(notice, InfoFieldsChosen, stacklevel=3)
+            warnings.warn(store.describe(infos), InfoFieldsChosen, stacklevel=3)
         storage = self.buffer.storage
         slots = storage.rows_written % storage.rows * self.n_envs + np.arange(self.n_envs)
         return self._infos.stage(infos, slots)
@@ -295,7 +294,7 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
         self, batch_size: int, env: VecNormalize | None = None
     ) -> DictReplayBufferSamples:
         """A batch of SB3 samples with relabelled goals and recomputed rewards
-        (:mod:`herkit.sb3.samples`)."""
+        (:func:`herkit.sb3.translate.sb3_samples`)."""
         if self._seen is not None:  # the ending of an env that declares none, as seen so far
             self.buffer.flush()
             ending = sb3_ending(self._seen, self.buffer.audit.differing > 0)
@@ -397,7 +396,3 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
     def _reset_tracking(self) -> None:
         self._continuing = np.zeros(self.n_envs, dtype=bool)
         self._last_next = None
-
-    def _matches_last(self, obs: Mapping[str, Any]) -> np.ndarray:
-        """Per env: is ``obs`` the next observation stored last?"""
-        return same_observations(obs, self._last_next, self.n_envs)

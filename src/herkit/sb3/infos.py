@@ -61,9 +61,10 @@ class InfoStore:
         """The info fields stored as columns (the core buffer's ``info_keys``)."""
         return tuple(self.kinds)
 
-    def describe(self, other: set[str]) -> str:
-        """What was chosen, in words, for the notice given once."""
+    def describe(self, infos: Sequence[Mapping[str, Any]]) -> str:
+        """What was chosen of the first ``infos``, in words, for the notice given once."""
         columns = ", ".join(f"{key} ({kind})" for key, kind in self.kinds.items()) or "none"
+        other = {key for info in infos for key in info if key not in self.kinds}
         rest = ", ".join(sorted(other)) or "none"
         return (
             "herkit.sb3.HerReplayBuffer(copy_info_dict=True): info fields stored as columns: "
@@ -102,10 +103,6 @@ class InfoStore:
         columns[SLOT_KEY] = slots.astype(np.float64)
         return columns, extras
 
-    def other_fields(self, infos: Sequence[Mapping[str, Any]]) -> set[str]:
-        """Fields of ``infos`` that are not columns."""
-        return {key for info in infos for key in info if key not in self.kinds}
-
     def dicts(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         """The info dicts of the rows whose columns (with :data:`SLOT_KEY`) are given, as an
         object array; each dict is new, its values are the stored ones (not copied)."""
@@ -116,17 +113,11 @@ class InfoStore:
         rows = zip(*values, strict=True) if values else [()] * len(slots)
         result = np.empty(len(slots), dtype=object)
         for i, (row, extra) in enumerate(zip(rows, self.extras[slots], strict=True)):
-            result[i] = _merge(keys, row, extra)
+            if isinstance(extra, WholeInfo):  # its column fields did not fit: kept whole
+                result[i] = dict(extra)
+            else:
+                result[i] = dict(zip(keys, row, strict=True)) | (extra or {})
         return result
-
-
-def _merge(keys: tuple[str, ...], row: tuple[Any, ...], extra: dict[str, Any] | None) -> dict:
-    if isinstance(extra, WholeInfo):
-        return dict(extra)
-    info = dict(zip(keys, row, strict=True))
-    if extra:
-        info.update(extra)
-    return info
 
 
 def _kind(value: Any) -> str | None:

@@ -1,16 +1,19 @@
-"""What the SB3 adapter reads from SB3's arguments and VecEnv, in herkit's terms.
+"""What the SB3 adapter reads from SB3's arguments and VecEnv, in herkit's terms, and what
+it gives back in SB3's.
 
 :class:`herkit.sb3.HerReplayBuffer` takes SB3's spellings: a ``GoalSelectionStrategy`` or
 a name (:func:`strategy_name`), the action space whose dtype SB3 stores in its own way
 (:func:`action_dtype`), and the training VecEnv, whose first env declares whether episodes
 end on success (:func:`declared_ending_of`) and scores samples (:func:`reward_function`).
+It hands SB3 a herkit :class:`~herkit.buffer.batch.Batch` as SB3's samples
+(:func:`sb3_samples`).
 """
 
 from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -18,6 +21,8 @@ from gymnasium import spaces
 from stable_baselines3.common.type_aliases import DictReplayBufferSamples
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
+from herkit.buffer.batch import Batch
+from herkit.buffer.checks import check_int
 from herkit.buffer.ending import Ending, declared_ending
 from herkit.buffer.goal_env import GOAL_KEYS
 from herkit.buffer.settings import Strategy
@@ -29,6 +34,7 @@ __all__ = [
     "declared_ending_of",
     "reward_function",
     "same_observations",
+    "sb3_samples",
     "strategy_name",
     "warn_if_not_the_algorithms",
 ]
@@ -77,8 +83,7 @@ def check_n_steps(n_steps: Any, gamma: Any) -> None:
     """ValueError, naming the argument, for ``n_steps`` and ``gamma`` that SB3's
     algorithms cannot use: n-step returns need the algorithm's ``gamma`` and an SB3 whose
     samples carry ``discounts`` (2.7 and later)."""
-    if isinstance(n_steps, bool) or not isinstance(n_steps, int | np.integer) or n_steps < 1:
-        raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
+    check_int("n_steps", n_steps, 1)
     if n_steps > 1 and gamma is None:
         raise ValueError(
             f"n_steps={n_steps} needs gamma, the algorithm's discount: "
@@ -159,3 +164,39 @@ def same_observations(
         given = np.asarray(obs[key]).reshape(value.shape)
         same &= (given == value).reshape(n_envs, -1).all(axis=1)
     return same
+
+
+def sb3_samples(
+    batch: Batch,
+    normalize_obs: Callable[[dict[str, np.ndarray]], Any],
+    normalize_reward: Callable[[np.ndarray], Any],
+    to_torch: Callable[[np.ndarray], Any],
+) -> DictReplayBufferSamples:
+    """``batch`` as SB3's ``DictReplayBufferSamples``, through the buffer's normalisers and
+    ``to_torch``: observation dicts of the GoalEnv's three keys (the sample's goal as
+    ``desired_goal`` of both) and any extra keys, rewards ``(B, 1)``, ``dones`` from the
+    sample's terminal flag and, for n-step samples, the ``discounts`` that SB3's algorithms
+    bootstrap with in place of ``gamma``."""
+    raw = {
+        "observation": batch.observation,
+        "achieved_goal": batch.achieved_goal,
+        "desired_goal": batch.goal,
+        **(batch.extras or {}),
+    }
+    raw_next = {
+        "observation": batch.next_observation,
+        "achieved_goal": batch.next_achieved_goal,
+        "desired_goal": batch.goal,
+        **(batch.next_extras or {}),
+    }
+    observations, next_observations = normalize_obs(raw), normalize_obs(raw_next)
+    reward = normalize_reward(batch.reward.reshape(-1, 1))
+    discounts = {} if batch.discount is None else {"discounts": batch.discount.reshape(-1, 1)}
+    return DictReplayBufferSamples(
+        observations={key: to_torch(value) for key, value in observations.items()},
+        actions=to_torch(batch.action),
+        next_observations={key: to_torch(value) for key, value in next_observations.items()},
+        dones=to_torch(batch.terminated.reshape(-1, 1)),
+        rewards=to_torch(np.asarray(reward, dtype=np.float32)),
+        **{key: to_torch(value) for key, value in discounts.items()},
+    )

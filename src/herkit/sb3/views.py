@@ -95,11 +95,6 @@ def episode_arrays(storage: EpisodeStorage, handle_timeouts: bool) -> dict[str, 
     }
 
 
-def current_episode_start(storage: EpisodeStorage) -> np.ndarray:
-    """SB3's ``_current_ep_start``: the row where each env's episode in progress began."""
-    return storage.episode_start[storage.open_episode] % storage.rows
-
-
 # -- SB3's storage attributes, as properties of the adapter ---------------------------------
 
 
@@ -177,4 +172,5 @@ def ep_length(adapter: Adapter) -> np.ndarray:
 
 def current_ep_start(adapter: Adapter) -> np.ndarray:
     """The row where each env's episode in progress started, ``(n_envs,)``."""
-    return read_only(current_episode_start(adapter.buffer.storage), BOOKKEEPING)
+    storage = adapter.buffer.storage
+    return read_only(storage.episode_start[storage.open_episode] % storage.rows, BOOKKEEPING)

@@ -15,6 +15,7 @@ pieces, so they live here, below all three: this module imports none of them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -44,7 +45,7 @@ from herkit.runtime.cores import CorePlan, plan_cores
 from herkit.runtime.distributed import Context
 from herkit.runtime.files import write_text
 from herkit.runtime.precision import check_precision
-from herkit.training.seeds import RunSeeds
+from herkit.training.parts import RunSeeds
 
 __all__ = [
     "buffer_placement",
@@ -203,22 +204,17 @@ def make_vector_env(
 def plan_run_cores(config: TrainConfig, n_envs: int, env_workers: int | None) -> CorePlan:
     """The core plan of a process of this run with ``n_envs`` envs (torchrun's local
     ranks share the machine's cores)."""
+    gpu = False
+    with contextlib.suppress(ValueError):  # False where the run's device is not available
+        gpu = config.resolved_device() != "cpu"
     return plan_cores(
         n_envs,
         config.torch_threads,
         env_workers,
-        gpu=_on_gpu(config),
+        gpu=gpu,
         local_ranks=int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
         alone=config.dataset is not None,
     )
-
-
-def _on_gpu(config: TrainConfig) -> bool:
-    """Whether the run's networks are on a GPU (False where its device is not available)."""
-    try:
-        return config.resolved_device() != "cpu"
-    except ValueError:
-        return False
 
 
 def make_run_agent(
@@ -308,21 +304,8 @@ def read_run_dataset(config: TrainConfig) -> RecordedEpisodes:
     (OGBench's ``-oraclerep`` envs: ``xy``)."""
     assert config.dataset is not None
     recorded = read_dataset(config.dataset)  # the file's own problems first: no env needed
-    env = make_run_env(config)
-    try:
-        spaces: Any = env.observation_space
-        action = tuple(env.action_space.shape or ())
-    finally:
-        env.close()
-    recorded.goal_size = goal_size_for(
-        f"dataset {config.dataset!r}",
-        tuple(recorded.states["observation"].shape[1:]),
-        tuple(recorded.action.shape[1:]),
-        config.env_id,
-        spaces["observation"].shape,
-        spaces["desired_goal"].shape,
-        action,
-    )
+    label = f"dataset {config.dataset!r}"
+    recorded.goal_size = goal_size_for(label, recorded, config.env_id, make_run_env(config))
     return recorded
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from herkit.buffer.env_terms import RewardAudit
 from herkit.envs.failures import EnvFailure
 from herkit.runtime.console import say
 from herkit.runtime.failures import check_finite_action
@@ -94,7 +93,17 @@ class Collector:
         self.outputs.records.episodes.step(env_steps, reward, done, success, next_obs)
         if success is not None:
             self.metrics.episode_successes.extend(success[done].tolist())
-        self._observe_env()
+        self._report_rewards()  # what the stored steps show of the env (see the module)
+        if self.terminal_unknown and parts.buffer.terminal_on_success is not None:
+            # the buffer saw the env's first success, which shows whether its episodes end on
+            # success (the agent follows the buffer): said, and written into config.json
+            self.terminal_unknown, ending = False, parts.buffer.ending
+            if parts.context.is_main:
+                say(
+                    f"{parts.config.env_id}: episodes end on success: {ending.ends} "
+                    f"({ending.source}, at {state.env_steps:,} env steps)"
+                )
+                self.outputs.write_config()
         state.env_steps = env_steps
         return next_obs, done
 
@@ -125,12 +134,6 @@ class Collector:
         state = self.state
         return self.parts.seeds.training_reset(state.resets, state.env_restarts)
 
-    def _observe_env(self) -> None:
-        """What the stored steps show of the env (see the module's docstring)."""
-        self._report_rewards()
-        if self.terminal_unknown and self.parts.buffer.terminal_on_success is not None:
-            self._learn_ending()  # the buffer saw the env's first success
-
     def _report_rewards(self) -> None:
         """Warn once where the env's step rewards differ from compute_reward, and once
         where they leave the range that Q targets are clipped to."""
@@ -141,36 +144,16 @@ class Collector:
             if main:
                 say(f"warning: {parts.buffer.audit.describe()}")
                 self.outputs.write_config()
-        if not self.range_reported:
-            outside = _outside(parts.buffer.audit, parts.config.reward_range)
-            if outside:
-                self.range_reported = True
-                if main:
-                    say(f"warning: {outside}")
-
-    def _learn_ending(self) -> None:
-        """The buffer saw the env's first success, which shows whether its episodes end on
-        success (:mod:`herkit.buffer.ending`; the agent follows the buffer): said, and
-        written into config.json."""
-        parts, ending = self.parts, self.parts.buffer.ending
-        self.terminal_unknown = False
-        if parts.context.is_main:
-            say(
-                f"{parts.config.env_id}: episodes end on success: {ending.ends} "
-                f"({ending.source}, at {self.state.env_steps:,} env steps)"
-            )
-            self.outputs.write_config()
-
-
-def _outside(audit: RewardAudit, reward_range: tuple[float, float] | None) -> str:
-    """A warning if the env gave step rewards outside ``reward_range``, else ''."""
-    if reward_range is None:
-        return ""
-    low, high = reward_range
-    if audit.reward_low >= low - 1e-6 and audit.reward_high <= high + 1e-6:
-        return ""
-    return (
-        f"the env gave step rewards from {audit.reward_low:g} to {audit.reward_high:g}, "
-        f"outside the range [{low:g}, {high:g}] that Q targets are clipped to: pass "
-        "--reward-range LOW HIGH covering every reward the env can give"
-    )
+        audit, bounds = parts.buffer.audit, parts.config.reward_range
+        if self.range_reported or bounds is None:
+            return
+        low, high = bounds
+        if not (audit.reward_low >= low - 1e-6 and audit.reward_high <= high + 1e-6):
+            self.range_reported = True
+            if main:
+                say(
+                    f"warning: the env gave step rewards from {audit.reward_low:g} to "
+                    f"{audit.reward_high:g}, outside the range [{low:g}, {high:g}] that Q targets "
+                    "are clipped to: pass --reward-range LOW HIGH covering every reward the env "
+                    "can give"
+                )

@@ -30,12 +30,12 @@ import torch
 from herkit.agents import Agent
 from herkit.buffer.device_sampler import DeviceSampler, unsupported
 from herkit.buffer.her import HerReplayBuffer
-from herkit.config.train import TrainConfig
 from herkit.rundir.records import RunRecords
 from herkit.runtime.console import say
 from herkit.runtime.cores import CoreWatch
 from herkit.runtime.distributed import Context
 from herkit.runtime.failures import check_finite_metrics
+from herkit.training.parts import RunParts
 from herkit.training.state import LoopState, Metrics
 
 __all__ = ["Learner", "draws_on_device"]
@@ -141,31 +141,23 @@ class Learner:
         first = self.state.updates - len(rows) + 1
         for update, metrics in enumerate(rows, start=first):
             check_finite_metrics(metrics, update)
-            self.metrics.add(metrics)
+            self.metrics.losses.add(metrics)
             self.records.updated(metrics, update, self.state.env_steps)
 
     @classmethod
     def of_run(
-        cls,
-        config: TrainConfig,
-        *,
-        context: Context,
-        agent: Agent,
-        buffer: HerReplayBuffer,
-        state: LoopState,
-        metrics: Metrics,
-        records: RunRecords,
-        machine_cores: int = 1,
+        cls, parts: RunParts, state: LoopState, metrics: Metrics, records: RunRecords
     ) -> Learner:
-        """The learner of a run with ``config``, its agent, buffer, counters and records,
-        on ``machine_cores`` CPU cores (its threads watched where it learns alone, on a
-        dataset, with more than one)."""
+        """The learner of the run of ``parts`` with its counters, metrics and records, on
+        the machine's cores (its threads watched where it learns alone, on a dataset, with
+        more than one)."""
+        config = parts.config
         threads = config.torch_threads or 1
         watch = config.dataset is not None and threads > 1 and config.resolved_device() == "cpu"
         return cls(
-            context=context,
-            agent=agent,
-            buffer=buffer,
+            context=parts.context,
+            agent=parts.agent,
+            buffer=parts.buffer,
             state=state,
             metrics=metrics,
             records=records,
@@ -174,5 +166,5 @@ class Learner:
             warmup_steps=config.warmup_steps,
             normalize_relabelled_goals=config.normalize_relabelled_goals,
             log_updates_every=config.log_updates_every,
-            cores=CoreWatch(threads, machine_cores) if watch else None,
+            cores=CoreWatch(threads, parts.machine["cores"]) if watch else None,
         )

@@ -148,7 +148,7 @@ def _start(config: TrainConfig, resume: bool, context: Context) -> TrainingRun:
         then = (
             f"continue with: herkit train --resume {config.out_dir()}"
             if resume
-            else ("nothing was trained: fix the cause and start again")
+            else "nothing was trained: fix the cause and start again"
         )
         message = f"{failure} as the run started; traceback above; {then}"
         raise RunFailed(message, EXIT_CODES["env failed"]) from failure

@@ -38,13 +38,10 @@ class RunOutputs:
         self.paths = RunPaths(parts.run_dir)
         resumed = state.resets > 0
         key = "updates" if state.phase == "offline" else "env_steps"
-        self.logger = (
-            RunLogger(
-                parts.run_dir, config.tensorboard, clock(state) if resumed else None, step_key=key
-            )
-            if main
-            else None
-        )
+        self.logger: RunLogger | None = None
+        if main:
+            resumed_at = clock(state) if resumed else None
+            self.logger = RunLogger(parts.run_dir, config.tensorboard, resumed_at, step_key=key)
         self.records = RunRecords(
             parts.run_dir,
             config.n_envs,

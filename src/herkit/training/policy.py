@@ -16,6 +16,7 @@ read. A run trained with torchrun loads from rank 0's file (the ranks' networks 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,11 +115,8 @@ def load_policy(run_dir: str | Path, device: str = "cpu") -> Policy:
         raise ValueError(f"device {device!r} is not a torch device (e.g. 'cpu', 'cuda')") from None
     if torch_device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {device!r}: CUDA is not available here; use device='cpu'")
-    env = make_run_env(config)
-    try:
+    with contextlib.closing(make_run_env(config)) as env:
         observation_space, action_space = env.observation_space, env.action_space
-    finally:
-        env.close()
     assert isinstance(observation_space, gym.spaces.Dict)
     agent = make_run_agent(config, observation_space, action_space, torch_device)
     state = load_agent_state(run_dir, torch_device)

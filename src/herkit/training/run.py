@@ -22,7 +22,6 @@ import torch
 
 from herkit.rundir.checkpoint import save_checkpoint
 from herkit.runtime.console import say
-from herkit.runtime.distributed import Context
 from herkit.runtime.failures import DistributedError
 from herkit.training.collector import Collector
 from herkit.training.evaluation import evaluate, evaluate_tasks
@@ -54,16 +53,7 @@ class TrainingRun:
         self.outputs = RunOutputs(parts, state)
         self.restarts = EnvRestarts(parts.config.env_restarts, state, self.outputs.error_log)
         self.collector = Collector(parts, state, self.metrics, self.outputs, self.restarts)
-        self.learner = Learner.of_run(
-            parts.config,
-            context=parts.context,
-            agent=parts.agent,
-            buffer=parts.buffer,
-            state=state,
-            metrics=self.metrics,
-            records=self.outputs.records,
-            machine_cores=parts.machine["cores"],
-        )
+        self.learner = Learner.of_run(parts, state, self.metrics, self.outputs.records)
         self.schedule = Schedule(parts.config, state, parts.context)
         self.started = time.perf_counter() - state.wall_s
         self.last_checkpoint: str | None = position(state) if state.resets > 0 else None
@@ -75,11 +65,6 @@ class TrainingRun:
     def run_dir(self) -> Path:
         """The run's directory."""
         return self.parts.run_dir
-
-    @property
-    def context(self) -> Context:
-        """This process's place in the run (one process, or a rank of torchrun's)."""
-        return self.parts.context
 
     def evaluate_and_log(self) -> bool:
         """Evaluate the deterministic policy, log a row (and the episode and update
@@ -123,7 +108,7 @@ class TrainingRun:
         the logs count env steps from here, and the run says so."""
         self.schedule.go_online()
         self.outputs.go_online()
-        if self.context.is_main:
+        if self.parts.context.is_main:
             config = self.parts.config
             say(
                 f"{self.state.updates:,} gradient steps on the dataset done: on to "
@@ -162,15 +147,6 @@ class TrainingRun:
             self.outputs.write_config()
             self.outputs.presenter.refresh()
 
-    def write_summary(self, **extra: Any) -> dict[str, Any]:
-        """``summary.json`` (rank 0) with ``extra`` entries; returns the summary."""
-        return self.outputs.write_summary(**extra)
-
-    @property
-    def error_log(self) -> Path:
-        """This rank's ``error.log`` (see :attr:`RunOutputs.error_log`)."""
-        return self.outputs.error_log
-
     def close(self) -> None:
         """Stop the progress bar, close the logs and every env (once; again does nothing)."""
         if self.closed:
@@ -182,7 +158,8 @@ class TrainingRun:
     def finish(self, interrupted: bool) -> dict[str, Any]:
         """Write ``summary.json``, then ``curve.png`` and ``report.html``
         (:mod:`herkit.presentation.presenter`); returns the summary."""
-        summary = self.write_summary(interrupted=True) if interrupted else self.write_summary()
+        write = self.outputs.write_summary
+        summary = write(interrupted=True) if interrupted else write()
         if self.parts.context.is_main:
             self.outputs.presenter.final()
         return summary

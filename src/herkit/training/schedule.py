@@ -83,7 +83,10 @@ class Schedule:
         """What is due now (after a step)."""
         state = self.state
         now = self.planned()
-        interrupted = self._stop_requested(stop)
+        # a signal asks to stop: with torchrun asked every 16 iterations, so ranks stop alike
+        interrupted = False
+        if not self.context.active or (state.env_steps // self.steps_per_iteration) % 16 == 0:
+            interrupted = not self.context.all_true(not stop.requested)
         if state.phase == "offline":
             phase_over = now >= self.offline_steps
             last = interrupted or (phase_over and not self.steps)
@@ -125,11 +128,3 @@ class Schedule:
         interrupted run's next checkpoint stays where it was)."""
         if not due.interrupted:
             self.state.next_checkpoint += self.checkpoint_every
-
-    def _stop_requested(self, stop: StopOnSignal) -> bool:
-        """Whether a signal asks to stop; every rank stops at the same step (asked every
-        16 iterations with torchrun)."""
-        iteration = self.state.env_steps // self.steps_per_iteration
-        if not self.context.active or iteration % 16 == 0:
-            return not self.context.all_true(not stop.requested)
-        return False

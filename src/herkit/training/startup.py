@@ -42,10 +42,9 @@ from herkit.training.build import (
     write_run_config,
 )
 from herkit.training.evaluation import evaluation_tasks
-from herkit.training.parts import RunParts
+from herkit.training.parts import RunParts, RunSeeds
 from herkit.training.run import TrainingRun
 from herkit.training.schedule import first_state
-from herkit.training.seeds import RunSeeds
 from herkit.training.state import saved_state
 from herkit.training.update_plan import choose_update
 
@@ -104,7 +103,8 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         if config.video_every and main:
             video_envs = _video_envs(config, seed_offset=seeds.video_offset)
             opened.callback(video_envs.close)
-        tasks = _tasks(config)
+        with contextlib.closing(make_run_env(config)) as env:  # the tasks the env declares
+            tasks = evaluation_tasks(env)
         agent, buffer = build(config, envs, context, conventions, recorded)
         machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
         if buffer.recorded is not None:  # the dataset as the buffer holds it
@@ -167,15 +167,6 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
         run = TrainingRun(parts, state)
         opened.pop_all()  # the run closes its envs from now on
     return run
-
-
-def _tasks(config: TrainConfig) -> list[dict[str, Any] | None]:
-    """The evaluation tasks that the run's env declares (a fresh env, closed after)."""
-    env = make_run_env(config)
-    try:
-        return evaluation_tasks(env)
-    finally:
-        env.close()
 
 
 def _check_resumable(run_dir: Path, config: TrainConfig) -> None:
@@ -290,15 +281,12 @@ def _announce(
             f"steps in {run_dir}"
         )
     else:
-        data = machine.get("dataset")  # on resume, read with the checkpoint after this
-        held = (
-            ""
-            if data is None
-            else (
+        data, held = machine.get("dataset"), ""  # on resume, read with the checkpoint after this
+        if data is not None:
+            held = (
                 f" ({data['transitions']:,} transitions in {data['episodes']:,} episodes, "
                 f"{data['bytes_held'] / 2**20:,.0f} MiB held, read in {data['loaded_s']:.1f} s)"
             )
-        )
         then = f", then {config.steps:,} env steps" if config.steps else ""
         say(
             f"{doing} {config.env_id}{task} with {config.algo} on {config.dataset}{held}: "
@@ -334,9 +322,7 @@ def _announce(
             "one update batch behind (--no-overlap to wait for the envs)"
         )
     each = f" of each of {tasks} tasks" if tasks > 1 else ""
-    unit = (
-        "gradient steps on the dataset, then env steps" if config.offline_steps else ("env steps")
-    )
+    unit = "gradient steps on the dataset, then env steps" if config.offline_steps else "env steps"
     say(f"evaluation: {config.eval_episodes} episodes{each} every {config.eval_every:,} {unit}")
     for warning in conventions.warnings:
         say(f"warning: {warning}")

@@ -59,10 +59,6 @@ class Metrics:
     losses: Means = field(default_factory=Means)
     episode_successes: list[float] = field(default_factory=list)
 
-    def add(self, values: dict[str, float]) -> None:
-        """Add one update's metrics."""
-        self.losses.add(values)
-
     def take(self) -> dict[str, float]:
         """The means so far (and the training success rate); starts a new interval."""
         means = self.losses.take()

@@ -12,6 +12,7 @@ the command prints, with the exit code for its kind of failure
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 from typing import TYPE_CHECKING
@@ -30,10 +31,18 @@ __all__ = ["stop_run"]
 def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
     """End ``run`` after ``error``: keep the last good state, write ``RUN/error.log`` and
     ``summary.json``, and return the :class:`RunFailed` to raise."""
-    state, run_dir = run.state, run.run_dir
-    what, kind = _what_happened(error)
+    state, run_dir, context = run.state, run.run_dir, run.parts.context
+    if isinstance(error, EnvFailure):
+        what, kind = str(error), "env failed"
+    elif isinstance(error, Diverged):
+        what, kind = str(error), "diverged"
+    elif isinstance(error, OSError):
+        what = f"cannot write {error.filename or 'a file of the run'}: {error.strerror or error}"
+        kind = "write failed"
+    else:
+        what, kind = f"the run raised {error!r}", "error"
     notes: list[str] = []
-    single = run.context.world_size == 1
+    single = context.world_size == 1
     if (
         isinstance(error, EnvFailure)
         and single
@@ -47,9 +56,14 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
                 f"writing a checkpoint at {position(state)} also failed:\n"
                 + "".join(traceback.format_exception(also))
             )
-    kept = _kept(run.last_checkpoint)
-    log = run.error_log
-    text = _error_log(error, what, position(state), notes)
+    last = run.last_checkpoint
+    kept = "no checkpoint yet" if last is None else f"checkpoint at {last} kept"
+    log = run.outputs.error_log
+    text = f"herkit: {what} at {position(state)}\n"
+    if isinstance(error, EnvFailure):
+        text += f"\nThe env's traceback:\n{error.details}\n"
+    text += "\nWhere herkit saw it:\n" + "".join(traceback.format_exception(error))
+    text += "".join(f"\n{note}" for note in notes)
     if run.last_checkpoint is None:  # the run directory goes: a run with nothing to resume
         sys.stderr.write(text)
         where = "traceback above"
@@ -60,11 +74,9 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
         except OSError:
             sys.stderr.write(text)
             where = "traceback above (the run directory cannot be written)"
-    if run.context.is_main and run.last_checkpoint is not None:
-        try:
-            run.write_summary(error=what, exit_code=EXIT_CODES[kind])
-        except OSError:
-            pass  # the closing line and error.log say it
+    if context.is_main and run.last_checkpoint is not None:
+        with contextlib.suppress(OSError):  # the closing line and error.log say it
+            run.outputs.write_summary(error=what, exit_code=EXIT_CODES[kind])
     resume = f"continue with: herkit train --resume {run_dir}"
     if kind == "write failed":
         resume = "free space or fix the path, then " + resume
@@ -74,29 +86,3 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
         resume = "nothing to resume: fix the cause and start again"
     step = f"at {position(state)}"
     return RunFailed(f"{what} {step}; {kept}; {where}; {resume}", EXIT_CODES[kind])
-
-
-def _what_happened(error: BaseException) -> tuple[str, str]:
-    if isinstance(error, EnvFailure):
-        return str(error), "env failed"
-    if isinstance(error, Diverged):
-        return str(error), "diverged"
-    if isinstance(error, OSError):
-        path = error.filename or "a file of the run"
-        return f"cannot write {path}: {error.strerror or error}", "write failed"
-    return f"the run raised {error!r}", "error"
-
-
-def _kept(last_checkpoint: str | None) -> str:
-    if last_checkpoint is None:
-        return "no checkpoint yet"
-    return f"checkpoint at {last_checkpoint} kept"
-
-
-def _error_log(error: BaseException, what: str, where: str, notes: list[str]) -> str:
-    parts = [f"herkit: {what} at {where}\n"]
-    if isinstance(error, EnvFailure):
-        parts.append(f"\nThe env's traceback:\n{error.details}\n")
-    parts.append("\nWhere herkit saw it:\n" + "".join(traceback.format_exception(error)))
-    parts += [f"\n{note}" for note in notes]
-    return "".join(parts)

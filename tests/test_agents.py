@@ -667,3 +667,15 @@ def test_the_targets_move_after_every_target_every_th_update(algo: str) -> None:
     delay = agent.config.policy_delay if algo == "td3" else 1
     assert moved == [delay * (m * every - 1) for m in range(1, len(moved) + 1)], moved
     assert len(moved) == 4 * 2 // delay
+
+
+@pytest.mark.parametrize("algo", ONLINE_ALGOS)
+def test_every_network_takes_the_activation_asked(algo: str) -> None:
+    """ReLU by default (baselines'), GELU where asked (mrl's Fetch networks)."""
+    for activation, kind in (("relu", torch.nn.ReLU), ("gelu", torch.nn.GELU)):
+        agent = agent_for(algo, activation=activation)
+        for name, net in agent._networks().items():
+            used = {type(m) for m in net.modules()} & {torch.nn.ReLU, torch.nn.GELU}
+            assert used == {kind}, (name, activation, used)
+    with pytest.raises(ValueError, match="activation must be 'relu' or 'gelu', got 'tanh'"):
+        agent_for(algo, activation="tanh")

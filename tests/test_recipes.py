@@ -24,6 +24,7 @@ CITED: dict[str, dict[str, Any]] = {
         "warmup_steps": CYCLE_ENV_STEPS,  # the first updates follow the first cycle
         "random_steps": 0,
         "ddpg.hidden": (256,) * 3,  # config.py:21-22 layers 3, hidden 256
+        "ddpg.activation": "relu",  # util.py:57-72
         "ddpg.lr": 1e-3,  # config.py:24-25 Q_lr, pi_lr
         "ddpg.gamma": 1 - 1 / T,  # config.py:103
         "ddpg.polyak": 0.95,  # config.py:27
@@ -45,6 +46,7 @@ CITED: dict[str, dict[str, Any]] = {
         "random_steps": 5000,  # :71 initial_explore
         "buffer_size": 1_000_000,  # :72 replay_size
         "ddpg.hidden": (512,) * 3,  # train_mega.py:284 layers
+        "ddpg.activation": "gelu",  # :36 activ, passed by train_mega.py (make_activ)
         "ddpg.actor_layer_norm": True,  # train_mega.py:153, 155 (nn.LayerNorm)
         "ddpg.critic_layer_norm": True,
         "ddpg.lr": 1e-3,  # :62-63 actor_lr, critic_lr
@@ -65,6 +67,7 @@ CITED: dict[str, dict[str, Any]] = {
         "random_steps": 10_000,  # :88 initial_explore
         "buffer_size": 2_500_000,  # :87 replay_size
         "ddpg.hidden": (512,) * 3,  # train_her.py:87
+        "ddpg.activation": "gelu",  # networks.py:91: train_her.py passes no activ (GELU)
         "ddpg.actor_layer_norm": True,  # train_her.py:54, 56
         "ddpg.critic_layer_norm": True,
         "ddpg.lr": 1e-3,  # :62-63, kept from protoge_config

@@ -41,12 +41,13 @@ class DDPGAgent(BoxAgent):
     def _build(self) -> None:
         config, in_dim = self.config, self.in_dim
         with self._seeded_init():
+            low, high, activation = self.action_low, self.action_high, config.activation
             self.actor = DeterministicActor(
-                in_dim, self.action_low, self.action_high, config.hidden, config.actor_layer_norm
+                in_dim, low, high, config.hidden, config.actor_layer_norm, activation
             )
             n_heads = 2 if config.twin_q else 1
             self.critic = Critic(
-                in_dim, self.act_dim, config.hidden, n_heads, config.critic_layer_norm
+                in_dim, self.act_dim, config.hidden, n_heads, config.critic_layer_norm, activation
             )
         self.actor_optimizer, self.critic_optimizer = self._trained(self.actor, self.critic)
         self.critic_target, self.actor_target = self._targets(self.critic, self.actor)

@@ -44,7 +44,11 @@ class DQNAgent(GoalAgent):
         self.action_start = action_start
         with self._seeded_init():
             self.q = QNetwork(
-                observation_dim + goal_dim, n_actions, config.hidden, config.critic_layer_norm
+                observation_dim + goal_dim,
+                n_actions,
+                config.hidden,
+                config.critic_layer_norm,
+                config.activation,
             )
         (self.optimizer,) = self._trained(self.q)
         (self.q_target,) = self._targets(self.q)

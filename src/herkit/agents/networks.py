@@ -168,10 +168,15 @@ class QNetwork(nn.Module):
     """Q values of every discrete action, ``(B, in_dim) -> (B, n_actions)``."""
 
     def __init__(
-        self, in_dim: int, n_actions: int, hidden: tuple[int, ...], layer_norm: bool = False
+        self,
+        in_dim: int,
+        n_actions: int,
+        hidden: tuple[int, ...],
+        layer_norm: bool = False,
+        activation: Activation = "relu",
     ) -> None:
         super().__init__()
-        self.net = mlp(in_dim, hidden, n_actions, layer_norm)
+        self.net = mlp(in_dim, hidden, n_actions, layer_norm, activation)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Q values ``(B, n_actions)``."""

@@ -45,11 +45,12 @@ class SACAgent(BoxAgent):
     def _build(self) -> None:
         config, in_dim = self.config, self.in_dim
         with self._seeded_init():
+            low, high, activation = self.action_low, self.action_high, config.activation
             self.actor = GaussianActor(
-                in_dim, self.action_low, self.action_high, config.hidden, config.actor_layer_norm
+                in_dim, low, high, config.hidden, config.actor_layer_norm, activation
             )
             self.critic = Critic(
-                in_dim, self.act_dim, config.hidden, n_heads=2, layer_norm=config.critic_layer_norm
+                in_dim, self.act_dim, config.hidden, 2, config.critic_layer_norm, activation
             )
         self.actor_optimizer, self.critic_optimizer = self._trained(self.actor, self.critic)
         (self.critic_target,) = self._targets(self.critic)

@@ -183,7 +183,7 @@ def _agent_config(algo: str, size: NetworkSize) -> Any:
 
     from herkit.config.agents import default_agent_config
 
-    norms = {"critic_layer_norm": size.layer_norm}
+    norms: dict[str, Any] = {"critic_layer_norm": size.layer_norm}
     if algo != "dqn":
         norms["actor_layer_norm"] = size.layer_norm
     return replace(

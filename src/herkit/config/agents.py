@@ -78,6 +78,8 @@ class OffPolicyConfig:
     normalize_inputs: bool = True
     """Standardise observations and goals by their running mean and std (clipped, as
     baselines' HER); False feeds them to the networks as they are (OGBench's agents)."""
+    activation: Literal["relu", "gelu"] = "relu"
+    """Activation between the layers of every network (gelu: exact, with erf)."""
 
     def __post_init__(self) -> None:
         hidden = self.hidden
@@ -101,6 +103,8 @@ class OffPolicyConfig:
             check_float("grad_clip", self.grad_clip, 0.0, open_low=True)
         check_bool("critic_layer_norm", self.critic_layer_norm)
         check_bool("normalize_inputs", self.normalize_inputs)
+        if self.activation not in ("relu", "gelu"):
+            raise ValueError(f"activation must be 'relu' or 'gelu', got {self.activation!r}")
 
 
 @dataclass(frozen=True)
@@ -233,15 +237,13 @@ class OfflineGCConfig(ActorCriticConfig):
     """Standardise observations and goals by their running mean and std (clipped); False
     feeds them to the networks as they are, as OGBench's agents do."""
     activation: Literal["relu", "gelu"] = "gelu"
-    """Activation between the layers of every network (gelu: the exact one, with erf;
-    OGBench's JAX uses its tanh approximation, within 0.001 of it)."""
+    """Activation between the layers of every network (OGBench's JAX uses GELU's tanh
+    approximation, within 0.001 of the exact one)."""
     actor_init_scale: float = 1e-2
     """Scale of the variance-scaling init of the actor's output layer (the others: 1)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.activation not in ("relu", "gelu"):
-            raise ValueError(f"activation must be 'relu' or 'gelu', got {self.activation!r}")
         check_float("actor_init_scale", self.actor_init_scale, 0.0, open_low=True)
 
 

@@ -36,6 +36,7 @@ __all__ = ["RECIPES", "recipe_values"]
 
 _MRL_NETWORKS: dict[str, Any] = dict(
     hidden=(512, 512, 512),
+    activation="gelu",
     actor_layer_norm=True,
     critic_layer_norm=True,
     lr=1e-3,

@@ -18,6 +18,9 @@ from pathlib import Path
 
 from herkit.config.agents import ALGOS
 
+WRITTEN_BY = ("--out", "--video", "-o")
+"""Flags whose value is a path the command writes, never a run to make first."""
+
 SHORT = ["--eval-every", "48", "--eval-episodes", "1", "--no-tensorboard"]
 BUDGET = ["--steps", "48", *SHORT]
 """Appended to a new run: about one step of the loop, one evaluation episode."""
@@ -42,7 +45,7 @@ def make_missing_runs(args: list[str]) -> None:
     """Train, short, the default-named runs under ``runs/`` that ``args`` read but that do
     not exist (a page that resumes or evaluates a run it did not train)."""
     for i, arg in enumerate(args):
-        written = i > 0 and args[i - 1] == "--out"
+        written = i > 0 and args[i - 1] in WRITTEN_BY
         if arg.startswith("runs/") and "*" not in arg and not written and not Path(arg).exists():
             if herkit("train", env_of(Path(arg).name), "--out", arg, *BUDGET):
                 sys.exit(f"docs_shim: could not make {arg}")

@@ -69,8 +69,9 @@ class Strategy(str, Enum):
             raise ValueError(f"strategy must be one of {known}, got {value!r}") from None
 
     def goals_per_transition(self, k: int) -> int:
-        """Relabelled goals per real transition: ``k`` (final too, as in the paper, OpenAI
-        baselines and SB3: a share ``k / (k + 1)`` of samples relabelled), 0 for none."""
+        """Relabelled goals per real transition: ``k`` (final too, as OpenAI baselines and
+        SB3 relabel a share ``k / (k + 1)`` of samples whatever the strategy; the paper's
+        ``final`` names the goal and has no k), 0 for none."""
         return 0 if self is Strategy.NONE else k
 
 
@@ -103,7 +104,8 @@ class HerSettings:
     ``none`` (no relabelling)."""
     k: int = 4
     """Relabelled goals per real transition, for every strategy (none: 0): a share
-    ``k / (k + 1)`` of the samples is relabelled (final's goal repeated, as in the paper)."""
+    ``k / (k + 1)`` of the samples is relabelled (final's goal repeated, as baselines and SB3
+    do; the paper's ``final`` has no k)."""
     relabel: RelabelMode = "sample"
     """Relabel a copy of each sampled batch, or store ``k`` goals per transition when its
     episode ends (the paper's form; only finished episodes are sampled)."""

@@ -74,7 +74,7 @@ class OffPolicyConfig:
     """Largest gradient norm per network and step; None for no clipping."""
     critic_layer_norm: bool = False
     """LayerNorm after each hidden layer of the critics (the Q network for DQN), before
-    its ReLU (as mrl's Fetch recipe)."""
+    its activation (as mrl's Fetch networks)."""
     normalize_inputs: bool = True
     """Standardise observations and goals by their running mean and std (clipped, as
     baselines' HER); False feeds them to the networks as they are (OGBench's agents)."""

@@ -2,10 +2,12 @@
 :func:`preset_values`.
 
 A preset is a dict of :class:`~herkit.config.train.TrainConfig` fields for one env id, or for a
-family of them by prefix (``Fetch``): the paper's bit-flipping setup, baselines' Fetch
-setup, and what the herkit envs and PointMaze solve with (docs/experiment-log.md). A run
-on a GPU (``--device cuda``) takes the GPU preset of its env where there is one: the
-large-batch recipe that a GPU can afford and two CPU cores cannot.
+family of them by prefix (``Fetch``): the paper's bit-flipping setup, Fetch setups with
+baselines' network values tuned for 2 CPU cores (``--recipe`` runs the cited codes' own,
+:mod:`herkit.config.recipes`), and what the herkit envs and PointMaze solve with
+(docs/experiment-log.md). A run on a GPU (``--device cuda``) takes the GPU preset of its
+env where there is one: the large-batch setup that a GPU can afford and two CPU cores
+cannot.
 """
 
 from __future__ import annotations
@@ -110,12 +112,14 @@ PRESETS: dict[str, dict[str, Any]] = {
 """Per-env defaults of ``herkit train`` (a prefix such as ``Fetch`` covers its family)."""
 
 
-# On a GPU the learner can afford what two CPU cores cannot: mrl's Fetch recipe (3 x 512
-# networks with LayerNorm, batch 2048, one update per 2 env steps, goals mixed 1 : 2 : 2
-# from the real, future and desired goals after 25,000 future-only transitions, an action
-# penalty of 0.01 and 20 % random actions), 32 envs stepped by the host's other cores, the
-# buffer on the GPU, and precision and update mode timed at start. Untested on a GPU as a
-# whole preset; the GPU check (benchmarks/gpu_check.sh) times it.
+# On a GPU the learner can afford what two CPU cores cannot: the networks, batch, schedule
+# and goal mix of mrl's best_slide_config, not that recipe whole (ReLU where mrl has GELU,
+# targets moved after every update where mrl moves them every 10; ``--recipe mrl-slide``
+# is the whole): 3 x 512 networks with LayerNorm, batch 2048, one update per 2 env steps,
+# goals mixed 1 : 2 : 2 from the real, future and desired goals after 25,000 future-only
+# transitions, an action penalty of 0.01 and 20 % random actions; 32 envs stepped by the
+# host's other cores, the buffer on the GPU, and precision and update mode timed at start.
+# Untested on a GPU as a whole preset; the GPU check (benchmarks/gpu_check.sh) times it.
 _FETCH_GPU = dict(
     _FETCH,
     n_envs=32,

@@ -156,6 +156,19 @@ def record(
     print(f"  {algo} seed {seed}: success {run['success']:.2f} in {wall_s / 60:.1f} min")
 
 
+def budget_words(tag: str, run: dict[str, Any]) -> str:
+    """A record's budget in words, e.g. ``100k steps, 3x256, batch 256, raw inputs``; a
+    record without ``inputs`` is a run of the earlier offline loop, which standardised its
+    inputs; one without its sizes keeps its ``tag``."""
+    if not {"steps", "hidden", "batch"} <= run.keys():
+        return tag
+    hidden = run["hidden"]
+    size = f"{len(hidden)}x{hidden[0]}" if len(set(hidden)) == 1 else "x".join(map(str, hidden))
+    words = f"{run['steps'] // 1000}k steps, {size}, batch {run['batch']}"
+    inputs = run.get("inputs")
+    return f"{words}, {inputs} inputs" if inputs else f"{words}, earlier loop (standardised)"
+
+
 def table(_: argparse.Namespace) -> None:
     """The recorded runs per budget and algorithm beside OGBench's figure (the spread over
     seeds where there are several)."""
@@ -173,7 +186,7 @@ def table(_: argparse.Namespace) -> None:
         mean, std = OGBENCH[algo]
         rows.append(
             [
-                tag,
+                budget_words(tag, group[0]),
                 algo,
                 ", ".join(str(run["seed"]) for run in group),
                 f"{statistics.fmean(values):.0f}{spread}",

@@ -334,30 +334,40 @@ def draw(figure: str) -> Path:
 
 def draw_strategies(axes: Any, tasks: list[str], groups: dict[str, list[dict[str, Any]]]) -> None:
     """fig7: per task (columns), the highest and the average success (rows) against k, one
-    line per strategy (mean over seeds, bars to the lowest and highest), and no HER's level."""
+    line per strategy and seed (seed 0 solid with filled markers, other seeds dashed with
+    open ones: a line joins runs of one seed only, never a mean of some seeds beside one
+    seed's point), and no HER's level per seed."""
     for column, task in enumerate(tasks):
         for row, (measure, title) in enumerate(((highest, "highest"), (average, "average"))):
             axis = axes[row][column]
             for index, strategy in enumerate(STRATEGIES):
-                points = [
-                    (k, [measure(r) for r in groups.get(f"{task}/{strategy} k={k}", [])])
-                    for k in KS
-                ]
-                points = [(k, values) for k, values in points if values]
-                if points:
+                by_seed: dict[int, list[tuple[int, float]]] = {}
+                for k in KS:
+                    for record in groups.get(f"{task}/{strategy} k={k}", []):
+                        by_seed.setdefault(record["seed"], []).append((k, measure(record)))
+                for seed, points in sorted(by_seed.items()):
                     ks, values = zip(*points, strict=True)
-                    means = [statistics.fmean(v) for v in values]
-                    low = [m - min(v) for m, v in zip(means, values, strict=True)]
-                    high = [max(v) - m for m, v in zip(means, values, strict=True)]
-                    style = {"marker": "o", "capsize": 3, "color": f"C{index}", "label": strategy}
-                    axis.errorbar(ks, means, yerr=[low, high], **style)
-            if none := groups.get(f"{task}/none"):
-                level = statistics.fmean(measure(r) for r in none)
-                axis.axhline(level, color="grey", linestyle="--", label="none (no HER)")
+                    first = seed == min(by_seed)
+                    style = {
+                        "marker": "o",
+                        "color": f"C{index}",
+                        "linestyle": "-" if first else "--",
+                        "markerfacecolor": f"C{index}" if first else "none",
+                        "label": f"{strategy}, seed {seed}",
+                    }
+                    axis.plot(ks, values, **style)
+            for record in groups.get(f"{task}/none", []):
+                seed = record["seed"]
+                axis.axhline(
+                    measure(record),
+                    color="grey",
+                    linestyle="--" if seed else ":",
+                    label=f"none (no HER), seed {seed}",
+                )
             axis.set(xscale="log", xticks=KS, xticklabels=[str(k) for k in KS], xlabel="k")
             axis.set(ylabel=f"{title} success rate", ylim=(-0.02, 1.02), title=task)
             axis.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
+    axes[0][0].legend(fontsize=7, ncol=2)
 
 
 def draw_curves(

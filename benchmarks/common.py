@@ -201,6 +201,14 @@ def with_code(source: Path) -> dict[str, Any]:
     return {"env": {**os.environ, "PYTHONPATH": str(source / "src")}, "cwd": source}
 
 
+def run_choices(run_dir: Path) -> dict[str, Any]:
+    """What a run chose for its machine at its start (config.json's ``precision``,
+    ``update_mode`` and ``core_plan``, each with its reason), for its record; {} where the
+    run predates them."""
+    chosen = (read_json(run_dir / "config.json", {}) or {}).get("machine") or {}
+    return {key: chosen[key] for key in ("precision", "update_mode", "core_plan") if key in chosen}
+
+
 def progress(run_dir: Path, *keys: str) -> list[dict[str, float]]:
     """The rows of a run's ``progress.csv`` that hold every column of ``keys``, those
     columns as numbers (every column where no key is given)."""

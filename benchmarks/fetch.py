@@ -290,6 +290,7 @@ def main() -> None:
                 task, seed, options.ranks, options.steps, out, options.herkit_args, options.minutes
             )
             record.update(machine=common.machine(), code=common.code_version(), label=options.label)
+            record.update(common.run_choices(out))
             # read again: another fetch.py may have written its records meanwhile
             records = common.read_json(RESULTS) | {key: record}
             print(json.dumps({k: v for k, v in record.items() if k != "curve"}), flush=True)

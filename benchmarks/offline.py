@@ -134,7 +134,6 @@ def record(
     out: Path, algo: str, seed: int, tag: str, wall_s: float, args: argparse.Namespace
 ) -> None:
     """Write one finished run into docs/offline.json."""
-    config = common.read_json(out / "config.json")
     run = {
         "env": ENV,
         "algo": algo,
@@ -144,8 +143,8 @@ def record(
         "batch": args.batch,
         "inputs": args.inputs,
         "goal_rules": "OGBench's GCDataset, index for index",
-        "precision": config.get("machine", {}).get("precision", config.get("precision")),
         "wall_s": round(wall_s, 1),
+        **common.run_choices(out),
         **run_figures(out),
         **code_version(),
         "command": f"python benchmarks/offline.py train --algos {algo} --seeds {seed} "

@@ -161,6 +161,7 @@ def train(figure: str, task: str, setting: Setting, seed: int, steps: int, out: 
         "resumed": state != "new",
         "code": common.code_version(),
         "cpu": f"{here['processor']}, {here['cpus']} cores",
+        **common.run_choices(out),
     }
     common.add_run(RECORD, f"{figure}/{task}/{setting.name}/seed{seed}", record, here)
     refresh_page()

@@ -29,7 +29,8 @@ def main() -> None:
     idle_before, total_before = common.cpu_ticks()
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--durations={SLOWEST}"],
+        # no -q here: pyproject's addopts has one, and a second hides the summary line
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--durations={SLOWEST}"],
         cwd=common.ROOT,
         capture_output=True,
         text=True,

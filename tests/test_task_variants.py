@@ -146,11 +146,29 @@ def test_a_run_with_both_variants_gives_them_to_every_env(
     assert "PointReach-v0, one goal for every episode, shaped reward lambda=1 p=2 with" in said
 
 
+def test_goal_seed_picks_the_fixed_goal_apart_from_the_training_seed() -> None:
+    def goal_of(**settings: Any) -> np.ndarray:
+        env = make_run_env(quiet(env_id="herkit/PointReach-v0", fixed_goal=True, **settings))
+        goal = env.reset(seed=99)[0]["desired_goal"]
+        env.close()
+        return goal
+
+    reset_of_seed_7 = make_goal_env("herkit/PointReach-v0").reset(seed=7)[0]["desired_goal"]
+    assert np.array_equal(goal_of(seed=7), reset_of_seed_7)  # by default: the run's seed
+    assert np.array_equal(goal_of(seed=1, goal_seed=7), reset_of_seed_7)
+    assert np.array_equal(goal_of(seed=2, goal_seed=7), reset_of_seed_7)  # one goal, 2 seeds
+    assert not np.array_equal(goal_of(seed=1, goal_seed=8), reset_of_seed_7)
+
+
 def test_bad_variant_settings_are_named() -> None:
     with pytest.raises(ValueError, match=r"^shaped_reward must be LAM P"):
         quiet(shaped_reward=(1.0, -2.0))
     with pytest.raises(ValueError, match=r"fixed_goal"):
         quiet(fixed_goal="yes")
+    with pytest.raises(ValueError, match=r"^goal_seed is the seed of --fixed-goal's goal"):
+        quiet(goal_seed=3)
+    with pytest.raises(ValueError, match=r"^goal_seed must be a whole number >= 0, got -1"):
+        quiet(fixed_goal=True, goal_seed=-1)
     lam_zero = quiet(env_id="herkit/PointReach-v0", algo="td3", shaped_reward=(0.0, 1.0))
     assert resolve_conventions(lam_zero)[0].her.info_keys == ()  # lam 0 reads no info
 

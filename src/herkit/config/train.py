@@ -112,6 +112,8 @@ class TrainConfig:
     fixed_goal: bool = False
     """One goal for every episode (training and evaluation): the goal of the env's reset
     with --seed, as in the HER paper's single-goal experiment."""
+    goal_seed: int | None = None
+    """With --fixed-goal: the reset seed that draws the goal, in place of --seed."""
     shaped_reward: tuple[float, float] | None = None
     """LAM P: the HER paper's shaped reward ``LAM*|g-ag|^P - |g-ag'|^P`` in place of the
     env's (ag, ag': achieved goal before and after the step); success stays the env's."""
@@ -255,6 +257,13 @@ class TrainConfig:
                 )
         object.__setattr__(self, "her", RunHerSettings.of(self.her))
         check_bool("fixed_goal", self.fixed_goal)
+        if self.goal_seed is not None:
+            if not self.fixed_goal:
+                raise ValueError("goal_seed is the seed of --fixed-goal's goal: give --fixed-goal")
+            if isinstance(self.goal_seed, bool) or not isinstance(self.goal_seed, int):
+                raise ValueError(f"goal_seed must be a whole number >= 0, got {self.goal_seed!r}")
+            if self.goal_seed < 0:
+                raise ValueError(f"goal_seed must be a whole number >= 0, got {self.goal_seed!r}")
         if self.shaped_reward is not None:
             lam, p = self.shaped_reward
             if not (is_number(lam) and is_number(p) and p > 0):

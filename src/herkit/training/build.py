@@ -71,7 +71,8 @@ def make_run_env(config: TrainConfig, **env_kwargs: Any) -> gym.Env:
         if config.shaped_reward is not None:
             env = ShapedReward(env, *config.shaped_reward)
         if config.fixed_goal:
-            env = FixedGoal(env, goal_seed=config.seed)
+            goal_seed = config.seed if config.goal_seed is None else config.goal_seed
+            env = FixedGoal(env, goal_seed=goal_seed)
     except Exception:
         env.close()
         raise

@@ -270,6 +270,8 @@ def _announce(
     the learner's batch, the precision, the evaluation, and the conventions' warnings."""
     her = "no HER" if config.her_name() == "none" else f"HER {config.her_name()}"
     task = ", one goal for every episode" if config.fixed_goal else ""
+    if config.goal_seed is not None:
+        task += f" (the goal of seed {config.goal_seed})"
     if config.shaped_reward is not None:
         task += ", shaped reward lambda={:g} p={:g}".format(*config.shaped_reward)
     if conventions.task:

@@ -61,6 +61,12 @@ STRATEGIES = ("future", "final", "episode", "random")
 KS = (1, 4, 8, 16)
 SHAPINGS = ((0.0, 1.0), (0.0, 2.0), (1.0, 1.0), (1.0, 2.0))
 """(lambda, p) of the paper's shaped rewards."""
+GOALS_WITHOUT_FREE_SUCCESS: tuple[int, ...] = (17, 33)
+"""fig5's goal seeds (``--goal-seed``) on which a policy that never moves succeeds in none
+of 1,000 FetchPush episodes: the one-goal runs where the object never starts at its goal,
+beside those whose goal is the training seed's. ``python benchmarks/paper.py fig5 --tasks
+FetchPush-v4 --find-goals 4 --chance 1000`` found 17, 33, 48 and 81 among the first 82
+goal seeds (about one goal in twenty); the grid takes the first two for each seed."""
 CHECKPOINT_EVERY = 50_000
 """Env steps between checkpoints: what a stopped run loses at most."""
 
@@ -80,7 +86,16 @@ def settings_of(figure: str) -> list[Setting]:
         return [Setting("ddpg", plain), Setting("ddpg+her", her)]
     if figure == "fig5":
         one = ("--fixed-goal",)
-        return [Setting("ddpg, one goal", plain + one), Setting("ddpg+her, one goal", her + one)]
+        apart = [
+            Setting(f"{name}, goal of seed {goal}", (*flags, *one, "--goal-seed", str(goal)))
+            for goal in GOALS_WITHOUT_FREE_SUCCESS
+            for name, flags in (("ddpg", plain), ("ddpg+her", her))
+        ]
+        seeds_goal = [
+            Setting("ddpg, one goal", plain + one),
+            Setting("ddpg+her, one goal", her + one),
+        ]
+        return [*seeds_goal, *apart]
     if figure == "fig6":
         return [
             Setting(
@@ -251,18 +266,48 @@ def chance_level(task: str, episodes: int, goal_seed: int | None = None) -> floa
     return success_of(env, lambda observation: np.zeros(env.action_space.shape), episodes)
 
 
-def policy_success(run: Path, episodes: int, own_goal: bool) -> float:
+def policy_success(run: Path, episodes: int, own_goal: bool, goal_seed: int | None = None) -> float:
     """The success of run ``run``'s last policy (deterministic) over ``episodes`` episodes
     (reset seeds 0 to ``episodes`` - 1): on the run's own env (``own_goal``: a one-goal run's
-    goal), or on the task's env with its goals drawn afresh."""
+    goal), on the task's env with its goals drawn afresh, or with ``goal_seed`` on the one
+    goal of ``--fixed-goal --goal-seed GOAL_SEED``."""
     import torch
 
     from herkit.training.policy import load_policy
 
     torch.set_num_threads(1)  # one observation at a time: threads only wait on each other
+    from herkit.envs.task_variants import FixedGoal
+
     policy = load_policy(run)
     env = policy.make_env() if own_goal else fetch_env(policy.env_id)
+    if goal_seed is not None:
+        env = FixedGoal(env, goal_seed)
     return success_of(env, policy.act, episodes)
+
+
+def goals_without_free_success(task: str, count: int, episodes: int) -> list[int]:
+    """The first ``count`` goal seeds (0, 1, ...) whose goal no object start of ``episodes``
+    resets (seeds 0 to ``episodes`` - 1) lies within the task's success distance of: where a
+    policy that never moves never succeeds (it succeeds exactly where the object starts at
+    the goal, :func:`chance_level`), each found seed then checked by playing
+    ``episodes`` still episodes with :func:`chance_level` and printed."""
+    import numpy as np
+
+    env = fetch_env(task)
+    starts = np.stack([env.reset(seed=seed)[0]["achieved_goal"] for seed in range(episodes)])
+    reach = env.unwrapped.distance_threshold
+    found: list[int] = []
+    goal_seed = 0
+    while len(found) < count:
+        goal = env.reset(seed=goal_seed)[0]["desired_goal"]
+        if np.linalg.norm(starts - goal, axis=-1).min() >= reach:
+            level = chance_level(task, episodes, goal_seed)
+            print(f"{task}, the goal of seed {goal_seed}: a still policy succeeds in {level:.3f}")
+            if level == 0:
+                found.append(goal_seed)
+        goal_seed += 1
+    env.close()
+    return found
 
 
 def fetch_env(task: str) -> Any:
@@ -419,7 +464,15 @@ def main() -> None:
     cli.add_argument(
         "--many-goals",
         **episodes,
-        help="fig5: each run's last policy on its goal and on the task's goals; run none",
+        help="fig5: each run's last policy on its goal and on the task's goals, and the "
+        "many-goal policy of its seed on its goal; run none",
+    )
+    cli.add_argument(
+        "--find-goals",
+        type=int,
+        metavar="COUNT",
+        help="fig5: the first COUNT goal seeds without free success over --chance episodes "
+        "(default 500); run none",
     )
     args = cli.parse_args()
     tasks = args.tasks or (["FetchPush-v4"] if args.figure == "fig7" else list(TASKS))
@@ -433,6 +486,11 @@ def main() -> None:
         for setting in settings
         for seed in args.seeds
     ]
+    if args.find_goals:
+        for task in tasks:
+            found = goals_without_free_success(task, args.find_goals, args.chance or 500)
+            print(f"{task}: goal seeds without free success: {found}")
+        return
     if args.chance:  # fig5's goals are the seeds'
         goals = [(f"the goal of seed {s}", s) for s in args.seeds] if args.figure == "fig5" else []
         for task in tasks:
@@ -446,6 +504,7 @@ def main() -> None:
     if args.many_goals:
         if args.figure != "fig5":
             cli.error("--many-goals: only fig5's runs have one goal")
+        many_goal_policy: dict[tuple[str, int, int], str] = {}
         for task, setting, figure, home, seed in grid:
             run = run_dir(args.runs, figure, task, home, seed)
             state = state_of(run, args.steps or BUDGETS[task])
@@ -453,9 +512,19 @@ def main() -> None:
                 print(f"{task} | {setting.name} | seed {seed} | {state}: not judged")
                 continue
             own, many = (policy_success(run, args.many_goals, own) for own in (True, False))
+            flags = setting.flags
+            goal = int(flags[flags.index("--goal-seed") + 1]) if "--goal-seed" in flags else seed
+            if (task, seed, goal) not in many_goal_policy:
+                figure_of, name = REFERENCE["fig5"]  # fig4's DDPG+HER, many goals
+                setting_of = next(s for s in settings_of(figure_of) if s.name == name)
+                reference = run_dir(args.runs, figure_of, task, setting_of, seed)
+                known = state_of(reference, args.steps or BUDGETS[task]) == "done"
+                level = policy_success(reference, args.many_goals, False, goal) if known else None
+                many_goal_policy[task, seed, goal] = "not run" if level is None else f"{level:.3f}"
             print(
                 f"{task} | {setting.name} | seed {seed} | its goal {own:.3f} | the task's "
-                f"goals {many:.3f} | {args.many_goals:,} episodes each"
+                f"goals {many:.3f} | the many-goal policy on its goal "
+                f"{many_goal_policy[task, seed, goal]} | {args.many_goals:,} episodes each"
             )
         return
     if args.plan:

@@ -160,6 +160,57 @@ def test_a_one_goal_policy_is_judged_on_its_goal_and_on_the_tasks(
         assert paper.policy_success(run, 4, own_goal=own) == 0.5
     assert all(np.array_equal(goal, goals[True][0]) for goal in goals[True])
     assert len({tuple(goal) for goal in goals[False]}) == 4
+    seen: list[np.ndarray] = []
+
+    def goals_of(env: Any, act: Any, episodes: int) -> float:
+        seen.extend(env.reset(seed=seed)[0]["desired_goal"] for seed in range(episodes))
+        return 0.25
+
+    monkeypatch.setattr(paper, "success_of", goals_of)
+    assert paper.policy_success(run, 3, own_goal=False, goal_seed=5) == 0.25
+    goal_of_seed_5 = paper.fetch_env("FetchReach-v4").reset(seed=5)[0]["desired_goal"]
+    assert all(np.array_equal(goal, goal_of_seed_5) for goal in seen) and len(seen) == 3
+
+
+def test_goals_without_free_success_are_the_first_no_object_start_reaches(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Goals within the success distance of an object start are passed over unplayed; the
+    others are played still, and kept where no episode succeeds."""
+    import numpy as np
+
+    goals = {0: (0.0, 0.0), 1: (1.0, 1.0), 2: (0.03, 0.0), 3: (2.0, 2.0), 4: (3.0, 3.0)}
+
+    class Push:
+        """Object starts at (0.01 * seed, 0); the goal of seed g is goals[g]."""
+
+        unwrapped = type("Unwrapped", (), {"distance_threshold": 0.05})
+
+        def reset(self, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+            start = np.array([0.01 * seed, 0.0])
+            return {"achieved_goal": start, "desired_goal": np.array(goals[seed])}, {}
+
+        def close(self) -> None:
+            pass
+
+    levels = {1: 0.0, 3: 0.01, 4: 0.0}  # seed 3's goal: the still episodes say otherwise
+    asked: list[tuple[str, int, int | None]] = []
+
+    def level_of(task: str, episodes: int, goal_seed: int | None = None) -> float:
+        asked.append((task, episodes, goal_seed))
+        return levels[goal_seed]
+
+    monkeypatch.setattr(paper, "fetch_env", lambda task: Push())
+    monkeypatch.setattr(paper, "chance_level", level_of)
+    assert paper.goals_without_free_success("FetchPush-v4", 2, 3) == [1, 4]
+    assert asked == [("FetchPush-v4", 3, goal) for goal in (1, 3, 4)]
+    assert "the goal of seed 3: a still policy succeeds in 0.010" in capsys.readouterr().out
+    fig5 = paper.settings_of("fig5")
+    apart = [s for s in fig5 if "--goal-seed" in s.flags]
+    assert len(apart) == 2 * len(paper.GOALS_WITHOUT_FREE_SUCCESS)
+    for setting in apart:
+        goal = setting.flags[setting.flags.index("--goal-seed") + 1]
+        assert int(goal) in paper.GOALS_WITHOUT_FREE_SUCCESS and goal in setting.name
 
 
 def test_success_is_the_share_of_episodes_that_end_in_success() -> None:

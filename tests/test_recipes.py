@@ -5,6 +5,7 @@ file and line it stands on, and compared with what ``--recipe NAME`` sets."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -130,3 +131,25 @@ def test_a_recipe_not_named_is_refused() -> None:
         config_for("FetchPush-v4", recipe="openai")
     with pytest.raises(ValueError, match="recipe must be one of"):
         dataclasses.replace(config_for("FetchPush-v4"), recipe="mrl")
+
+
+@pytest.mark.parametrize("recipe", list(RECIPES))
+def test_herkit_train_runs_the_recipe_it_is_given(
+    recipe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``herkit train ENV --recipe NAME`` trains with the recipe's settings (they equal the
+    preset the flags are read against, so they must not be lost as "unchanged")."""
+    import herkit.training.loop as loop
+    from herkit.cli import main
+
+    trained: list[Any] = []
+
+    def fake_train(config: Any, resume: bool = False) -> dict[str, Any]:
+        trained.append(config)
+        run = str(tmp_path / "run")
+        return {"success_rate": 0.0, "env_steps": 0, "updates": 0, "run_dir": run, "dataset": None}
+
+    monkeypatch.setattr(loop, "train", fake_train)
+    assert main(["train", "FetchPush-v4", "--recipe", recipe, "--seed", "2"]) == 0
+    assert trained[0] == config_for("FetchPush-v4", recipe=recipe, seed=2)
+    assert trained[0].recipe == recipe and trained[0].n_envs == RECIPES[recipe]["n_envs"]

@@ -208,7 +208,8 @@ def _train_main(args: list[str]) -> None:
         }
         if any(arg == "--algo" or arg.startswith("--algo=") for arg in args):
             changes["algo"] = parsed.algo  # given, even as the preset's: kept as given
-        changes["device"] = parsed.device  # the preset's is the one given: it picks the preset
+        # the device and the recipe pick the preset: equal to it, given all the same
+        changes.update(device=parsed.device, recipe=parsed.recipe)
         config, resume = config_for(parsed.env_id, **changes), False
     config.check_data()  # an algorithm without its data, or data without an algorithm for it
     from herkit.training.loop import train  # torch: only once the flags are read and checked

@@ -153,3 +153,17 @@ def test_herkit_train_runs_the_recipe_it_is_given(
     assert main(["train", "FetchPush-v4", "--recipe", recipe, "--seed", "2"]) == 0
     assert trained[0] == config_for("FetchPush-v4", recipe=recipe, seed=2)
     assert trained[0].recipe == recipe and trained[0].n_envs == RECIPES[recipe]["n_envs"]
+
+
+def test_a_runs_first_line_names_its_recipe(capsys: pytest.CaptureFixture[str]) -> None:
+    from types import SimpleNamespace
+
+    from herkit.training.startup import _announce
+
+    conventions = SimpleNamespace(task=None, describe=lambda: "", warnings=[])
+    config = config_for("FetchPush-v4", recipe="baselines")
+    _announce(config, conventions, False, Path("run"), "plan", {}, False, 1)  # type: ignore[arg-type]
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith(
+        "herkit: training FetchPush-v4 with ddpg (HER future, recipe baselines)"
+    )

@@ -269,6 +269,8 @@ def _announce(
     """The lines a run starts with: what trains where, the env's conventions, the cores,
     the learner's batch, the precision, the evaluation, and the conventions' warnings."""
     her = "no HER" if config.her_name() == "none" else f"HER {config.her_name()}"
+    if config.recipe is not None:
+        her += f", recipe {config.recipe}"
     task = ", one goal for every episode" if config.fixed_goal else ""
     if config.goal_seed is not None:
         task += f" (the goal of seed {config.goal_seed})"

@@ -131,9 +131,11 @@ def run_figures(out: Path) -> dict[str, Any]:
 
 
 def record(
-    out: Path, algo: str, seed: int, tag: str, wall_s: float, args: argparse.Namespace
+    out: Path, algo: str, seed: int, tag: str, this_session_s: float, args: argparse.Namespace
 ) -> None:
-    """Write one finished run into docs/offline.json."""
+    """Write one finished run into docs/offline.json: its wall time is the run's own
+    (summary.json: every piece of a resumed run), beside this invocation's."""
+    wall_s = common.read_json(out / "summary.json", {}).get("wall_s", this_session_s)
     run = {
         "env": ENV,
         "algo": algo,
@@ -144,6 +146,7 @@ def record(
         "inputs": args.inputs,
         "goal_rules": "OGBench's GCDataset, index for index",
         "wall_s": round(wall_s, 1),
+        "this_session_s": round(this_session_s, 1),
         **common.run_choices(out),
         **run_figures(out),
         **code_version(),

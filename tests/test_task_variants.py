@@ -167,7 +167,7 @@ def test_bad_variant_settings_are_named() -> None:
         quiet(fixed_goal="yes")
     with pytest.raises(ValueError, match=r"^goal_seed is the seed of --fixed-goal's goal"):
         quiet(goal_seed=3)
-    with pytest.raises(ValueError, match=r"^goal_seed must be a whole number >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"^goal_seed must be an int >= 0, got -1"):
         quiet(fixed_goal=True, goal_seed=-1)
     lam_zero = quiet(env_id="herkit/PointReach-v0", algo="td3", shaped_reward=(0.0, 1.0))
     assert resolve_conventions(lam_zero)[0].her.info_keys == ()  # lam 0 reads no info

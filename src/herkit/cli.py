@@ -160,7 +160,7 @@ def report(
 
 def _train_main(args: list[str]) -> None:
     from herkit.config.run import config_for
-    from herkit.config.train import TrainConfig, preset_config
+    from herkit.config.train import PRESET_CHOICES, TrainConfig, preset_config
     from herkit.rundir.settings import load_run_config
 
     args = auto_flags(args)
@@ -204,12 +204,14 @@ def _train_main(args: list[str]) -> None:
         changes = {
             field.name: getattr(parsed, field.name)
             for field in dataclasses.fields(TrainConfig)
-            if field.name != "env_id" and getattr(parsed, field.name) != getattr(preset, field.name)
+            if field.name in PRESET_CHOICES
+            or (
+                field.name != "env_id"
+                and getattr(parsed, field.name) != getattr(preset, field.name)
+            )
         }
         if any(arg == "--algo" or arg.startswith("--algo=") for arg in args):
             changes["algo"] = parsed.algo  # given, even as the preset's: kept as given
-        # the device and the recipe pick the preset: equal to it, given all the same
-        changes.update(device=parsed.device, recipe=parsed.recipe)
         config, resume = config_for(parsed.env_id, **changes), False
     config.check_data()  # an algorithm without its data, or data without an algorithm for it
     from herkit.training.loop import train  # torch: only once the flags are read and checked

@@ -51,6 +51,7 @@ VALUE_FREE_ALGOS = ("gcbc",)
 """Offline agents without a value function: their buffer draws no value goals."""
 
 __all__ = [
+    "PRESET_CHOICES",
     "VALUE_FREE_ALGOS",
     "TrainConfig",
     "config_from_dict",
@@ -260,10 +261,7 @@ class TrainConfig:
         if self.goal_seed is not None:
             if not self.fixed_goal:
                 raise ValueError("goal_seed is the seed of --fixed-goal's goal: give --fixed-goal")
-            if isinstance(self.goal_seed, bool) or not isinstance(self.goal_seed, int):
-                raise ValueError(f"goal_seed must be a whole number >= 0, got {self.goal_seed!r}")
-            if self.goal_seed < 0:
-                raise ValueError(f"goal_seed must be a whole number >= 0, got {self.goal_seed!r}")
+            check_int("goal_seed", self.goal_seed, 0)
         if self.shaped_reward is not None:
             lam, p = self.shaped_reward
             if not (is_number(lam) and is_number(p) and p > 0):
@@ -409,6 +407,11 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
     if unknown:
         raise ValueError(f"unknown settings {', '.join(unknown)}")
     return TrainConfig(**fields)
+
+
+PRESET_CHOICES = ("device", "recipe")
+"""The settings that, beside the env id, choose the preset a run's flags are read against
+(:func:`preset_config`): given, they are kept even where they equal the preset's own."""
 
 
 def preset_config(env_id: str, device: str = "cpu", recipe: str | None = None) -> TrainConfig:

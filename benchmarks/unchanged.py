@@ -24,7 +24,7 @@ from subprocess import DEVNULL
 
 import common
 
-from herkit.rundir.logs import read_progress
+from herkit.rundir.logs import TIME_COLUMNS, read_progress
 
 CASES: dict[str, list[str]] = {
     "bitflip": ["herkit/BitFlip-v0", "--steps", "6000", "--eval-every", "2000"],
@@ -36,7 +36,6 @@ CASES: dict[str, list[str]] = {
 }
 """Short runs of every env family herkit ships or presets, with their default settings."""
 
-TIMINGS = ("wall_s", "sps", "ups", "eval_s")
 RECORD = common.DOCS / "unchanged.json"
 
 
@@ -55,7 +54,7 @@ def compare(old: list[dict[str, str]], new: list[dict[str, str]]) -> dict[str, o
     largest: dict[str, float] = {}
     for row_old, row_new in zip(old, new, strict=True):
         for key in sorted(set(row_old) | set(row_new)):
-            if key in TIMINGS or row_old.get(key) == row_new.get(key):
+            if key in TIME_COLUMNS or row_old.get(key) == row_new.get(key):
                 continue
             try:
                 gap = abs(float(row_old.get(key) or "nan") - float(row_new.get(key) or "nan"))

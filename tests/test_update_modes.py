@@ -1,14 +1,13 @@
 """The update step at the hardware's speed: no host read inside an update, metrics kept on
 the device until the loop reads them, goal statistics gathered where the batch lies, the
 update compiled or captured (CUDA graphs) with the same result as eager, and the choice
-of precision and mode made by timing and kept."""
+of precision and mode made once, from the machine and the command, never by a timing."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import gc
-import math
 import os
 import shutil
 import sys
@@ -23,9 +22,8 @@ import pytest
 import torch
 
 from herkit.agents import Normalizer, make_agent, updates
-from herkit.agents.updates import UPDATE_MODES, UpdateLog, check_update_mode
-from herkit.runtime.distributed import Context
-from herkit.training.update_plan import AUTO_BF16_SPEEDUP, UpdatePlan, choose_update
+from herkit.agents.updates import UpdateLog, check_update_mode
+from herkit.training.update_plan import UpdatePlan, choose_update
 from test_agents import (
     GOAL_DIM,
     OBS_DIM,
@@ -279,135 +277,129 @@ def test_a_captured_update_is_captured_again_after_a_load() -> None:
     assert_same_learning(agent, twin, rows_a, rows_b, tol=1e-5)
 
 
-# --- choosing by timing --------------------------------------------------------------------
+# --- choosing by the machine, once --------------------------------------------------------
 
 
-def fake_timings(ms: dict[str, float]) -> Any:
-    def timed(agent: Any, batch: Any, precision: str, mode: str, mean: Any) -> float:
-        agent.update(batch)  # it changes the agent, as a real timing does
-        if f"{precision} {mode}" not in ms:
-            raise RuntimeError(f"{mode} cannot run here")
-        return ms[f"{precision} {mode}"]
-
-    return timed
-
-
-def a_cpu_with_bf16(monkeypatch: pytest.MonkeyPatch, timings: dict[str, float]) -> None:
-    """Timings as given on a device with fast bf16 that cannot capture."""
+def a_device(monkeypatch: pytest.MonkeyPatch, bf16: bool, captures: bool = False) -> None:
+    """A device that multiplies bfloat16 natively or not, and can capture or not."""
     import herkit.training.update_plan as plan
 
-    monkeypatch.setattr(plan, "fast_bf16", lambda device: True)
-    monkeypatch.setattr(plan, "mode_available", lambda mode, device: "captured" not in mode)
-    monkeypatch.setattr(plan, "_timed", fake_timings(timings))
+    monkeypatch.setattr(plan, "fast_bf16", lambda device: bf16)
+    monkeypatch.setattr(plan, "mode_available", lambda mode, device: captures)
 
 
-def test_choose_update_times_every_combination_and_restores_the_agent(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    timings = {"fp32 eager": 10.0, "bf16 eager": 9.5, "fp32 compiled": 6.0, "bf16 compiled": 5.0}
-    a_cpu_with_bf16(monkeypatch, timings)
+def no_trial(*args: Any, **kwargs: Any) -> str | None:
+    raise AssertionError("nothing is tried where nothing can fail")
+
+
+def test_the_work_between_hidden_layers_decides_bf16(monkeypatch: pytest.MonkeyPatch) -> None:
+    from herkit.runtime.cores import LARGE_UPDATE_WORK, update_work
+    from herkit.training.update_plan import auto_precision
+
+    cpu = torch.device("cpu")
+    assert update_work((256, 256, 256), 256) == 2 * 256 * 256 * 256
+    assert update_work((256,), 4096) == 0  # one layer: no product between hidden layers
+    assert update_work((256, 256), 256) == LARGE_UPDATE_WORK
+    a_device(monkeypatch, bf16=True)
+    assert auto_precision(cpu, (256, 256, 256), 256)[0] == "bf16"
+    assert auto_precision(cpu, (256, 256), 256)[0] == "bf16"
+    assert auto_precision(cpu, (256,), 256)[0] == "fp32"  # bit flipping's DQN
+    precision, why = auto_precision(cpu, (64, 64), 256)
+    assert precision == "fp32"
+    assert "the update is small: the hidden layers make 1,048,576 multiply-adds" in why
+    a_device(monkeypatch, bf16=False)
+    precision, why = auto_precision(cpu, (512, 512, 512), 2048)
+    assert (precision, why) == ("fp32", "this CPU does not multiply bfloat16 natively")
+
+
+def test_the_modes_follow_the_device_and_the_runs_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    from herkit.training.update_plan import COMPILE_MIN_UPDATES, auto_modes
+
+    cpu, gpu = torch.device("cpu"), torch.device("cuda")
+    assert auto_modes(cpu, 1e9, distributed=False)[0] == ["eager"]
+    a_device(monkeypatch, bf16=True, captures=True)
+    assert auto_modes(gpu, COMPILE_MIN_UPDATES, distributed=False)[0] == [
+        "compiled-captured",
+        "captured",
+        "eager",
+    ]
+    modes, why = auto_modes(gpu, COMPILE_MIN_UPDATES - 1, distributed=False)
+    assert modes == ["captured", "eager"] and "too few for compiling to pay" in why
+    assert auto_modes(gpu, 1e9, distributed=True)[0] == ["eager"]
+
+
+def test_auto_on_a_cpu_tries_and_times_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import herkit.training.update_plan as plan
+
+    a_device(monkeypatch, bf16=True)
+    monkeypatch.setattr(plan, "_trial", no_trial)
+    assert not hasattr(plan, "time")  # nothing here reads a clock
     agent = agent_for("ddpg")
     before = agent.state_dict()
-    chosen = choose_update(agent, spaces(), space("ddpg"), 64, expected_updates=1e9)
-    assert (chosen.precision, chosen.mode) == ("bf16", "compiled")  # 6.0 >= 1.1 x 5.0
-    assert chosen.timings_ms == timings
-    assert (agent.precision, agent.update_mode) == ("bf16", "compiled")
-    after = agent.state_dict()
-    assert after["updates"] == before["updates"]
-    for name, net in before["networks"].items():
-        for key, value in net.items():
-            assert torch.equal(after["networks"][name][key], value), (name, key)
-
-
-def test_choose_update_keeps_fp32_and_eager_unless_others_win_clearly(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    timings = {"fp32 eager": 10.0, "bf16 eager": 9.3, "fp32 compiled": 9.8, "bf16 compiled": 9.2}
-    a_cpu_with_bf16(monkeypatch, timings)
-    chosen = choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=1e9)
-    assert 10.0 < AUTO_BF16_SPEEDUP * 9.2 and (chosen.precision, chosen.mode) == ("fp32", "eager")
-
-
-def test_compiling_is_timed_only_where_the_run_pays_for_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import herkit.training.update_plan as plan
-
-    monkeypatch.setattr(plan, "fast_bf16", lambda device: False)
-    monkeypatch.setattr(plan, "_timed", fake_timings({"fp32 eager": 4.0, "fp32 compiled": 1.0}))
-    short = choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=1000)
-    assert short.mode == "eager" and set(short.timings_ms) == {"fp32 eager"}
-    assert any("compiling not timed" in note for note in short.notes)
-    long = choose_update(agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=1e6)
-    assert long.mode == "compiled" and not long.notes
-
-
-def test_the_slow_timings_are_said_before_and_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    import herkit.training.update_plan as plan
-
-    said: list[str] = []
-    timings = {"fp32 eager": 4.0, "fp32 compiled": 1.0}
-    timed = fake_timings(timings)
-
-    def recorded(agent: Any, batch: Any, precision: str, mode: str, mean: Any) -> float:
-        said.append(f"timed {precision} {mode}")
-        return timed(agent, batch, precision, mode, mean)
-
-    monkeypatch.setattr(plan, "fast_bf16", lambda device: False)
-    monkeypatch.setattr(plan, "_timed", recorded)
-    choose_update(
-        agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=1e9, tell=said.append
-    )
-    assert said[0] == "timed fp32 eager" and said[2] == "timed fp32 compiled"
-    assert said[1].startswith(
-        "timing the update in fp32 compiled against eager, to run the fastest; compiling "
-        "takes a minute or two (--update-mode"
-    )
-    assert said[3].startswith("timed in ") and said[3].endswith("the updates run fp32 compiled")
-    said.clear()  # a short run compiles nothing: nothing slow to say
-    choose_update(
-        agent_for("ddpg"), spaces(), space("ddpg"), 64, expected_updates=10, tell=said.append
-    )
-    assert said == ["timed fp32 eager"]
-
-
-@pytest.mark.slow("torch.compile compiles an update: about 30 s")
-@pytest.mark.skipif(
-    shutil.which("g++") is None and shutil.which("c++") is None,
-    reason="torch.compile on a CPU needs a C++ compiler",
-)
-def test_compiling_while_timing_says_what_it_does_and_no_torch_profiler_note(
-    capfd: pytest.CaptureFixture[str],
-) -> None:
-    cached = getattr(torch._logging, "warning_once", None)  # torch says each note once
-    if cached is not None and hasattr(cached, "cache_clear"):  # a process: as if new
-        cached.cache_clear()
-    said: list[str] = []
     chosen = choose_update(
-        agent_for("dqn"),
-        spaces(),
-        space("dqn"),
-        32,
-        precision="fp32",
-        expected_updates=1e9,
-        tell=said.append,
+        agent, spaces(), space("ddpg"), (256, 256, 256), 256, expected_updates=1e9
     )
-    assert "fp32 compiled" in chosen.timings_ms, chosen
-    assert len(said) == 2 and said[0].startswith("timing the update in fp32 compiled")
-    assert said[1].startswith("timed in ")
-    printed = capfd.readouterr()
-    assert "Profiler" not in printed.out + printed.err, printed.err
+    assert (chosen.precision, chosen.mode) == ("bf16", "eager")
+    assert chosen.why.startswith("this CPU multiplies bfloat16 natively")
+    assert chosen.notes == ("on a CPU (--update-mode compiled compiles, at a minute's cost)",)
+    assert (agent.precision, agent.update_mode) == ("bf16", "eager")
+    assert agent.state_dict()["updates"] == before["updates"]
 
 
-def test_a_mode_that_fails_here_is_left_out_and_said(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_captured_mode_that_fails_its_trial_gives_way_to_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a GPU the captured modes are tried (pass or fail, not timed) in order; the
+    agent comes out of each trial as it went in."""
     import herkit.training.update_plan as plan
 
-    monkeypatch.setattr(plan, "fast_bf16", lambda device: False)
-    monkeypatch.setattr(plan, "_timed", fake_timings({"fp32 eager": 4.0}))
+    a_device(monkeypatch, bf16=False, captures=True)
+    tried: list[str] = []
+
+    def trial(agent: Any, *args: Any) -> str | None:
+        mode = args[4]
+        tried.append(mode)
+        agent.update(random_batch("ddpg", 32))  # a trial changes the agent, as a real one
+        if mode == "compiled-captured":
+            try:
+                raise RuntimeError("operation not permitted when stream is capturing")
+            except RuntimeError as error:
+                return plan.first_error(error)
+        return None
+
+    monkeypatch.setattr(plan, "_trial", trial)
+    said: list[str] = []
     agent = agent_for("ddpg")
-    chosen = choose_update(agent, spaces(), space("ddpg"), 64, expected_updates=1e9)
-    assert chosen.mode == "eager" and "compiled failed here: RuntimeError" in chosen.notes[0]
-    assert agent.update_mode == "eager"
+    monkeypatch.setattr(agent, "set_update_mode", lambda mode: setattr(agent, "mode_set", mode))
+    chosen = choose_update(
+        agent, spaces(), space("ddpg"), (64, 64), 32, expected_updates=1e9, tell=said.append
+    )
+    assert tried == ["compiled-captured", "captured"]
+    assert (chosen.precision, chosen.mode) == ("fp32", "captured")
+    assert chosen.notes[1] == (
+        "compiled-captured failed here: RuntimeError: operation not permitted when stream is "
+        "capturing"
+    )
+    assert agent.mode_set == "captured"
+    assert said == [
+        "trying compiled-captured, captured updates (a few updates each, not a timing)..."
+    ]
+
+
+def test_a_trial_restores_the_agent_and_says_what_failed() -> None:
+    """A real trial (eager here: the CPU cannot capture) leaves no update behind; one that
+    raises comes back as its first line."""
+    from herkit.training.update_plan import _trial
+
+    agent = agent_for("td3")
+    agent.log_updates()
+    before = {k: v.clone() for k, v in agent.state_dict()["networks"]["actor"].items()}
+    assert _trial(agent, spaces(), space("td3"), 32, "fp32", "eager", False, False) is None
+    assert agent.updates == 0 and agent.update_metrics() == []
+    for key, value in agent.state_dict()["networks"]["actor"].items():
+        assert torch.equal(value, before[key]), key
+    error = _trial(agent, spaces(), space("td3"), 32, "fp32", "no such mode", False, False)
+    assert error is not None and error.startswith("ValueError: update_mode must be one of")
 
 
 def test_a_failed_mode_is_said_by_the_error_that_started_it() -> None:
@@ -430,92 +422,49 @@ def test_a_failed_mode_is_said_by_the_error_that_started_it() -> None:
     assert first_error(RuntimeError()) == "RuntimeError"
 
 
-def test_given_choices_are_kept_without_timing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_given_choices_are_kept_without_a_trial(monkeypatch: pytest.MonkeyPatch) -> None:
     import herkit.training.update_plan as plan
 
-    monkeypatch.setattr(plan, "_timed", fake_timings({}))  # a timing would raise
+    monkeypatch.setattr(plan, "_trial", no_trial)
     agent = agent_for("sac")
-    chosen = choose_update(agent, spaces(), space("sac"), 64, precision="bf16", mode="eager")
+    chosen = choose_update(
+        agent, spaces(), space("sac"), (256,), 64, precision="bf16", mode="eager"
+    )
     assert chosen == UpdatePlan("bf16", "eager")
     assert (agent.precision, agent.update_mode) == ("bf16", "eager")
 
 
-@dataclasses.dataclass(frozen=True)
-class TwoRanks(Context):
-    """Rank 0 of two whose twin sums what it does (``other``: the twin's values by
-    collective, counted from 0, where they differ), recording each collective."""
+def test_ranks_take_bf16_only_where_every_rank_takes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each rank asks once, whatever it chose, so the ranks' collectives stay in step."""
+    a_device(monkeypatch, bf16=True)
+    asked: list[bool] = []
 
-    rank: int = 0
-    world_size: int = 2
-    other: dict[int, float] = dataclasses.field(default_factory=dict)
-    calls: list[str] = dataclasses.field(default_factory=list)
+    def another_rank_says_no(mine: bool) -> bool:
+        asked.append(mine)
+        return False
 
-    def all_sum(self, values: np.ndarray) -> np.ndarray:
-        twin = self.other.get(len(self.calls))
-        self.calls.append("all_sum")
-        return np.asarray(values, np.float64) + (values if twin is None else twin)
-
-    def average_gradients(self, params: Any) -> None:
-        self.calls.append("average_gradients")
-
-    def broadcast_parameters(self, modules: Any) -> None:
-        self.calls.append("broadcast")
-
-
-def test_ranks_time_their_updates_alone_and_agree_by_one_mean_per_timing() -> None:
-    """How many updates fit a timing follows each rank's clock: a collective inside a
-    timing would cross the ranks' messages (gloo aborts). Each timing is averaged once."""
-    context = TwoRanks()
-    agent = agent_for("ddpg")
-    agent.join(context, exploration_seed=1)
-    chosen = choose_update(
-        agent, spaces(), space("ddpg"), 32, expected_updates=10, distributed=True, mean=context.mean
-    )
-    assert context.calls == ["broadcast", *["all_sum"] * len(chosen.timings_ms)]
-    assert agent.dist is context
-    agent.update(random_batch("ddpg", 32))
-    assert context.calls[-1] == "average_gradients"  # joined again after the timing
-
-
-def test_a_mode_that_fails_on_another_rank_is_left_out_on_every_rank(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import herkit.training.update_plan as plan
-
-    monkeypatch.setattr(plan, "fast_bf16", lambda device: False)
-    monkeypatch.setattr(plan, "mode_available", lambda mode, device: "captured" not in mode)
-    monkeypatch.setattr(plan, "time_update", lambda *args, **kwargs: 2.0)
-    context = TwoRanks(other={1: math.inf})  # the twin's compiled timing failed
     chosen = choose_update(
         agent_for("ddpg"),
         spaces(),
         space("ddpg"),
-        32,
-        expected_updates=1e9,
+        (256, 256, 256),
+        256,
         distributed=True,
-        mean=context.mean,
+        all_true=another_rank_says_no,
     )
-    assert chosen.mode == "eager" and chosen.timings_ms == {"fp32 eager": 2.0}
-    assert "fp32 compiled failed on another rank" in chosen.notes[0]
-
-    def fails(agent: Any, batch: Any, precision: str, mode: str) -> float:
-        if mode != "eager":
-            raise RuntimeError("cannot compile here")
-        return 2.0
-
-    monkeypatch.setattr(plan, "time_update", fails)
-    context = TwoRanks()  # the twin succeeds: it learns of this failure by the mean
-    chosen = choose_update(
+    assert asked == [True] and chosen.precision == "fp32"
+    assert chosen.why == "another rank's device does not multiply bfloat16 natively"
+    assert chosen.notes == ("the ranks of a torchrun job average gradients within each update",)
+    small = choose_update(
         agent_for("ddpg"),
         spaces(),
         space("ddpg"),
+        (64,),
         32,
-        expected_updates=1e9,
         distributed=True,
-        mean=context.mean,
+        all_true=another_rank_says_no,
     )
-    assert chosen.mode == "eager" and "cannot compile here" in chosen.notes[0]
-    assert context.calls == ["all_sum", "all_sum"]  # the failed timing's mean is still made
+    assert asked == [True, False] and small.precision == "fp32"
 
 
 def test_a_capture_begins_after_dead_cycles_are_collected(
@@ -565,42 +514,21 @@ def test_a_capture_begins_after_dead_cycles_are_collected(
     assert alive_at_capture == [False] and graph.graph is not None
 
 
-def test_a_real_timing_of_eager_updates_on_the_cpu() -> None:
-    agent = agent_for("td3")
-    chosen = choose_update(
-        agent, spaces(), space("td3"), 32, precision="auto", mode="auto", expected_updates=10
-    )
-    assert chosen.mode == "eager" and chosen.timings_ms["fp32 eager"] > 0
-    assert agent.updates == 0 and agent.update_metrics() == []
-    assert set(UPDATE_MODES) >= {chosen.mode}
-
-
 @pytest.mark.skipif(not CUDA, reason="the captured modes need a CUDA device")
-def test_a_real_timing_on_a_gpu_leaves_no_mode_out() -> None:
-    """The timing a GPU run starts with: eager, compiled, captured and compiled-captured
-    updates of one agent in turn, on a batch on the device. Each runs (a FetchPush run
-    on an H100 once left captured out: its capture was invalidated after the others)."""
+def test_on_a_gpu_a_long_run_compiles_and_captures() -> None:
+    """The trial a GPU run starts with: compiled-captured runs at once (a FetchPush run on
+    an H100 once failed plain captured after other modes had run)."""
     agent = make_agent("ddpg", None, OBS_DIM, GOAL_DIM, space("ddpg"), (-1.0, 0.0), "cuda", 3)
     agent.log_updates()
     chosen = choose_update(
-        agent,
-        spaces(),
-        space("ddpg"),
-        256,
-        precision="auto",
-        mode="auto",
-        expected_updates=1e9,
-        on_device=True,
+        agent, spaces(), space("ddpg"), (256, 256, 256), 256, expected_updates=1e9, on_device=True
     )
-    assert chosen.notes == ()
-    precisions = {name.split()[0] for name in chosen.timings_ms}
-    assert "fp32" in precisions
-    assert set(chosen.timings_ms) == {f"{p} {mode}" for p in precisions for mode in UPDATE_MODES}
+    assert chosen.mode == "compiled-captured" and len(chosen.notes) == 1, chosen.notes
     assert agent.updates == 0 and agent.update_metrics() == []
 
 
-@pytest.mark.slow("a training run, timed and resumed")
-def test_a_run_records_its_timed_choice_and_a_resume_keeps_it(
+@pytest.mark.slow("two training runs")
+def test_a_run_records_its_choice_and_a_resume_keeps_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import json
@@ -615,8 +543,9 @@ def test_a_run_records_its_timed_choice_and_a_resume_keeps_it(
     config = TrainConfig(steps=300, out=str(run), **QUIET)
     train(config)
     saved = json.loads(RunPaths(run).config.read_text())
-    assert saved["update_mode"] in ("eager", "compiled") and saved["precision"] != "auto"
-    assert "auto:" in saved["machine"]["update_mode"]
+    assert saved["update_mode"] == "eager" and saved["precision"] == "fp32"  # 1 x 256
+    assert saved["machine"]["update_mode"].startswith("eager (auto: on a CPU")
+    assert saved["machine"]["precision"].startswith("fp32 (auto: ")
     asked: list[tuple[str, str]] = []
     choose = herkit.training.startup.choose_update
 
@@ -625,25 +554,32 @@ def test_a_run_records_its_timed_choice_and_a_resume_keeps_it(
         return choose(agent, *args, **kwargs)
 
     monkeypatch.setattr(herkit.training.startup, "choose_update", recorded)
-    import dataclasses
-
     from herkit.rundir.settings import load_run_config
 
     resumed = dataclasses.replace(load_run_config(run), steps=600, out=str(run))
     train(resumed, resume=True)
-    assert asked == [(saved["precision"], saved["update_mode"])]  # given: nothing timed
+    assert asked == [(saved["precision"], saved["update_mode"])]  # given: kept as it was
 
 
-def test_a_given_mode_is_kept_and_only_its_timings_pick_the_precision(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.slow("torch.compile compiles an update: about 30 s")
+@pytest.mark.skipif(
+    shutil.which("g++") is None and shutil.which("c++") is None,
+    reason="torch.compile on a CPU needs a C++ compiler",
+)
+def test_a_compiled_update_leaves_no_torch_profiler_note(
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
-    """--update-mode compiled --precision auto: eager is timed (the precision's reference)
-    but never chosen, however fast, and the compiled timings decide the precision."""
-    timings = {"fp32 eager": 1.0, "bf16 eager": 0.5, "fp32 compiled": 4.0, "bf16 compiled": 6.0}
-    a_cpu_with_bf16(monkeypatch, timings)
-    agent = agent_for("ddpg")
-    chosen = choose_update(
-        agent, spaces(), space("ddpg"), 64, mode="compiled", expected_updates=1e9
-    )
-    assert (chosen.precision, chosen.mode) == ("fp32", "compiled")
-    assert (agent.precision, agent.update_mode) == ("fp32", "compiled")
+    """torch.compile notes the profiler hooks of the optimiser's step it leaves out; a run
+    holds them back (they change nothing of the update)."""
+    from herkit.training.update_plan import no_profiler_notes
+
+    cached = getattr(torch._logging, "warning_once", None)  # torch says each note once
+    if cached is not None and hasattr(cached, "cache_clear"):  # a process: as if new
+        cached.cache_clear()
+    agent = agent_for("dqn")
+    agent.set_update_mode("compiled")
+    with no_profiler_notes():
+        for seed in range(3):
+            agent.update(random_batch("dqn", 32, seed=seed))
+    printed = capfd.readouterr()
+    assert "Profiler" not in printed.out + printed.err, printed.err

@@ -149,40 +149,18 @@ def test_core_plan_fits_threads_and_workers_into_the_cores(monkeypatch: pytest.M
         "stepping beside it)"
     )
     assert plan_cores(1, None, None, gpu=True, alone=True).torch_threads == 1
+    small = plan_cores(1, None, None, gpu=False, alone=True, large_update=False)
+    assert small.torch_threads == 1  # nothing to share: one thread, busy or idle
+    if small.cores > 1:
+        assert small.describe().endswith(
+            "nothing stepping beside it, an update too small to share)"
+        )
 
 
-def test_torch_gets_the_cores_other_processes_leave_it() -> None:
-    """Ticks of a 2-core machine as the watch reads them: the others' share is what the
-    machine was busy beyond this process."""
-    from herkit.runtime.cores import CoreWatch
+def test_an_update_is_large_from_two_hidden_layers_of_256_at_batch_256() -> None:
+    from herkit.runtime.cores import LARGE_UPDATE_WORK, update_work
 
-    now, busy, total, own = [0.0], [0.0], [0.0], [0.0]
-
-    def interval(seconds: float, mine: float, others: float) -> None:
-        """``seconds`` pass, this process busy on ``mine`` cores, the others on ``others``."""
-        now[0] += seconds
-        total[0] += 2 * 100 * seconds
-        own[0] += 100 * seconds * mine
-        busy[0] += 100 * seconds * (mine + others)
-
-    watch = CoreWatch(
-        2,
-        2,
-        every_s=5.0,
-        machine=lambda: (busy[0], total[0]),
-        own=lambda: own[0],
-        clock=lambda: now[0],
-    )
-    interval(6, mine=2.0, others=0.0)
-    assert watch.check() is None and watch.threads == 2  # alone: as planned
-    interval(6, mine=1.0, others=1.0)
-    assert watch.check() == 1 and watch.others == pytest.approx(1.0)
-    interval(2, mine=1.0, others=0.0)
-    assert watch.check() is None  # a look every 5 s at most
-    interval(6, mine=1.0, others=0.5)  # between drop (0.6) and free (0.3): as it is
-    assert watch.check() is None and watch.threads == 1
-    interval(6, mine=1.0, others=0.1)
-    assert watch.check() == 2
-    stuck = CoreWatch(2, 2, machine=lambda: (0.0, 0.0), own=lambda: 0.0, clock=lambda: now[0])
-    interval(60, mine=1.0, others=1.0)
-    assert stuck.check() is None  # no /proc: the plan stands
+    assert update_work((256, 256), 256) == LARGE_UPDATE_WORK
+    assert update_work((256, 256, 256), 256) == 2 * LARGE_UPDATE_WORK
+    assert update_work((128, 128), 256) < LARGE_UPDATE_WORK  # the offline guide's first run
+    assert update_work((256,), 1 << 20) == 0  # one hidden layer: no product between two

@@ -185,17 +185,17 @@ class TrainConfig:
     (one update batch behind). --no-overlap waits for the envs, then updates."""
     precision: Literal["auto", "fp32", "bf16"] = "auto"
     """Forward passes in float32, or in bfloat16 under autocast (parameters, optimiser
-    state, targets and losses stay float32); auto: where the device multiplies bfloat16
-    natively (AVX512-BF16, AMX, CUDA), a few updates of the run's networks at its batch
-    size are timed in both and the faster is taken (bf16 only if >= 1.1x faster). The
-    choice and the timings are recorded in config.json."""
+    state, targets and losses stay float32); auto: bf16 where the device multiplies
+    bfloat16 natively (AVX512-BF16, AMX, CUDA) and the networks are large enough to gain
+    (hidden layers of 256 x 256 or more at batch 256), else fp32. Decided by the machine
+    and the command, never by a timing; recorded in config.json and kept by --resume."""
     update_mode: Literal["auto"] | UpdateMode = "auto"
     """How each update runs: eager (op by op), compiled (torch.compile fuses its ops),
     captured (CUDA only: recorded once as a CUDA graph, then replayed) or
-    compiled-captured; auto: the modes this device can run are timed at start with the
-    precision (compiled ones only where compiling costs at most 5 % of the run's update
-    time) and the fastest is taken (eager unless another is >= 1.05x faster). The choice
-    and the timings are recorded in config.json and reused by --resume."""
+    compiled-captured; auto: eager on a CPU and across torchrun ranks; on one GPU
+    compiled-captured for runs of 200,000 updates or more, else captured (a mode that
+    fails there at start falls back to the next, and says why). Recorded in config.json
+    and kept by --resume."""
     tensorboard: bool = True
     """Also write TensorBoard event files."""
     progress: bool = True

@@ -22,6 +22,9 @@ from herkit.rundir.paths import RunPaths
 from herkit.runtime.files import append_text, write_text
 
 BASE_COLUMNS = ("env_steps", "updates", "episodes", "wall_s", "sps", "ups", "success_rate")
+TIME_COLUMNS = ("wall_s", "eval_s", "sps", "ups")
+"""The columns of progress.csv that measure time: the only ones two runs of the same command
+on the same machine may differ in."""
 _TAGS = {
     "success_rate": "eval/success_rate",
     "episodes": "train/episodes",

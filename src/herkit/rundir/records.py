@@ -21,8 +21,9 @@ Rows are kept in memory and appended at each evaluation and checkpoint (the last
 the run), where every rank is at the same iteration: rank 0 writes every rank's episodes.
 A resumed run drops the rows after its checkpoint (see
 :class:`herkit.rundir.logs.RecordFile`): the episodes in progress at a checkpoint are never
-recorded, as the envs restart on resume, and the updates of an interval cut by a
-checkpoint go into the next row.
+recorded, as the envs restart on resume; the interval of updates in progress at a
+checkpoint is kept in it (:meth:`UpdateTracker.state_dict`), so its row is the one the
+run would have written without the stop.
 """
 
 from __future__ import annotations
@@ -132,6 +133,14 @@ class Means:
         self.sums, self.counts = {}, {}
         return means
 
+    def state_dict(self) -> dict[str, Any]:
+        """The sums and counts of the interval so far (a checkpoint keeps them)."""
+        return {"sums": dict(self.sums), "counts": dict(self.counts)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Go on with the interval of :meth:`state_dict`."""
+        self.sums, self.counts = dict(state["sums"]), dict(state["counts"])
+
 
 class UpdateTracker:
     """Means of the update metrics over intervals of ``every`` updates, one row each."""
@@ -165,6 +174,16 @@ class UpdateTracker:
         """The rows since the last call."""
         rows, self.rows = self.rows, []
         return rows
+
+    def state_dict(self) -> dict[str, Any]:
+        """The interval in progress: its means so far and its Q range (rows written at a
+        checkpoint are not part of it)."""
+        return {"means": self.means.state_dict(), "q_min": self.q_min, "q_max": self.q_max}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Go on with the interval of :meth:`state_dict`."""
+        self.means.load_state_dict(state["means"])
+        self.q_min, self.q_max = float(state["q_min"]), float(state["q_max"])
 
 
 class RunRecords:

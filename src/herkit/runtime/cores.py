@@ -6,30 +6,34 @@ at the same time when the loop overlaps them, so together they should not ask fo
 cores than the process has: oversubscribed, each waits on the other's time slices.
 
 A learner with nothing beside it (a run on a recorded dataset: no env steps while it
-learns) takes every core (:func:`plan_cores` with ``alone``). Torch's OpenMP threads wait
-for work by spinning, so where other processes use some of those cores each update costs
-several times the CPU (measured: about 4 times, 2 threads beside one busy process):
-:class:`CoreWatch` looks at the machine every few seconds and gives torch the cores the
-other processes leave it, back up to the plan's threads once they are free.
+learns) takes every core (:func:`plan_cores` with ``alone``).
+
+The plan is made once, from the cores the process may use (its affinity mask), never from
+the load of the moment, and kept for the whole run: a matrix product sums in another order
+on another number of threads, so a run whose threads followed the other processes would
+give other numbers busy or idle. On a machine shared with other busy processes, torch's
+threads wait for each other's time slices (measured on a 2-core Xeon beside one busy
+process: 2 threads 51-54 gradient steps/s, 1 thread 52-59); ``--torch-threads 1`` keeps
+such a run to one core.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
-import time
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "LARGE_UPDATE_WORK",
     "VECTOR_UNITS",
     "CorePlan",
-    "CoreWatch",
     "available_cores",
     "cpu_flags",
-    "machine_ticks",
     "plan_cores",
+    "update_work",
 ]
 
 VECTOR_UNITS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
@@ -75,6 +79,8 @@ class CorePlan:
     """Whether herkit chose the numbers (else they were given)."""
     alone: bool = False
     """Whether the learner runs with nothing beside it (no env steps while it learns)."""
+    large_update: bool = True
+    """Whether the update is large enough to share among threads (:data:`LARGE_UPDATE_WORK`)."""
 
     def describe(self) -> str:
         """One line for the start of a run."""
@@ -90,7 +96,11 @@ class CorePlan:
                 f"{self.n_envs} envs in {self.env_workers} worker process"
                 f"{'es' if self.env_workers > 1 else ''} ({each} each)"
             )
-        beside = ", nothing stepping beside it" if self.alone and self.chosen else ""
+        beside = ""
+        if self.alone and self.chosen:
+            beside = ", nothing stepping beside it"
+            if not self.large_update:
+                beside += ", an update too small to share"
         text = (
             f"{envs}, torch on {self.torch_threads} thread"
             f"{'s' if self.torch_threads > 1 else ''} ({how} {self.cores} CPU "
@@ -108,90 +118,45 @@ def plan_cores(
     gpu: bool,
     local_ranks: int = 1,
     alone: bool = False,
+    large_update: bool = True,
 ) -> CorePlan:
     """Threads and env workers for a process with ``n_envs`` training envs.
 
     What is given is kept. Otherwise torch gets one thread on a GPU (it only launches
     kernels), every core where it learns ``alone`` (a recorded dataset: no env steps
-    beside it), else one thread on CPUs of up to 4 cores (the Fetch-sized update gains
-    little from a second thread) and a quarter of the cores on larger ones; the env
-    workers get the cores left, at most one per env, and none for a single env (a pipe
-    round trip costs more than a small env's step).
+    beside it) on a ``large_update`` (one thread for a smaller one: its matrix products
+    are too small to share, and two threads that wait on each other beside any other
+    busy process cost several times one), else one thread on CPUs of up to 4 cores (the
+    Fetch-sized update gains little from a second thread) and a quarter of the cores on
+    larger ones; the env workers get the cores left, at most one per env, and none for a
+    single env (a pipe round trip costs more than a small env's step).
     """
     cores = available_cores(local_ranks)
     chosen = torch_threads is None or env_workers is None
     if torch_threads is None:
-        torch_threads = 1 if gpu else cores if alone else 1 if cores <= 4 else cores // 4
+        if gpu:
+            torch_threads = 1
+        elif alone:
+            torch_threads = cores if large_update else 1
+        else:
+            torch_threads = 1 if cores <= 4 else cores // 4
     if env_workers is None:
         spare = cores - torch_threads
         env_workers = 0 if n_envs == 1 or spare < 1 else min(n_envs, spare)
-    return CorePlan(cores, torch_threads, env_workers, n_envs, chosen, alone)
+    return CorePlan(cores, torch_threads, env_workers, n_envs, chosen, alone, large_update)
 
 
-def machine_ticks() -> tuple[float, float]:
-    """Clock ticks since boot of every core together: ``(busy, total)`` (``/proc/stat``;
-    idle and iowait are not busy); ``(0, 0)`` where there is no /proc."""
-    try:
-        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-    except (OSError, ValueError):
-        return 0.0, 0.0
-    total = float(sum(fields))
-    return total - fields[3] - fields[4], total
+LARGE_UPDATE_WORK = 1 << 24
+"""An update whose hidden layers make at least this many multiply-adds per network pass
+over its batch (:func:`update_work`) is large: it gains from bfloat16 on a device that
+multiplies it natively, and from a second thread of torch where nothing else runs. Three
+hidden layers of 256 at batch 256 make 33.6 million, two of 256 at batch 256 16.8 million,
+one layer of 256 (bit flipping's DQN) none. Measured on a 2-core Zen 4 (one torch thread):
+bf16 ran 0.7-0.8x as fast as fp32 with one hidden layer of 256 or two of 64 at batch 256,
+1.15-1.3x with two of 256, 1.3x with three of 256, 1.6-1.8x at batch 1024."""
 
 
-def own_ticks() -> float:
-    """This process's CPU time (every thread), in clock ticks."""
-    times = os.times()
-    return (times.user + times.system) * os.sysconf("SC_CLK_TCK")
-
-
-class CoreWatch:
-    """Torch's threads as the cores other processes leave this one (see the module):
-    :meth:`check`, every ``every_s`` seconds at most, measures the cores the others used
-    since the last look, and says how many threads to run, between 1 and ``most``: fewer
-    once the others use ``drop`` of a core or more, ``most`` again once they use no more
-    than ``free``."""
-
-    def __init__(
-        self,
-        most: int,
-        cores: int,
-        every_s: float = 5.0,
-        drop: float = 0.6,
-        free: float = 0.3,
-        machine: Callable[[], tuple[float, float]] = machine_ticks,
-        own: Callable[[], float] = own_ticks,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.most, self.cores, self.every_s = most, cores, every_s
-        self.drop, self.free = drop, free
-        self.machine, self.own, self.clock = machine, own, clock
-        self.threads = most
-        """The threads torch runs now."""
-        self.others = 0.0
-        """The cores the other processes used in the last interval looked at."""
-        self._last = (self.clock(), *self.machine(), self.own())
-
-    def check(self) -> int | None:
-        """The threads to run from now on where they should change, else None (also
-        between two looks, and where the machine cannot be read)."""
-        now = self.clock()
-        if now - self._last[0] < self.every_s:
-            return None
-        busy, total, own = *self.machine(), self.own()
-        _, busy_then, total_then, own_then = self._last
-        self._last = (now, busy, total, own)
-        if total <= total_then:
-            return None
-        per_core = (total - total_then) / self.cores  # ticks of one core in the interval
-        others = max(0.0, (busy - busy_then) - (own - own_then)) / per_core
-        self.others = others
-        threads = self.threads
-        if others >= self.drop:
-            threads = max(1, min(self.most, self.cores - round(others)))
-        elif others <= self.free:
-            threads = self.most
-        if threads == self.threads:
-            return None
-        self.threads = threads
-        return threads
+def update_work(hidden: Sequence[int], batch_size: int) -> int:
+    """Multiply-adds of the matrix products between hidden layers in one pass of a network
+    with ``hidden`` widths over ``batch_size`` samples (see :data:`LARGE_UPDATE_WORK`)."""
+    return batch_size * sum(a * b for a, b in itertools.pairwise(hidden))

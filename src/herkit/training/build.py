@@ -41,7 +41,7 @@ from herkit.envs.task_variants import FixedGoal, ShapedReward, reward_info_keys
 from herkit.envs.torch_rewards import torch_reward_of
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.rundir.paths import RunPaths
-from herkit.runtime.cores import CorePlan, plan_cores
+from herkit.runtime.cores import LARGE_UPDATE_WORK, CorePlan, plan_cores, update_work
 from herkit.runtime.distributed import Context
 from herkit.runtime.files import write_text
 from herkit.runtime.precision import check_precision
@@ -208,6 +208,7 @@ def plan_run_cores(config: TrainConfig, n_envs: int, env_workers: int | None) ->
     gpu = False
     with contextlib.suppress(ValueError):  # False where the run's device is not available
         gpu = config.resolved_device() != "cpu"
+    agent = config.agent_config()
     return plan_cores(
         n_envs,
         config.torch_threads,
@@ -215,6 +216,7 @@ def plan_run_cores(config: TrainConfig, n_envs: int, env_workers: int | None) ->
         gpu=gpu,
         local_ranks=int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
         alone=config.dataset is not None,
+        large_update=update_work(agent.hidden, agent.batch_size) >= LARGE_UPDATE_WORK,
     )
 
 

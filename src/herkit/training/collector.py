@@ -11,6 +11,10 @@ success, whether its episodes end on success.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
 import numpy as np
 
 from herkit.envs.failures import EnvFailure
@@ -24,6 +28,15 @@ from herkit.training.state import LoopState, Metrics
 __all__ = ["Collector"]
 
 Observation = dict[str, np.ndarray]
+
+
+def _sampled(space: gym.Space[Any]) -> list[gym.Space[Any]]:
+    """The spaces whose generators ``space.sample()`` draws from: the leaves of composite
+    spaces (Dict, Tuple), in order."""
+    if isinstance(space, gym.spaces.Dict | gym.spaces.Tuple):
+        children = space.spaces.values() if isinstance(space, gym.spaces.Dict) else space.spaces
+        return [leaf for child in children for leaf in _sampled(child)]
+    return [space]
 
 
 class Collector:
@@ -129,6 +142,25 @@ class Collector:
             return obs
 
         return self.restarts.retry(failure, rebuild)
+
+    def random_actions_state(self) -> list[Mapping[str, Any]]:
+        """Where the stream of random actions (the first ``random_steps``) stands: the state
+        of every generator the training envs' action space samples with (a checkpoint
+        keeps it, so a resumed run draws the actions the run would have drawn)."""
+        return [
+            space.np_random.bit_generator.state for space in _sampled(self.parts.envs.action_space)
+        ]
+
+    def set_random_actions_state(self, states: list[Mapping[str, Any]]) -> None:
+        """Go on with the stream of :meth:`random_actions_state`."""
+        spaces = _sampled(self.parts.envs.action_space)
+        if len(states) != len(spaces):
+            raise ValueError(
+                f"the checkpoint holds {len(states)} random-action generators, the action "
+                f"space samples with {len(spaces)}"
+            )
+        for space, state in zip(spaces, states, strict=True):
+            space.np_random.bit_generator.state = state
 
     def _reset_seed(self) -> int:
         state = self.state

@@ -11,10 +11,6 @@ there within the captured update (:class:`~herkit.buffer.device_sampler.DeviceSa
 sampling and the update are one graph replay, and prioritized replay's priorities stay
 there too until :meth:`~Learner.settle` hands them to the buffer before a checkpoint.
 
-A learner alone on its cores (a run on a dataset) gives torch the cores other processes
-leave it (:class:`~herkit.runtime.cores.CoreWatch`, looked at between updates), and says
-when that changes.
-
 No update waits on the host: the agent keeps its metrics on its device, and
 :meth:`~Learner.read_metrics` reads them in one transfer once per row of ``updates.csv``
 (every ``log_updates_every`` updates) and before each evaluation and checkpoint, checks
@@ -25,14 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 from herkit.agents import Agent
 from herkit.buffer.device_sampler import DeviceSampler, unsupported
 from herkit.buffer.her import HerReplayBuffer
 from herkit.rundir.records import RunRecords
-from herkit.runtime.console import say
-from herkit.runtime.cores import CoreWatch
 from herkit.runtime.distributed import Context
 from herkit.runtime.failures import check_finite_metrics
 from herkit.training.parts import RunParts
@@ -67,8 +59,6 @@ class Learner:
     """Whether updates may start (warm-up over and every rank's buffer non-empty)."""
     sampler: DeviceSampler | None = None
     """Draws batches on the buffer's device within captured updates (None: on the host)."""
-    cores: CoreWatch | None = None
-    """Torch's threads as the other processes leave the cores (None: as planned, always)."""
 
     def __post_init__(self) -> None:
         self.agent.log_updates()
@@ -107,25 +97,6 @@ class Learner:
             state.owed_updates -= 1
             if state.updates % self.log_updates_every == 0:
                 self.read_metrics()
-        if self.cores is not None:
-            self._share_cores(self.cores)
-
-    def _share_cores(self, cores: CoreWatch) -> None:
-        """Run torch on the threads the other processes leave (said when it changes)."""
-        threads = cores.check()
-        if threads is None:
-            return
-        torch.set_num_threads(threads)
-        if self.context.is_main:
-            plural = "s" if threads > 1 else ""
-            if threads < cores.most:
-                say(
-                    f"machine: other processes use {cores.others:.1f} of the {cores.cores} "
-                    f"cores: torch on {threads} thread{plural} from here ({cores.most} once "
-                    "they are free)"
-                )
-            else:
-                say(f"machine: the cores are free again: torch on {threads} thread{plural}")
 
     def settle(self) -> None:
         """Bring to the host what the updates keep on the device, before a checkpoint:
@@ -148,12 +119,8 @@ class Learner:
     def of_run(
         cls, parts: RunParts, state: LoopState, metrics: Metrics, records: RunRecords
     ) -> Learner:
-        """The learner of the run of ``parts`` with its counters, metrics and records, on
-        the machine's cores (its threads watched where it learns alone, on a dataset, with
-        more than one)."""
+        """The learner of the run of ``parts`` with its counters, metrics and records."""
         config = parts.config
-        threads = config.torch_threads or 1
-        watch = config.dataset is not None and threads > 1 and config.resolved_device() == "cpu"
         return cls(
             context=parts.context,
             agent=parts.agent,
@@ -166,5 +133,4 @@ class Learner:
             warmup_steps=config.warmup_steps,
             normalize_relabelled_goals=config.normalize_relabelled_goals,
             log_updates_every=config.log_updates_every,
-            cores=CoreWatch(threads, parts.machine["cores"]) if watch else None,
         )

@@ -30,6 +30,7 @@ from herkit.training.schedule import Due
 from herkit.training.startup import start_run
 from herkit.training.state import clock, steps_done
 from herkit.training.stopping import stop_run
+from herkit.training.update_plan import no_profiler_notes
 
 __all__ = ["Interrupted", "train"]
 
@@ -53,7 +54,11 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     config.check_data()
     context = distributed.init(config.resolved_device(), config.dist_timeout_s)
     try:
-        with owned_run_dir(Path(config.out_dir()), context.is_main), StopOnSignal() as stop:
+        with (
+            owned_run_dir(Path(config.out_dir()), context.is_main),
+            StopOnSignal() as stop,
+            no_profiler_notes(),  # torch.compile's notes on what it leaves out: nothing lost
+        ):
             summary = _train(config, resume, context, stop)
     except DistributedError:
         raise  # the group is broken: tearing it down can abort the process (gloo threads)

@@ -46,7 +46,9 @@ class TrainingRun:
     """The run of ``parts`` from the counters ``state`` (see the module's docstring);
     :func:`herkit.training.startup.start_run` makes it."""
 
-    def __init__(self, parts: RunParts, state: LoopState) -> None:
+    def __init__(
+        self, parts: RunParts, state: LoopState, saved: dict[str, Any] | None = None
+    ) -> None:
         self.parts = parts
         self.state = state
         self.metrics = Metrics()
@@ -54,6 +56,8 @@ class TrainingRun:
         self.restarts = EnvRestarts(parts.config.env_restarts, state, self.outputs.error_log)
         self.collector = Collector(parts, state, self.metrics, self.outputs, self.restarts)
         self.learner = Learner.of_run(parts, state, self.metrics, self.outputs.records)
+        if saved is not None:
+            self._go_on_from(saved)
         self.schedule = Schedule(parts.config, state, parts.context)
         self.started = time.perf_counter() - state.wall_s
         self.last_checkpoint: str | None = position(state) if state.resets > 0 else None
@@ -140,12 +144,31 @@ class TrainingRun:
             raise DistributedError("the ranks' parameters have diverged")
         self.learner.settle()  # a diverged update stops the run before its weights
         self.outputs.records.write()  # first: rows cut short by a kill here go with it
-        agent_state = {"agent": parts.agent.state_dict(), "torch_rng": torch.get_rng_state()}
+        agent_state = {
+            "agent": parts.agent.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "random_actions": self.collector.random_actions_state(),
+            "intervals": {
+                "progress": self.metrics.state_dict(),
+                "updates": self.outputs.records.updates.state_dict(),
+            },
+        }
         save_checkpoint(parts.run_dir, agent_state, parts.buffer, asdict(state), parts.context)
         self.last_checkpoint = position(state)
         if parts.context.is_main:
             self.outputs.write_config()
             self.outputs.presenter.refresh()
+
+    def _go_on_from(self, saved: dict[str, Any]) -> None:
+        """Continue from a checkpoint's ``saved`` agent state: the stream of random actions
+        and the intervals of progress.csv and updates.csv in progress (a checkpoint
+        written before they were kept starts them anew)."""
+        if "random_actions" in saved:
+            self.collector.set_random_actions_state(saved["random_actions"])
+        intervals = saved.get("intervals")
+        if intervals is not None:
+            self.metrics.load_state_dict(intervals["progress"])
+            self.outputs.records.updates.load_state_dict(intervals["updates"])
 
     def close(self) -> None:
         """Stop the progress bar, close the logs and every env (once; again does nothing)."""

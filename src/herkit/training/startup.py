@@ -125,6 +125,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             )
         context.barrier()
         state = first_state(config)
+        agent_state = None
         if resume:
             started = time.perf_counter()
             agent_state, buffer = load_checkpoint(
@@ -164,7 +165,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             overlap=overlap,
             tasks=tasks,
         )
-        run = TrainingRun(parts, state)
+        run = TrainingRun(parts, state, agent_state)
         opened.pop_all()  # the run closes its envs from now on
     return run
 
@@ -227,31 +228,29 @@ def _choose_update(
     machine: dict[str, Any],
 ) -> TrainConfig:
     """The precision and update mode (:func:`~herkit.training.update_plan.choose_update`): what is
-    given kept, ``auto`` timed; set on the agent and recorded in ``machine``."""
-    given = config.precision != "auto" and config.update_mode != "auto"
+    given kept, ``auto`` decided by the machine and the command; set on the agent and
+    recorded in ``machine``."""
+    agent_config = config.agent_config()
     plan = choose_update(
         agent,
         envs.single_observation_space,  # type: ignore[arg-type]
         envs.single_action_space,
-        config.agent_config().batch_size,
+        agent_config.hidden,
+        agent_config.batch_size,
         precision=config.precision,
         mode=config.update_mode,
         expected_updates=config.offline_steps
         + config.steps * config.updates_per_step / context.world_size,
         on_device=buffer.device is not None,
         distributed=context.active,
-        mean=context.mean if context.active else None,
+        all_true=context.all_true if context.active else None,
         tell=say if context.is_main else None,
         actor_goals=buffer.settings.actor_goals is not None,
     )
-    if not given:
-        machine["update_ms"] = plan.timings_ms
     if config.precision == "auto":
         machine["precision"] = f"{plan.precision} (auto: {plan.why})"
     if config.update_mode == "auto":
-        said = [plan.why] if config.precision != "auto" else []
-        why = "; ".join([*said, *plan.notes]) or "the fastest timed"
-        machine["update_mode"] = f"{plan.mode} (auto: {why})"
+        machine["update_mode"] = f"{plan.mode} (auto: {'; '.join(plan.notes)})"
     chosen: dict[str, Any] = {"precision": plan.precision, "update_mode": plan.mode}
     return dataclasses.replace(config, **chosen)
 

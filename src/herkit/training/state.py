@@ -67,6 +67,19 @@ class Metrics:
         self.episode_successes = []
         return means
 
+    def state_dict(self) -> dict[str, Any]:
+        """The interval so far (a checkpoint keeps it: the next row after a resume is the
+        one the run would have logged without the stop)."""
+        return {
+            "losses": self.losses.state_dict(),
+            "episode_successes": list(self.episode_successes),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Go on with the interval of :meth:`state_dict`."""
+        self.losses.load_state_dict(state["losses"])
+        self.episode_successes = [float(x) for x in state["episode_successes"]]
+
 
 def progress_row(state: LoopState, metrics: dict[str, float], episodes: int) -> dict[str, float]:
     """The row of ``progress.csv`` for an evaluation at ``state``."""

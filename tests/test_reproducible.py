@@ -1,0 +1,218 @@
+"""A run is a function of its command and seed on a machine: the same command gives the
+same numbers busy or idle (threads, precision and update mode decided once, from the
+machine, never from the load or a timing), and a run killed anywhere and resumed ends
+where the uninterrupted run ends: its networks, optimisers and every non-time cell of
+progress.csv and updates.csv."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from scripts import load_benchmark
+
+from herkit.cli import main
+from herkit.rundir.checkpoint import load_agent_state
+from herkit.rundir.logs import TIME_COLUMNS
+from herkit.rundir.paths import RunPaths
+from runs import TESTS
+
+QUIET = ["--no-progress", "--no-tensorboard"]
+BITFLIP = ["train", "--steps", "1500", "--eval-every", "500", "--eval-episodes", "10", *QUIET]
+"""A short bit-flipping run of the preset (DQN+HER, one env in the trainer process)."""
+
+
+@pytest.fixture(autouse=True)
+def no_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """curve.png and report.html are drawn from the files compared here: not drawn."""
+    from herkit.presentation.presenter import Presenter
+
+    monkeypatch.setattr(Presenter, "refresh", lambda self: None)
+    monkeypatch.setattr(Presenter, "final", lambda self: None)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three recorded pointmaze episodes of 101 states, made as OGBench makes its data."""
+    pytest.importorskip("ogbench")
+    path = tmp_path_factory.mktemp("data") / "pointmaze-medium-navigate-v0.npz"
+    load_benchmark("offline_data").make_dataset("pointmaze-medium-v0", 3, 101, 0.5, 0, path)
+    return path
+
+
+def offline_args(dataset: Path, steps: int = 60) -> list[str]:
+    """A small offline GCIVL run on ``dataset``: evaluations and checkpoints every 20
+    gradient steps, updates.csv rows every 8 (so that a checkpoint cuts an interval)."""
+    return [
+        "train",
+        "pointmaze-medium-navigate-v0",
+        "--dataset",
+        str(dataset),
+        "--algo",
+        "gcivl",
+        "--gcivl.hidden",
+        "32",
+        "32",
+        "--gcivl.batch-size",
+        "64",
+        "--offline-steps",
+        str(steps),
+        "--eval-every",
+        "20",
+        "--checkpoint-every",
+        "20",
+        "--log-updates-every",
+        "8",
+        "--eval-episodes",
+        "1",
+        "--n-eval-envs",
+        "1",
+        "--env-kwargs",
+        "max_episode_steps=40",
+        *QUIET,
+    ]
+
+
+def train(args: list[str], out: Path, *more: str) -> None:
+    assert main([*args, "--out", str(out), *more]) == 0
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV file without their time columns."""
+    import csv
+
+    with open(path, newline="") as file:
+        return [
+            {key: value for key, value in row.items() if key not in TIME_COLUMNS}
+            for row in csv.DictReader(file)
+        ]
+
+
+def choices(run: Path) -> dict[str, Any]:
+    saved = json.loads(RunPaths(run).config.read_text())
+    return {key: saved[key] for key in ("precision", "update_mode", "torch_threads", "env_workers")}
+
+
+def assert_same_numbers(run: Path, other: Path) -> None:
+    """Two runs' progress.csv and updates.csv equal, time columns aside, and their
+    networks and optimisers equal, tensor for tensor."""
+    paths, others = RunPaths(run), RunPaths(other)
+    assert rows(paths.progress) == rows(others.progress)
+    assert rows(paths.updates) == rows(others.updates)
+    assert len(rows(paths.progress)) >= 3
+    mine, theirs = load_agent_state(run)["agent"], load_agent_state(other)["agent"]
+    assert_equal_states(mine, theirs)
+
+
+def assert_equal_states(mine: Any, theirs: Any, where: str = "agent") -> None:
+    if isinstance(mine, torch.Tensor):
+        assert torch.equal(mine, theirs), where
+    elif isinstance(mine, dict):
+        assert mine.keys() == theirs.keys(), where
+        for key in mine:
+            assert_equal_states(mine[key], theirs[key], f"{where}.{key}")
+    elif isinstance(mine, list | tuple):
+        assert len(mine) == len(theirs), where
+        for index, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            assert_equal_states(a, b, f"{where}[{index}]")
+    else:
+        assert mine == theirs, where
+
+
+@contextmanager
+def a_busy_core() -> Iterator[None]:
+    """Another process that keeps one core busy, as long as the block runs."""
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+@pytest.mark.parametrize("kind", ["offline", "bitflip"])
+def test_the_same_command_gives_the_same_numbers_busy_or_idle(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    args = offline_args(request.getfixturevalue("dataset")) if kind == "offline" else BITFLIP
+    train(args, tmp_path / "idle")
+    with a_busy_core():
+        train(args, tmp_path / "busy")
+    assert choices(tmp_path / "busy") == choices(tmp_path / "idle")
+    assert_same_numbers(tmp_path / "busy", tmp_path / "idle")
+
+
+KILL_AT = """
+import os, signal, sys
+import herkit.presentation.presenter as presenter
+import herkit.training.learner as learner
+from herkit.cli import main
+
+at = int(sys.argv[1])
+learn = learner.Learner.learn
+
+def learn_then_die(self):
+    learn(self)
+    if self.state.updates >= at:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+learner.Learner.learn = learn_then_die
+presenter.Presenter.refresh = lambda self: None  # no figures drawn meanwhile
+main(sys.argv[2:])
+"""
+"""``python -c KILL_AT N ARGS``: ``herkit ARGS``, killed by SIGKILL once its learner has made
+``N`` gradient steps: a kill at a chosen place, with nothing of the run's own code changed."""
+
+
+def test_an_offline_run_killed_and_resumed_ends_as_the_uninterrupted_one(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """Killed at gradient step 35: after the checkpoint at 20 and the evaluation at 20,
+    mid-way through an interval of updates.csv (rows every 8) and of progress.csv."""
+    args = offline_args(dataset)
+    killed = tmp_path / "killed"
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
+    process = subprocess.Popen(  # beside the whole run: both cores at work
+        [sys.executable, "-c", KILL_AT, "35", *args, "--out", str(killed)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    train(args, tmp_path / "whole")
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == -signal.SIGKILL, stderr
+    state = json.loads((RunPaths(killed).checkpoint / "state.json").read_text())["state"]
+    assert state["updates"] == 20  # its last checkpoint
+    assert main(["train", "--resume", str(killed)]) == 0
+    assert_same_numbers(killed, tmp_path / "whole")
+
+
+def test_a_resumed_run_draws_the_random_actions_the_run_would_have_drawn(
+    tmp_path: Path,
+) -> None:
+    """The first ``random_steps`` actions are one stream from the run's seed: a resume goes
+    on with it rather than drawing the first actions again."""
+    import gymnasium as gym
+
+    import herkit  # noqa: F401  (registers herkit/BitFlip-v0)
+
+    run = tmp_path / "run"
+    random = ["--random-steps", "1000", "--eval-every", "100", "--checkpoint-every", "100"]
+    train(["train", "--steps", "100", *random, *QUIET], run)
+    assert main(["train", "--resume", str(run), "--steps", "300"]) == 0
+    saved = load_agent_state(run)["random_actions"]
+    space = gym.vector.SyncVectorEnv([lambda: gym.make("herkit/BitFlip-v0")]).action_space
+    space.seed(0)  # the run's seed, the training envs' offset 0
+    for _ in range(300):
+        space.sample()
+    assert saved == [space.np_random.bit_generator.state]

@@ -1,5 +1,5 @@
-"""The package's shape: imports flow one way (no cycle among its modules) and every
-module is small enough to read in one sitting.
+"""The package's shape: imports flow one way (no cycle among its modules), every
+module is small enough to read in one sitting, and what its docstrings name exists.
 
 Imports are read from the source: every ``import``, also those inside functions (which
 run later but are still dependencies, so a cycle hidden in a lazy import fails too) and
@@ -10,6 +10,7 @@ of understanding).
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -216,6 +217,104 @@ def test_each_module_says_what_it_holds(name: str) -> None:
     says which."""
     source = MODULES[name].read_text()
     assert ast.get_docstring(ast.parse(source)), f"{name} has no module docstring"
+
+
+REFERENCE = re.compile(
+    r":(?:mod|func|class|meth|data|attr|exc|obj):`~?(?:[^`<]*<)?(herkit[\w.]*)>?`"
+)
+"""A reference by role to a name of the package (``:mod:`herkit.x```, ``:func:`~herkit.x.f```,
+``:meth:`text <herkit.x.C.m>```)."""
+
+
+def top_level(tree: ast.Module) -> dict[str, ast.AST]:
+    """The names a module defines or imports at its top level (and its ``__all__``)."""
+    names: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names[node.name] = node
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    names[target.id] = node
+                    if target.id == "__all__" and isinstance(node.value, ast.List | ast.Tuple):
+                        names |= {
+                            e.value: node for e in node.value.elts if isinstance(e, ast.Constant)
+                        }
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0]: node for a in node.names}
+        elif isinstance(node, ast.If):  # if TYPE_CHECKING: imports
+            names |= top_level(ast.Module(body=node.body, type_ignores=[]))
+    return names
+
+
+def members(node: ast.ClassDef) -> set[str]:
+    """The names a class body defines."""
+    found: set[str] = set()
+    for item in ast.walk(node):
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(item.name)
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            found.add(item.target.id)
+        elif isinstance(item, ast.Assign):
+            found |= {t.id for t in item.targets if isinstance(t, ast.Name)}
+        elif isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name):
+            if item.value.id == "self":
+                found.add(item.attr)
+    return found
+
+
+def missing(reference: str) -> str | None:
+    """Why ``reference`` names nothing in the package (None where it names something)."""
+    parts = reference.rstrip(".").split(".")
+    found = next((i for i in range(len(parts), 0, -1) if ".".join(parts[:i]) in MODULES), 0)
+    module, rest = ".".join(parts[:found]), parts[found:]
+    if not module:
+        return "no such module"
+    if not rest:
+        return None
+    names = top_level(ast.parse(MODULES[module].read_text()))
+    if rest[0] not in names:
+        return f"{module} has no {rest[0]}"
+    node = names[rest[0]]
+    if len(rest) > 1 and isinstance(node, ast.ClassDef) and not node.bases:
+        if rest[1] not in members(node):
+            return f"{module}.{rest[0]} has no {rest[1]}"
+    return None
+
+
+def test_every_name_of_the_package_its_docstrings_refer_to_exists() -> None:
+    """A docstring's :mod:, :func:, :class: ... reference to herkit names a module of the
+    package, or a name one defines or imports: none is left behind by a move or a rename."""
+    references = {
+        (reference, f"{path.relative_to(PACKAGE.parent)}")
+        for path in MODULES.values()
+        for reference in REFERENCE.findall(path.read_text())
+    }
+    assert len(references) > 100
+    wrong = sorted(
+        f"{where}: {reference} ({why})"
+        for reference, where in references
+        if (why := missing(reference)) is not None
+    )
+    assert not wrong, "\n".join(wrong)
+    assert missing("herkit.buffer.returns") == "herkit.buffer has no returns"
+    assert missing("herkit.buffer.HerSettings") == "herkit.buffer has no HerSettings"
+
+
+def test_every_document_the_package_names_is_in_the_repository() -> None:
+    """The docs pages and files a module names exist; none names the design notes kept
+    outside the repository (a reader cannot open them: say the principle in words)."""
+    root = PACKAGE.parents[1]
+    wrong = []
+    for path in MODULES.values():
+        source = path.read_text()
+        where = path.relative_to(PACKAGE.parent)
+        pages = re.findall(r"\bdocs/[\w./-]*\w", source)
+        wrong += [f"{where}: {page}" for page in pages if not (root / page).exists()]
+        if re.search(r"\bDESIGN\b", source):
+            wrong.append(f"{where}: DESIGN")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_one_ddpg_update_reads_in_the_files_and_frames_the_architecture_page_lists(

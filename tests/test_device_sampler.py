@@ -328,6 +328,38 @@ def test_a_restored_buffer_is_copied_to_the_device_whole(tmp_path: Path) -> None
     check_batch(run, "future", "sample", batch=drawn(follower, 512))
 
 
+def test_the_bookkeeping_is_copied_again_only_when_it_or_the_ending_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While the buffer does not know yet whether a reached goal ends an episode, a
+    prepare with nothing added copies nothing; the ending decided, the next one does."""
+    from herkit.buffer.ending import Ending
+
+    buffer = make_buffer(60, 2, "cpu", seed=1)
+    TaggedRun(buffer).feed([[5, 7], [9]], steps=20)
+    assert buffer.terminal_on_success is None
+    sampler = DeviceSampler(buffer)
+    copies = 0
+    take_changes = buffer.storage.take_changes
+
+    def counted() -> np.ndarray | None:
+        nonlocal copies
+        copies += 1
+        return take_changes()
+
+    monkeypatch.setattr(buffer.storage, "take_changes", counted)
+    assert sampler.prepare()["terminal_on_success"] is False and copies == 1
+    sampler.prepare()
+    assert copies == 1  # nothing added, the ending still unknown
+    buffer.set_ending(Ending.given(True))
+    assert sampler.prepare()["terminal_on_success"] is True and copies == 2
+    sampler.prepare()
+    assert copies == 2
+    TaggedRun(buffer).feed([[3], [4]], steps=1)
+    sampler.prepare()
+    assert copies == 3  # a step added
+
+
 def test_what_cannot_be_drawn_on_the_device_says_why() -> None:
     assert unsupported(make_buffer(60, 1, None)) == "its data is on the host"
     assert unsupported(make_buffer(60, 1, "cpu", prioritized=True)) is None

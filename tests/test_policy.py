@@ -1,9 +1,11 @@
-"""herkit.load_policy: a trained run's policy acts as the agent that trained did."""
+"""herkit.load_policy: a trained run's policy acts as the agent that trained did; `herkit
+eval` plays it and leaves no env open."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +143,46 @@ def test_import_herkit_registers_its_envs_cheaply_and_the_robotics_ones_on_first
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
     assert "Adroit" not in done.stderr  # gymnasium-robotics' import warning is kept quiet
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_herkit_eval_closes_every_env_it_makes(
+    monkeypatch: pytest.MonkeyPatch, train_once: Callable[..., Path], fails: bool
+) -> None:
+    """`herkit eval` closes the envs it makes (the evaluation envs and the one that says
+    the env's tasks), after its episodes and when reading the tasks fails."""
+    from herkit.training import build, evaluation
+
+    run = train_once(steps=400, eval_every=200, eval_episodes=2)
+    made: list[Any] = []
+    closed: list[Any] = []
+
+    def spied(make: Callable[..., Any]) -> Callable[..., Any]:
+        def make_and_spy(*args: Any, **kwargs: Any) -> Any:
+            env = make(*args, **kwargs)
+            close = env.close
+
+            def spy_close() -> None:
+                closed.append(env)
+                close()
+
+            env.close = spy_close
+            made.append(env)
+            return env
+
+        return make_and_spy
+
+    def broken(env: Any) -> None:
+        raise RuntimeError("the env's tasks could not be read")
+
+    monkeypatch.setattr(build, "make_run_env", spied(build.make_run_env))
+    monkeypatch.setattr(build, "make_vector_env", spied(build.make_vector_env))
+    if fails:
+        monkeypatch.setattr(evaluation, "evaluation_tasks", broken)
+        with pytest.raises(RuntimeError, match="the env's tasks could not be read"):
+            evaluation.evaluate_run(run, episodes=2, seed=0)
+    else:
+        assert evaluation.evaluate_run(run, episodes=2, seed=0)["episodes"] == 2
+    vector = [env for env in made if isinstance(env, gym.vector.VectorEnv)]
+    assert len(vector) == 1 and len(made) > 1  # the evaluation envs, the env of the tasks
+    assert all(any(env is gone for gone in closed) for env in made)

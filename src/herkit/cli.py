@@ -496,7 +496,7 @@ def field_help(cls: type) -> dict[str, str]:
 
 def plain(text: str) -> str:
     """A docstring's reStructuredText as plain help text, as Sphinx shows it: ``code`` as
-    code, a role such as :class:`herkit.buffer.HerSettings` as its target (with ``~``, the
+    code, a role such as :class:`herkit.buffer.settings.HerSettings` as its target (with ``~``, the
     target's last name)."""
     text = re.sub(r":\w+:`~(?:[\w.]+\.)?([^`]+)`", r"\1", text)
     text = re.sub(r":\w+:`([^`]+)`", r"\1", text)

@@ -83,8 +83,9 @@ def make_agent(
     (forward passes under a bfloat16 autocast; :mod:`herkit.runtime.precision`).
     "dqn" needs a ``Discrete`` action space, the others a 1-D ``Box`` with finite bounds;
     anything else raises ``ValueError``. The offline agents take their rewards as
-    ``success - 1`` whatever ``reward_range`` and ``terminal_on_success`` say, and update
-    eagerly only (:mod:`herkit.agents.offline`).
+    ``success - 1`` whatever ``reward_range`` and ``terminal_on_success`` say
+    (:mod:`herkit.agents.offline`), and update in every mode the online ones do (eager,
+    compiled, captured: :mod:`herkit.agents.updates`).
     """
     expected = config_class(algo)
     if config is None:

@@ -612,7 +612,8 @@ class UpdateSteps:
     # -- entry points -------------------------------------------------------------------
 
     def update(self, batch: Batch, count_goals: bool = False) -> dict[str, torch.Tensor]:
-        """One gradient step on ``batch`` plus the polyak target update; returns its metrics.
+        """One gradient step on ``batch``, and the polyak target update where one is due
+        (:meth:`_targets_step`: every ``target_every``-th update); returns its metrics.
 
         The metrics are 0-dim tensors on the agent's device: nothing is read to the host
         (``float(metrics["critic_loss"])`` reads one). :attr:`priorities` becomes the

@@ -173,6 +173,8 @@ class DeviceSampler:
         )
         self._seen = -1
         self._flags: dict[str, Any] | None = None
+        # terminal_on_success at the last prepare: None while unknown (the flags say False)
+        self._ending: bool | None = None
         self.ops = buffer.ops
         self.ledger = Ledger(
             self.episode_of,
@@ -196,11 +198,8 @@ class DeviceSampler:
         draw depends on (``flags`` of :meth:`draw`, the key of a captured graph)."""
         buffer, storage = self.buffer, self.buffer.storage
         if self._flags is not None and self._seen == storage.rows_written:
-            if (
-                not storage.has_changes()
-                and buffer.terminal_on_success == self._flags["terminal_on_success"]
-            ):
-                return self._flags  # nothing added since: the device's copy is current
+            if not storage.has_changes() and buffer.terminal_on_success == self._ending:
+                return self._flags  # nothing added, the ending unchanged: the copy is current
         if len(buffer) == 0:
             raise ValueError("cannot sample from an empty buffer: add transitions first")
         buffer.flush()
@@ -230,6 +229,7 @@ class DeviceSampler:
         if threshold is not None:
             self.threshold.fill_(threshold)
         self._seen = storage.rows_written
+        self._ending = buffer.terminal_on_success
         self._flags = {
             "terminal_on_success": bool(buffer.terminal_on_success),
             "threshold": threshold is not None,

@@ -2,8 +2,8 @@
 decides it, which every caller asks.
 
 Where episodes end on success, a relabelled sample whose goal is reached is terminal, as
-the env would have ended there (:mod:`herkit.buffer.returns` applies it). The answer comes,
-in this order, from:
+the env would have ended there (:func:`herkit.buffer.rules.sample_returns` applies it). The
+answer comes, in this order, from:
 
 1. the caller: the setting ``terminal_on_success=True`` or ``False``
    (:class:`~herkit.buffer.settings.HerSettings`, ``herkit train --terminal-on-success``);

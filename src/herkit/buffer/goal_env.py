@@ -1,7 +1,8 @@
 """What a buffer reads from a GoalEnv: the reward function's signature, shapes and dtypes,
 and whether the env says that its episodes end on success.
 
-The buffer never holds an env (DESIGN principle 2): :meth:`HerReplayBuffer.from_env
+The buffer never holds an env: it is given the env's reward function, never the env,
+and calls it on whole batches. :meth:`HerReplayBuffer.from_env
 <herkit.buffer.her.HerReplayBuffer.from_env>` takes from it, once, the constructor
 arguments of :func:`settings_of`, the env's ``compute_reward`` (:func:`compute_reward_of`)
 and its declared ending on success (:func:`env_ending`, which ``herkit train``'s

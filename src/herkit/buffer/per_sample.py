@@ -1,7 +1,8 @@
 """A ``compute_reward`` that takes one goal at a time, called once per sample.
 
 Relabelling calls ``reward_fn(achieved_goal, desired_goal, info)`` on a whole batch of
-goals (DESIGN principle 2). Some envs' ``compute_reward`` only works on one goal pair (a
+goals: the reward function a buffer is given is vectorised, as Gymnasium's GoalEnv
+``compute_reward`` is. Some envs' ``compute_reward`` only works on one goal pair (a
 ``float(...)`` or an ``if`` inside, or goals that are dicts); :class:`PerSampleReward`
 takes such a function and gives it the batched form: at its first call on a batch it
 tries the whole batch, checks a few rows against single calls, and from then on either

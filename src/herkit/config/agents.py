@@ -308,7 +308,7 @@ ALGOS: tuple[Algo, ...] = get_args(Algo)
 
 OFFLINE_ALGOS: tuple[Algo, ...] = ("gcbc", "gcivl", "gciql")
 """The offline goal-conditioned agents, trained from a recorded dataset (their batches
-carry actor goals; they update eagerly only)."""
+carry actor goals; they update eager, compiled or captured, as the online ones do)."""
 
 UpdateMode = Literal["eager", "compiled", "captured", "compiled-captured"]
 """How an update step runs (:mod:`herkit.agents.updates`): op by op, compiled, captured as a

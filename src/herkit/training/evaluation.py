@@ -7,6 +7,7 @@ success is read by the env's own convention (:class:`herkit.buffer.conventions.S
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -187,7 +188,10 @@ def evaluate_run(
             conventions.success_reward,
             config.her.info_keys,
         )
-        tasks = [None] if video is not None else evaluation_tasks(make_run_env(config))
+        tasks: list[dict[str, Any] | None] = [None]
+        if video is None:  # the tasks the env declares, read from an env made and closed
+            with contextlib.closing(make_run_env(config)) as env:
+                tasks = evaluation_tasks(env)
         results = [
             evaluate(
                 policy.agent,

@@ -4,11 +4,14 @@ A run has up to two phases, each with its own clock (:func:`~herkit.training.sta
 with a dataset, ``offline_steps`` gradient steps on it alone, counted in gradient steps; then
 ``steps`` env steps, counted in env steps. After each step (a gradient step of the first
 phase, an env step stored of the second) the loop asks what is due (:meth:`Schedule.due`):
-an evaluation every ``eval_every`` steps of the clock, a checkpoint every
-``checkpoint_every``, both at the end of each phase, and a checkpoint alone when a signal asks
-the run to stop; a video (where the run records them) ``video_every`` steps after the last
-one, and at the last step. The next steps at which each is due are counters of
-:class:`~herkit.training.state.LoopState`, saved in every checkpoint, so a resumed run keeps
+an evaluation at each multiple of ``eval_every`` steps of the clock, a checkpoint at each
+multiple of ``checkpoint_every``, both at the end of each phase, and a checkpoint alone when a
+signal asks the run to stop; a video (where the run records them) at each multiple of
+``video_every``, and at the last step. Where a step moves the clock past a multiple (a loop
+iteration stores ``n_envs`` env steps), what is due there is done once, and the next is due
+at the next multiple above the step reached: the steps at which each is due are a function of
+the step alone, never of the run's history. The next steps at which each is due are counters
+of :class:`~herkit.training.state.LoopState`, saved in every checkpoint, so a resumed run keeps
 the same schedule; they start again at the second phase (:meth:`Schedule.go_online`).
 """
 
@@ -47,7 +50,7 @@ class Due:
     evaluate: bool = False
     checkpoint: bool = False
     video: bool = False
-    """``video_every`` env steps have passed since the last video."""
+    """The step reached a multiple of ``video_every`` (the next one after the last video)."""
 
     @property
     def anything(self) -> bool:
@@ -102,29 +105,39 @@ class Schedule:
 
     def go_online(self) -> None:
         """The dataset's gradient steps are done: the clock counts env steps from here, and
-        the next evaluation, checkpoint and video are due that many env steps on."""
+        the next evaluation, checkpoint and video are due at the next multiples of their
+        intervals above the env steps so far."""
         state = self.state
         state.phase = "online"
-        state.next_eval = state.env_steps + self.eval_every
-        state.next_checkpoint = state.env_steps + self.checkpoint_every
-        state.next_video = state.env_steps + self.video_every
+        state.next_eval = self._next(self.eval_every)
+        state.next_checkpoint = self._next(self.checkpoint_every)
+        state.next_video = self._next(self.video_every)
 
     def evaluated(self, due: Due, target_reached: bool) -> Due:
         """What is due after the evaluation ``due`` asked for (the run ends once its
-        target is reached); the next evaluation is due ``eval_every`` steps on."""
-        self.state.next_eval += self.eval_every
+        target is reached); the next evaluation is due at the next multiple of
+        ``eval_every`` above the step reached."""
+        self.state.next_eval = self._next(self.eval_every)
         return replace(due, last=True, checkpoint=True) if target_reached else due
 
     def video_due(self, due: Due) -> bool:
-        """Whether a video is due (``video_every`` steps after the last, and at the end)."""
+        """Whether a video is due (at each multiple of ``video_every``, and at the end)."""
         return not due.interrupted and (due.last or due.video)
 
     def recorded(self) -> None:
-        """A video was recorded now: the next is due ``video_every`` steps on."""
-        self.state.next_video = clock(self.state) + self.video_every
+        """A video was recorded now: the next is due at the next multiple of
+        ``video_every`` above the step reached."""
+        self.state.next_video = self._next(self.video_every)
 
     def checkpointed(self, due: Due) -> None:
-        """A checkpoint was written: the next is due ``checkpoint_every`` steps on (an
-        interrupted run's next checkpoint stays where it was)."""
+        """A checkpoint was written: the next is due at the next multiple of
+        ``checkpoint_every`` above the step reached (an interrupted run's checkpoint moves
+        nothing: the next regular one stays where it was)."""
         if not due.interrupted:
-            self.state.next_checkpoint += self.checkpoint_every
+            self.state.next_checkpoint = self._next(self.checkpoint_every)
+
+    def _next(self, every: int) -> int:
+        """The first multiple of ``every`` above the step reached (the step itself for
+        ``every`` 0: nothing is scheduled, as with no videos)."""
+        now = self.planned()
+        return (now // every + 1) * every if every > 0 else now

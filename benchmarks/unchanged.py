@@ -41,7 +41,7 @@ RECORD = common.DOCS / "unchanged.json"
 
 def run(source: Path, args: list[str], out: Path) -> list[dict[str, str]]:
     """``herkit train ARGS`` with the package under ``source/src``; its progress rows."""
-    # fp32: auto times updates on a CPU with bf16, and could choose either
+    # fp32: the earlier commit's auto timed updates on a CPU with bf16, and could choose either
     flags = "--seed 0 --torch-threads 1 --eval-episodes 10 --precision fp32".split()
     common.herkit_train(*args, *flags, out=out, **common.with_code(source), stdout=DEVNULL)
     return read_progress(out)

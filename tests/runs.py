@@ -21,9 +21,8 @@ QUIET: dict[str, Any] = {"progress": False, "tensorboard": False}
 
 
 def quiet(**changes: Any) -> TrainConfig:
-    """A preset config with no progress bar or TensorBoard, for tests; in float32, as
-    ``precision="auto"`` chooses by timing updates on a CPU with bf16, so that two runs
-    of a seed could differ."""
+    """A preset config with no progress bar or TensorBoard, for tests; in float32, so that
+    a test's numbers do not follow whether the CPU multiplies bfloat16 natively."""
     env_id = changes.pop("env_id", "herkit/BitFlip-v0")
     values = preset_config(env_id).to_dict() | QUIET | {"precision": "fp32"}
     for key, value in changes.items():  # agent settings are merged, not replaced

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -151,38 +150,42 @@ def test_the_same_command_gives_the_same_numbers_busy_or_idle(
     assert_same_numbers(tmp_path / "busy", tmp_path / "idle")
 
 
-KILL_AT = """
+SIGNAL_AT = """
 import os, signal, sys
 import herkit.presentation.presenter as presenter
 import herkit.training.learner as learner
 from herkit.cli import main
 
-at = int(sys.argv[1])
+signum, at = getattr(signal, sys.argv[1]), int(sys.argv[2])
 learn = learner.Learner.learn
 
-def learn_then_die(self):
+def learn_then_signal(self):
     learn(self)
-    if self.state.updates >= at:
-        os.kill(os.getpid(), signal.SIGKILL)
+    if self.state.updates == at:
+        os.kill(os.getpid(), signum)
 
-learner.Learner.learn = learn_then_die
+learner.Learner.learn = learn_then_signal
 presenter.Presenter.refresh = lambda self: None  # no figures drawn meanwhile
-main(sys.argv[2:])
+presenter.Presenter.final = lambda self: None
+sys.exit(main(sys.argv[3:]))
 """
-"""``python -c KILL_AT N ARGS``: ``herkit ARGS``, killed by SIGKILL once its learner has made
-``N`` gradient steps: a kill at a chosen place, with nothing of the run's own code changed."""
+"""``python -c SIGNAL_AT SIGNAL N ARGS``: ``herkit ARGS``, sent SIGNAL by itself once its
+learner has made ``N`` gradient steps: a signal at a chosen place, with nothing of the run's
+own code changed."""
 
 
-def test_an_offline_run_killed_and_resumed_ends_as_the_uninterrupted_one(
-    dataset: Path, tmp_path: Path
+@pytest.mark.parametrize(("signame", "exit_code"), [("SIGKILL", -9), ("SIGINT", 130)])
+def test_an_offline_run_stopped_and_resumed_ends_as_the_uninterrupted_one(
+    signame: str, exit_code: int, dataset: Path, tmp_path: Path
 ) -> None:
-    """Killed at gradient step 35: after the checkpoint at 20 and the evaluation at 20,
-    mid-way through an interval of updates.csv (rows every 8) and of progress.csv."""
+    """Stopped at gradient step 35: after the checkpoint at 20 and the evaluation at 20,
+    mid-way through an interval of updates.csv (rows every 8) and of progress.csv. SIGKILL
+    leaves the checkpoint at 20; SIGINT writes one at 35."""
     args = offline_args(dataset)
     killed = tmp_path / "killed"
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
     process = subprocess.Popen(  # beside the whole run: both cores at work
-        [sys.executable, "-c", KILL_AT, "35", *args, "--out", str(killed)],
+        [sys.executable, "-c", SIGNAL_AT, signame, "35", *args, "--out", str(killed)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -190,9 +193,9 @@ def test_an_offline_run_killed_and_resumed_ends_as_the_uninterrupted_one(
     )
     train(args, tmp_path / "whole")
     _, stderr = process.communicate(timeout=120)
-    assert process.returncode == -signal.SIGKILL, stderr
+    assert process.returncode == exit_code, stderr
     state = json.loads((RunPaths(killed).checkpoint / "state.json").read_text())["state"]
-    assert state["updates"] == 20  # its last checkpoint
+    assert state["updates"] == (20 if signame == "SIGKILL" else 35)  # its last checkpoint
     assert main(["train", "--resume", str(killed)]) == 0
     assert_same_numbers(killed, tmp_path / "whole")
 

@@ -306,7 +306,7 @@ def test_the_work_between_hidden_layers_decides_bf16(monkeypatch: pytest.MonkeyP
     assert auto_precision(cpu, (256,), 256)[0] == "fp32"  # bit flipping's DQN
     precision, why = auto_precision(cpu, (64, 64), 256)
     assert precision == "fp32"
-    assert "the update is small: the hidden layers make 1,048,576 multiply-adds" in why
+    assert "too small to gain: the hidden layers make 1,048,576 multiply-adds" in why
     a_device(monkeypatch, bf16=False)
     precision, why = auto_precision(cpu, (512, 512, 512), 2048)
     assert (precision, why) == ("fp32", "this CPU does not multiply bfloat16 natively")
@@ -341,7 +341,9 @@ def test_auto_on_a_cpu_tries_and_times_nothing(monkeypatch: pytest.MonkeyPatch) 
     )
     assert (chosen.precision, chosen.mode) == ("bf16", "eager")
     assert chosen.why.startswith("this CPU multiplies bfloat16 natively")
-    assert chosen.notes == ("on a CPU (--update-mode compiled compiles, at a minute's cost)",)
+    assert chosen.notes == (
+        "on a CPU; --update-mode compiled compiles, at a minute's start-up cost",
+    )
     assert (agent.precision, agent.update_mode) == ("bf16", "eager")
     assert agent.state_dict()["updates"] == before["updates"]
 
@@ -544,7 +546,7 @@ def test_a_run_records_its_choice_and_a_resume_keeps_it(
     train(config)
     saved = json.loads(RunPaths(run).config.read_text())
     assert saved["update_mode"] == "eager" and saved["precision"] == "fp32"  # 1 x 256
-    assert saved["machine"]["update_mode"].startswith("eager (auto: on a CPU")
+    assert saved["machine"]["update_mode"].startswith("eager (auto: on a CPU;")
     assert saved["machine"]["precision"].startswith("fp32 (auto: ")
     asked: list[tuple[str, str]] = []
     choose = herkit.training.startup.choose_update

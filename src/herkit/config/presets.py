@@ -118,7 +118,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 # is the whole): 3 x 512 networks with LayerNorm, batch 2048, one update per 2 env steps,
 # goals mixed 1 : 2 : 2 from the real, future and desired goals after 25,000 future-only
 # transitions, an action penalty of 0.01 and 20 % random actions; 32 envs stepped by the
-# host's other cores, the buffer on the GPU, and precision and update mode timed at start.
+# host's other cores, the buffer on the GPU (bf16 compiled-captured updates, as auto decides
+# for a run of this size on one GPU).
 # Untested on a GPU as a whole preset; the GPU check (benchmarks/gpu_check.sh) times it.
 _FETCH_GPU = dict(
     _FETCH,

@@ -6,8 +6,8 @@ network's output layer stay float32 (:class:`herkit.agents.networks.MLP`). It pa
 the hardware multiplies bfloat16 natively (CPUs with AVX512-BF16 or AMX, CUDA GPUs that
 support it) and the batch is large enough to keep it busy; elsewhere it costs: on a CPU
 without those instructions a bfloat16 matrix product runs about 10x slower than float32.
-``auto`` therefore times the run's own update in both (:mod:`herkit.training.update_plan`, which
-also chooses how the update runs).
+``auto`` therefore takes bf16 only where the device has those units and the update is large
+(:mod:`herkit.training.update_plan`, which also chooses how the update runs).
 """
 
 from __future__ import annotations

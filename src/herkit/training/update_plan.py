@@ -82,10 +82,16 @@ def auto_precision(device: torch.device, hidden: Sequence[int], batch_size: int)
         units = ", ".join(sorted({"avx512_bf16", "amx_bf16"} & cpu_flags()))
         native = f"this CPU multiplies bfloat16 natively ({units})"
     work = update_work(hidden, batch_size)
-    size = f"the hidden layers make {work:,} multiply-adds per pass of batch {batch_size}"
+    least = f"{LARGE_UPDATE_WORK:,} multiply-adds per pass"
     if work >= LARGE_UPDATE_WORK:
-        return "bf16", f"{native}; {size}, bf16 from {LARGE_UPDATE_WORK:,}"
-    return "fp32", f"{native}, but the update is small: {size}, bf16 from {LARGE_UPDATE_WORK:,}"
+        size = f"the hidden layers make {work:,} multiply-adds per pass of batch {batch_size}"
+        return "bf16", f"{native} and {size}, at least {least}"
+    size = (
+        f"the hidden layers make {work:,} multiply-adds per pass of batch {batch_size}"
+        if len(hidden) > 1
+        else "one hidden layer, no product between hidden layers"
+    )
+    return "fp32", f"{native}, but the update is too small to gain: {size} (bf16 from {least})"
 
 
 def auto_modes(
@@ -96,7 +102,7 @@ def auto_modes(
     if distributed:
         return ["eager"], "the ranks of a torchrun job average gradients within each update"
     if not mode_available("captured", device):
-        return ["eager"], "on a CPU (--update-mode compiled compiles, at a minute's cost)"
+        return ["eager"], "on a CPU; --update-mode compiled compiles, at a minute's start-up cost"
     if expected_updates >= COMPILE_MIN_UPDATES:
         why = f"one GPU, {expected_updates:,.0f} updates expected: compiling pays"
         return ["compiled-captured", "captured", "eager"], why

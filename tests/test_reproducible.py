@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,13 +18,12 @@ from typing import Any
 
 import pytest
 import torch
-from scripts import load_benchmark
 
 from herkit.cli import main
 from herkit.rundir.checkpoint import load_agent_state
 from herkit.rundir.logs import TIME_COLUMNS
 from herkit.rundir.paths import RunPaths
-from runs import TESTS
+from runs import TESTS, point_reach_dataset
 
 QUIET = ["--no-progress", "--no-tensorboard"]
 BITFLIP = ["train", "--steps", "1500", "--eval-every", "500", "--eval-episodes", "10", *QUIET]
@@ -41,11 +41,8 @@ def no_figures(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Three recorded pointmaze episodes of 101 states, made as OGBench makes its data."""
-    pytest.importorskip("ogbench")
-    path = tmp_path_factory.mktemp("data") / "pointmaze-medium-navigate-v0.npz"
-    load_benchmark("offline_data").make_dataset("pointmaze-medium-v0", 3, 101, 0.5, 0, path)
-    return path
+    """Twelve recorded episodes of herkit/PointReach-v0 in OGBench's layout."""
+    return point_reach_dataset(tmp_path_factory.mktemp("data") / "point-reach.npz")
 
 
 def offline_args(dataset: Path, steps: int = 60) -> list[str]:
@@ -53,7 +50,7 @@ def offline_args(dataset: Path, steps: int = 60) -> list[str]:
     gradient steps, updates.csv rows every 8 (so that a checkpoint cuts an interval)."""
     return [
         "train",
-        "pointmaze-medium-navigate-v0",
+        "herkit/PointReach-v0",
         "--dataset",
         str(dataset),
         "--algo",
@@ -72,11 +69,7 @@ def offline_args(dataset: Path, steps: int = 60) -> list[str]:
         "--log-updates-every",
         "8",
         "--eval-episodes",
-        "1",
-        "--n-eval-envs",
-        "1",
-        "--env-kwargs",
-        "max_episode_steps=40",
+        "5",
         *QUIET,
     ]
 
@@ -219,3 +212,40 @@ def test_a_resumed_run_draws_the_random_actions_the_run_would_have_drawn(
     for _ in range(300):
         space.sample()
     assert saved == [space.np_random.bit_generator.state]
+
+
+@pytest.mark.slow("herkit train in subprocesses, one killed at a moment of the clock")
+def test_a_large_offline_run_killed_by_the_clock_resumes_to_the_same_numbers(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """As a user kills a run: SIGKILL at some moment after its first checkpoint, not at a
+    chosen step; the update large enough for both cores (and bf16 where the CPU has it)."""
+    from runs import QUICK, herkit, start_until
+
+    args = [
+        *offline_args(dataset, steps=400)[:7],
+        "--gcivl.hidden",
+        *["256"] * 3,
+        "--gcivl.batch-size",
+        "256",
+        "--offline-steps",
+        "400",
+        "--eval-every",
+        "100",
+        "--checkpoint-every",
+        "50",
+        "--log-updates-every",
+        "30",
+    ]
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    state = RunPaths(killed).checkpoint / "state.json"
+    process = start_until([*args, "--out", str(killed)], state.exists)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert json.loads(state.read_text())["state"]["updates"] < 400
+    done = herkit(*args, "--out", str(whole), *QUICK)
+    assert done.returncode == 0, done.stderr
+    resumed = herkit("train", "--resume", str(killed))
+    assert resumed.returncode == 0, resumed.stderr
+    assert choices(killed) == choices(whole)
+    assert_same_numbers(killed, whole)

@@ -679,3 +679,39 @@ def test_every_network_takes_the_activation_asked(algo: str) -> None:
             assert used == {kind}, (name, activation, used)
     with pytest.raises(ValueError, match="activation must be 'relu' or 'gelu', got 'tanh'"):
         agent_for(algo, activation="tanh")
+
+
+# --- baselines' initialisation (DDPG and TD3) ------------------------------------------
+
+
+def online_layers(agent: Any) -> list[torch.nn.Linear]:
+    """The Linear layers of the actor and every critic head, output layers included."""
+    nets = [agent.actor, agent.critic]
+    return [m for net in nets for m in net.modules() if isinstance(m, torch.nn.Linear)]
+
+
+@pytest.mark.parametrize("algo", ["ddpg", "td3"])
+def test_xavier_init_starts_every_layer_as_baselines(algo: str) -> None:
+    """baselines' nn() (her/util.py:62-66) gives every dense layer, the outputs too,
+    xavier_initializer's weights (uniform within sqrt(6 / (fan_in + fan_out))) and
+    tf.layers.dense's zero biases; the default keeps PyTorch's (within 1 / sqrt(fan_in))."""
+    xavier, default = agent_for(algo, init="xavier"), agent_for(algo)
+    assert len(online_layers(xavier)) == 3 * (1 + (2 if algo == "td3" else 1))
+    for layer in online_layers(xavier):
+        fan_out, fan_in = layer.weight.shape
+        largest = float(layer.weight.detach().abs().max())
+        assert 1 / math.sqrt(fan_in) < largest <= math.sqrt(6 / (fan_in + fan_out))
+        assert torch.count_nonzero(layer.bias) == 0
+    for layer in online_layers(default):
+        bound = 1 / math.sqrt(layer.in_features)
+        weight, bias = layer.weight.detach(), layer.bias.detach()
+        assert float(weight.abs().max()) <= bound and float(bias.abs().max()) <= bound
+        assert torch.count_nonzero(layer.bias) == len(layer.bias)
+    for online, target in (
+        (xavier.actor, xavier.actor_target),
+        (xavier.critic, xavier.critic_target),
+    ):
+        for a, b in zip(online.parameters(), target.parameters(), strict=True):
+            assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="init must be one of torch, xavier, got 'he'"):
+        DDPGConfig(init="he")  # type: ignore[arg-type]

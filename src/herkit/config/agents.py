@@ -28,6 +28,7 @@ from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 
 __all__ = [
     "ALGOS",
+    "INITS",
     "OFFLINE_ALGOS",
     "UPDATE_MODES",
     "ActorCriticConfig",
@@ -37,6 +38,7 @@ __all__ = [
     "GCBCConfig",
     "GCIQLConfig",
     "GCIVLConfig",
+    "Init",
     "OffPolicyConfig",
     "OfflineGCConfig",
     "SACConfig",
@@ -143,6 +145,13 @@ class DQNConfig(OffPolicyConfig):
         check_bool("huber", self.huber)
 
 
+Init = Literal["torch", "xavier"]
+"""How an actor's and critics' layers start (:attr:`DDPGConfig.init`)."""
+
+INITS: tuple[Init, ...] = get_args(Init)
+"""The names of :data:`Init`."""
+
+
 @dataclass(frozen=True)
 class DDPGConfig(ActorCriticConfig):
     """DDPG as in baselines HER; the TD3 switches turn it into TD3 (see :meth:`td3`)."""
@@ -162,9 +171,15 @@ class DDPGConfig(ActorCriticConfig):
     """TD3: std of the target-policy smoothing noise, as a fraction of the half-range."""
     target_noise_clip: float = 0.5
     """TD3: the smoothing noise is clipped to +-target_noise_clip (half-range fraction)."""
+    init: Init = "torch"
+    """Initialisation of every layer of the actor and the critics: torch (PyTorch's default:
+    weights and biases uniform within +-1/sqrt(fan_in)) or xavier (weights uniform within
+    +-sqrt(6 / (fan_in + fan_out)), biases zero, output layers included: baselines' HER)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {', '.join(INITS)}, got {self.init!r}")
         check_float("action_l2", self.action_l2, 0.0)
         check_float("noise_eps", self.noise_eps, 0.0)
         check_float("random_eps", self.random_eps, 0.0, 1.0)

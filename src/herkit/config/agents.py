@@ -30,6 +30,7 @@ __all__ = [
     "ALGOS",
     "INITS",
     "OFFLINE_ALGOS",
+    "STEP_ORDERS",
     "UPDATE_MODES",
     "ActorCriticConfig",
     "Algo",
@@ -42,6 +43,7 @@ __all__ = [
     "OffPolicyConfig",
     "OfflineGCConfig",
     "SACConfig",
+    "StepOrder",
     "UpdateMode",
     "config_class",
     "default_agent_config",
@@ -151,6 +153,12 @@ Init = Literal["torch", "xavier"]
 INITS: tuple[Init, ...] = get_args(Init)
 """The names of :data:`Init`."""
 
+StepOrder = Literal["critic-first", "together"]
+"""Where an update's actor loss takes the critic (:attr:`DDPGConfig.step_order`)."""
+
+STEP_ORDERS: tuple[StepOrder, ...] = get_args(StepOrder)
+"""The names of :data:`StepOrder`."""
+
 
 @dataclass(frozen=True)
 class DDPGConfig(ActorCriticConfig):
@@ -175,11 +183,19 @@ class DDPGConfig(ActorCriticConfig):
     """Initialisation of every layer of the actor and the critics: torch (PyTorch's default:
     weights and biases uniform within +-1/sqrt(fan_in)) or xavier (weights uniform within
     +-sqrt(6 / (fan_in + fan_out)), biases zero, output layers included: baselines' HER)."""
+    step_order: StepOrder = "critic-first"
+    """critic-first: the critic steps, then the actor's loss is taken with the stepped
+    critic; together: the critic's and the actor's gradients are both taken at the weights
+    before the update, then both networks step (baselines' HER)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.init not in INITS:
             raise ValueError(f"init must be one of {', '.join(INITS)}, got {self.init!r}")
+        if self.step_order not in STEP_ORDERS:
+            raise ValueError(
+                f"step_order must be one of {', '.join(STEP_ORDERS)}, got {self.step_order!r}"
+            )
         check_float("action_l2", self.action_l2, 0.0)
         check_float("noise_eps", self.noise_eps, 0.0)
         check_float("random_eps", self.random_eps, 0.0, 1.0)

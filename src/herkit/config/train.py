@@ -188,7 +188,7 @@ class TrainConfig:
     state, targets and losses stay float32); auto: where the device multiplies bfloat16
     natively (AVX512-BF16, AMX, CUDA), a few updates of the run's networks at its batch
     size are timed in both and the faster is taken (bf16 only if >= 1.1x faster). The
-    choice and the timings are recorded in config.json."""
+    choice and the timings are recorded in config.json (a --recipe sets fp32)."""
     update_mode: Literal["auto"] | UpdateMode = "auto"
     """How each update runs: eager (op by op), compiled (torch.compile fuses its ops),
     captured (CUDA only: recorded once as a CUDA graph, then replayed) or

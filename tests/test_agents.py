@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -679,3 +680,112 @@ def test_every_network_takes_the_activation_asked(algo: str) -> None:
             assert used == {kind}, (name, activation, used)
     with pytest.raises(ValueError, match="activation must be 'relu' or 'gelu', got 'tanh'"):
         agent_for(algo, activation="tanh")
+
+
+# --- baselines' initialisation and order of steps (DDPG and TD3) ----------------------
+
+
+def online_layers(agent: Any) -> list[torch.nn.Linear]:
+    """The Linear layers of the actor and every critic head, output layers included."""
+    nets = [agent.actor, agent.critic]
+    return [m for net in nets for m in net.modules() if isinstance(m, torch.nn.Linear)]
+
+
+@pytest.mark.parametrize("algo", ["ddpg", "td3"])
+def test_xavier_init_starts_every_layer_as_baselines(algo: str) -> None:
+    """baselines' nn() (her/util.py:62-66) gives every dense layer, the outputs too,
+    xavier_initializer's weights (uniform within sqrt(6 / (fan_in + fan_out))) and
+    tf.layers.dense's zero biases; the default keeps PyTorch's (within 1 / sqrt(fan_in))."""
+    xavier, default = agent_for(algo, init="xavier"), agent_for(algo)
+    assert len(online_layers(xavier)) == 3 * (1 + (2 if algo == "td3" else 1))
+    for layer in online_layers(xavier):
+        fan_out, fan_in = layer.weight.shape
+        largest = float(layer.weight.detach().abs().max())
+        assert 1 / math.sqrt(fan_in) < largest <= math.sqrt(6 / (fan_in + fan_out))
+        assert torch.count_nonzero(layer.bias) == 0
+    for layer in online_layers(default):
+        bound = 1 / math.sqrt(layer.in_features)
+        weight, bias = layer.weight.detach(), layer.bias.detach()
+        assert float(weight.abs().max()) <= bound and float(bias.abs().max()) <= bound
+        assert torch.count_nonzero(layer.bias) == len(layer.bias)
+    for online, target in (
+        (xavier.actor, xavier.actor_target),
+        (xavier.critic, xavier.critic_target),
+    ):
+        for a, b in zip(online.parameters(), target.parameters(), strict=True):
+            assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="init must be one of torch, xavier, got 'he'"):
+        DDPGConfig(init="he")  # type: ignore[arg-type]
+
+
+def one_update_gradients(
+    algo: str, step_order: str, mode: str = "eager", device: str = "cpu", before: int = 0
+) -> dict[str, Any]:
+    """One update of an agent, after ``before`` others: the gradients it gave the actor and
+    the critic, and the actor loss's gradient taken by hand with the critic before the
+    update and after it."""
+    config = small_config(algo, step_order=step_order)
+    agent: Any = make_agent(algo, config, OBS_DIM, GOAL_DIM, space(algo), (-1.0, 0.0), device, 1)
+    agent.set_update_mode(mode)
+    batch = random_batch(algo, seed=0)
+    agent.update_normalizer(batch.observation, batch.goal)
+    for seed in range(1, before + 1):
+        agent.update(random_batch(algo, seed=seed))
+    actor, critic = copy.deepcopy(agent.actor), copy.deepcopy(agent.critic)
+    x = agent.inputs.batch(batch, agent.values.scale).x
+    agent.update(batch)
+
+    def actor_gradient(critic: Any) -> list[torch.Tensor]:
+        pi = actor(x)  # the actor before the update; its loss as ddpg.py:376-377
+        loss = -critic(x, pi)[0].mean() + agent.config.action_l2 * pi.square().mean()
+        return list(torch.autograd.grad(loss, list(actor.parameters())))
+
+    return {
+        "actor": [p.grad for p in agent.actor.parameters()],
+        "critic": [p.grad for p in agent.critic.parameters()],
+        "actor with the critic before": actor_gradient(critic),
+        "actor with the critic after": actor_gradient(agent.critic),
+    }
+
+
+def assert_same_gradients(got: list[torch.Tensor], expected: list[torch.Tensor]) -> None:
+    for a, b in zip(got, expected, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def assert_orders_differ(gradients: dict[str, Any]) -> None:
+    """The critic's step moves the actor's gradient far more than the tolerance: the two
+    orders are told apart."""
+    before, after = (
+        gradients["actor with the critic before"],
+        gradients["actor with the critic after"],
+    )
+    assert max(float((a - b).abs().max()) for a, b in zip(before, after, strict=True)) > 1e-4
+
+
+@pytest.mark.parametrize("algo", ["ddpg", "td3"])
+def test_step_order_together_takes_both_gradients_at_the_same_weights(algo: str) -> None:
+    """baselines' _grads (her/ddpg.py:249-257) takes the critic's and the actor's gradients
+    in one run, then _update (:259-261) steps both: the actor's gradient is the one of the
+    critic before its step. critic-first (the default) takes it after the critic's step."""
+    together = one_update_gradients(algo, "together")
+    first = one_update_gradients(algo, "critic-first")
+    assert_orders_differ(together)
+    assert_same_gradients(together["actor"], together["actor with the critic before"])
+    assert_same_gradients(first["actor"], first["actor with the critic after"])
+    assert_same_gradients(together["critic"], first["critic"])  # both at the weights before
+    with pytest.raises(ValueError, match="step_order must be one of critic-first, together"):
+        DDPGConfig(step_order="actor-first")  # type: ignore[arg-type]
+
+
+def test_step_order_together_steps_the_critic_alone_between_td3_actor_steps() -> None:
+    agent = agent_for("td3", step_order="together")
+    for seed in range(4):
+        before = parameters(agent)
+        agent.update(random_batch("td3", seed=seed))
+        after = parameters(agent)
+        actor_moved = not torch.equal(before["actor.net.0.weight"], after["actor.net.0.weight"])
+        critic_moved = not torch.equal(
+            before["critic.heads.0.0.weight"], after["critic.heads.0.0.weight"]
+        )
+        assert (actor_moved, critic_moved) == (seed % 2 == 0, True)

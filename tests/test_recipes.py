@@ -1,6 +1,7 @@
 """The named recipes hold the values of the code they cite, field by field: each value below
 is read from that code (openai/baselines at ea25b9e8, spitis/mrl at 97b3b638), with the
-file and line it stands on, and compared with what ``--recipe NAME`` sets."""
+file and line it stands on, and compared with what ``--recipe NAME`` sets (a name under
+``agent.`` is read from the agent the recipe's settings build)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from herkit.config.train import config_from_dict
 WORKERS, ROLLOUTS, T = 19, 2, 50  # README.md:27-31 (mpirun -np 19 ... --num_env=2); Fetch's T
 CYCLE_ENV_STEPS = WORKERS * ROLLOUTS * T  # her.py:41-46: each cycle, every env's episode ...
 CYCLE_UPDATES = 40  # config.py:35 n_batches: ... then 40 updates, then update_target_net()
+WORKER_BUFFER = 10**6  # config.py:26 buffer_size, per worker (ddpg.py:103 keeps it whole)
 
 CITED: dict[str, dict[str, Any]] = {
     "baselines": {
@@ -24,8 +26,12 @@ CITED: dict[str, dict[str, Any]] = {
         "updates_per_step": CYCLE_UPDATES / CYCLE_ENV_STEPS,
         "warmup_steps": CYCLE_ENV_STEPS,  # the first updates follow the first cycle
         "random_steps": 0,
+        "buffer_size": 5_000_000,  # every transition of a run kept, as each worker's 1M does
+        "precision": "fp32",  # ddpg.py:89-92, float32 batches; networks in tf.layers' float32
         "ddpg.hidden": (256,) * 3,  # config.py:21-22 layers 3, hidden 256
         "ddpg.activation": "relu",  # util.py:57-72
+        "ddpg.init": "xavier",  # util.py:62-66 xavier_initializer on every layer, output too;
+        # tf.layers.dense's biases start at zero
         "ddpg.lr": 1e-3,  # config.py:24-25 Q_lr, pi_lr
         "ddpg.gamma": 1 - 1 / T,  # config.py:103
         "ddpg.polyak": 0.95,  # config.py:27
@@ -37,8 +43,12 @@ CITED: dict[str, dict[str, Any]] = {
         "ddpg.clip_obs": 200.0,  # config.py:29
         "ddpg.clip_normalized": 5.0,  # config.py:47 norm_clip
         "ddpg.clip_return": True,  # config.py:166-167, to [-1 / (1 - gamma), 0]
+        "ddpg.step_order": "together",  # ddpg.py:249-257 _grads: Q and pi gradients in one
+        # run at the same weights, then ddpg.py:259-261 _update: both Adam steps
         "her.strategy": "future",  # config.py:43
         "her.k": 4,  # config.py:44
+        "agent.obs_normalizer.eps": 0.01,  # config.py:46 norm_eps, the std's floor
+        "agent.goal_normalizer.eps": 0.01,  # (normalizer.py:57-60: std >= eps)
     },
     "mrl-push": {
         "n_envs": 12,  # continuous_off_policy.py:44 num_envs
@@ -46,6 +56,7 @@ CITED: dict[str, dict[str, Any]] = {
         "warmup_steps": 2500,  # :70 warm_up
         "random_steps": 5000,  # :71 initial_explore
         "buffer_size": 1_000_000,  # :72 replay_size
+        "precision": "fp32",  # agent_base.py:270 torch.FloatTensor; no autocast in mrl
         "ddpg.hidden": (512,) * 3,  # train_mega.py:284 layers
         "ddpg.activation": "gelu",  # :36 activ, passed by train_mega.py (make_activ)
         "ddpg.actor_layer_norm": True,  # train_mega.py:153, 155 (nn.LayerNorm)
@@ -67,6 +78,7 @@ CITED: dict[str, dict[str, Any]] = {
         "warmup_steps": 5000,  # :89 warm_up
         "random_steps": 10_000,  # :88 initial_explore
         "buffer_size": 2_500_000,  # :87 replay_size
+        "precision": "fp32",  # agent_base.py:270
         "ddpg.hidden": (512,) * 3,  # train_her.py:87
         "ddpg.activation": "gelu",  # networks.py:91: train_her.py passes no activ (GELU)
         "ddpg.actor_layer_norm": True,  # train_her.py:54, 56
@@ -87,9 +99,21 @@ CITED: dict[str, dict[str, Any]] = {
 
 
 def field(config: Any, name: str) -> Any:
+    if name.startswith("agent."):
+        config, name = agent_of(config), name.removeprefix("agent.")
     for part in name.split("."):
         config = getattr(config, part)
     return config
+
+
+def agent_of(config: Any) -> Any:
+    """The agent ``config`` trains on FetchPush's sizes (25 observations, 3 goals, 4 actions)."""
+    import gymnasium
+
+    from herkit.agents import make_agent
+
+    box = gymnasium.spaces.Box(-1.0, 1.0, (4,))
+    return make_agent(config.algo, config.agent_config(), 25, 3, box, (-1.0, 0.0), seed=0)
 
 
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
@@ -100,6 +124,27 @@ def test_a_recipe_holds_the_values_of_the_code_it_cites(recipe: str) -> None:
         assert field(config, name) == pytest.approx(cited), name
     mix = config.her.goal_mix
     assert mix is None or sum(mix) == pytest.approx(1.0)
+
+
+def test_baselines_and_herkit_keep_every_transition_of_a_fetch_run() -> None:
+    """Each of baselines' 19 workers keeps 1M transitions (replay_buffer.py:18: 20,000
+    episodes of T = 50) and stores its 2 envs' episodes, 1/19 of the run's env steps
+    (her.py:41-43): no run below 19M env steps overwrites one. herkit's one buffer of 5M
+    keeps every transition of a run up to 5M env steps, past every Fetch budget; runs
+    longer than that would differ."""
+    for env_id in ("FetchPush-v4", "FetchSlide-v4", "FetchPickAndPlace-v4"):
+        config = config_for(env_id, recipe="baselines")
+        assert config.steps / WORKERS <= (WORKER_BUFFER // T) * T
+        assert config.steps <= config.buffer_size < WORKERS * WORKER_BUFFER
+
+
+@pytest.mark.parametrize("recipe", list(RECIPES))
+def test_a_recipe_trains_in_float32_unless_told(recipe: str) -> None:
+    """A recipe's run never takes bfloat16 where the machine would (--precision auto):
+    the codes it cites train in float32; --precision bf16 still asks for it."""
+    assert config_for("FetchPush-v4", recipe=recipe).precision == "fp32"
+    assert config_for("FetchPush-v4", recipe=recipe, precision="bf16").precision == "bf16"
+    assert config_for("FetchPush-v4").precision == "auto"
 
 
 def test_mrl_push_leaves_out_the_goals_herkit_has_no_source_for() -> None:

@@ -29,7 +29,10 @@ from test_agents import (
     OBS_DIM,
     ONLINE_ALGOS,
     agent_for,
+    assert_orders_differ,
+    assert_same_gradients,
     host,
+    one_update_gradients,
     parameters,
     random_batch,
     space,
@@ -222,6 +225,36 @@ def test_a_compiled_update_learns_what_the_eager_one_does(algo: str) -> None:
     rows_eager = run_updates(eager, algo, 6, "cpu")
     rows_compiled = run_updates(compiled, algo, 6, "cpu")
     assert_same_learning(eager, compiled, rows_eager, rows_compiled, tol=1e-4)
+
+
+@pytest.mark.slow("torch.compile compiles DDPG's update in each order: about 60 s")
+@pytest.mark.skipif(
+    shutil.which("g++") is None and shutil.which("c++") is None,
+    reason="torch.compile on a CPU needs a C++ compiler",
+)
+def test_a_compiled_update_takes_its_gradients_in_the_order_asked() -> None:
+    """step_order="together" (baselines' _grads) compiled: the actor's gradient is the one
+    of the critic before its step, as in eager (tests/test_agents.py)."""
+    together = one_update_gradients("ddpg", "together", "compiled")
+    first = one_update_gradients("ddpg", "critic-first", "compiled")
+    assert_orders_differ(together)
+    assert_same_gradients(together["actor"], together["actor with the critic before"])
+    assert_same_gradients(first["actor"], first["actor with the critic after"])
+    assert_same_gradients(together["critic"], first["critic"])
+
+
+@pytest.mark.skipif(not CUDA, reason="CUDA graphs need a CUDA device")
+@pytest.mark.parametrize("mode", ["captured", "compiled-captured"])
+def test_a_captured_update_takes_its_gradients_in_the_order_asked(mode: str) -> None:
+    """The same, replayed from a CUDA graph: the update checked comes after the warm-up
+    calls and the capture (CAPTURE_WARMUP + 1)."""
+    before = updates.CAPTURE_WARMUP + 1
+    for order, critic in (("together", "before"), ("critic-first", "after")):
+        gradients = one_update_gradients("ddpg", order, mode, "cuda", before)
+        assert_orders_differ(gradients)
+        expected = gradients[f"actor with the critic {critic}"]
+        for got, want in zip(gradients["actor"], expected, strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.skipif(not CUDA, reason="CUDA graphs need a CUDA device")

@@ -4,10 +4,13 @@ Actions live in the unit box inside the networks (``action / max_action``). Crit
 ``y = r + gamma * (1 - terminated) * Q_target(s', pi_target(s') [+ clipped noise])``, the
 minimum of two heads with ``twin_q``, clipped to the return range; the critic loss is the
 weighted squared error (summed over heads). Every ``policy_delay`` critic steps the actor
-minimises ``-Q_1(s, pi(s)).mean() + action_l2 * mean(pi(s) ** 2)``; every
-``target_every``-th actor step both targets are polyak-averaged. Exploration as baselines:
-Gaussian noise of std ``noise_eps * max_action`` and, with probability ``random_eps``, a
-uniformly random action.
+minimises ``-Q_1(s, pi(s)).mean() + action_l2 * mean(pi(s) ** 2)`` (baselines' actor loss:
+``pi(s)`` is the tanh output, before the scaling to the action bounds), with the critic
+after its step (``step_order="critic-first"``) or, as baselines, before it (``"together"``:
+both gradients at the same weights, then both steps); every ``target_every``-th actor step
+both targets are polyak-averaged. Layers start as PyTorch's or, ``init="xavier"``, as
+baselines'. Exploration as baselines: Gaussian noise of std ``noise_eps * max_action`` and,
+with probability ``random_eps``, a uniformly random action.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import torch
 from torch import nn
 
 from herkit.agents.base import BoxAgent, TorchBatch
-from herkit.agents.networks import Critic, DeterministicActor
+from herkit.agents.networks import Critic, DeterministicActor, fan_avg_init
 from herkit.agents.updates import frozen, weighted_mean
 from herkit.config.agents import DDPGConfig
 
@@ -49,6 +52,9 @@ class DDPGAgent(BoxAgent):
             self.critic = Critic(
                 in_dim, self.act_dim, config.hidden, n_heads, config.critic_layer_norm, activation
             )
+            if config.init == "xavier":
+                for net in (self.actor.net, *self.critic.heads):
+                    fan_avg_init(net)
         self.actor_optimizer, self.critic_optimizer = self._trained(self.actor, self.critic)
         self.critic_target, self.actor_target = self._targets(self.critic, self.actor)
         self._place_values()
@@ -104,7 +110,9 @@ class DDPGAgent(BoxAgent):
         q = self.critic(batch.x, action)
         # mean over samples and heads, times the number of heads: the sum of the heads' losses
         critic_loss = weighted_mean((q - target).square(), batch.weights) * q.shape[0]
-        self._step(self.critic_optimizer, critic_loss)
+        together = actor_step and config.step_order == "together"
+        if not together:
+            self._step(self.critic_optimizer, critic_loss)
         metrics = {
             "critic_loss": critic_loss,
             "q_mean": q[0].mean(),
@@ -117,7 +125,10 @@ class DDPGAgent(BoxAgent):
                 pi = self.actor(batch.x)
                 actor_loss = -self.critic(batch.x, pi)[0].mean()
                 actor_loss = actor_loss + config.action_l2 * pi.square().mean()
-            self._step(self.actor_optimizer, actor_loss)
+            if together:  # one backward: the critic is frozen in the actor's loss
+                self._step((self.critic_optimizer, self.actor_optimizer), critic_loss + actor_loss)
+            else:
+                self._step(self.actor_optimizer, actor_loss)
             metrics["actor_loss"] = actor_loss
         if move_targets:
             self._update_targets()

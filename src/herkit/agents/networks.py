@@ -155,7 +155,9 @@ def mlp(
 def fan_avg_init(net: MLP, output_scale: float = 1.0) -> None:
     """Initialise ``net`` as OGBench's networks (flax's ``variance_scaling(scale, "fan_avg",
     "uniform")``, i.e. Glorot uniform with gain ``sqrt(scale)``): every Linear at scale 1
-    and zero biases, the output layer at ``output_scale`` (1e-2 for the actor's mean)."""
+    and zero biases, the output layer at ``output_scale`` (1e-2 for the actor's mean). At
+    ``output_scale`` 1 it is baselines' HER's (``xavier_initializer`` on every layer, zero
+    biases): DDPG's ``init="xavier"``."""
     with torch.no_grad():
         for module in net.modules():
             if isinstance(module, nn.Linear):

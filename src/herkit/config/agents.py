@@ -28,7 +28,9 @@ from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 
 __all__ = [
     "ALGOS",
+    "INITS",
     "OFFLINE_ALGOS",
+    "STEP_ORDERS",
     "UPDATE_MODES",
     "ActorCriticConfig",
     "Algo",
@@ -37,9 +39,11 @@ __all__ = [
     "GCBCConfig",
     "GCIQLConfig",
     "GCIVLConfig",
+    "Init",
     "OffPolicyConfig",
     "OfflineGCConfig",
     "SACConfig",
+    "StepOrder",
     "UpdateMode",
     "config_class",
     "default_agent_config",
@@ -143,6 +147,19 @@ class DQNConfig(OffPolicyConfig):
         check_bool("huber", self.huber)
 
 
+Init = Literal["torch", "xavier"]
+"""How an actor's and critics' layers start (:attr:`DDPGConfig.init`)."""
+
+INITS: tuple[Init, ...] = get_args(Init)
+"""The names of :data:`Init`."""
+
+StepOrder = Literal["critic-first", "together"]
+"""Where an update's actor loss takes the critic (:attr:`DDPGConfig.step_order`)."""
+
+STEP_ORDERS: tuple[StepOrder, ...] = get_args(StepOrder)
+"""The names of :data:`StepOrder`."""
+
+
 @dataclass(frozen=True)
 class DDPGConfig(ActorCriticConfig):
     """DDPG as in baselines HER; the TD3 switches turn it into TD3 (see :meth:`td3`)."""
@@ -162,9 +179,23 @@ class DDPGConfig(ActorCriticConfig):
     """TD3: std of the target-policy smoothing noise, as a fraction of the half-range."""
     target_noise_clip: float = 0.5
     """TD3: the smoothing noise is clipped to +-target_noise_clip (half-range fraction)."""
+    init: Init = "torch"
+    """Initialisation of every layer of the actor and the critics: torch (PyTorch's default:
+    weights and biases uniform within +-1/sqrt(fan_in)) or xavier (weights uniform within
+    +-sqrt(6 / (fan_in + fan_out)), biases zero, output layers included: baselines' HER)."""
+    step_order: StepOrder = "critic-first"
+    """critic-first: the critic steps, then the actor's loss is taken with the stepped
+    critic; together: the critic's and the actor's gradients are both taken at the weights
+    before the update, then both networks step (baselines' HER)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {', '.join(INITS)}, got {self.init!r}")
+        if self.step_order not in STEP_ORDERS:
+            raise ValueError(
+                f"step_order must be one of {', '.join(STEP_ORDERS)}, got {self.step_order!r}"
+            )
         check_float("action_l2", self.action_l2, 0.0)
         check_float("noise_eps", self.noise_eps, 0.0)
         check_float("random_eps", self.random_eps, 0.0, 1.0)

@@ -1,7 +1,8 @@
 """Named recipes of ``herkit train --recipe NAME``: the Fetch setups of the code herkit cites,
 as those codes run them, each a dict of :class:`~herkit.config.train.TrainConfig` fields that
 replaces the learning settings of the env's preset (its budget and evaluations stay; flags
-still change any setting).
+still change any setting). Every recipe trains in float32, as the codes it cites do, so
+its run never takes bfloat16 where ``--precision auto`` would (``--precision bf16`` asks).
 
 - ``baselines``: the HER paper's DDPG as OpenAI's baselines runs it for the Fetch tasks
   (``baselines/her/experiment/config.py``, ``her.py``; the README's ``mpirun -np 19
@@ -9,20 +10,27 @@ still change any setting).
   env steps) then 40 updates and one move of the target networks (polyak 0.95); each
   update averages the workers' batches of 256 (here one batch of 4,864: baselines sums the
   19 gradients, which Adam's step does not see), and the 19 buffers of 1M transitions hold
-  every transition of a run (here one buffer of 5M).
+  every transition of a run (here one buffer of 5M, every transition of a run up to 5M
+  env steps). Every layer starts Xavier-uniform with zero biases (``her/util.py`` ``nn``),
+  and each update takes the critic's and the actor's gradients at the same weights before
+  stepping both (``her/ddpg.py`` ``_grads``, ``_update``).
 - ``mrl-push``: mrl's ``protoge_config`` (``mrl/configs/continuous_off_policy.py``, the
   MEGA paper's setup, FetchPush by default), run by ``experiments/mega/train_mega.py``.
 - ``mrl-slide``: mrl's ``best_slide_config`` as ``experiments/benchmarks/train_her.py``
   runs it on Push and Slide (HER+FA in ``her.txt``): 8 envs, 3 x 512 GELU layers with
   LayerNorm, goals mixed 2 : 4 : 4.
 
-What herkit does not do as they do (said where each recipe is documented, docs/paper.md):
+What herkit does not do as they do (said where the recipes are documented, docs/guide-training.md):
 baselines trains after each whole cycle where herkit interleaves the same number of updates
-with the env steps; mrl clips gradients by value (``mrl-push``: 5), mixes in achieved goals
-of any episode and behavioural goals (``mrl-push``: 0.1 each, left out here: its mix is
-real : future : desired 1 : 4 : 3), initialises its layers orthogonally, normalises the
-concatenated observation and goal with one normaliser, and counts its warm-ups in stored
-transitions of finished episodes (here: env steps).
+with the env steps; baselines' normalisers count, after each cycle, one relabelled draw as
+large as the cycle's transitions (their count starting at 1), where herkit's count every
+env step's observation and goal and the goals of every sampled batch; baselines' Adam adds
+its epsilon (1e-8) before the bias correction, PyTorch's after it. mrl clips gradients by
+value (``mrl-push``: 5), mixes in achieved goals of any episode and behavioural goals
+(``mrl-push``: 0.1 each, left out here: its mix is real : future : desired 1 : 4 : 3),
+initialises its layers orthogonally, normalises the concatenated observation and goal with
+one normaliser, and counts its warm-ups in stored transitions of finished episodes (here:
+env steps).
 """
 
 from __future__ import annotations
@@ -69,8 +77,11 @@ RECIPES: dict[str, dict[str, Any]] = {
             clip_obs=200.0,
             clip_normalized=5.0,
             clip_return=True,
+            init="xavier",
+            step_order="together",
         ),
         her=RunHerSettings(strategy="future", k=4),
+        precision="fp32",
     ),
     "mrl-push": dict(
         algo="ddpg",
@@ -83,6 +94,7 @@ RECIPES: dict[str, dict[str, Any]] = {
             **_MRL_NETWORKS, target_every=40, action_l2=0.1, random_eps=0.1, grad_clip=None
         ),
         her=RunHerSettings(goal_mix=(1.0, 4.0, 3.0), goal_mix_warmup=25_000),
+        precision="fp32",
     ),
     "mrl-slide": dict(
         algo="ddpg",
@@ -93,6 +105,7 @@ RECIPES: dict[str, dict[str, Any]] = {
         buffer_size=2_500_000,
         ddpg=DDPGConfig(**_MRL_NETWORKS, target_every=10, action_l2=0.01, random_eps=0.2),
         her=RunHerSettings(goal_mix=(2.0, 4.0, 4.0), goal_mix_warmup=25_000),
+        precision="fp32",
     ),
 }
 """The recipes by name: the :class:`~herkit.config.train.TrainConfig` fields each sets."""

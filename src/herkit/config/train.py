@@ -187,8 +187,8 @@ class TrainConfig:
     """Forward passes in float32, or in bfloat16 under autocast (parameters, optimiser
     state, targets and losses stay float32); auto: bf16 where the device multiplies
     bfloat16 natively (AVX512-BF16, AMX, CUDA) and the networks are large enough to gain
-    (hidden layers of 256 x 256 or more at batch 256), else fp32. Decided by the machine
-    and the command, never by a timing; recorded in config.json and kept by --resume."""
+    (hidden layers of 256 x 256 or more at batch 256), else fp32, decided by the machine
+    and the command (a --recipe sets fp32); recorded in config.json, kept by --resume."""
     update_mode: Literal["auto"] | UpdateMode = "auto"
     """How each update runs: eager (op by op), compiled (torch.compile fuses its ops),
     captured (CUDA only: recorded once as a CUDA graph, then replayed) or

@@ -392,7 +392,7 @@ def test_a_captured_mode_that_fails_its_trial_gives_way_to_the_next(
     tried: list[str] = []
 
     def trial(agent: Any, *args: Any) -> str | None:
-        mode = args[4]
+        mode = args[3]
         tried.append(mode)
         agent.update(random_batch("ddpg", 32))  # a trial changes the agent, as a real one
         if mode == "compiled-captured":
@@ -429,11 +429,11 @@ def test_a_trial_restores_the_agent_and_says_what_failed() -> None:
     agent = agent_for("td3")
     agent.log_updates()
     before = {k: v.clone() for k, v in agent.state_dict()["networks"]["actor"].items()}
-    assert _trial(agent, spaces(), space("td3"), 32, "fp32", "eager", False, False) is None
+    assert _trial(agent, spaces(), space("td3"), 32, "eager", False, False) is None
     assert agent.updates == 0 and agent.update_metrics() == []
     for key, value in agent.state_dict()["networks"]["actor"].items():
         assert torch.equal(value, before[key]), key
-    error = _trial(agent, spaces(), space("td3"), 32, "fp32", "no such mode", False, False)
+    error = _trial(agent, spaces(), space("td3"), 32, "no such mode", False, False)
     assert error is not None and error.startswith("ValueError: update_mode must be one of")
 
 

@@ -155,14 +155,7 @@ def choose_update(
         tell(f"trying {', '.join(tried)} updates (a few updates each, not a timing)...")
     for candidate in modes[:-1]:
         error = _trial(
-            agent,
-            observation_space,
-            action_space,
-            batch_size,
-            precision,
-            candidate,
-            on_device,
-            actor_goals,
+            agent, observation_space, action_space, batch_size, candidate, on_device, actor_goals
         )
         if error is None:
             chosen = candidate
@@ -177,7 +170,6 @@ def _trial(
     observation_space: gym.spaces.Dict,
     action_space: gym.spaces.Space,
     batch_size: int,
-    precision: str,
     mode: str,
     on_device: bool,
     actor_goals: bool,

@@ -380,6 +380,8 @@ def test_critics_start_at_the_top_and_follow_a_change_of_scale() -> None:
         (OffPolicyConfig, "clip_normalized", math.inf),
         (OffPolicyConfig, "clip_return", 1),
         (OffPolicyConfig, "grad_clip", 0.0),
+        (OffPolicyConfig, "grad_clip_mode", "l1"),
+        (OffPolicyConfig, "normalizer", "zca"),
         (DQNConfig, "epsilon", 1.5),
         (DQNConfig, "double_q", "yes"),
         (DDPGConfig, "action_l2", -1.0),
@@ -444,6 +446,85 @@ def test_normalizer_clips_raw_inputs_and_sums_across_processes() -> None:
     )
     np.testing.assert_allclose(merged.mean, both.mean)
     np.testing.assert_allclose(merged.std, both.std)
+
+
+class MrlRunningMeanStd:
+    """mrl's ``RunningMeanStd`` and ``MeanStdNormalizer`` as ``mrl/modules/normalizer.py``
+    (spitis/mrl 97b3b638, lines 7-32 and 92-107) compute them, written here from that
+    reading: a count of 1e-4 at mean 0 and variance 1, batches merged by the parallel
+    algorithm, inputs clipped to +-200 before counting, ``(x - mean) / sqrt(var + 1e-8)``
+    clipped to +-5."""
+
+    def __init__(self, size: int) -> None:
+        self.mean, self.var, self.count = np.zeros(size), np.ones(size), 1e-4
+
+    def update(self, x: np.ndarray) -> None:
+        x = np.clip(x, -200.0, 200.0)
+        n, delta = len(x), x.mean(0) - self.mean
+        total = self.count + n
+        squares = self.var * self.count + x.var(0) * n + delta**2 * self.count * n / total
+        self.mean, self.var, self.count = self.mean + delta * n / total, squares / total, total
+
+    def normalize(self, x: np.ndarray) -> np.ndarray:
+        z = (np.clip(x, -200.0, 200.0) - self.mean) / np.sqrt(self.var + 1e-8)
+        return np.clip(z, -5.0, 5.0)
+
+
+def test_the_mrl_form_normalises_as_mrls_running_mean_std() -> None:
+    rng = np.random.default_rng(1)
+    data = rng.normal(1.3, 0.05, size=(600, 4)) * np.array([1.0, 100.0, 1e-3, 1.0])
+    data[:, 3] = 0.42  # constant: mrl's std shrinks to its start's share and 1e-4
+    data[5, 0] = 1e4  # clipped to 200 before it is counted
+    x = rng.normal(1.3, 0.5, size=(50, 4))
+    mrl, ours = MrlRunningMeanStd(4), Normalizer(4, form="mrl")
+    np.testing.assert_allclose(ours.normalize(x), mrl.normalize(x), rtol=1e-6)  # the start
+    assert ours.std == pytest.approx(np.sqrt(1 + 1e-8)) and ours.count == 0
+    for chunk in np.array_split(data, [1, 2, 12, 100, 350]):  # one env step, then more
+        mrl.update(chunk)
+        ours.update(chunk)
+        np.testing.assert_allclose(ours.mean, mrl.mean, rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(ours.std, np.sqrt(mrl.var + 1e-8), rtol=1e-6)
+        np.testing.assert_allclose(ours.normalize(x), mrl.normalize(x), rtol=1e-5, atol=1e-5)
+        on_device = ours.normalize_tensor(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(on_device, mrl.normalize(x), rtol=1e-5, atol=1e-5)
+    assert ours.count == 600  # the start is not counted, nor saved
+    assert ours.state_dict()["count"] == 600.0
+    baselines = Normalizer(4)
+    baselines.update(data)
+    assert baselines.std[3] == 1e-2 and ours.std[3] < 1e-3  # a floor, or none
+
+
+@pytest.mark.parametrize("mode", ["norm", "value"])
+def test_gradients_are_clipped_by_norm_or_by_value(mode: str) -> None:
+    """mrl clips each gradient entry to +-grad_value_clipping (``torch.nn.utils.
+    clip_grad_value_`` in ``mrl/algorithms/continuous_off_policy.py``, DDPG); by norm the
+    network's whole gradient is scaled to the bound."""
+    agent = agent_for("ddpg", grad_clip=1e-3, grad_clip_mode=mode)
+    stepped: list[list[torch.Tensor]] = []
+    for optimizer in (agent.critic_optimizer, agent.actor_optimizer):  # type: ignore[attr-defined]
+
+        def record(step: Any = optimizer.step, params: Any = optimizer.param_groups[0]) -> Any:
+            stepped.append([p.grad.clone() for p in params["params"] if p.grad is not None])
+            return step()
+
+        optimizer.step = record
+    agent.update(random_batch("ddpg", reward=-1.0))
+    assert len(stepped) == 2  # the critic's step, then the actor's
+    for grads in stepped:
+        flat = torch.cat([g.flatten() for g in grads])
+        if mode == "value":
+            assert float(flat.abs().max()) == pytest.approx(1e-3)  # clamped entries
+            assert float(flat.norm()) > 1e-3
+        else:
+            assert float(flat.norm()) == pytest.approx(1e-3, rel=1e-3)
+            assert float(flat.abs().max()) < 1e-3
+
+
+def test_the_agent_builds_its_normalisers_in_the_form_asked() -> None:
+    assert agent_for("ddpg").obs_normalizer.form == "baselines"
+    agent = agent_for("ddpg", normalizer="mrl")
+    assert agent.obs_normalizer.form == agent.goal_normalizer.form == "mrl"
+    assert agent.obs_normalizer.std == pytest.approx(np.sqrt(1 + 1e-8))
 
 
 # --- learning ---------------------------------------------------------------------------

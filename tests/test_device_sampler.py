@@ -129,7 +129,7 @@ class Numbers:
     lengths=st.lists(st.lists(st.integers(1, 12), min_size=1, max_size=8), min_size=3, max_size=3),
     n_envs=st.integers(1, 3),
     strategy=st.sampled_from(STRATEGIES),
-    mix=st.sampled_from([None, (1, 2, 2), (0, 1, 0), (1, 1, 0)]),
+    mix=st.sampled_from([None, (1, 2, 2), (0, 1, 0), (1, 1, 0), (1, 4, 4, 1), (0, 1, 0, 1)]),
     warmup=st.sampled_from([0, 40]),
     terminal_on_success=st.booleans(),
     keep_env_terms=st.booleans(),
@@ -294,6 +294,25 @@ def test_the_goal_mix_draws_real_future_and_desired_goals_in_its_proportions() -
     assert all(run.sampleable(int(u), closed_only=False) for u in np.unique(other))
     # 1 : 2 : 2, though a desired draw of the sample's own episode counts as its own goal
     assert abs(future.mean() - 0.4) < 0.015 and abs(own.mean() - 0.2) < 0.02
+
+
+def test_the_goal_mix_draws_achieved_goals_of_any_stored_transition() -> None:
+    """mrl's protoge mix on the device: real 0.1, future 0.4, desired 0.4, achieved 0.1,
+    the achieved goals those after the action of a transition drawn from the whole buffer."""
+    buffer = make_buffer(900, 3, "cpu", goal_mix=(1, 4, 4, 1), seed=5)
+    run = TaggedRun(buffer)
+    run.feed([[6, 10, 14]] * 3, steps=250)
+    batch = drawn(DeviceSampler(buffer), 40_000)
+    uid, step = batch.observation[:, 0].astype(int), batch.observation[:, 1].astype(int)
+    goal_uid, goal_step = batch.goal[:, 0].astype(int), batch.goal[:, 1].astype(int)
+    achieved = (goal_uid >= 0) & ((goal_uid != uid) | (goal_step < step))  # not a future one
+    assert all(run.sampleable(int(u), closed_only=False) for u in np.unique(goal_uid[achieved]))
+    assert np.all(goal_step[achieved] < [run.episodes[u].length for u in goal_uid[achieved]])
+    envs = [run.episodes[int(u)].env for u in goal_uid[achieved]]
+    np.testing.assert_array_equal(batch.goal[achieved, 2], envs)  # of that episode's env
+    # 0.1 less the few drawn from the sample's own episode at or after its step
+    assert 0.085 < achieved.mean() < 0.105
+    assert abs((goal_uid < 0).mean() - 0.5) < 0.02  # real 0.1 and desired 0.4
 
 
 def test_the_goal_mix_waits_for_its_warm_up() -> None:

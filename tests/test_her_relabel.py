@@ -9,6 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from herkit import Batch, HerReplayBuffer
+from herkit.buffer.settings import HerSettings
 from tagged import DEVICES, TaggedRun, check_n_step_batch, host, tag_reward, torch_tag_reward
 
 STRATEGIES = ["future", "final", "episode", "random", "none"]
@@ -294,18 +295,22 @@ def test_info_fields_reach_the_reward_function() -> None:
     lengths=st.lists(st.integers(1, 9), min_size=1, max_size=6),
     n_envs=st.integers(1, 3),
     capacity=st.integers(30, 80),
-    weights=st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)).filter(any),
+    weights=st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)).filter(any)
+    | st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)).filter(
+        any
+    ),
     device=st.sampled_from(DEVICES),
 )
 def test_goal_mix_goals_come_from_their_source(
     lengths: list[int],
     n_envs: int,
     capacity: int,
-    weights: tuple[int, int, int],
+    weights: tuple[int, ...],
     device: str | None,
 ) -> None:
     """Each goal of a mix is the sample's own goal, an achieved goal of its episode at or
-    after its step, or the desired goal of a transition still stored."""
+    after its step, the desired goal of a transition still stored, or (with an achieved
+    share) the achieved goal after the action of a transition still stored."""
     buffer = make_buffer(capacity, n_envs, device, goal_mix=weights, seed=3)
     run = TaggedRun(buffer)
     run.feed([lengths] * n_envs, steps=sum(lengths) + 2)
@@ -315,17 +320,26 @@ def test_goal_mix_goals_come_from_their_source(
     own = goal_uid == -1 - uid
     future = (goal_uid == uid) & (goal_step >= step)
     desired = goal_uid < 0  # a real goal: own, or another stored transition's
-    assert np.all(own | future | desired)
+    achieved = (goal_uid >= 0) & ~future  # an achieved goal, not a future one of its episode
+    assert np.all(own | future | desired | achieved)
     assert np.all(goal_step[future] < [run.episodes[u].length for u in uid[future]])
     for u in np.unique(-1 - goal_uid[desired]):
         assert run.sampleable(int(u), closed_only=False), f"goal of dropped episode {u}"
+    tags = zip(goal_uid[achieved], goal_step[achieved], batch.goal[achieved, 2], strict=True)
+    for u, s, e in tags:
+        episode = run.episodes[int(u)]
+        assert run.sampleable(int(u), closed_only=False), f"goal of dropped episode {u}"
+        assert 0 <= s < episode.length and e == episode.env  # a recorded next achieved goal
     reached = np.all(batch.goal == batch.next_achieved_goal, axis=1)
     assert np.all(future[reached])  # only a goal of its own step can be reached
     np.testing.assert_array_equal(batch.reward, -(~reached).astype(np.float32))
-    real, fut, other = weights
-    if fut == 0:
+    real, fut, other = weights[:3]
+    stored_achieved = weights[3] if len(weights) == 4 else 0
+    if stored_achieved == 0:
+        assert not achieved.any()
+    if fut == 0 and stored_achieved == 0:
         assert not future.any()
-    if real == 0 and other == 0:
+    if real == 0 and other == 0 and stored_achieved == 0:
         assert future.all()
 
 
@@ -343,6 +357,28 @@ def test_goal_mix_shares() -> None:
     assert abs(future.mean() - 0.4) < 0.015
     assert abs(other.mean() - 0.4) < 0.02
     assert abs((~future & ~other).mean() - 0.2) < 0.02
+
+
+def test_goal_mix_with_achieved_goals_shares() -> None:
+    """mrl's protoge mix (real 0.1, future 0.4, desired 0.4, achieved 0.1): the achieved
+    goals are those after the action of transitions drawn from the whole buffer, any
+    episode's (the random strategy's goals)."""
+    buffer = make_buffer(4_000, 2, goal_mix=(1, 4, 4, 1), seed=0)
+    assert buffer.settings.goal_mix == pytest.approx((0.1, 0.4, 0.4, 0.1))
+    run = TaggedRun(buffer)
+    run.feed([[50, 30, 40]] * 2, steps=1_500)
+    batch = buffer.sample(40_000)
+    uid, step = batch.observation[:, 0].astype(int), batch.observation[:, 1].astype(int)
+    goal_uid, goal_step = batch.goal[:, 0].astype(int), batch.goal[:, 1].astype(int)
+    future = (goal_uid == uid) & (goal_step >= step)
+    achieved = (goal_uid >= 0) & ~future
+    other = (goal_uid < 0) & (goal_uid != -1 - uid)
+    # an achieved draw of the sample's own episode at or after its step looks like a future
+    # goal (about 0.1 * 40 / 3,000 of the samples): the other achieved draws are 0.1
+    assert abs(achieved.mean() - 0.1) < 0.006 and abs(future.mean() - 0.4) < 0.01
+    assert abs(other.mean() - 0.4) < 0.015
+    assert len(np.unique(goal_uid[achieved])) > 50  # from many episodes
+    assert HerSettings(goal_mix=(1, 2, 2, 0)).goal_mix == HerSettings(goal_mix=(1, 2, 2)).goal_mix
 
 
 def test_goal_mix_warmup_takes_future_goals_until_it_ends(tmp_path: object) -> None:
@@ -373,10 +409,14 @@ def test_goal_mix_warmup_takes_future_goals_until_it_ends(tmp_path: object) -> N
 
 
 def test_goal_mix_is_checked_and_saved(tmp_path: object) -> None:
-    with pytest.raises(ValueError, match="goal_mix must be 3 weights"):
+    with pytest.raises(ValueError, match="goal_mix must be 3 or 4 weights"):
         make_buffer(10, 1, goal_mix=(1, 2))
-    with pytest.raises(ValueError, match="goal_mix must be 3 weights"):
+    with pytest.raises(ValueError, match="goal_mix must be 3 or 4 weights"):
         make_buffer(10, 1, goal_mix=(0, 0, 0))
+    with pytest.raises(ValueError, match="goal_mix must be 3 or 4 weights"):
+        make_buffer(10, 1, goal_mix=(0, 0, 0, 0))
+    with pytest.raises(ValueError, match="goal_mix must be 3 or 4 weights"):
+        make_buffer(10, 1, goal_mix=(1, 1, 1, 1, 1))
     with pytest.raises(ValueError, match="relabel='sample'"):
         make_buffer(10, 1, goal_mix=(1, 1, 1), relabel="store")
     buffer = make_buffer(100, 1, goal_mix=(1, 2, 2), seed=0)

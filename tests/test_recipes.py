@@ -9,6 +9,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from herkit.config.recipes import RECIPES
@@ -51,7 +52,8 @@ CITED: dict[str, dict[str, Any]] = {
         "agent.goal_normalizer.eps": 0.01,  # (normalizer.py:57-60: std >= eps)
     },
     "mrl-push": {
-        "n_envs": 12,  # continuous_off_policy.py:44 num_envs
+        "n_envs": 12,  # continuous_off_policy.py:44 num_envs, which train_mega.py:44-46
+        # replaces by max(cpu_count - 1, 1) (--num_envs: default None, :288): fixed here
         "updates_per_step": 1.0,  # :68 optimize_every 1
         "warmup_steps": 2500,  # :70 warm_up
         "random_steps": 5000,  # :71 initial_explore
@@ -70,6 +72,22 @@ CITED: dict[str, dict[str, Any]] = {
         "ddpg.noise_eps": 0.1,  # :74 action_noise
         "ddpg.random_eps": 0.1,  # :75 eexplore
         "ddpg.clip_return": True,  # :73 clip_target_range (-50, 0)
+        "ddpg.clip_obs": 200.0,  # train_mega.py:65 MeanStdNormalizer(): normalizer.py:93
+        "ddpg.clip_normalized": 5.0,  # clip_before 200, clip_after 5 (normalizer.py:102, 107)
+        "ddpg.normalizer": "mrl",  # normalizer.py:93 epsilon 1e-8, :107 sqrt(var + eps);
+        # RunningMeanStd's start, count 1e-4 at mean 0, var 1 (normalizer.py:9-12)
+        "agent.obs_normalizer.form": "mrl",
+        "agent.goal_normalizer.form": "mrl",
+        "normalize_relabelled_goals": False,  # counted when acting only (algorithms/
+        # continuous_off_policy.py:35-36, update=self.training); online_her_buffer.py:201-204
+        # normalises sampled batches with update=False
+        "ddpg.grad_clip": 5.0,  # :79 grad_value_clipping 5 (grad_norm_clipping -1, :17)
+        "ddpg.grad_clip_mode": "value",  # algorithms/continuous_off_policy.py:283-284,
+        # 309-310 clip_grad_value_, the critic's and the actor's
+        "ddpg.step_order": "critic-first",  # algorithms/continuous_off_policy.py:274-286
+        # steps the critic, :291-296 then takes the actor's loss with the stepped critic
+        "her.goal_mix": (0.1, 0.4, 0.4, 0.1),  # :78 rfaab_1_4_3_1_1 with behavioural =
+        # desired (test_mrl_push_mixes_goals_as_protoge_draws_them)
         "her.goal_mix_warmup": 25_000,  # :51 future_warm_up
     },
     "mrl-slide": {
@@ -91,7 +109,17 @@ CITED: dict[str, dict[str, Any]] = {
         "ddpg.action_l2": 0.01,  # :90
         "ddpg.noise_eps": 0.1,  # :74
         "ddpg.random_eps": 0.2,  # :84 eexplore
-        "ddpg.grad_clip": None,  # :85 grad_value_clipping -1
+        "ddpg.grad_clip": None,  # :85 grad_value_clipping -1 (grad_norm_clipping -1, :17)
+        "ddpg.grad_clip_mode": "value",  # the kind mrl clips by, off here (algorithms/
+        # continuous_off_policy.py:283: only when > 0)
+        "ddpg.step_order": "critic-first",  # algorithms/continuous_off_policy.py:274-296
+        "ddpg.clip_obs": 200.0,  # train_her.py:38 MeanStdNormalizer(): normalizer.py:93
+        "ddpg.clip_normalized": 5.0,
+        "ddpg.normalizer": "mrl",  # normalizer.py:93, 107, 9-12
+        "agent.obs_normalizer.form": "mrl",
+        "agent.goal_normalizer.form": "mrl",
+        "normalize_relabelled_goals": False,  # train_her.py:36-39: the same ActorPolicy and
+        # OnlineHERBuffer (algorithms/continuous_off_policy.py:35-36, online_her_buffer.py:202)
         "her.goal_mix": (0.2, 0.4, 0.4),  # :86 futureactual_2_2 (online_her_buffer.py:240-246)
         "her.goal_mix_warmup": 25_000,  # :51
     },
@@ -147,12 +175,108 @@ def test_a_recipe_trains_in_float32_unless_told(recipe: str) -> None:
     assert config_for("FetchPush-v4").precision == "auto"
 
 
-def test_mrl_push_leaves_out_the_goals_herkit_has_no_source_for() -> None:
-    """protoge's mix is real 0.1, future 0.4, actual (desired) 0.3, achieved 0.1 and
-    behavioural 0.1 (continuous_off_policy.py:78, online_her_buffer.py:261-267): herkit
-    keeps the first three, in their proportions."""
+def rfaab(mode: str) -> dict[str, float]:
+    """The goal shares of an mrl ``rfaab_R_F_A_A_B`` mode, as parse_hindsight_mode computes
+    them (online_her_buffer.py:261-267: each weight over their sum) and sample() draws them
+    (:119-120: np.random.multinomial, whose last share, real's, is what the others leave)."""
+    real, future, actual, achieved, behavioural = (float(w) for w in mode.split("_")[1:])
+    total = real + future + actual + achieved + behavioural
+    shares = {
+        "future": future / total,
+        "actual": actual / total,
+        "achieved": achieved / total,
+        "behavioural": behavioural / total,
+    }
+    return {"real": 1.0 - sum(shares.values())} | shares
+
+
+def test_mrl_push_mixes_goals_as_protoge_draws_them() -> None:
+    """protoge's ``rfaab_1_4_3_1_1`` (continuous_off_policy.py:78) is real 0.1, future 0.4,
+    actual 0.3, achieved 0.1 and behavioural 0.1. train_mega.py builds no ag_curiosity
+    without --ag_curiosity (default None, :306; :79), so a transition's behavioural goal is
+    its desired goal (online_her_buffer.py:84-85, stored as ``bg``, :88-89), and the
+    behavioural share draws the ``bg`` of a transition chosen uniformly from the buffer
+    (shared_buffer.py:82-83) as the actual share draws its ``dg`` (:46-47): desired 0.4. The
+    achieved share draws the ``ag`` of a transition chosen uniformly from the buffer, any
+    episode's (shared_buffer.py:64-65), ``ag`` being the achieved goal of its next state
+    (online_her_buffer.py:75-78): herkit's fourth weight, the random strategy's goal. The
+    real share keeps the stored ``bg`` (online_her_buffer.py:128-129), the desired goal."""
+    shares = rfaab("rfaab_1_4_3_1_1")
+    assert shares == pytest.approx(
+        {"real": 0.1, "future": 0.4, "actual": 0.3, "achieved": 0.1, "behavioural": 0.1}
+    )
+    desired = shares["actual"] + shares["behavioural"]  # bg == dg without curiosity
     mix = config_for("FetchPush-v4", recipe="mrl-push").her.goal_mix
-    assert mix == pytest.approx((0.1 / 0.8, 0.4 / 0.8, 0.3 / 0.8))
+    assert mix == pytest.approx((shares["real"], shares["future"], desired, shares["achieved"]))
+
+
+def test_mrl_push_runs_the_configs_envs_on_every_machine() -> None:
+    """train_mega.py:44-46 runs max(cpu_count - 1, 1) envs unless --num_envs is given (its
+    default None, :288; add_config_args cannot add the config's --num_envs over it, the
+    clash swallowed, misc.py:97-104), so mrl's count follows the machine: the config's 12
+    (continuous_off_policy.py:44) is that rule on 13 CPUs. The recipe runs 12 everywhere,
+    one setup for every machine; --n-envs gives the rule's count of another."""
+
+    def train_mega_envs(cpus: int, num_envs: int | None = None) -> int:
+        return max(cpus - 1, 1) if num_envs is None else num_envs
+
+    assert config_for("FetchPush-v4", recipe="mrl-push").n_envs == train_mega_envs(13) == 12
+    assert config_for("FetchPush-v4", recipe="mrl-push", n_envs=train_mega_envs(2)).n_envs == 1
+    assert config_for("FetchSlide-v4", recipe="mrl-slide").n_envs == train_mega_envs(2, 8)
+
+
+def test_mrl_feeds_its_normalisers_only_the_steps_it_acts_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mrl counts the observation and goal its policy acts on, when it acts (algorithms/
+    continuous_off_policy.py:35-36), never a sampled or relabelled goal (online_her_buffer.py:
+    201-204): a short run of the recipe (small networks) feeds the normalisers, in mrl's
+    form, each env step's observation and desired goal as the policy saw them, and nothing
+    else."""
+    from herkit.agents.base import GoalAgent
+    from herkit.training.loop import train
+
+    acted: list[tuple[np.ndarray, np.ndarray]] = []
+    fed: list[tuple[np.ndarray, np.ndarray]] = []
+    act, feed = GoalAgent.act, GoalAgent.update_normalizer
+
+    def spy_act(self: GoalAgent, observation: Any, goal: Any, *args: Any, **kw: Any) -> Any:
+        if not kw.get("deterministic", args[0] if args else False):  # not an evaluation
+            acted.append((np.array(observation), np.array(goal)))
+        return act(self, observation, goal, *args, **kw)
+
+    def spy_feed(self: GoalAgent, observation: Any, goal: Any) -> None:
+        fed.append((np.array(observation), np.array(goal)))
+        feed(self, observation, goal)
+
+    def no_goals(self: GoalAgent, goal: Any) -> None:
+        raise AssertionError("a sampled goal was counted")
+
+    monkeypatch.setattr(GoalAgent, "act", spy_act)
+    monkeypatch.setattr(GoalAgent, "update_normalizer", spy_feed)
+    monkeypatch.setattr(GoalAgent, "update_goal_normalizer", no_goals)
+    recipe = config_for("herkit/PointReach-v0", recipe="mrl-push", algo="ddpg")
+    config = dataclasses.replace(
+        recipe,
+        n_envs=2,
+        steps=80,
+        warmup_steps=20,
+        random_steps=0,
+        buffer_size=1_000,
+        eval_every=80,
+        eval_episodes=1,
+        progress=False,
+        tensorboard=False,
+        out=str(tmp_path / "run"),
+        ddpg=dataclasses.replace(recipe.ddpg, hidden=(16,), batch_size=16),
+        her=dataclasses.replace(recipe.her, goal_mix_warmup=0),
+    )
+    summary = train(config)
+    assert summary["env_steps"] == 80 and summary["updates"] > 0
+    assert len(acted) == len(fed) == 40  # 40 iterations of 2 envs
+    for (obs, goal), (fed_obs, fed_goal) in zip(acted, fed, strict=True):
+        np.testing.assert_array_equal(fed_obs, obs)
+        np.testing.assert_array_equal(fed_goal, goal)
 
 
 def test_a_recipe_replaces_the_learning_settings_and_keeps_the_budget() -> None:

@@ -23,6 +23,7 @@ import torch
 
 from herkit.agents import Normalizer, make_agent, updates
 from herkit.agents.updates import UpdateLog, check_update_mode
+from herkit.config import DDPGConfig
 from herkit.training.update_plan import UpdatePlan, choose_update
 from test_agents import (
     GOAL_DIM,
@@ -109,6 +110,49 @@ def test_an_update_of_a_device_batch_reads_nothing_to_the_host(algo: str, weight
     assert len(rows) == 3 and all(np.isfinite(list(row.values())).all() for row in rows)
     assert rows[-1] == host(metrics)
     assert agent.goal_normalizer.count == 4 + 3 * 64  # the relabelled goals were counted
+
+
+@pytest.mark.parametrize("clip_mode", ["norm", "value"])
+def test_an_update_with_mrls_normaliser_and_clipping_reads_nothing_to_the_host(
+    clip_mode: str,
+) -> None:
+    """The mrl recipes' normaliser form and gradient clipping are device work only, so an
+    update that uses them can be compiled or captured."""
+    agent = agent_for("ddpg", normalizer="mrl", grad_clip=0.5, grad_clip_mode=clip_mode)
+    agent.log_updates()
+    batches = [random_batch("ddpg", seed=s).to_torch() for s in range(3)]
+    agent.update_normalizer(np.ones((4, OBS_DIM)), np.zeros((4, GOAL_DIM)))
+    with no_host_reads():
+        for batch in batches:
+            agent.update(batch, count_goals=False)
+    rows = agent.update_metrics()
+    assert len(rows) == 3 and all(np.isfinite(list(row.values())).all() for row in rows)
+
+
+@pytest.mark.skipif(not CUDA, reason="CUDA graphs need a CUDA device")
+def test_a_captured_update_with_mrls_settings_learns_what_the_eager_one_does() -> None:
+    """mrl's normaliser form and value clipping replayed from a CUDA graph, as eager."""
+    agents = {}
+    for each in ("eager", "captured"):
+        agent = make_agent(
+            "ddpg",
+            DDPGConfig(normalizer="mrl", grad_clip=0.01, grad_clip_mode="value"),
+            OBS_DIM,
+            GOAL_DIM,
+            space("ddpg"),
+            (-1.0, 0.0),
+            "cuda",
+            5,
+        )
+        agent.set_update_mode(each)
+        agent.log_updates()
+        agent.update_normalizer(np.ones((4, OBS_DIM)), np.zeros((4, GOAL_DIM)))
+        with no_host_reads() if each != "eager" else contextlib.nullcontext():
+            for i in range(12):
+                agent.update(random_batch("ddpg", seed=i).to_torch("cuda"), count_goals=False)
+        agents[each] = (agent, agent.update_metrics())
+    (eager, rows_eager), (captured, rows_captured) = agents.values()
+    assert_same_learning(eager, captured, rows_eager, rows_captured, tol=2e-3)
 
 
 def test_td3_logs_the_actor_loss_of_actor_steps_only() -> None:

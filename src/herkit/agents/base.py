@@ -92,9 +92,12 @@ class GoalAgent(UpdateSteps, ABC):
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(int(generator_seed))
         self._init_seed = int(init_seed)
-        norm = {"clip_obs": config.clip_obs, "clip_normalized": config.clip_normalized}
-        self.obs_normalizer = Normalizer(observation_dim, **norm)
-        self.goal_normalizer = Normalizer(goal_dim, **norm)
+        self.obs_normalizer = Normalizer(
+            observation_dim, config.clip_obs, config.clip_normalized, form=config.normalizer
+        )
+        self.goal_normalizer = Normalizer(
+            goal_dim, config.clip_obs, config.clip_normalized, form=config.normalizer
+        )
         self.inputs = AgentInputs(
             self.obs_normalizer,
             self.goal_normalizer,
@@ -326,7 +329,8 @@ class GoalAgent(UpdateSteps, ABC):
         loss: torch.Tensor,
     ) -> None:
         """Backpropagate ``loss`` once, then for each optimiser (one, or several sharing the
-        loss) clip the gradient norm of its parameters and step."""
+        loss) clip the gradient of its parameters (by norm, or each entry by value) and
+        step."""
         optimizers = [optimizer] if isinstance(optimizer, torch.optim.Optimizer) else optimizer
         groups = [opt.param_groups[0]["params"] for opt in optimizers]
         for params in groups:  # zero_grad(set_to_none=True) without its per-call overhead
@@ -335,8 +339,11 @@ class GoalAgent(UpdateSteps, ABC):
         loss.backward()
         for opt, params in zip(optimizers, groups, strict=True):
             self.dist.average_gradients(params)
-            if self.config.grad_clip is not None:
-                nn.utils.clip_grad_norm_(params, self.config.grad_clip)
+            clip = self.config.grad_clip
+            if clip is not None and self.config.grad_clip_mode == "value":
+                nn.utils.clip_grad_value_(params, clip)
+            elif clip is not None:
+                nn.utils.clip_grad_norm_(params, clip)
             opt.step()
 
 

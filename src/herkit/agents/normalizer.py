@@ -5,6 +5,13 @@ several processes combine by adding them (e.g. one ``all_reduce`` each). The sta
 deviation has a floor of ``eps`` (baselines: 0.01). Inputs are clipped to ``+-clip_obs``
 before they are counted or normalised, normalised values to ``+-clip_normalized``.
 
+``form="mrl"`` takes the moments as mrl's ``MeanStdNormalizer`` does
+(``mrl/modules/normalizer.py``): ``(x - mean) / sqrt(var + 1e-8)``, no floor, and its
+running statistics start where mrl's ``RunningMeanStd`` starts, a count of ``1e-4`` at mean
+0 and variance 1 (so before anything is counted the std is ``sqrt(1 + 1e-8)``, and that
+start weighs ``1e-4`` against the vectors counted after it). The saved statistics are the
+counted vectors' alone in both forms.
+
 Statistics can also be added where a batch lies (:meth:`Normalizer.add_tensor`, e.g. the
 relabelled goals of a batch sampled on a GPU): they gather on that device, batches there
 are normalised with them (:meth:`Normalizer.normalize_device`, no host read, so it can be
@@ -16,12 +23,28 @@ needs them (acting, saving).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
 
-__all__ = ["Normalizer"]
+__all__ = [
+    "MRL_START_COUNT",
+    "MRL_VARIANCE_EPS",
+    "NORMALIZER_FORMS",
+    "Normalizer",
+    "NormalizerForm",
+]
+
+NormalizerForm = Literal["baselines", "mrl"]
+"""How the standard deviation is taken from the running moments: baselines' (a floor of
+``eps``) or mrl's (``sqrt(var + 1e-8)`` from mrl's start); see the module."""
+NORMALIZER_FORMS: tuple[str, ...] = get_args(NormalizerForm)
+
+MRL_START_COUNT = 1e-4
+"""The count mrl's ``RunningMeanStd`` starts from, at mean 0 and variance 1."""
+MRL_VARIANCE_EPS = 1e-8
+"""What mrl's ``MeanStdNormalizer`` adds to the variance before its square root."""
 
 
 class Normalizer:
@@ -32,12 +55,21 @@ class Normalizer:
     """
 
     def __init__(
-        self, size: int, clip_obs: float = 200.0, clip_normalized: float = 5.0, eps: float = 1e-2
+        self,
+        size: int,
+        clip_obs: float = 200.0,
+        clip_normalized: float = 5.0,
+        eps: float = 1e-2,
+        form: NormalizerForm = "baselines",
     ) -> None:
+        if form not in NORMALIZER_FORMS:
+            raise ValueError(f"form must be 'baselines' or 'mrl', got {form!r}")
         self.size = size
         self.clip_obs = clip_obs
         self.clip_normalized = clip_normalized
         self.eps = eps
+        """The floor of the standard deviation (the baselines form)."""
+        self.form = form
         self._sum = np.zeros(size, np.float64)
         self._sumsq = np.zeros(size, np.float64)
         self._count = 0.0
@@ -61,7 +93,8 @@ class Normalizer:
 
     @property
     def std(self) -> np.ndarray:
-        """Running standard deviation, at least ``eps`` (ones before any update); read-only."""
+        """Running standard deviation, at least ``eps`` (ones before any update), or in the
+        mrl form ``sqrt(var + 1e-8)`` from mrl's start; read-only."""
         return self._mean_std()[1]
 
     def update(self, x: np.ndarray) -> None:
@@ -121,7 +154,7 @@ class Normalizer:
         """:meth:`normalize_tensor` without the host check: device work only (call
         :meth:`sync_device` first), so it can be compiled or captured in a CUDA graph."""
         stats = self._device(x.device)
-        mean, std = moments(stats.base + stats.pending, self.size, self.eps)
+        mean, std = moments(stats.base + stats.pending, self.size, self.eps, self.form)
         z = (x.float().clamp(-self.clip_obs, self.clip_obs) - mean.float()) / std.float()
         return z.clamp(-self.clip_normalized, self.clip_normalized)
 
@@ -172,16 +205,26 @@ class Normalizer:
         self._fold()
         if self._moments is None:
             total = np.concatenate([self._sum, self._sumsq, [self._count]])
-            mean, std = moments(total, self.size, self.eps)
+            mean, std = moments(total, self.size, self.eps, self.form)
             mean.flags.writeable = std.flags.writeable = False
             self._moments = (mean, std)
         return self._moments
 
 
-def moments(total: Any, size: int, eps: float) -> tuple[Any, Any]:
+def moments(
+    total: Any, size: int, eps: float, form: NormalizerForm = "baselines"
+) -> tuple[Any, Any]:
     """Mean and standard deviation (at least ``eps``; 0 and 1 before anything is counted)
     of statistics ``[sum (size), sum of squares (size), count]``: a float64 numpy array on
-    the host, or a tensor on a device (device work only)."""
+    the host, or a tensor on a device (device work only). In the ``mrl`` form: with mrl's
+    start counted in (:data:`MRL_START_COUNT` vectors of mean 0 and variance 1, so of
+    square 1), the std ``sqrt(var + 1e-8)``."""
+    if form == "mrl":
+        count = total[-1:] + MRL_START_COUNT
+        mean = total[:size] / count
+        square = (total[size : 2 * size] + MRL_START_COUNT) / count
+        variance = (square - mean * mean).clip(min=0.0) + MRL_VARIANCE_EPS
+        return mean, np.sqrt(variance) if isinstance(variance, np.ndarray) else variance.sqrt()
     count = total[-1:]
     seen = count > 0
     safe = count + ~seen  # 1 where nothing was counted

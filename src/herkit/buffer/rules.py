@@ -15,10 +15,11 @@ draws from the whole buffer. One relabeller per mode picks the goals:
   does not relabel a transition of an open episode: its last step does not exist yet);
 - ``relabel="store"`` (:class:`StoredGoals`): the paper's form, ``k`` goals per transition
   written when its episode ends, as values; only finished episodes are sampled;
-- a goal mix ``(real, future, desired)`` (:class:`MixedGoals`): each sample keeps its goal,
-  takes a future achieved goal of its episode, or the desired goal of any stored
-  transition (mrl's "futureactual"; ``future`` with ``k`` is ``(1, k, 0)``), future goals
-  alone until ``goal_mix_warmup`` transitions were added;
+- a goal mix ``(real, future, desired[, achieved])`` (:class:`MixedGoals`): each sample
+  keeps its goal, takes a future achieved goal of its episode, the desired goal of any
+  stored transition, or the achieved goal of any stored transition (mrl's
+  "futureactual" and "rfaa"; ``future`` with ``k`` is ``(1, k, 0)``), future goals alone
+  until ``goal_mix_warmup`` transitions were added;
 - offline goal-conditioned RL's value and actor goals (OGBench's ``GCDataset``, Park et al.
   2024, index for index: :func:`state_goal_slots`): each goal is the first state of a
   stored transition, the current one, a future one of the episode (geometric with the
@@ -119,15 +120,23 @@ GOAL_STEPS: dict[Strategy, GoalStepFn] = {
 """The in-episode strategies and their goal-step functions."""
 
 
-def goal_sources(mix: tuple[float, float, float], u: Any) -> tuple[Any, Any]:
-    """Where the goals of samples come from under the goal ``mix`` (probabilities), one
-    sample per uniform number of ``u``: the masks of those that take a future achieved goal
-    and of those that take a stored desired goal (the others keep their own)."""
-    real, future, desired = mix
-    if desired == 0:  # rounding must not leave a sliver for a zero share
-        never = u < 0  # uniform numbers are >= 0
-        return (u >= real if future > 0 else never), never
-    return (u >= real) & (u < real + future), u >= real + future
+def goal_sources(mix: tuple[float, ...], u: Any) -> tuple[Any, Any, Any]:
+    """Where the goals of samples come from under the goal ``mix`` (probabilities: real,
+    future, desired and, where given, achieved), one sample per uniform number of ``u``:
+    the masks of those that take a future achieved goal, a stored desired goal and a stored
+    achieved goal (None where the mix has no achieved share; the others keep their own).
+    The last source with a share takes every number above its lower bound, so that rounding
+    leaves no sliver for a zero share."""
+    real, future, desired = mix[:3]
+    achieved = mix[3] if len(mix) > 3 else 0.0
+    never = u < 0  # uniform numbers are >= 0
+    if achieved > 0:
+        other = real + future + desired
+        taken = (u >= real) & (u < real + future), (u >= real + future) & (u < other)
+        return taken[0], taken[1], u >= other
+    if desired == 0:
+        return (u >= real if future > 0 else never), never, None
+    return (u >= real) & (u < real + future), u >= real + future, None
 
 
 # --- the relabellers -------------------------------------------------------------------
@@ -204,8 +213,11 @@ class SampleTimeGoals:
 
 
 class MixedGoals:
-    """Each sample keeps its goal, takes a future achieved goal, or a stored desired goal,
-    by the goal mix's probabilities (future goals only until the mix is ``warm``)."""
+    """Each sample keeps its goal, takes a future achieved goal, a stored desired goal, or
+    (where the mix has that share) a stored achieved goal, by the goal mix's probabilities
+    (future goals only until the mix is ``warm``). The stored desired and achieved goals
+    are those of one transition drawn uniformly from the buffer per sample (the ``random``
+    strategy's draw: its achieved goal is ``next_achieved_goal``, as mrl's ``ag``)."""
 
     def __init__(self, storage: EpisodeStorage, ops: ArrayOps, settings: HerSettings) -> None:
         assert settings.goal_mix is not None
@@ -217,14 +229,21 @@ class MixedGoals:
     ) -> Goals:
         """Goals for ``slots`` (see the class's docstring)."""
         ops, storage = self.ops, self.storage
-        future, desired = goal_sources(self.mix if warm else (0.0, 1.0, 0.0), uniform(len(slots)))
+        mix = self.mix if warm else (0.0, 1.0, 0.0)
+        future, desired, achieved = goal_sources(mix, uniform(len(slots)))
         at = positions(ledger, slots)
         future_slots = goal_slots(ledger, Strategy.FUTURE, at, column_of(ledger, slots), uniform)
         other_slots = sample_slots(ledger, uniform(len(slots)))
         future_goal = storage.take("next_achieved_goal", future_slots)
         goal = ops.where(rows_mask(future, goal), future_goal, goal)
         desired_goal = storage.take("desired_goal", other_slots)
-        return ops.where(rows_mask(desired, goal), desired_goal, goal), future | desired
+        goal = ops.where(rows_mask(desired, goal), desired_goal, goal)
+        if achieved is None:
+            return goal, future | desired
+        achieved_goal = storage.take("next_achieved_goal", other_slots)
+        return ops.where(
+            rows_mask(achieved, goal), achieved_goal, goal
+        ), future | desired | achieved
 
 
 class StoredGoals:

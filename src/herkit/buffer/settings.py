@@ -24,10 +24,12 @@ __all__ = [
     "FUTURE_LAWS",
     "RELABEL_MODES",
     "FutureLaw",
+    "GoalMix",
     "HerSettings",
     "RelabelMode",
     "Strategy",
     "StrategyName",
+    "check_goal_mix",
     "check_mix",
 ]
 
@@ -75,21 +77,58 @@ class Strategy(str, Enum):
         return 0 if self is Strategy.NONE else k
 
 
+GoalMix = tuple[float, float, float] | tuple[float, float, float, float]
+"""The weights of a HER goal mix: ``(real, future, desired)`` or ``(real, future, desired,
+achieved)`` (:attr:`HerSettings.goal_mix`)."""
+
+
 def check_mix(name: str, weights: Any, parts: str) -> tuple[float, float, float] | None:
     """The three weights of a goal mix (its ``parts``, e.g. ``"real, future, desired"``)
     as probabilities summing to 1 (kept as given where they already do); None for no mix;
     a ValueError names ``name`` otherwise."""
+    values = _mix_weights(name, weights, parts, (3,))
+    if values is None:
+        return None
+    first, second, third = values
+    return first, second, third
+
+
+def check_goal_mix(weights: Any) -> GoalMix | None:
+    """A HER goal mix, ``(real, future, desired)`` or ``(real, future, desired,
+    achieved)``, as probabilities summing to 1 (:func:`check_mix`); an achieved share of 0
+    is left out, so that ``(1, 2, 2, 0)`` is the mix ``(1, 2, 2)``."""
+    parts = "real, future, desired[, achieved]"
+    if weights is not None and len(weights) == 4 and _is_zero(weights[3]):
+        weights = tuple(weights)[:3]
+    values = _mix_weights("goal_mix", weights, parts, (3, 4))
+    if values is None:
+        return None
+    if len(values) == 4:
+        return values[0], values[1], values[2], values[3]
+    return values[0], values[1], values[2]
+
+
+def _is_zero(weight: Any) -> bool:
+    return is_number(weight) and float(weight) == 0.0
+
+
+def _mix_weights(
+    name: str, weights: Any, parts: str, counts: tuple[int, ...]
+) -> tuple[float, ...] | None:
+    """``weights`` (``counts`` of them) as probabilities summing to 1 (kept as given where
+    they already do); None for None; a ValueError names ``name`` otherwise."""
     if weights is None:
         return None
-    values = np.asarray(weights, dtype=np.float64).ravel() if len(weights) == 3 else None
+    values = np.asarray(weights, dtype=np.float64).ravel() if len(weights) in counts else None
     if values is None or not np.all(np.isfinite(values)) or values.min() < 0 or values.sum() <= 0:
+        number = " or ".join(str(count) for count in counts)
         raise ValueError(
-            f"{name} must be 3 weights ({parts}), finite, >= 0 and not all 0, got {weights!r}"
+            f"{name} must be {number} weights ({parts}), finite, >= 0 and not all 0, "
+            f"got {weights!r}"
         )
     if abs(values.sum() - 1.0) > 1e-12:
         values = values / values.sum()
-    first, second, third = values.tolist()
-    return first, second, third
+    return tuple(values.tolist())
 
 
 @dataclass(frozen=True)
@@ -109,10 +148,10 @@ class HerSettings:
     relabel: RelabelMode = "sample"
     """Relabel a copy of each sampled batch, or store ``k`` goals per transition when its
     episode ends (the paper's form; only finished episodes are sampled)."""
-    goal_mix: tuple[float, float, float] | None = None
-    """``(real, future, desired)`` weights of a goal mix in place of ``strategy`` and
-    ``k`` (sample mode): each sample keeps its goal, takes a future achieved goal of its
-    episode, or the desired goal of any stored transition."""
+    goal_mix: GoalMix | None = None
+    """``(real, future, desired[, achieved])`` weights of a goal mix in place of
+    ``strategy`` and ``k`` (sample mode): each sample keeps its goal, takes a future
+    achieved goal of its episode, or the desired or achieved goal of any stored transition."""
     goal_mix_warmup: int = 0
     """Transitions added before the goal mix applies; until then every sample takes a
     future goal. Needs ``goal_mix``."""
@@ -163,7 +202,7 @@ class HerSettings:
         k = check_int("k", self.k, 0)
         if self.relabel not in RELABEL_MODES:
             raise ValueError(f"relabel must be 'sample' or 'store', got {self.relabel!r}")
-        mix = check_mix("goal_mix", self.goal_mix, "real, future, desired")
+        mix = check_goal_mix(self.goal_mix)
         if mix is not None and self.relabel != "sample":
             raise ValueError("goal_mix needs relabel='sample' (goals are mixed at sample time)")
         warmup = check_int("goal_mix_warmup", self.goal_mix_warmup, 0)

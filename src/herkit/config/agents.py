@@ -75,13 +75,18 @@ class OffPolicyConfig:
     clip_return: bool = True
     """Clip Q targets to the discounted-return range implied by the reward range."""
     grad_clip: float | None = None
-    """Largest gradient norm per network and step; None for no clipping."""
+    """Largest gradient norm (or entry) per network and step; None: no clipping."""
+    grad_clip_mode: Literal["norm", "value"] = "norm"
+    """norm: scale a gradient to norm grad_clip; value: clamp each entry (mrl)."""
     critic_layer_norm: bool = False
     """LayerNorm after each hidden layer of the critics (the Q network for DQN), before
     its activation (as mrl's Fetch networks)."""
     normalize_inputs: bool = True
     """Standardise observations and goals by their running mean and std (clipped, as
     baselines' HER); False feeds them to the networks as they are (OGBench's agents)."""
+    normalizer: Literal["baselines", "mrl"] = "baselines"
+    """How the normalisers take the std: baselines (at least 0.01) or mrl (sqrt(var +
+    1e-8), the moments from mrl's start: a count of 1e-4 at mean 0, variance 1)."""
     activation: Literal["relu", "gelu"] = "relu"
     """Activation between the layers of every network (gelu: exact, with erf)."""
 
@@ -105,8 +110,14 @@ class OffPolicyConfig:
         check_bool("clip_return", self.clip_return)
         if self.grad_clip is not None:
             check_float("grad_clip", self.grad_clip, 0.0, open_low=True)
+        if self.grad_clip_mode not in ("norm", "value"):
+            raise ValueError(
+                f"grad_clip_mode must be 'norm' or 'value', got {self.grad_clip_mode!r}"
+            )
         check_bool("critic_layer_norm", self.critic_layer_norm)
         check_bool("normalize_inputs", self.normalize_inputs)
+        if self.normalizer not in ("baselines", "mrl"):
+            raise ValueError(f"normalizer must be 'baselines' or 'mrl', got {self.normalizer!r}")
         if self.activation not in ("relu", "gelu"):
             raise ValueError(f"activation must be 'relu' or 'gelu', got {self.activation!r}")
 

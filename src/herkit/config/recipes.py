@@ -15,22 +15,39 @@ its run never takes bfloat16 where ``--precision auto`` would (``--precision bf1
   and each update takes the critic's and the actor's gradients at the same weights before
   stepping both (``her/ddpg.py`` ``_grads``, ``_update``).
 - ``mrl-push``: mrl's ``protoge_config`` (``mrl/configs/continuous_off_policy.py``, the
-  MEGA paper's setup, FetchPush by default), run by ``experiments/mega/train_mega.py``.
+  MEGA paper's setup, FetchPush by default), run by ``experiments/mega/train_mega.py``
+  without ``--ag_curiosity`` (its default): goals real 0.1, future 0.4, desired 0.4 and
+  achieved 0.1 (its ``rfaab_1_4_3_1_1``, whose behavioural share draws a stored
+  transition's behavioural goal, which without curiosity is its desired goal; the achieved
+  share draws the goal a stored transition of any episode achieved after its action),
+  gradients clipped by value to 5. 12 envs, the config's ``num_envs``: ``train_mega.py``
+  runs ``max(cpu_count - 1, 1)`` envs unless ``--num_envs`` is given (12 on a machine of
+  13 CPUs); herkit runs 12 on every machine, so the recipe is one setup (``--n-envs N``
+  runs N).
 - ``mrl-slide``: mrl's ``best_slide_config`` as ``experiments/benchmarks/train_her.py``
   runs it on Push and Slide (HER+FA in ``her.txt``): 8 envs, 3 x 512 GELU layers with
-  LayerNorm, goals mixed 2 : 4 : 4.
+  LayerNorm, goals mixed 2 : 4 : 4, no gradient clipping.
+
+Both mrl recipes normalise as mrl's ``MeanStdNormalizer`` (clip 200, ``(x - mean) /
+sqrt(var + 1e-8)`` from its ``RunningMeanStd``'s start, clip 5), their statistics fed only
+the observations and desired goals the policy acts on, never relabelled goals (mrl
+normalises one concatenated observation and goal per step; statistics per dimension, so
+herkit's two normalisers fed the same rows give the same numbers).
 
 What herkit does not do as they do (said where the recipes are documented, docs/guide-training.md):
 baselines trains after each whole cycle where herkit interleaves the same number of updates
 with the env steps; baselines' normalisers count, after each cycle, one relabelled draw as
 large as the cycle's transitions (their count starting at 1), where herkit's count every
 env step's observation and goal and the goals of every sampled batch; baselines' Adam adds
-its epsilon (1e-8) before the bias correction, PyTorch's after it. mrl clips gradients by
-value (``mrl-push``: 5), mixes in achieved goals of any episode and behavioural goals
-(``mrl-push``: 0.1 each, left out here: its mix is real : future : desired 1 : 4 : 3),
-initialises its layers orthogonally, normalises the concatenated observation and goal with
-one normaliser, and counts its warm-ups in stored transitions of finished episodes (here:
-env steps).
+its epsilon (1e-8) before the bias correction, PyTorch's after it. mrl initialises its
+layers orthogonally (output layers scaled by 0.1), where herkit keeps PyTorch's init;
+counts its warm-ups (``warm_up``, ``initial_explore``) in stored transitions of finished
+episodes, and its target interval in calls since the first env step (here: env steps and
+updates); samples only transitions of finished episodes (here also those recorded so far
+of open ones); draws a future goal at ``t + round(u (T - 1 - t))``, its first and last
+steps half as likely as the others (here uniform over ``t .. T - 1``); and counts the
+state it acts on in the normaliser before acting (here after the step, so an action is
+normalised with the statistics up to the step before).
 """
 
 from __future__ import annotations
@@ -53,8 +70,13 @@ _MRL_NETWORKS: dict[str, Any] = dict(
     noise_eps=0.1,
     gamma=0.98,
     clip_return=True,
+    clip_obs=200.0,
+    clip_normalized=5.0,
+    normalizer="mrl",
+    grad_clip_mode="value",
 )
-"""What mrl's two Fetch configs share (``protoge_config``; ``best_slide_config`` keeps it)."""
+"""What mrl's two Fetch configs share (``protoge_config``; ``best_slide_config`` keeps it)
+and the normaliser both scripts build (``MeanStdNormalizer()``)."""
 
 RECIPES: dict[str, dict[str, Any]] = {
     "baselines": dict(
@@ -90,10 +112,11 @@ RECIPES: dict[str, dict[str, Any]] = {
         warmup_steps=2500,
         random_steps=5000,
         buffer_size=1_000_000,
+        normalize_relabelled_goals=False,
         ddpg=DDPGConfig(
-            **_MRL_NETWORKS, target_every=40, action_l2=0.1, random_eps=0.1, grad_clip=None
+            **_MRL_NETWORKS, target_every=40, action_l2=0.1, random_eps=0.1, grad_clip=5.0
         ),
-        her=RunHerSettings(goal_mix=(1.0, 4.0, 3.0), goal_mix_warmup=25_000),
+        her=RunHerSettings(goal_mix=(1.0, 4.0, 4.0, 1.0), goal_mix_warmup=25_000),
         precision="fp32",
     ),
     "mrl-slide": dict(
@@ -103,6 +126,7 @@ RECIPES: dict[str, dict[str, Any]] = {
         warmup_steps=5000,
         random_steps=10_000,
         buffer_size=2_500_000,
+        normalize_relabelled_goals=False,
         ddpg=DDPGConfig(**_MRL_NETWORKS, target_every=10, action_l2=0.01, random_eps=0.2),
         her=RunHerSettings(goal_mix=(2.0, 4.0, 4.0), goal_mix_warmup=25_000),
         precision="fp32",

@@ -795,8 +795,32 @@ def test_xavier_init_starts_every_layer_as_baselines(algo: str) -> None:
     ):
         for a, b in zip(online.parameters(), target.parameters(), strict=True):
             assert torch.equal(a, b)
-    with pytest.raises(ValueError, match="init must be one of torch, xavier, got 'he'"):
+    with pytest.raises(ValueError, match="init must be one of torch, xavier, orthogonal, got 'he'"):
         DDPGConfig(init="he")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("algo", ["ddpg", "td3"])
+def test_orthogonal_init_starts_every_layer_as_mrl(algo: str) -> None:
+    """mrl's layer_init (utils/networks.py:12-16): orthogonal weights, zero biases, the
+    actor's and critics' output layers scaled by 0.1 (:120, :162); LayerNorm untouched."""
+    agent = agent_for(algo, init="orthogonal", actor_layer_norm=True, critic_layer_norm=True)
+    outputs = {id(agent.actor.net.output_layer)} | {
+        id(head.output_layer) for head in agent.critic.heads
+    }
+    layers = online_layers(agent)
+    assert len(layers) == 3 * (1 + (2 if algo == "td3" else 1))
+    for layer in layers:
+        weight = layer.weight.detach().double()
+        rows, columns = weight.shape
+        gram = weight @ weight.T if rows <= columns else weight.T @ weight
+        scale = 0.1 if id(layer) in outputs else 1.0
+        eye = torch.eye(min(rows, columns), dtype=torch.float64)
+        assert torch.allclose(gram, scale**2 * eye, atol=1e-5)
+        assert torch.count_nonzero(layer.bias) == 0
+    norms = [m for m in agent.critic.modules() if isinstance(m, torch.nn.LayerNorm)]
+    assert norms and all(bool((m.weight == 1).all()) for m in norms)
+    for a, b in zip(agent.critic.parameters(), agent.critic_target.parameters(), strict=True):
+        assert torch.equal(a, b)
 
 
 def one_update_gradients(

@@ -74,6 +74,8 @@ CITED: dict[str, dict[str, Any]] = {
         "ddpg.clip_return": True,  # :73 clip_target_range (-50, 0)
         "ddpg.clip_obs": 200.0,  # train_mega.py:65 MeanStdNormalizer(): normalizer.py:93
         "ddpg.clip_normalized": 5.0,  # clip_before 200, clip_after 5 (normalizer.py:102, 107)
+        "ddpg.init": "orthogonal",  # utils/networks.py:12-16 layer_init (FCBody :102-103),
+        # output layers scaled by 0.1 (Actor :120, Critic :162)
         "ddpg.normalizer": "mrl",  # normalizer.py:93 epsilon 1e-8, :107 sqrt(var + eps);
         # RunningMeanStd's start, count 1e-4 at mean 0, var 1 (normalizer.py:9-12)
         "agent.obs_normalizer.form": "mrl",
@@ -115,6 +117,7 @@ CITED: dict[str, dict[str, Any]] = {
         "ddpg.step_order": "critic-first",  # algorithms/continuous_off_policy.py:274-296
         "ddpg.clip_obs": 200.0,  # train_her.py:38 MeanStdNormalizer(): normalizer.py:93
         "ddpg.clip_normalized": 5.0,
+        "ddpg.init": "orthogonal",  # utils/networks.py:12-16, 120, 162 (train_her.py:54-56)
         "ddpg.normalizer": "mrl",  # normalizer.py:93, 107, 9-12
         "agent.obs_normalizer.form": "mrl",
         "agent.goal_normalizer.form": "mrl",

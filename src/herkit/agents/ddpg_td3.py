@@ -8,9 +8,10 @@ minimises ``-Q_1(s, pi(s)).mean() + action_l2 * mean(pi(s) ** 2)`` (baselines' a
 ``pi(s)`` is the tanh output, before the scaling to the action bounds), with the critic
 after its step (``step_order="critic-first"``) or, as baselines, before it (``"together"``:
 both gradients at the same weights, then both steps); every ``target_every``-th actor step
-both targets are polyak-averaged. Layers start as PyTorch's or, ``init="xavier"``, as
-baselines'. Exploration as baselines: Gaussian noise of std ``noise_eps * max_action`` and,
-with probability ``random_eps``, a uniformly random action.
+both targets are polyak-averaged. Layers start as PyTorch's, as baselines'
+(``init="xavier"``) or as mrl's (``init="orthogonal"``). Exploration as baselines: Gaussian
+noise of std ``noise_eps * max_action`` and, with probability ``random_eps``, a uniformly
+random action.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import torch
 from torch import nn
 
 from herkit.agents.base import BoxAgent, TorchBatch
-from herkit.agents.networks import Critic, DeterministicActor, fan_avg_init
+from herkit.agents.networks import Critic, DeterministicActor, fan_avg_init, orthogonal_init
 from herkit.agents.updates import frozen, weighted_mean
 from herkit.config.agents import DDPGConfig
 
@@ -52,9 +53,10 @@ class DDPGAgent(BoxAgent):
             self.critic = Critic(
                 in_dim, self.act_dim, config.hidden, n_heads, config.critic_layer_norm, activation
             )
-            if config.init == "xavier":
+            start = {"xavier": fan_avg_init, "orthogonal": orthogonal_init}.get(config.init)
+            if start is not None:
                 for net in (self.actor.net, *self.critic.heads):
-                    fan_avg_init(net)
+                    start(net)
         self.actor_optimizer, self.critic_optimizer = self._trained(self.actor, self.critic)
         self.critic_target, self.actor_target = self._targets(self.critic, self.actor)
         self._place_values()

@@ -34,6 +34,7 @@ __all__ = [
     "ValueEnsemble",
     "fan_avg_init",
     "mlp",
+    "orthogonal_init",
 ]
 
 Activation = Literal["relu", "gelu"]
@@ -163,6 +164,19 @@ def fan_avg_init(net: MLP, output_scale: float = 1.0) -> None:
             if isinstance(module, nn.Linear):
                 scale = output_scale if module is net.output_layer else 1.0
                 nn.init.xavier_uniform_(module.weight, gain=math.sqrt(scale))
+                nn.init.zeros_(module.bias)
+
+
+def orthogonal_init(net: MLP, output_scale: float = 0.1) -> None:
+    """Initialise ``net`` as mrl's networks (``mrl/utils/networks.py`` ``layer_init``):
+    every Linear's weights orthogonal, the output layer's scaled by ``output_scale``, biases
+    zero; LayerNorm keeps its ones and zeros. DDPG's ``init="orthogonal"``."""
+    with torch.no_grad():
+        for module in net.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.orthogonal_(module.weight)
+                if module is net.output_layer:
+                    module.weight.mul_(output_scale)
                 nn.init.zeros_(module.bias)
 
 

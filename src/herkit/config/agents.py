@@ -158,7 +158,7 @@ class DQNConfig(OffPolicyConfig):
         check_bool("huber", self.huber)
 
 
-Init = Literal["torch", "xavier"]
+Init = Literal["torch", "xavier", "orthogonal"]
 """How an actor's and critics' layers start (:attr:`DDPGConfig.init`)."""
 
 INITS: tuple[Init, ...] = get_args(Init)
@@ -192,8 +192,9 @@ class DDPGConfig(ActorCriticConfig):
     """TD3: the smoothing noise is clipped to +-target_noise_clip (half-range fraction)."""
     init: Init = "torch"
     """Initialisation of every layer of the actor and the critics: torch (PyTorch's default:
-    weights and biases uniform within +-1/sqrt(fan_in)) or xavier (weights uniform within
-    +-sqrt(6 / (fan_in + fan_out)), biases zero, output layers included: baselines' HER)."""
+    weights and biases uniform within +-1/sqrt(fan_in)), xavier (weights uniform within
+    +-sqrt(6 / (fan_in + fan_out)), biases zero, output layers included: baselines' HER) or
+    orthogonal (orthogonal weights, the output layers' scaled by 0.1, biases zero: mrl)."""
     step_order: StepOrder = "critic-first"
     """critic-first: the critic steps, then the actor's loss is taken with the stepped
     critic; together: the critic's and the actor's gradients are both taken at the weights

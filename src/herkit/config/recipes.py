@@ -28,26 +28,26 @@ its run never takes bfloat16 where ``--precision auto`` would (``--precision bf1
   runs it on Push and Slide (HER+FA in ``her.txt``): 8 envs, 3 x 512 GELU layers with
   LayerNorm, goals mixed 2 : 4 : 4, no gradient clipping.
 
-Both mrl recipes normalise as mrl's ``MeanStdNormalizer`` (clip 200, ``(x - mean) /
-sqrt(var + 1e-8)`` from its ``RunningMeanStd``'s start, clip 5), their statistics fed only
-the observations and desired goals the policy acts on, never relabelled goals (mrl
-normalises one concatenated observation and goal per step; statistics per dimension, so
-herkit's two normalisers fed the same rows give the same numbers).
+Both mrl recipes start every layer as mrl's ``layer_init`` (orthogonal weights, the output
+layers' scaled by 0.1, zero biases) and normalise as mrl's ``MeanStdNormalizer`` (clip 200,
+``(x - mean) / sqrt(var + 1e-8)`` from its ``RunningMeanStd``'s start, clip 5), their
+statistics fed only the observations and desired goals the policy acts on, never relabelled
+goals (mrl normalises one concatenated observation and goal per step; statistics per
+dimension, so herkit's two normalisers fed the same rows give the same numbers).
 
-What herkit does not do as they do (said where the recipes are documented, docs/guide-training.md):
-baselines trains after each whole cycle where herkit interleaves the same number of updates
-with the env steps; baselines' normalisers count, after each cycle, one relabelled draw as
-large as the cycle's transitions (their count starting at 1), where herkit's count every
-env step's observation and goal and the goals of every sampled batch; baselines' Adam adds
-its epsilon (1e-8) before the bias correction, PyTorch's after it. mrl initialises its
-layers orthogonally (output layers scaled by 0.1), where herkit keeps PyTorch's init;
+What herkit does not do as they do (said where the recipes are documented,
+docs/guide-training.md): baselines trains after each whole cycle where herkit interleaves the same
+number of updates with the env steps; baselines' normalisers count, after each cycle, one
+relabelled draw as large as the cycle's transitions (their count starting at 1), where
+herkit's count every env step's observation and goal and the goals of every sampled batch;
+baselines' Adam adds its epsilon (1e-8) before the bias correction, PyTorch's after it. mrl
 counts its warm-ups (``warm_up``, ``initial_explore``) in stored transitions of finished
 episodes, and its target interval in calls since the first env step (here: env steps and
-updates); samples only transitions of finished episodes (here also those recorded so far
-of open ones); draws a future goal at ``t + round(u (T - 1 - t))``, its first and last
-steps half as likely as the others (here uniform over ``t .. T - 1``); and counts the
-state it acts on in the normaliser before acting (here after the step, so an action is
-normalised with the statistics up to the step before).
+updates); samples only transitions of finished episodes (here also those recorded so far of
+open ones); draws a future goal at ``t + round(u (T - 1 - t))``, its first and last steps
+half as likely as the others (here uniform over ``t .. T - 1``); and counts the state it
+acts on in the normaliser before acting (here after the step, so an action is normalised
+with the statistics up to the step before).
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ _MRL_NETWORKS: dict[str, Any] = dict(
     clip_obs=200.0,
     clip_normalized=5.0,
     normalizer="mrl",
+    init="orthogonal",
     grad_clip_mode="value",
 )
 """What mrl's two Fetch configs share (``protoge_config``; ``best_slide_config`` keeps it)

@@ -5,7 +5,8 @@ the batch's goals fed to the goal normaliser, ``agent.update``) with the code of
 temporary git worktree) and with the working tree's, in turns (each side first in half
 of them), in fresh processes, one torch thread, DDPG on FetchPush's shapes from a host
 buffer of 16 envs, eager, for each size and precision. Prints the median updates/s of
-each side over the repeats and writes docs/update_speed.json.
+each side over the repeats and adds a record to docs/update_speed.json (earlier records
+are kept: one per comparison made).
 
     python benchmarks/update_speed.py --against HEAD~3
     python benchmarks/update_speed.py --against 0af653d --repeats 5 --seconds 4
@@ -124,13 +125,14 @@ def main() -> None:
                     f"{row['after_median']:.2f} updates/s ({row['ratio']:.2f}x)",
                     flush=True,
                 )
-    against = commit_of(args.against)
-    RECORD.write_text(
-        json.dumps(
-            {"machine": machine(), "against": against, "code": code_version(), "rows": rows},
-            indent=1,
-        )
-    )
+    record = {
+        "machine": machine(),
+        "against": commit_of(args.against),
+        "code": code_version(),
+        "rows": rows,
+    }
+    records = json.loads(RECORD.read_text())["records"] if RECORD.exists() else []
+    RECORD.write_text(json.dumps({"records": [*records, record]}, indent=1))
 
 
 if __name__ == "__main__":

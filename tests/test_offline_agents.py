@@ -142,6 +142,25 @@ def test_actor_goals_become_actor_inputs_and_old_batches_stay_as_they_were() -> 
     assert old.actor_x is None and old.next_actor_x is None
 
 
+@pytest.mark.parametrize("algo", OFFLINE_ALGOS)
+def test_every_network_computes_as_flax_does(algo: str) -> None:
+    """OGBench's JAX layers: GELU's tanh approximation and LayerNorm's epsilon 1e-6 (flax's
+    defaults), LayerNorm after the activation, in every network the agent trains."""
+    agent = agent_for(algo, actor_layer_norm=True)
+    modules = [module for net in agent._networks().values() for module in net.modules()]
+    gelus = [module for module in modules if isinstance(module, torch.nn.GELU)]
+    norms = [module for module in modules if isinstance(module, torch.nn.LayerNorm)]
+    assert gelus and norms
+    assert {gelu.approximate for gelu in gelus} == {"tanh"}
+    assert {norm.eps for norm in norms} == {1e-6}
+    x = torch.linspace(-4, 4, 101)
+    flax_gelu = 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    assert torch.allclose(gelus[0](x), flax_gelu, atol=1e-6)
+    for net in agent._networks().values():
+        layers = [m for m in net.modules() if isinstance(m, (torch.nn.GELU, torch.nn.LayerNorm))]
+        assert all(isinstance(a, torch.nn.GELU) for a in layers[::2]), "LayerNorm after GELU"
+
+
 # --- updates ---------------------------------------------------------------------------
 
 

@@ -11,11 +11,21 @@ Fixtures shared by the test files are here too; plain helpers are in ``runs.py``
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# The tests run this checkout's source, also where herkit is installed from another one (a
+# second worktree beside an editable install): first on this process's path and on the path
+# of every herkit the tests start.
+SOURCE = str(Path(__file__).resolve().parents[1] / "src")
+sys.path.insert(0, SOURCE)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [SOURCE, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

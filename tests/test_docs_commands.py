@@ -68,7 +68,7 @@ def test_every_herkit_line_of_a_page_runs_in_order(page: Path, tmp_path: Path) -
     setup_for(page, work, train=False)
     env = os.environ | {
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "PYTHONPATH": str(work),
+        "PYTHONPATH": os.pathsep.join([str(work), os.environ["PYTHONPATH"]]),
         "MPLBACKEND": "Agg",
     }
     for line in page_script(page):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 import torch
@@ -10,9 +12,34 @@ from hypothesis import strategies as st
 
 from herkit import Batch, HerReplayBuffer
 from herkit.buffer.settings import HerSettings
-from tagged import DEVICES, TaggedRun, check_n_step_batch, host, tag_reward, torch_tag_reward
+from herkit.buffer.strategies import STRATEGIES as REGISTRY
+from tagged import (
+    DEVICES,
+    RELABELLING,
+    STRATEGY_NAMES,
+    TaggedRun,
+    check_n_step_batch,
+    host,
+    tag_reward,
+    torch_tag_reward,
+    with_needs,
+)
 
-STRATEGIES = ["future", "final", "episode", "random", "none"]
+STRATEGIES = STRATEGY_NAMES  # every strategy of the registry
+
+GOAL_STEPS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]] = {
+    "future": lambda t, length: (t, length - 1),
+    "final": lambda t, length: (length - 1, length - 1),
+    "episode": lambda t, length: (np.zeros_like(t), length - 1),
+}
+"""Each in-episode strategy's lowest and highest goal step, inclusive, for transitions at
+steps ``t`` of episodes that recorded ``length`` steps: what :func:`check_batch` holds every
+relabelled goal to. A strategy added to the registry needs its line here."""
+
+
+def test_every_in_episode_strategy_of_the_registry_has_its_goal_steps_checked() -> None:
+    in_episode = {name for name, rule in REGISTRY.items() if rule.source == "episode"}
+    assert set(GOAL_STEPS) == in_episode
 
 
 def make_buffer(
@@ -28,7 +55,7 @@ def make_buffer(
         n_envs=n_envs,
         device=device,
         torch_reward_fn=torch_tag_reward if device is not None else None,
-        **kwargs,  # type: ignore[arg-type]
+        **with_needs(kwargs),  # type: ignore[arg-type]
     )
 
 
@@ -59,14 +86,15 @@ def check_batch(
     original = batch.goal[:, 0] < 0
     np.testing.assert_array_equal(batch.goal[original, 0], -1 - uid[original])
     relabelled = ~original
-    if strategy == "none":
+    rule = REGISTRY[strategy]
+    if rule.source == "none":
         assert not relabelled.any()
         return
     goal_uid = batch.goal[relabelled, 0].astype(int)
     goal_step = batch.goal[relabelled, 1].astype(int)
     length = np.array([run.episodes[u].length for u in uid[relabelled]])
     t = step[relabelled]
-    if strategy == "random":
+    if rule.source == "buffer":  # random: any transition that may be sampled
         for u, s in zip(goal_uid, goal_step, strict=True):
             assert 0 <= s < run.episodes[int(u)].length
             if relabel == "sample":
@@ -74,13 +102,10 @@ def check_batch(
         return
     np.testing.assert_array_equal(goal_uid, uid[relabelled], "goal from another episode")
     np.testing.assert_array_equal(batch.goal[relabelled, 2], env[relabelled])
-    if strategy == "future":
-        assert np.all((goal_step >= t) & (goal_step < length))
-    elif strategy == "final":  # only ended episodes have a final goal
-        assert all(run.episodes[u].closed for u in uid[relabelled]), "final of an open episode"
-        np.testing.assert_array_equal(goal_step, length - 1)
-    elif strategy == "episode":
-        assert np.all((goal_step >= 0) & (goal_step < length))
+    if rule.needs_end:  # only ended episodes have a final goal
+        assert all(run.episodes[u].closed for u in uid[relabelled]), f"{strategy}: open episode"
+    low, high = GOAL_STEPS[strategy](t, length)
+    assert np.all((goal_step >= low) & (goal_step <= high)), strategy
 
 
 episode_lists = st.lists(st.integers(1, 12), min_size=1, max_size=15)
@@ -144,7 +169,7 @@ def test_long_episodes_beside_one_step_ones_stay_until_overwritten(
 
 @settings(max_examples=20, deadline=None)
 @given(
-    strategy=st.sampled_from(["future", "final", "episode", "random"]),
+    strategy=st.sampled_from(RELABELLING),
     n_envs=st.integers(1, 3),
     lengths=st.lists(episode_lists, min_size=3, max_size=3),
     seed=st.integers(0, 2**16),
@@ -178,7 +203,7 @@ def test_prioritized_sampling_obeys_the_same_rules(
 @pytest.mark.parametrize("relabel", ["sample", "store"])
 @pytest.mark.parametrize(
     ("strategy", "k"),
-    [("future", 1), ("future", 4), ("episode", 2), ("random", 3), ("final", 4), ("none", 4)],
+    [(name, 4) for name in STRATEGIES] + [("future", 1), ("episode", 2), ("random", 3)],
 )
 def test_relabelled_fraction_is_k_over_k_plus_one(strategy: str, k: int, relabel: str) -> None:
     """Both modes relabel the same share, k/(k+1) for every strategy (none: 0), as the paper,
@@ -225,7 +250,7 @@ def test_sample_mode_uses_open_episodes_store_mode_waits_for_the_end() -> None:
         store_mode.sample(8)
 
 
-@pytest.mark.parametrize("strategy", ["future", "final", "episode", "random"])
+@pytest.mark.parametrize("strategy", RELABELLING)
 def test_open_episodes_relabel_only_with_steps_they_have_recorded(strategy: str) -> None:
     """Sample mode, one closed episode and one open one: every relabelled goal of an open
     episode's transition is a step that episode has already recorded (future: at or after
@@ -240,18 +265,20 @@ def test_open_episodes_relabel_only_with_steps_they_have_recorded(strategy: str)
     goal_uid, goal_step = batch.goal[:, 0].astype(int), batch.goal[:, 1].astype(int)
     open_ = uid == 1
     assert relabelled[~open_].mean() > 0.3  # the closed episode is relabelled as usual
-    if strategy == "final":
+    rule = REGISTRY[strategy]
+    if rule.needs_end:  # final
         assert not relabelled[open_].any()
         np.testing.assert_array_equal(goal_step[relabelled], 11)
         return
     assert relabelled[open_].mean() > 0.6
     mine = open_ & relabelled
-    if strategy != "random":
+    if rule.source == "episode":
         np.testing.assert_array_equal(goal_uid[mine], 1)
     recorded = np.where(goal_uid == 1, run.episodes[1].length, run.episodes[0].length)
     assert np.all(goal_step[relabelled] < recorded[relabelled])
-    if strategy == "future":
-        assert np.all(goal_step[mine] >= t[mine])
+    if rule.source == "episode":  # within the strategy's steps of the episode so far
+        low, high = GOAL_STEPS[strategy](t[mine], np.full(mine.sum(), run.episodes[1].length))
+        assert np.all((goal_step[mine] >= low) & (goal_step[mine] <= high))
 
 
 def test_terminal_on_success_marks_relabelled_successes_terminal() -> None:
@@ -435,7 +462,7 @@ def test_goal_mix_is_checked_and_saved(tmp_path: object) -> None:
     lengths=st.lists(st.integers(1, 9), min_size=1, max_size=5),
     n_envs=st.integers(1, 3),
     n_step=st.integers(2, 5),
-    strategy=st.sampled_from(["future", "final", "episode", "random", "none"]),
+    strategy=st.sampled_from(STRATEGIES),
     relabel=st.sampled_from(["sample", "store"]),
     terminal_on_success=st.booleans(),
     extra_steps=st.integers(0, 4),
@@ -498,11 +525,8 @@ BATCH_FIELDS = (
 
 
 DEVICE_OPTIONS: list[dict[str, object]] = [
-    {"strategy": "future"},
-    {"strategy": "final"},
+    *({"strategy": name} for name in STRATEGIES),
     {"strategy": "episode", "k": 2},
-    {"strategy": "random"},
-    {"strategy": "none"},
     {"strategy": "future", "relabel": "store"},
     {"strategy": "random", "relabel": "store"},
     {"goal_mix": (1, 2, 2)},

@@ -7,11 +7,13 @@ import dataclasses
 import os
 import re
 import subprocess
+from pathlib import Path
 from typing import Any, get_args
 
 import pytest
 
 from herkit.buffer.settings import HerSettings, Strategy, StrategyName
+from herkit.buffer.strategies import STRATEGIES
 from herkit.config.her import RunHerSettings
 from herkit.config.train import TrainConfig, config_from_dict
 from runs import herkit_command
@@ -19,6 +21,15 @@ from runs import herkit_command
 
 def test_the_strategy_names_are_the_strategies() -> None:
     assert list(get_args(StrategyName)) == [strategy.value for strategy in Strategy]
+    assert [strategy.value for strategy in Strategy] == list(STRATEGIES)  # the registry's
+
+
+def test_the_buffer_guide_says_what_every_strategy_does() -> None:
+    """A strategy added to the registry needs its line in the guide's list."""
+    guide = (Path(__file__).parents[1] / "docs" / "guide-buffer.md").read_text()
+    listed = guide.split("- **Strategies**", 1)[1].split("\n- **", 1)[0]
+    for name in STRATEGIES:
+        assert f"`{name}` (" in listed, name
 
 
 def test_a_run_holds_the_buffers_settings_with_their_defaults() -> None:

@@ -11,6 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from herkit import Batch, HerReplayBuffer
+from herkit.buffer.device_sampler import DeviceSampler, uniform_of
 from herkit.buffer.settings import HerSettings
 from herkit.buffer.strategies import STRATEGIES as REGISTRY
 from tagged import (
@@ -29,6 +30,7 @@ STRATEGIES = STRATEGY_NAMES  # every strategy of the registry
 
 GOAL_STEPS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]] = {
     "future": lambda t, length: (t, length - 1),
+    "geom_future": lambda t, length: (t, length - 1),
     "final": lambda t, length: (length - 1, length - 1),
     "episode": lambda t, length: (np.zeros_like(t), length - 1),
 }
@@ -216,6 +218,82 @@ def test_relabelled_fraction_is_k_over_k_plus_one(strategy: str, k: int, relabel
     fraction = np.mean(batch.goal[:, 0] >= 0)
     expected = 0.0 if strategy == "none" else k / (k + 1)
     assert fraction == pytest.approx(expected, abs=0.012)
+
+
+def geometric_fit(t: np.ndarray, goal_step: np.ndarray, length: int, gamma: float) -> float:
+    """How far the offsets ``j = goal_step - t + 1`` of transitions at steps ``t`` of
+    episodes of ``length`` steps lie from Geometric(1 - gamma) on 1, 2, ... cut at the
+    episode's end (``j = length - t`` takes the tail's mass): the chi-square statistic over
+    the offsets, in standard deviations of its law above its mean (bins expecting fewer than
+    20 merged), so that about 0 fits and a few is already unlikely."""
+    offsets = goal_step - t + 1
+    assert np.all((offsets >= 1) & (offsets <= length - t))
+    j = np.arange(1, length + 1)
+    observed, expected = np.zeros(length), np.zeros(length)
+    for start in np.unique(t):
+        at = t == start
+        room = length - start  # the largest offset: the episode's last step
+        law = np.where(j < room, (1 - gamma) * gamma ** (j - 1), 0.0)
+        law[room - 1] = gamma ** (room - 1)
+        expected += at.sum() * law
+        observed += np.bincount(offsets[at] - 1, minlength=length)
+    keep = expected >= 20  # the rest in one bin
+    expected = np.append(expected[keep], expected[~keep].sum())
+    observed = np.append(observed[keep], observed[~keep].sum())
+    chi2 = float(np.sum((observed - expected) ** 2 / expected))
+    df = len(expected) - 1
+    return (chi2 - df) / np.sqrt(2 * df)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_geom_future_offsets_follow_the_geometric_law_cut_at_the_episode_end(
+    device: str | None,
+) -> None:
+    """geom_future's goal is ``next_achieved_goal[t + j - 1]``, ``j ~ Geometric(1 - gamma)``
+    on 1, 2, ..., at most the episode's last (OGBench's geometric value goal, in future's
+    steps): on the host and drawn on the device (:class:`DeviceSampler`), the offsets fit
+    that law, their mean is the cut law's (about 1 / (1 - gamma) = 10 where the episode
+    leaves room); future's uniform offsets (mean about 25 there) and a geometric law with
+    another gamma fail the same fit by far."""
+    gamma, length, episodes = 0.9, 60, 400
+    buffer = make_buffer(
+        2 * length * episodes, 2, device, strategy="geom_future", gamma=gamma, k=4, seed=5
+    )
+    assert buffer.settings.gamma == gamma
+    TaggedRun(buffer).feed([[length] * episodes] * 2)
+    if device is None:
+        batch = buffer.sample(100_000)
+        observation, goal = batch.observation, batch.goal
+    else:  # device work only: the draw on the device's copy of the bookkeeping
+        sampler, generator = DeviceSampler(buffer), torch.Generator(device=device)
+        generator.manual_seed(5)
+        drawn = sampler.draw(100_000, uniform_of(generator), **sampler.prepare())
+        observation, goal = drawn.observation.cpu().numpy(), drawn.goal.cpu().numpy()
+    relabelled = goal[:, 0] >= 0
+    assert relabelled.mean() == pytest.approx(0.8, abs=0.01)
+    np.testing.assert_array_equal(goal[relabelled, 0], observation[relabelled, 0])
+    t = observation[relabelled, 1].astype(int)
+    goal_step = goal[relabelled, 1].astype(int)
+    assert geometric_fit(t, goal_step, length, gamma) < 4
+    early = t < 10  # room for 50 steps ahead or more: the cut hardly matters
+    offsets = goal_step[early] - t[early] + 1
+    cut_mean = np.mean((1 - gamma ** (length - t[early])) / (1 - gamma))  # E min(j, room)
+    spread = offsets.std() / np.sqrt(len(offsets))  # about 0.08
+    assert abs(offsets.mean() - cut_mean) < 5 * spread and abs(offsets.mean() - 10) < 0.5
+    # what the fit tells apart: future's uniform steps (mean about 26 there), and the law of
+    # another discount (gamma 0.8: mean 5)
+    uniform = t + (np.random.default_rng(0).random(len(t)) * (length - t)).astype(int)
+    assert np.mean(uniform[early] - t[early] + 1) > 20
+    assert geometric_fit(t, uniform, length, gamma) > 100
+    assert geometric_fit(t, goal_step, length, 0.8) > 100
+
+
+def test_geom_future_needs_a_discount_in_0_1() -> None:
+    with pytest.raises(ValueError, match=r"strategy 'geom_future' needs gamma in \(0, 1\)"):
+        HerSettings(strategy="geom_future")
+    with pytest.raises(ValueError, match=r"needs gamma in \(0, 1\).*got gamma=1.0"):
+        HerSettings(strategy="geom_future", gamma=1.0)
+    assert HerSettings(strategy="geom_future", goal_mix=(1, 1, 1)).gamma is None  # future's
 
 
 @pytest.mark.parametrize("relabel", ["sample", "store"])

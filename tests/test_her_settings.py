@@ -59,6 +59,16 @@ def test_a_runs_discount_is_the_agents() -> None:
     assert TrainConfig(her=HerSettings(k=2)).her.k == 2  # the buffer's record is taken too
 
 
+def test_a_strategy_that_reads_gamma_gets_the_agents() -> None:
+    """geom_future reads gamma: a run's settings hold none (the flag is the agent's), its
+    buffer gets the agent's, and a discount outside (0, 1) is refused there by name."""
+    config = TrainConfig(her=RunHerSettings(strategy="geom_future"))
+    assert config.her.gamma is None and config.her.strategy == "geom_future"
+    assert config.her_settings().gamma == config.agent_config().gamma
+    with pytest.raises(ValueError, match=r"'geom_future' needs gamma in \(0, 1\).*--ALGO.gamma"):
+        config.her.buffer_settings(1.0)
+
+
 def test_a_config_json_of_the_flat_form_loads() -> None:
     config = config_from_dict(
         {

@@ -28,6 +28,7 @@ imports have no cycle).
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -149,6 +150,24 @@ def future_steps(ops: ArrayOps, t: Any, length: Any, u: Any, settings: StrategyS
 
     Uniform over ``t .. length-1`` inclusive (``floor``, so every step has equal weight)."""
     return t + ops.minimum(ops.floor_int(u * (length - t)), length - t - 1)
+
+
+@goal_strategy("geom_future", needs_gamma=True)
+def geom_future_steps(
+    ops: ArrayOps, t: Any, length: Any, u: Any, settings: StrategySettings
+) -> Any:
+    """A step of the same episode at or after t, t + j - 1 for j ~ Geometric(1 - gamma) on
+    1, 2, ... (j = 1: step t's own next achieved goal, as future counts), at most the last
+    (OGBench's value-goal law, gamma the agent's).
+
+    OGBench's ``GCDataset.sample_goals`` takes state ``min(idx + j, final_state_idx)``, ``j``
+    from ``np.random.geometric(1 - discount)``; the state ``j`` steps after step ``t``'s is
+    ``next_achieved_goal[t + j - 1]``, so the step is ``min(t + j - 1, length - 1)``, the
+    episode's last achieved goal at most. ``j - 1 = floor(log(1 - u) / log(gamma))``, the
+    geometric law's inverse distribution function (``P(j > m) = gamma ** m``)."""
+    assert settings.gamma is not None  # checked in (0, 1) by the settings (needs_gamma)
+    ahead = ops.floor_int(ops.log1p(-u) / math.log(settings.gamma))  # j - 1 >= 0
+    return ops.minimum(t + ahead, length - 1)
 
 
 @goal_strategy("final", draws=False, needs_end=True)

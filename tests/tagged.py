@@ -28,6 +28,7 @@ import pytest
 import torch
 
 from herkit import Batch, HerReplayBuffer
+from herkit.buffer.strategies import STRATEGIES
 
 
 def tag_reward(achieved: np.ndarray, desired: np.ndarray, info: object) -> np.ndarray:
@@ -48,6 +49,22 @@ def crashed(uid: Any) -> Any:
 def torch_tag_reward(achieved: Any, desired: Any, info: object) -> Any:
     """:func:`tag_reward` in torch, for buffers on a device."""
     return -(achieved != desired).any(dim=-1).float()
+
+
+STRATEGY_NAMES: list[str] = list(STRATEGIES)
+"""Every HER strategy, from the registry (:data:`herkit.buffer.strategies.STRATEGIES`)."""
+
+RELABELLING: list[str] = [name for name, rule in STRATEGIES.items() if rule.source != "none"]
+"""The strategies that relabel (all but ``none``)."""
+
+
+def with_needs(kwargs: dict[str, Any], gamma: float = 0.9) -> dict[str, Any]:
+    """A buffer's keywords with what their strategy needs: ``gamma`` for one that reads it
+    (unless given)."""
+    rule = STRATEGIES.get(str(kwargs.get("strategy", "future")))
+    if rule is not None and rule.needs_gamma and kwargs.get("gamma") is None:
+        return kwargs | {"gamma": gamma}
+    return kwargs
 
 
 DEVICES: list[str | None] = [None, "cpu"] + (["cuda"] if torch.cuda.is_available() else [])

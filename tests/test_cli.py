@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from herkit import __version__ as herkit_version
+from herkit.buffer.strategies import STRATEGIES
 from herkit.cli import auto_flags
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
@@ -426,17 +427,19 @@ def test_train_help_says_whose_defaults_it_shows_and_only_their_algorithm() -> N
         if line.startswith("╭─ ")
     ]
     assert boxes == ["positional arguments", "options", "her options", "dqn options"]
-    assert "--ddpg.lr" not in text and "--strategy {future,final,episode,random,none}" in text
+    choices = ",".join(STRATEGIES)  # the registry's strategies, in its order, with their help
+    assert "--ddpg.lr" not in text and f"--strategy {{{choices}}}" in text
+    assert all(f"; {name}: " in text for name in list(STRATEGIES)[1:]), text
     assert "``" not in text and ":class:" not in text  # the docstrings' markup is gone
     dqn = text.split("dqn options")[1]
     assert "--dqn.lr FLOAT Adam learning rate of the Q-network." in dqn
     assert not re.search(r"\bactor", dqn), dqn  # DQN has no actor: no flag, no word of one
     td3 = " ".join(herkit("train", "--algo", "td3", "--help", env=env).stdout.split())
     assert "--td3.lr" in td3 and "--dqn.lr" not in td3 and "for --algo td3" in td3
-    assert (
-        len(shown.stdout.splitlines()) < 256
-    )  # 253 with --recipe, --dqn.target-every, --dqn.activation, --dqn.grad-clip-mode,
-    # --dqn.normalizer and a goal mix of 3 or 4 weights
+    # 253 with --recipe, --dqn.target-every, --dqn.activation, --dqn.grad-clip-mode,
+    # --dqn.normalizer and a goal mix of 3 or 4 weights; then about a line per strategy for
+    # --strategy's help, which names each strategy of the registry and says what it does
+    assert len(shown.stdout.splitlines()) < 250 + 2 * len(STRATEGIES)
 
 
 @pytest.mark.parametrize(

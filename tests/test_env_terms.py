@@ -25,6 +25,7 @@ from herkit.training.loop import train
 from runs import QUIET
 from tagged import (
     DEVICES,
+    STRATEGY_NAMES,
     TaggedRun,
     crashed,
     expected_env_terms,
@@ -32,6 +33,7 @@ from tagged import (
     penalty,
     tag_reward,
     torch_tag_reward,
+    with_needs,
 )
 
 
@@ -45,7 +47,7 @@ def tagged_buffer(capacity: int, n_envs: int, device: str | None, **kwargs: Any)
         n_envs=n_envs,
         device=device,
         torch_reward_fn=torch_tag_reward if device is not None else None,
-        **kwargs,
+        **with_needs(kwargs),
     )
 
 
@@ -53,7 +55,7 @@ def tagged_buffer(capacity: int, n_envs: int, device: str | None, **kwargs: Any)
 @given(
     lengths=st.lists(st.integers(1, 9), min_size=1, max_size=6),
     n_envs=st.integers(1, 3),
-    strategy=st.sampled_from(["future", "final", "episode", "random", "none"]),
+    strategy=st.sampled_from(STRATEGY_NAMES),
     mode=st.sampled_from(["sample", "store", "mix"]),
     terminal_on_success=st.booleans(),
     keep_env_terms=st.booleans(),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 import torch
@@ -9,10 +11,37 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from herkit import Batch, HerReplayBuffer
+from herkit.buffer.device_sampler import DeviceSampler, uniform_of
 from herkit.buffer.settings import HerSettings
-from tagged import DEVICES, TaggedRun, check_n_step_batch, host, tag_reward, torch_tag_reward
+from herkit.buffer.strategies import STRATEGIES as REGISTRY
+from tagged import (
+    DEVICES,
+    RELABELLING,
+    STRATEGY_NAMES,
+    TaggedRun,
+    check_n_step_batch,
+    host,
+    tag_reward,
+    torch_tag_reward,
+    with_needs,
+)
 
-STRATEGIES = ["future", "final", "episode", "random", "none"]
+STRATEGIES = STRATEGY_NAMES  # every strategy of the registry
+
+GOAL_STEPS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]] = {
+    "future": lambda t, length: (t, length - 1),
+    "geom_future": lambda t, length: (t, length - 1),
+    "final": lambda t, length: (length - 1, length - 1),
+    "episode": lambda t, length: (np.zeros_like(t), length - 1),
+}
+"""Each in-episode strategy's lowest and highest goal step, inclusive, for transitions at
+steps ``t`` of episodes that recorded ``length`` steps: what :func:`check_batch` holds every
+relabelled goal to. A strategy added to the registry needs its line here."""
+
+
+def test_every_in_episode_strategy_of_the_registry_has_its_goal_steps_checked() -> None:
+    in_episode = {name for name, rule in REGISTRY.items() if rule.source == "episode"}
+    assert set(GOAL_STEPS) == in_episode
 
 
 def make_buffer(
@@ -28,7 +57,7 @@ def make_buffer(
         n_envs=n_envs,
         device=device,
         torch_reward_fn=torch_tag_reward if device is not None else None,
-        **kwargs,  # type: ignore[arg-type]
+        **with_needs(kwargs),  # type: ignore[arg-type]
     )
 
 
@@ -59,14 +88,15 @@ def check_batch(
     original = batch.goal[:, 0] < 0
     np.testing.assert_array_equal(batch.goal[original, 0], -1 - uid[original])
     relabelled = ~original
-    if strategy == "none":
+    rule = REGISTRY[strategy]
+    if rule.source == "none":
         assert not relabelled.any()
         return
     goal_uid = batch.goal[relabelled, 0].astype(int)
     goal_step = batch.goal[relabelled, 1].astype(int)
     length = np.array([run.episodes[u].length for u in uid[relabelled]])
     t = step[relabelled]
-    if strategy == "random":
+    if rule.source == "buffer":  # random: any transition that may be sampled
         for u, s in zip(goal_uid, goal_step, strict=True):
             assert 0 <= s < run.episodes[int(u)].length
             if relabel == "sample":
@@ -74,13 +104,10 @@ def check_batch(
         return
     np.testing.assert_array_equal(goal_uid, uid[relabelled], "goal from another episode")
     np.testing.assert_array_equal(batch.goal[relabelled, 2], env[relabelled])
-    if strategy == "future":
-        assert np.all((goal_step >= t) & (goal_step < length))
-    elif strategy == "final":  # only ended episodes have a final goal
-        assert all(run.episodes[u].closed for u in uid[relabelled]), "final of an open episode"
-        np.testing.assert_array_equal(goal_step, length - 1)
-    elif strategy == "episode":
-        assert np.all((goal_step >= 0) & (goal_step < length))
+    if rule.needs_end:  # only ended episodes have a final goal
+        assert all(run.episodes[u].closed for u in uid[relabelled]), f"{strategy}: open episode"
+    low, high = GOAL_STEPS[strategy](t, length)
+    assert np.all((goal_step >= low) & (goal_step <= high)), strategy
 
 
 episode_lists = st.lists(st.integers(1, 12), min_size=1, max_size=15)
@@ -144,7 +171,7 @@ def test_long_episodes_beside_one_step_ones_stay_until_overwritten(
 
 @settings(max_examples=20, deadline=None)
 @given(
-    strategy=st.sampled_from(["future", "final", "episode", "random"]),
+    strategy=st.sampled_from(RELABELLING),
     n_envs=st.integers(1, 3),
     lengths=st.lists(episode_lists, min_size=3, max_size=3),
     seed=st.integers(0, 2**16),
@@ -178,7 +205,7 @@ def test_prioritized_sampling_obeys_the_same_rules(
 @pytest.mark.parametrize("relabel", ["sample", "store"])
 @pytest.mark.parametrize(
     ("strategy", "k"),
-    [("future", 1), ("future", 4), ("episode", 2), ("random", 3), ("final", 4), ("none", 4)],
+    [(name, 4) for name in STRATEGIES] + [("future", 1), ("episode", 2), ("random", 3)],
 )
 def test_relabelled_fraction_is_k_over_k_plus_one(strategy: str, k: int, relabel: str) -> None:
     """Both modes relabel the same share, k/(k+1) for every strategy (none: 0), as the paper,
@@ -191,6 +218,82 @@ def test_relabelled_fraction_is_k_over_k_plus_one(strategy: str, k: int, relabel
     fraction = np.mean(batch.goal[:, 0] >= 0)
     expected = 0.0 if strategy == "none" else k / (k + 1)
     assert fraction == pytest.approx(expected, abs=0.012)
+
+
+def geometric_fit(t: np.ndarray, goal_step: np.ndarray, length: int, gamma: float) -> float:
+    """How far the offsets ``j = goal_step - t + 1`` of transitions at steps ``t`` of
+    episodes of ``length`` steps lie from Geometric(1 - gamma) on 1, 2, ... cut at the
+    episode's end (``j = length - t`` takes the tail's mass): the chi-square statistic over
+    the offsets, in standard deviations of its law above its mean (bins expecting fewer than
+    20 merged), so that about 0 fits and a few is already unlikely."""
+    offsets = goal_step - t + 1
+    assert np.all((offsets >= 1) & (offsets <= length - t))
+    j = np.arange(1, length + 1)
+    observed, expected = np.zeros(length), np.zeros(length)
+    for start in np.unique(t):
+        at = t == start
+        room = length - start  # the largest offset: the episode's last step
+        law = np.where(j < room, (1 - gamma) * gamma ** (j - 1), 0.0)
+        law[room - 1] = gamma ** (room - 1)
+        expected += at.sum() * law
+        observed += np.bincount(offsets[at] - 1, minlength=length)
+    keep = expected >= 20  # the rest in one bin
+    expected = np.append(expected[keep], expected[~keep].sum())
+    observed = np.append(observed[keep], observed[~keep].sum())
+    chi2 = float(np.sum((observed - expected) ** 2 / expected))
+    df = len(expected) - 1
+    return (chi2 - df) / np.sqrt(2 * df)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_geom_future_offsets_follow_the_geometric_law_cut_at_the_episode_end(
+    device: str | None,
+) -> None:
+    """geom_future's goal is ``next_achieved_goal[t + j - 1]``, ``j ~ Geometric(1 - gamma)``
+    on 1, 2, ..., at most the episode's last (OGBench's geometric value goal, in future's
+    steps): on the host and drawn on the device (:class:`DeviceSampler`), the offsets fit
+    that law, their mean is the cut law's (about 1 / (1 - gamma) = 10 where the episode
+    leaves room); future's uniform offsets (mean about 25 there) and a geometric law with
+    another gamma fail the same fit by far."""
+    gamma, length, episodes = 0.9, 60, 400
+    buffer = make_buffer(
+        2 * length * episodes, 2, device, strategy="geom_future", gamma=gamma, k=4, seed=5
+    )
+    assert buffer.settings.gamma == gamma
+    TaggedRun(buffer).feed([[length] * episodes] * 2)
+    if device is None:
+        batch = buffer.sample(100_000)
+        observation, goal = batch.observation, batch.goal
+    else:  # device work only: the draw on the device's copy of the bookkeeping
+        sampler, generator = DeviceSampler(buffer), torch.Generator(device=device)
+        generator.manual_seed(5)
+        drawn = sampler.draw(100_000, uniform_of(generator), **sampler.prepare())
+        observation, goal = drawn.observation.cpu().numpy(), drawn.goal.cpu().numpy()
+    relabelled = goal[:, 0] >= 0
+    assert relabelled.mean() == pytest.approx(0.8, abs=0.01)
+    np.testing.assert_array_equal(goal[relabelled, 0], observation[relabelled, 0])
+    t = observation[relabelled, 1].astype(int)
+    goal_step = goal[relabelled, 1].astype(int)
+    assert geometric_fit(t, goal_step, length, gamma) < 4
+    early = t < 10  # room for 50 steps ahead or more: the cut hardly matters
+    offsets = goal_step[early] - t[early] + 1
+    cut_mean = np.mean((1 - gamma ** (length - t[early])) / (1 - gamma))  # E min(j, room)
+    spread = offsets.std() / np.sqrt(len(offsets))  # about 0.08
+    assert abs(offsets.mean() - cut_mean) < 5 * spread and abs(offsets.mean() - 10) < 0.5
+    # what the fit tells apart: future's uniform steps (mean about 26 there), and the law of
+    # another discount (gamma 0.8: mean 5)
+    uniform = t + (np.random.default_rng(0).random(len(t)) * (length - t)).astype(int)
+    assert np.mean(uniform[early] - t[early] + 1) > 20
+    assert geometric_fit(t, uniform, length, gamma) > 100
+    assert geometric_fit(t, goal_step, length, 0.8) > 100
+
+
+def test_geom_future_needs_a_discount_in_0_1() -> None:
+    with pytest.raises(ValueError, match=r"strategy 'geom_future' needs gamma in \(0, 1\)"):
+        HerSettings(strategy="geom_future")
+    with pytest.raises(ValueError, match=r"needs gamma in \(0, 1\).*got gamma=1.0"):
+        HerSettings(strategy="geom_future", gamma=1.0)
+    assert HerSettings(strategy="geom_future", goal_mix=(1, 1, 1)).gamma is None  # future's
 
 
 @pytest.mark.parametrize("relabel", ["sample", "store"])
@@ -225,7 +328,7 @@ def test_sample_mode_uses_open_episodes_store_mode_waits_for_the_end() -> None:
         store_mode.sample(8)
 
 
-@pytest.mark.parametrize("strategy", ["future", "final", "episode", "random"])
+@pytest.mark.parametrize("strategy", RELABELLING)
 def test_open_episodes_relabel_only_with_steps_they_have_recorded(strategy: str) -> None:
     """Sample mode, one closed episode and one open one: every relabelled goal of an open
     episode's transition is a step that episode has already recorded (future: at or after
@@ -240,18 +343,20 @@ def test_open_episodes_relabel_only_with_steps_they_have_recorded(strategy: str)
     goal_uid, goal_step = batch.goal[:, 0].astype(int), batch.goal[:, 1].astype(int)
     open_ = uid == 1
     assert relabelled[~open_].mean() > 0.3  # the closed episode is relabelled as usual
-    if strategy == "final":
+    rule = REGISTRY[strategy]
+    if rule.needs_end:  # final
         assert not relabelled[open_].any()
         np.testing.assert_array_equal(goal_step[relabelled], 11)
         return
     assert relabelled[open_].mean() > 0.6
     mine = open_ & relabelled
-    if strategy != "random":
+    if rule.source == "episode":
         np.testing.assert_array_equal(goal_uid[mine], 1)
     recorded = np.where(goal_uid == 1, run.episodes[1].length, run.episodes[0].length)
     assert np.all(goal_step[relabelled] < recorded[relabelled])
-    if strategy == "future":
-        assert np.all(goal_step[mine] >= t[mine])
+    if rule.source == "episode":  # within the strategy's steps of the episode so far
+        low, high = GOAL_STEPS[strategy](t[mine], np.full(mine.sum(), run.episodes[1].length))
+        assert np.all((goal_step[mine] >= low) & (goal_step[mine] <= high))
 
 
 def test_terminal_on_success_marks_relabelled_successes_terminal() -> None:
@@ -435,7 +540,7 @@ def test_goal_mix_is_checked_and_saved(tmp_path: object) -> None:
     lengths=st.lists(st.integers(1, 9), min_size=1, max_size=5),
     n_envs=st.integers(1, 3),
     n_step=st.integers(2, 5),
-    strategy=st.sampled_from(["future", "final", "episode", "random", "none"]),
+    strategy=st.sampled_from(STRATEGIES),
     relabel=st.sampled_from(["sample", "store"]),
     terminal_on_success=st.booleans(),
     extra_steps=st.integers(0, 4),
@@ -498,11 +603,8 @@ BATCH_FIELDS = (
 
 
 DEVICE_OPTIONS: list[dict[str, object]] = [
-    {"strategy": "future"},
-    {"strategy": "final"},
+    *({"strategy": name} for name in STRATEGIES),
     {"strategy": "episode", "k": 2},
-    {"strategy": "random"},
-    {"strategy": "none"},
     {"strategy": "future", "relabel": "store"},
     {"strategy": "random", "relabel": "store"},
     {"goal_mix": (1, 2, 2)},

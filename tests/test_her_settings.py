@@ -7,11 +7,13 @@ import dataclasses
 import os
 import re
 import subprocess
+from pathlib import Path
 from typing import Any, get_args
 
 import pytest
 
 from herkit.buffer.settings import HerSettings, Strategy, StrategyName
+from herkit.buffer.strategies import STRATEGIES
 from herkit.config.her import RunHerSettings
 from herkit.config.train import TrainConfig, config_from_dict
 from runs import herkit_command
@@ -19,6 +21,15 @@ from runs import herkit_command
 
 def test_the_strategy_names_are_the_strategies() -> None:
     assert list(get_args(StrategyName)) == [strategy.value for strategy in Strategy]
+    assert [strategy.value for strategy in Strategy] == list(STRATEGIES)  # the registry's
+
+
+def test_the_buffer_guide_says_what_every_strategy_does() -> None:
+    """A strategy added to the registry needs its line in the guide's list."""
+    guide = (Path(__file__).parents[1] / "docs" / "guide-buffer.md").read_text()
+    listed = guide.split("- **Strategies**", 1)[1].split("\n- **", 1)[0]
+    for name in STRATEGIES:
+        assert f"`{name}` (" in listed, name
 
 
 def test_a_run_holds_the_buffers_settings_with_their_defaults() -> None:
@@ -46,6 +57,16 @@ def test_a_runs_discount_is_the_agents() -> None:
     with pytest.raises(ValueError, match=r"her.gamma must be None.*--ALGO.gamma"):
         TrainConfig(her=HerSettings(n_step=3, gamma=0.9))
     assert TrainConfig(her=HerSettings(k=2)).her.k == 2  # the buffer's record is taken too
+
+
+def test_a_strategy_that_reads_gamma_gets_the_agents() -> None:
+    """geom_future reads gamma: a run's settings hold none (the flag is the agent's), its
+    buffer gets the agent's, and a discount outside (0, 1) is refused there by name."""
+    config = TrainConfig(her=RunHerSettings(strategy="geom_future"))
+    assert config.her.gamma is None and config.her.strategy == "geom_future"
+    assert config.her_settings().gamma == config.agent_config().gamma
+    with pytest.raises(ValueError, match=r"'geom_future' needs gamma in \(0, 1\).*--ALGO.gamma"):
+        config.her.buffer_settings(1.0)
 
 
 def test_a_config_json_of_the_flat_form_loads() -> None:

@@ -40,12 +40,11 @@ from herkit.buffer.backend import NUMPY
 from herkit.buffer.checks import check_int
 from herkit.buffer.inputs import check_finite
 from herkit.buffer.priority import SumTree, importance_weights
-from herkit.buffer.rules import GOAL_STEPS
 from herkit.buffer.settings import HerSettings, Strategy
 
 __all__ = ["HindsightReplayBuffer"]
 
-_KNOWN_STRATEGIES = ("future", "episode", "random", "final")
+_KNOWN_STRATEGIES = ("future", "episode", "random", "final")  # cpprb's own four
 _OPTIONS = ("alpha", "eps", "seed", "default_dtype")
 _Spec = tuple[tuple[int, ...], np.dtype]
 
@@ -192,12 +191,14 @@ class HindsightReplayBuffer:
         written = [{**episode, "goal": goals, "rew": self._rewards(episode, goals)}]
         k = self.additional_goals
         if k > 0:
-            if self.strategy is Strategy.RANDOM:  # any row stored once this episode is
+            rule = self.strategy.rule
+            if rule.steps is None:  # random: any row stored once this episode is
                 sources = self._stored_after_write(episode[self.next_state], k * length)
             else:
                 steps = np.broadcast_to(np.arange(length, dtype=np.int64), (k, length))
-                u = None if self.strategy is Strategy.FINAL else self.rng.random(steps.shape)
-                picked = GOAL_STEPS[self.strategy](NUMPY, steps, np.full_like(steps, length), u)
+                u = self.rng.random(steps.shape) if rule.draws else None
+                lengths = np.full_like(steps, length)
+                picked = rule.steps(NUMPY, steps, lengths, u, self.settings)
                 sources = episode[self.next_state][picked.ravel()]
             copies = {key: v[np.tile(np.arange(length), k)] for key, v in episode.items()}
             new_goals = self._goals(sources)

@@ -2,12 +2,13 @@
 episode and its return, and the one draw that makes a batch of them on the host or on a
 device (:func:`draw_batch`, this module's entry).
 
-**Goals.** A HER strategy is an enum value (:class:`~herkit.buffer.settings.Strategy`) and a
-pure function (:data:`GOAL_STEPS`) from positions inside episodes to the steps whose
-achieved goal becomes the new goal: ``t`` is the transition's step, ``length`` the steps its
-episode has recorded, and step ``s`` means "the goal achieved *after* the action of step
-``s``", ``next_achieved_goal[s]`` (``s == t`` makes the transition a success). ``random``
-draws from the whole buffer. One relabeller per mode picks the goals:
+**Goals.** A HER strategy is one entry of the registry
+(:data:`herkit.buffer.strategies.STRATEGIES`): a pure function, given the settings, from
+positions inside episodes to the steps whose achieved goal becomes the new goal (``t`` is
+the transition's step, ``length`` the steps its episode has recorded, and step ``s`` means
+"the goal achieved *after* the action of step ``s``", ``next_achieved_goal[s]``: ``s == t``
+makes the transition a success); ``random`` draws from the whole buffer
+(:func:`goal_slots`). One relabeller per mode picks the goals:
 
 - ``relabel="sample"`` (:class:`SampleTimeGoals`): each sampled transition is relabelled
   with probability ``k / (k + 1)`` in a copy of the batch; a relabelled goal is an achieved
@@ -62,9 +63,9 @@ from herkit.buffer.storage import (
     sample_slots,
     slot_at,
 )
+from herkit.buffer.strategies import STRATEGIES, StrategyRule, StrategySettings
 
 __all__ = [
-    "GOAL_STEPS",
     "OGBENCH_ACTOR_GOALS",
     "OGBENCH_VALUE_GOALS",
     "ON_A_DEVICE",
@@ -90,34 +91,6 @@ __all__ = [
 
 
 # --- HER's strategies ----------------------------------------------------------------
-
-GoalStepFn = Callable[[ArrayOps, Any, Any, Any], Any]
-"""``(ops, t, length, u) -> goal steps``: the goal-step function of an in-episode strategy,
-for steps ``t`` of episodes of ``length`` and one uniform number of ``u`` each (numpy
-arrays or torch tensors, by ``ops``)."""
-
-
-def future_steps(ops: ArrayOps, t: Any, length: Any, u: Any) -> Any:
-    """Uniform over ``t .. length-1`` inclusive (``floor``, so every step has equal weight)."""
-    return t + ops.minimum(ops.floor_int(u * (length - t)), length - t - 1)
-
-
-def final_steps(ops: ArrayOps, t: Any, length: Any, u: Any) -> Any:
-    """The last recorded step, ``length - 1`` (``u`` unused: None)."""
-    return length - 1
-
-
-def episode_steps(ops: ArrayOps, t: Any, length: Any, u: Any) -> Any:
-    """Uniform over ``0 .. length-1``."""
-    return ops.minimum(ops.floor_int(u * length), length - 1)
-
-
-GOAL_STEPS: dict[Strategy, GoalStepFn] = {
-    Strategy.FUTURE: future_steps,
-    Strategy.FINAL: final_steps,
-    Strategy.EPISODE: episode_steps,
-}
-"""The in-episode strategies and their goal-step functions."""
 
 
 def goal_sources(mix: tuple[float, ...], u: Any) -> tuple[Any, Any, Any]:
@@ -162,15 +135,21 @@ class Relabeller(Protocol):
 
 
 def goal_slots(
-    ledger: Ledger, strategy: Strategy, at: tuple[Any, Any, Any], column: Any, uniform: Uniform
+    ledger: Ledger,
+    rule: StrategyRule,
+    at: tuple[Any, Any, Any],
+    column: Any,
+    uniform: Uniform,
+    settings: StrategySettings,
 ) -> Any:
     """The slots whose ``next_achieved_goal`` relabels the transitions at ``at`` (their
-    episodes' absolute start rows, lengths and steps) of the ledger's columns ``column``."""
+    episodes' absolute start rows, lengths and steps) of the ledger's columns ``column`` by
+    the strategy ``rule`` (its goal-step function given ``settings``)."""
     start, length, step = at
-    if strategy is Strategy.RANDOM:
+    if rule.steps is None:  # random: any stored transition
         return sample_slots(ledger, uniform(len(step)))
-    u = None if strategy is Strategy.FINAL else uniform(len(step))
-    goal_step = GOAL_STEPS[strategy](ledger.ops, step, length, u)
+    u = uniform(len(step)) if rule.draws else None
+    goal_step = rule.steps(ledger.ops, step, length, u, settings)
     return slot_at(ledger, start + goal_step, column)
 
 
@@ -194,8 +173,8 @@ class SampleTimeGoals:
     """Relabels a share ``k / (k + 1)`` of each batch by the strategy (sample mode)."""
 
     def __init__(self, storage: EpisodeStorage, ops: ArrayOps, settings: HerSettings) -> None:
-        self.storage, self.ops = storage, ops
-        self.strategy = Strategy.parse(settings.strategy)
+        self.storage, self.ops, self.settings = storage, ops, settings
+        self.rule = Strategy.parse(settings.strategy).rule
         self.probability = settings.relabel_probability
 
     def goals(
@@ -204,10 +183,11 @@ class SampleTimeGoals:
         """Goals for ``slots`` (see the class's docstring)."""
         book = ledger.ops
         relabel = uniform(len(slots)) < self.probability
-        if self.strategy is Strategy.FINAL:  # an open episode has no final goal yet
+        if self.rule.needs_end:  # an open episode has no final goal yet
             relabel &= book.take(ledger.episode_length, book.take(ledger.episode_of, slots)) > 0
         at = positions(ledger, slots)
-        chosen_slots = goal_slots(ledger, self.strategy, at, column_of(ledger, slots), uniform)
+        column = column_of(ledger, slots)
+        chosen_slots = goal_slots(ledger, self.rule, at, column, uniform, self.settings)
         chosen = self.storage.take("next_achieved_goal", chosen_slots)
         return self.ops.where(rows_mask(relabel, goal), chosen, goal), relabel
 
@@ -221,7 +201,7 @@ class MixedGoals:
 
     def __init__(self, storage: EpisodeStorage, ops: ArrayOps, settings: HerSettings) -> None:
         assert settings.goal_mix is not None
-        self.storage, self.ops = storage, ops
+        self.storage, self.ops, self.settings = storage, ops, settings
         self.mix = settings.goal_mix
 
     def goals(
@@ -232,7 +212,8 @@ class MixedGoals:
         mix = self.mix if warm else (0.0, 1.0, 0.0)
         future, desired, achieved = goal_sources(mix, uniform(len(slots)))
         at = positions(ledger, slots)
-        future_slots = goal_slots(ledger, Strategy.FUTURE, at, column_of(ledger, slots), uniform)
+        column, rule = column_of(ledger, slots), STRATEGIES["future"]  # the future share's
+        future_slots = goal_slots(ledger, rule, at, column, uniform, self.settings)
         other_slots = sample_slots(ledger, uniform(len(slots)))
         future_goal = storage.take("next_achieved_goal", future_slots)
         goal = ops.where(rows_mask(future, goal), future_goal, goal)
@@ -254,8 +235,8 @@ class StoredGoals:
     """The stored column of relabelled goals, ``(k, *goal_shape)`` per transition."""
 
     def __init__(self, storage: EpisodeStorage, ops: ArrayOps, settings: HerSettings) -> None:
-        self.storage, self.ops = storage, ops
-        self.strategy = Strategy.parse(settings.strategy)
+        self.storage, self.ops, self.settings = storage, ops, settings
+        self.rule = Strategy.parse(settings.strategy).rule
         self.n_goals = settings.goals_per_transition
 
     def episodes_ended(self, ids: np.ndarray, envs: np.ndarray, uniform: Uniform) -> np.ndarray:
@@ -267,7 +248,8 @@ class StoredGoals:
         if n_goals:
             start, length, step, env = (np.repeat(a, n_goals) for a in (start, length, step, env))
             ledger = storage.ledger(closed_only=True)
-            chosen = goal_slots(ledger, self.strategy, (start, length, step), env, uniform)
+            at = (start, length, step)
+            chosen = goal_slots(ledger, self.rule, at, env, uniform, self.settings)
             goals = storage.take("next_achieved_goal", chosen)
             storage.assign(self.FIELD, slots, goals.reshape(len(slots), n_goals, *goals.shape[1:]))
         return slots

@@ -14,20 +14,23 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
 from herkit.buffer.checks import check_bool, check_int, is_number
+from herkit.buffer.strategies import STRATEGIES, StrategyRule
 
 __all__ = [
     "FUTURE_LAWS",
     "RELABEL_MODES",
+    "STRATEGY_NAMES",
     "FutureLaw",
     "GoalMix",
     "HerSettings",
     "RelabelMode",
     "Strategy",
+    "StrategyEnum",
     "StrategyName",
     "check_goal_mix",
     "check_mix",
@@ -37,8 +40,14 @@ RelabelMode = Literal["sample", "store"]
 """When goals are relabelled: in a copy of each sampled batch, or stored at episode end."""
 RELABEL_MODES: tuple[str, ...] = get_args(RelabelMode)
 
-StrategyName = Literal["future", "final", "episode", "random", "none"]
-"""The strategies by name (the values of :class:`Strategy`)."""
+STRATEGY_NAMES: tuple[str, ...] = tuple(STRATEGIES)
+"""The strategies' names, in the registry's order (:data:`herkit.buffer.strategies.STRATEGIES`)."""
+
+if TYPE_CHECKING:  # a type checker sees a name; at run time the registry's names
+    StrategyName = str
+else:
+    StrategyName = Literal[STRATEGY_NAMES]
+"""The strategies by name (the values of :class:`Strategy`; ``--strategy``'s choices)."""
 
 FutureLaw = Literal["geometric", "uniform"]
 """How far ahead an offline mix's future goal lies: geometric with the discount, or
@@ -46,35 +55,44 @@ uniform (:mod:`herkit.buffer.rules`)."""
 FUTURE_LAWS: tuple[str, ...] = get_args(FutureLaw)
 
 
-class Strategy(str, Enum):
-    """Where relabelled goals come from (Andrychowicz et al. 2017, section 4.5; each one's
-    rule: :data:`herkit.buffer.rules.GOAL_STEPS`)."""
-
-    FUTURE = "future"
-    """A step of the same episode at or after the transition, uniformly."""
-    FINAL = "final"
-    """The last recorded step of the same episode."""
-    EPISODE = "episode"
-    """Any step of the same episode, uniformly."""
-    RANDOM = "random"
-    """Any transition stored in the buffer, uniformly."""
-    NONE = "none"
-    """No relabelling: plain experience replay."""
+class StrategyEnum(str, Enum):
+    """What every strategy is: :class:`Strategy`'s methods (its members are made from the
+    registry, :data:`herkit.buffer.strategies.STRATEGIES`)."""
 
     @classmethod
-    def parse(cls, value: str | Strategy) -> Strategy:
+    def parse(cls, value: str | StrategyEnum) -> Strategy:
         """Return the strategy named ``value``; ValueError naming ``strategy`` otherwise."""
         try:
-            return cls(value)
+            return Strategy(value)
         except ValueError:
-            known = ", ".join(repr(s.value) for s in cls)
+            known = ", ".join(repr(name) for name in STRATEGY_NAMES)
             raise ValueError(f"strategy must be one of {known}, got {value!r}") from None
 
+    @property
+    def rule(self) -> StrategyRule:
+        """Its entry in the registry: its goal-step function, help and flags."""
+        return STRATEGIES[self.value]
+
     def goals_per_transition(self, k: int) -> int:
-        """Relabelled goals per real transition: ``k`` (final too, as OpenAI baselines and
-        SB3 relabel a share ``k / (k + 1)`` of samples whatever the strategy; the paper's
-        ``final`` names the goal and has no k), 0 for none."""
-        return 0 if self is Strategy.NONE else k
+        """Relabelled goals per real transition: ``k``, 0 for none
+        (:meth:`~herkit.buffer.strategies.StrategyRule.goals_per_transition`)."""
+        return self.rule.goals_per_transition(k)
+
+
+if TYPE_CHECKING:
+    Strategy = StrategyEnum
+else:
+    Strategy = StrategyEnum(
+        "Strategy",
+        [(name.upper(), name) for name in STRATEGY_NAMES],
+        module=__name__,
+        qualname="Strategy",
+    )
+    Strategy.__doc__ = (
+        "Where relabelled goals come from (Andrychowicz et al. 2017, section 4.5), one member "
+        "per strategy of the registry (:data:`herkit.buffer.strategies.STRATEGIES`):\n\n"
+        + "\n".join(f"- ``{rule.name}``: {rule.help}" for rule in STRATEGIES.values())
+    )
 
 
 GoalMix = tuple[float, float, float] | tuple[float, float, float, float]
@@ -139,8 +157,8 @@ class HerSettings:
     rule (``strategy`` future, ``k`` 1) for its future share."""
 
     strategy: Strategy | StrategyName = "future"
-    """Where relabelled goals come from: ``future``, ``final``, ``episode``, ``random`` or
-    ``none`` (no relabelling)."""
+    """Where relabelled goals come from: a strategy of :class:`Strategy` by name
+    (``future``, ``final``, ``episode``, ``random``, ..., ``none``: no relabelling)."""
     k: int = 4
     """Relabelled goals per real transition, for every strategy (none: 0): a share
     ``k / (k + 1)`` of the samples is relabelled (final's goal repeated, as baselines and SB3
@@ -158,7 +176,8 @@ class HerSettings:
     n_step: int = 1
     """Steps summed per sample (n-step returns)."""
     gamma: float | None = None
-    """Discount of the n-step sums; needed when ``n_step > 1``."""
+    """Discount of the n-step sums; needed when ``n_step > 1``, and by a strategy that reads
+    it (in ``(0, 1)``)."""
     prioritized: bool = False
     """Proportional prioritized replay (Schaul et al. 2016)."""
     alpha: float = 0.6
@@ -209,11 +228,18 @@ class HerSettings:
         if warmup and mix is None:
             raise ValueError(f"goal_mix_warmup={warmup} needs goal_mix (it delays the mix)")
         if mix is not None:  # its future share follows the future rule
-            strategy, k = Strategy.FUTURE, 1
+            strategy, k = Strategy.parse("future"), 1
         n_step = check_int("n_step", self.n_step, 1)
         gamma = self.gamma
         if n_step > 1 and not (gamma is not None and is_number(gamma) and 0 < gamma <= 1):
             raise ValueError(f"n_step > 1 needs gamma in (0, 1], got gamma={gamma!r}")
+        if strategy.rule.needs_gamma and not (
+            gamma is not None and is_number(gamma) and 0 < gamma < 1
+        ):
+            raise ValueError(
+                f"strategy {strategy.value!r} needs gamma in (0, 1) (a run's: its agent's, "
+                f"--ALGO.gamma), got gamma={gamma!r}"
+            )
         if self.success_threshold is not None and not is_number(self.success_threshold):
             raise ValueError(
                 f"success_threshold must be a finite number or None, got {self.success_threshold!r}"

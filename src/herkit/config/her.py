@@ -8,12 +8,13 @@ defaulted once, by the buffer's record, and a run's buffer is built from it as i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import tyro
 
 from herkit.buffer.settings import HerSettings, Strategy, StrategyName
+from herkit.buffer.strategies import strategy_help
 
 __all__ = ["RunHerSettings"]
 
@@ -23,9 +24,9 @@ class RunHerSettings(HerSettings):
     """How goals are relabelled, which transitions are sampled and what their rewards and
     terminal flags are (the replay buffer's settings)."""
 
-    strategy: StrategyName = "future"  # its name, as the flags show it
-    """Where relabelled goals come from: future, final, episode, random or none (no
-    relabelling)."""
+    strategy: StrategyName = field(default="future", metadata={"help": strategy_help()})
+    """Where relabelled goals come from: a strategy's name (the flag's choices and help are
+    the registry's, :data:`herkit.buffer.strategies.STRATEGIES`)."""
     gamma: tyro.conf.Suppress[float | None] = None
     """Not a flag: the discount of n-step sums is the agent's (``--ALGO.gamma``)."""
 

@@ -25,7 +25,7 @@ from herkit.buffer.batch import Batch
 from herkit.buffer.checks import check_int
 from herkit.buffer.ending import Ending, declared_ending
 from herkit.buffer.goal_env import GOAL_KEYS
-from herkit.buffer.settings import Strategy
+from herkit.buffer.settings import STRATEGY_NAMES, Strategy
 
 __all__ = [
     "action_dtype",
@@ -46,9 +46,10 @@ def strategy_name(strategy: Any) -> str:
     try:
         return Strategy.parse(str(name).lower()).value
     except ValueError:
+        known = ", ".join(repr(name) for name in STRATEGY_NAMES)
         raise ValueError(
-            "goal_selection_strategy must be 'future', 'final', 'episode', 'random' or an SB3 "
-            f"GoalSelectionStrategy, got {strategy!r}"
+            f"goal_selection_strategy must be one of {known} or an SB3 GoalSelectionStrategy, "
+            f"got {strategy!r}"
         ) from None
 
 

@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import functools
 import importlib
 import importlib.util
 import json
@@ -699,6 +700,7 @@ def updates_run(
     ``repeats`` times (the ``--updates-run`` worker)."""
     import torch
 
+    from herkit.bench import time_updates
     from herkit.envs import make_goal_env
 
     torch.set_num_threads(threads)
@@ -706,7 +708,6 @@ def updates_run(
     data = dict(np.load(data_path))
     n = len(data["action"])
     env = make_goal_env("FetchPush-v4")
-    rates = []
     if lib == "sb3":
         from stable_baselines3.common.logger import Logger
         from stable_baselines3.common.vec_env import DummyVecEnv
@@ -725,10 +726,8 @@ def updates_run(
             done = np.array([terminated or truncated])
             model.replay_buffer.add(obs, next_obs, data["action"][i][None], reward, done, [info])
         model.train(gradient_steps=WARMUP_UPDATES, batch_size=BATCH)
-        for _ in range(repeats):
-            started = time.perf_counter()
-            model.train(gradient_steps=updates, batch_size=BATCH)
-            rates.append(updates / (time.perf_counter() - started))
+        step = functools.partial(model.train, gradient_steps=updates, batch_size=BATCH)
+        timed = time_updates(step, count=1, repeats=repeats, updates_per_call=updates)
     else:
         from herkit import HerReplayBuffer
         from herkit.agents import make_agent
@@ -750,21 +749,20 @@ def updates_run(
             terminated, truncated = data["terminated"][i], data["truncated"][i]
             buffer.add(obs, data["action"][i], next_obs, terminated, truncated, info)
             agent.update_normalizer(obs["observation"][None], obs["desired_goal"][None])
-        for _ in range(WARMUP_UPDATES):
-            agent.update(buffer.sample(BATCH))
-        for _ in range(repeats):
-            started = time.perf_counter()
-            for _ in range(updates):
-                agent.update(buffer.sample(BATCH))
-            rates.append(updates / (time.perf_counter() - started))
+        timed = time_updates(
+            lambda: agent.update(buffer.sample(BATCH)),
+            count=updates,
+            warmup=WARMUP_UPDATES,
+            repeats=repeats,
+        )
     return {
         "lib": lib,
         "algo": algo,
         "threads": threads,
         "buffer_size": buffer_size,
         "transitions": n,
-        "updates_per_s": [round(rate, 1) for rate in rates],
-        "median_updates_per_s": round(statistics.median(rates), 1),
+        "updates_per_s": [round(rate, 1) for rate in timed.rates],
+        "median_updates_per_s": round(timed.updates_per_s, 1),
     }
 
 

@@ -421,34 +421,22 @@ def by_run(part: dict[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
     return {(r["lib"], r["algo"], r["seed"]): r for r in part["runs"]}
 
 
-def speedups(part: dict[str, Any], herkit_algo: str, sb3_algo: str) -> list[dict[str, Any]]:
-    """Per seed: SB3 wall s to 0.9 / herkit wall s to 0.9 (a bound when one never got there)."""
-    by = by_run(part)
-    out = []
+def speedup_text(part: dict[str, Any], herkit_algo: str, sb3_algo: str) -> str:
+    """Per seed, SB3 wall s to 0.9 / herkit wall s to 0.9, as the report writes them:
+    ``seed 0: 2.10x, seed 1: > 3.00x`` (a bound where one side never got there: ``>``, SB3
+    needs more than its whole run; ``<``, herkit does)."""
+    by, texts = by_run(part), []
     for seed in part["seeds"]:
         h, s = by.get(("herkit", herkit_algo, seed)), by.get(("sb3", sb3_algo, seed))
         if h is None or s is None:
             continue
         ht, st = h["first_0.9_wall_s"], s["first_0.9_wall_s"]
-        if ht is not None and st is not None:
-            out.append({"seed": seed, "ratio": st / ht, "kind": "="})
-        elif ht is not None:  # SB3 never reached 0.9: it needs more than its whole run
-            out.append({"seed": seed, "ratio": s["wall_s"] / ht, "kind": ">"})
-        elif st is not None:
-            out.append({"seed": seed, "ratio": st / h["wall_s"], "kind": "<"})
+        if ht is None and st is None:
+            texts.append(f"seed {seed}: neither reached 0.9")
         else:
-            out.append({"seed": seed, "ratio": None, "kind": "neither"})
-    return out
-
-
-def speedup_text(part: dict[str, Any], herkit_algo: str, sb3_algo: str) -> str:
-    """:func:`speedups` as the report writes them: ``seed 0: 2.10x, seed 1: > 3.00x`` (``>``:
-    SB3 never reached 0.9)."""
-    texts = []
-    for entry in speedups(part, herkit_algo, sb3_algo):
-        prefix = {"=": "", ">": "> ", "<": "< ", "neither": ""}[entry["kind"]]
-        ratio = "neither reached 0.9" if entry["ratio"] is None else f"{entry['ratio']:.2f}x"
-        texts.append(f"seed {entry['seed']}: {prefix}{ratio}")
+            bound = "" if ht is not None and st is not None else "> " if ht is not None else "< "
+            sb3_s, herkit_s = (st, s["wall_s"])[st is None], (ht, h["wall_s"])[ht is None]
+            texts.append(f"seed {seed}: {bound}{sb3_s / herkit_s:.2f}x")
     return ", ".join(texts)
 
 

@@ -23,6 +23,7 @@ import torch
 
 from herkit import Batch
 from herkit.agents import make_agent
+from herkit.bench import UpdateTiming, time_updates
 from herkit.config import DDPGConfig
 
 RECORD = common.DOCS / "precision.json"
@@ -35,16 +36,17 @@ SIZES = [
 OBS_DIM, GOAL_DIM, ACT_DIM = 25, 3, 4  # FetchPush's sizes
 
 
-def time_updates(
+def ddpg_timing(
     hidden: tuple[int, ...],
     batch_size: int,
     precision: str,
     layer_norm: bool,
     seconds: float = 6.0,
     compiled: bool = False,
-) -> float:
-    """DDPG updates per second (one thread) on random FetchPush-sized batches; with
-    ``compiled``, every network's forward goes through ``torch.compile`` first."""
+) -> UpdateTiming:
+    """DDPG updates (one thread) on one random FetchPush-sized batch, timed for ``seconds``
+    after 20; with ``compiled``, every network's forward goes through ``torch.compile``
+    first (it compiles in the first calls)."""
     torch.set_num_threads(1)
     config = DDPGConfig(
         hidden=hidden,
@@ -76,13 +78,7 @@ def time_updates(
         np.zeros(n, np.float32),
     )
     agent.update_normalizer(batch.observation, batch.goal)
-    for _ in range(20):  # compilation happens in the first calls
-        agent.update(batch)
-    done, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        agent.update(batch)
-        done += 1
-    return done / (time.perf_counter() - start)
+    return time_updates(lambda: agent.update(batch), seconds=seconds, warmup=20)
 
 
 def speed() -> list[dict[str, Any]]:
@@ -91,8 +87,8 @@ def speed() -> list[dict[str, Any]]:
     print("|---|---:|---|---:|---:|---:|")
     for hidden, batch_size in SIZES:
         for layer_norm in (False, True):
-            fp32 = time_updates(hidden, batch_size, "fp32", layer_norm)
-            bf16 = time_updates(hidden, batch_size, "bf16", layer_norm)
+            fp32 = ddpg_timing(hidden, batch_size, "fp32", layer_norm).updates_per_s
+            bf16 = ddpg_timing(hidden, batch_size, "bf16", layer_norm).updates_per_s
             row = {
                 "hidden": list(hidden),
                 "batch_size": batch_size,
@@ -115,14 +111,14 @@ def compile_speed() -> list[dict[str, Any]]:
     rows = []
     for hidden, batch_size in (SIZES[0], SIZES[-1]):
         started = time.perf_counter()
-        compiled = time_updates(hidden, batch_size, "fp32", False, compiled=True)
-        compile_s = time.perf_counter() - started - 6.0
-        eager = time_updates(hidden, batch_size, "fp32", False)
+        compiled = ddpg_timing(hidden, batch_size, "fp32", False, compiled=True)
+        compile_s = time.perf_counter() - started - compiled.seconds  # all but the timed
+        eager = ddpg_timing(hidden, batch_size, "fp32", False)
         row = {
             "hidden": list(hidden),
             "batch_size": batch_size,
-            "eager_updates_per_s": eager,
-            "compiled_updates_per_s": compiled,
+            "eager_updates_per_s": eager.updates_per_s,
+            "compiled_updates_per_s": compiled.updates_per_s,
             "warmup_and_compile_s": compile_s,
         }
         rows.append(row)

@@ -11,40 +11,22 @@
     python benchmarks/sb3_compare.py pointmaze                # PointMaze SAC+HER, both libraries
     python benchmarks/sb3_compare.py parking --seeds 0 1 2    # highway-env's parking-v0, both
 
-Without a subcommand, the parts of docs/sb3.md (``--only``; each subcommand's ``--help``
-says what it measures):
+Without a subcommand, the parts of docs/sb3.md (``--only``), each against SB3 with the same
+network, batch, learning rate, discount, HER strategy and update schedule: ``bitflip``
+(15 bits, DQN+HER preset), ``fetchreach`` (SAC and DDPG, 2 envs, 0.5 updates per env
+step), ``updates`` (updates/s at FetchPush's shapes, 3x256, batch 256, both buffers
+holding the same 20,000 random transitions: SB3 ``model.train(gradient_steps=500)``
+against 500 x ``agent.update(buffer.sample(256))``, 1 and 2 torch threads) and
+``fetchpush-speed`` (20,000 env steps of SAC and DDPG, for env steps/s). Every run is a
+fresh process (herkit's CLI; SB3 through the hidden ``--sb3-run`` and ``--updates-run``
+workers, which write herkit's ``progress.csv`` / ``summary.json`` columns), evaluated
+alike (10 deterministic episodes on a separate env); each timed measurement waits for a
+quiet machine (no process matching ``--quiet-pattern``, under 10 % CPU busy) and is done
+again when the machine was busy right after. Method and settings: docs/sb3.md. Writes
+``sb3.json``, ``sb3.md`` and ``figures/sb3_bitflip.png`` (``--record``: in docs/).
 
-- ``bitflip``: ``herkit/BitFlip-v0`` (15 bits, random start and goal every episode).
-  ``herkit train`` (DQN+HER preset) against SB3 ``DQN`` + ``HerReplayBuffer`` with the
-  same network, batch, learning rate, discount, HER strategy and update schedule.
-- ``fetchreach``: ``FetchReach-v4``. SB3 ``SAC`` and ``DDPG`` + ``HerReplayBuffer``
-  against ``herkit train --algo sac`` and herkit's default (DDPG) preset: 2 envs, 0.5
-  updates per env step on both sides.
-- ``updates``: gradient updates per second on FetchPush-v4 shapes, 3x256 networks,
-  batch 256, a HER buffer (capacity 1e6, future k=4) holding the same 20,000
-  random-action FetchPush transitions: SB3 ``model.train(gradient_steps=500)`` against
-  500 x (``buffer.sample(256)`` + ``agent.update(batch)``), torch on 1 and 2 threads.
-- ``fetchpush-speed``: a short FetchPush-v4 training run (20,000 env steps, seed = the
-  first of ``--seeds``) of herkit SAC and DDPG and SB3 SAC and DDPG, for env steps/s; far
-  too few steps to learn FetchPush, so success is only reported.
-
-Every training run is a fresh process: herkit through its CLI, SB3 through this
-script's hidden ``--sb3-run`` worker (``--updates-run`` times the updates), which writes
-the same ``progress.csv`` / ``summary.json`` columns. Both evaluate the same way: every
-``eval_every`` env steps, 10 episodes of the deterministic policy on one separate env,
-success = ``info["is_success"]`` at the end of the episode; wall time counts from the start
-of the training loop and includes the evaluations. Runs go to the full budget (no early
-stop), and the first evaluation with success >= 0.9 gives "env steps / wall s to 0.9".
-
-Before every timed measurement the script waits (polling once a minute) while a process
-matching ``--quiet-pattern`` runs (default ``benchmarks/bitflip.py``; '' disables it) or
-more than 10 % of the machine's CPU time is busy; a measurement after which the machine is
-busy again is done again. Results: ``sb3.json`` (parts not rerun are kept), ``sb3.md`` and
-``figures/sb3_bitflip.png`` (``--record``: in docs/, see common.py).
-
-Needs stable-baselines3 (``bash install.sh bench``), gymnasium-robotics for the Fetch parts
-and PointMaze (``bash install.sh robotics``), sb3-contrib for TQC and highway-env for
-parking.
+Needs stable-baselines3 (``bash install.sh bench``), gymnasium-robotics for Fetch and
+PointMaze (``bash install.sh robotics``), sb3-contrib for TQC, highway-env for parking.
 """
 
 from __future__ import annotations
@@ -52,6 +34,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import functools
 import importlib
 import importlib.util
 import json
@@ -144,13 +127,30 @@ def evaluate(
 
 
 def learn(
-    model: Any, steps: int, every: int, success: Any, seconds: float | None = None
+    model: Any,
+    steps: int,
+    every: int,
+    eval_env: Any,
+    episodes: int,
+    seed: Any,
+    key: str = "is_success",
+    normalizer: Any = None,
+    seconds: float | None = None,
+    say: bool = False,
 ) -> list[dict[str, float]]:
     """``model.learn`` for ``steps`` env steps (or ``seconds`` of wall time), with
-    ``success(env_steps)`` evaluated every ``every`` env steps; a row per evaluation: env
-    steps, updates, wall s since learning started (evaluations included), the seconds spent
-    evaluating so far, success rate."""
+    :func:`evaluate` on ``eval_env`` every ``every`` env steps (``episodes`` episodes from
+    the reset seed ``seed(env_steps)``, or ``seed + 10_000 + env_steps`` for a number); a
+    row per evaluation: env steps, updates, wall s since learning started (evaluations
+    included), the seconds spent evaluating so far, success rate (printed with ``say``)."""
     from stable_baselines3.common.callbacks import BaseCallback
+
+    def success(env_steps: int) -> float:
+        at = seed(env_steps) if callable(seed) else seed + 10_000 + env_steps
+        rate = evaluate(model, eval_env, episodes, at, key, normalizer)
+        if say:
+            print(f"{env_steps} env steps: success {rate}", flush=True)
+        return rate
 
     rows: list[dict[str, float]] = []
     clock = {"next": every, "eval_s": 0.0, "start": 0.0}
@@ -343,14 +343,9 @@ def sb3_run(task: str, algo: str, seed: int, out: Path, steps: int, eval_every: 
         env = normalizer = VecNormalize(
             env, norm_obs=True, norm_reward=False, clip_obs=5.0, gamma=0.98
         )
-    eval_env = make_goal_env(env_id)
     model = sb3_model(algo, env, seed)
-
-    def success(env_steps: int) -> float:
-        eval_seed = seed + 10_000 + env_steps
-        return evaluate(model, eval_env, EVAL_EPISODES, eval_seed, normalizer=normalizer)
-
-    rows = learn(model, steps, eval_every, success)
+    eval_env = make_goal_env(env_id)
+    rows = learn(model, steps, eval_every, eval_env, EVAL_EPISODES, seed, normalizer=normalizer)
     out.mkdir(parents=True, exist_ok=True)
     columns = ["env_steps", "updates", "wall_s", "success_rate"]
     with open(out / "progress.csv", "w", newline="") as file:
@@ -426,34 +421,22 @@ def by_run(part: dict[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
     return {(r["lib"], r["algo"], r["seed"]): r for r in part["runs"]}
 
 
-def speedups(part: dict[str, Any], herkit_algo: str, sb3_algo: str) -> list[dict[str, Any]]:
-    """Per seed: SB3 wall s to 0.9 / herkit wall s to 0.9 (a bound when one never got there)."""
-    by = by_run(part)
-    out = []
+def speedup_text(part: dict[str, Any], herkit_algo: str, sb3_algo: str) -> str:
+    """Per seed, SB3 wall s to 0.9 / herkit wall s to 0.9, as the report writes them:
+    ``seed 0: 2.10x, seed 1: > 3.00x`` (a bound where one side never got there: ``>``, SB3
+    needs more than its whole run; ``<``, herkit does)."""
+    by, texts = by_run(part), []
     for seed in part["seeds"]:
         h, s = by.get(("herkit", herkit_algo, seed)), by.get(("sb3", sb3_algo, seed))
         if h is None or s is None:
             continue
         ht, st = h["first_0.9_wall_s"], s["first_0.9_wall_s"]
-        if ht is not None and st is not None:
-            out.append({"seed": seed, "ratio": st / ht, "kind": "="})
-        elif ht is not None:  # SB3 never reached 0.9: it needs more than its whole run
-            out.append({"seed": seed, "ratio": s["wall_s"] / ht, "kind": ">"})
-        elif st is not None:
-            out.append({"seed": seed, "ratio": st / h["wall_s"], "kind": "<"})
+        if ht is None and st is None:
+            texts.append(f"seed {seed}: neither reached 0.9")
         else:
-            out.append({"seed": seed, "ratio": None, "kind": "neither"})
-    return out
-
-
-def speedup_text(part: dict[str, Any], herkit_algo: str, sb3_algo: str) -> str:
-    """:func:`speedups` as the report writes them: ``seed 0: 2.10x, seed 1: > 3.00x`` (``>``:
-    SB3 never reached 0.9)."""
-    texts = []
-    for entry in speedups(part, herkit_algo, sb3_algo):
-        prefix = {"=": "", ">": "> ", "<": "< ", "neither": ""}[entry["kind"]]
-        ratio = "neither reached 0.9" if entry["ratio"] is None else f"{entry['ratio']:.2f}x"
-        texts.append(f"seed {entry['seed']}: {prefix}{ratio}")
+            bound = "" if ht is not None and st is not None else "> " if ht is not None else "< "
+            sb3_s, herkit_s = (st, s["wall_s"])[st is None], (ht, h["wall_s"])[ht is None]
+            texts.append(f"seed {seed}: {bound}{sb3_s / herkit_s:.2f}x")
     return ", ".join(texts)
 
 
@@ -699,6 +682,7 @@ def updates_run(
     ``repeats`` times (the ``--updates-run`` worker)."""
     import torch
 
+    from herkit.bench import time_updates
     from herkit.envs import make_goal_env
 
     torch.set_num_threads(threads)
@@ -706,7 +690,6 @@ def updates_run(
     data = dict(np.load(data_path))
     n = len(data["action"])
     env = make_goal_env("FetchPush-v4")
-    rates = []
     if lib == "sb3":
         from stable_baselines3.common.logger import Logger
         from stable_baselines3.common.vec_env import DummyVecEnv
@@ -725,10 +708,8 @@ def updates_run(
             done = np.array([terminated or truncated])
             model.replay_buffer.add(obs, next_obs, data["action"][i][None], reward, done, [info])
         model.train(gradient_steps=WARMUP_UPDATES, batch_size=BATCH)
-        for _ in range(repeats):
-            started = time.perf_counter()
-            model.train(gradient_steps=updates, batch_size=BATCH)
-            rates.append(updates / (time.perf_counter() - started))
+        step = functools.partial(model.train, gradient_steps=updates, batch_size=BATCH)
+        timed = time_updates(step, count=1, repeats=repeats, updates_per_call=updates)
     else:
         from herkit import HerReplayBuffer
         from herkit.agents import make_agent
@@ -750,21 +731,20 @@ def updates_run(
             terminated, truncated = data["terminated"][i], data["truncated"][i]
             buffer.add(obs, data["action"][i], next_obs, terminated, truncated, info)
             agent.update_normalizer(obs["observation"][None], obs["desired_goal"][None])
-        for _ in range(WARMUP_UPDATES):
-            agent.update(buffer.sample(BATCH))
-        for _ in range(repeats):
-            started = time.perf_counter()
-            for _ in range(updates):
-                agent.update(buffer.sample(BATCH))
-            rates.append(updates / (time.perf_counter() - started))
+        timed = time_updates(
+            lambda: agent.update(buffer.sample(BATCH)),
+            count=updates,
+            warmup=WARMUP_UPDATES,
+            repeats=repeats,
+        )
     return {
         "lib": lib,
         "algo": algo,
         "threads": threads,
         "buffer_size": buffer_size,
         "transitions": n,
-        "updates_per_s": [round(rate, 1) for rate in rates],
-        "median_updates_per_s": round(statistics.median(rates), 1),
+        "updates_per_s": [round(rate, 1) for rate in timed.rates],
+        "median_updates_per_s": round(timed.updates_per_s, 1),
     }
 
 
@@ -1036,38 +1016,14 @@ def run_compare(options: argparse.Namespace) -> None:
 
 BUFFER_DOC = """SB3's own algorithms with herkit's buffer (herkit.sb3) against its HerReplayBuffer.
 
-Everything but the ``replay_buffer_class`` is the same on both sides. Tasks (herkit's envs,
-then envs herkit's authors did not write):
-
-- ``bitflip``: ``DQN`` on ``herkit/BitFlip-v0`` (15 bits), 20,000 env steps: net [256],
-  batch 256, Adam 1e-3, gamma 0.98, tau 0.01 every 4 steps, epsilon 0.5, one update per
-  4 env steps after 256 steps.
-- ``pointreach``: ``TD3`` on ``herkit/PointReach-v0``, 4,000 env steps.
-- ``fetchreach``: ``SAC`` on ``FetchReach-v4`` (gymnasium-robotics) with 2 envs
-  (DummyVecEnv), 10,000 env steps.
-- ``fetchreach-td3``: the same with ``TD3``.
-- ``pointreach-ddpg``, ``pointreach-tqc``: ``DDPG`` and sb3-contrib's ``TQC`` on
-  PointReach, 4,000 env steps (TQC needs sb3-contrib: ``pip install 'herkit[bench]'``).
-- ``pointmaze``: ``SAC`` on ``PointMaze_UMaze-v3`` (gymnasium-robotics; 0/1 rewards, success
-  in ``info["success"]``, ``continuing_task=False``: episodes end on success, else after 100
-  steps), 20,000 env steps.
-- ``parking``: ``SAC`` on highway-env's ``parking-v0`` (a -5 collision penalty outside
-  ``compute_reward``; episodes end on a crash or on success), 20,000 env steps. Not in the
-  default list: about 15 minutes per run on one core.
-- ``hazard``: ``SAC`` on ``HazardReach-v0`` (``benchmarks/hazard_reach.py``: PointReach
-  around a hazard disc whose crash costs -5 outside ``compute_reward`` and ends the episode,
-  as reaching the goal does; neither declared; success within 0.1), 6,000 env steps. Not in
-  the default list.
-
-SAC and TD3: 3x256, batch 256, Adam 1e-3, gamma 0.98, tau 0.05, one update per step of the
-vector env after 1,000 env steps (acting at random before); SAC's entropy coefficient
-learned from 0.1, TD3's action noise N(0, 0.2). Future k = 4 everywhere, buffer 1,000,000.
-
-For each task and seed the two runs go at once, one per core, each its own process on one
-torch thread, so both meet the same machine. Evaluation: every ``eval_every`` env steps,
-``eval_episodes`` episodes of the deterministic policy on a separate env (success from
-the env's success field at an episode's end), in the wall time. The time spent inside
-``replay_buffer.sample`` is measured separately.
+Everything but the ``replay_buffer_class`` is the same on both sides (:func:`sb3_model`:
+3x256 or DQN's [256], batch 256, Adam 1e-3, gamma 0.98, future k = 4, buffer 1,000,000).
+Each task (:data:`BUFFER_TASKS`: its env, algorithm, budget and evaluations; ``parking``
+and ``hazard`` are not in the default list) runs both buffers at once per seed, one per
+core, each its own process on one torch thread; evaluations of the deterministic policy
+on a separate env are in the wall time, and the time inside ``replay_buffer.sample`` is
+measured apart. ``--buffers`` names herkit.sb3's other settings and experiments
+(:data:`VARIANTS`). Results and how to read them: docs/guide-sb3.md.
 
     python benchmarks/sb3_compare.py buffer                    # the default tasks, 3 seeds
     python benchmarks/sb3_compare.py buffer --tasks bitflip --seeds 0
@@ -1078,9 +1034,8 @@ the env's success field at an episode's end), in the wall time. The time spent i
     python benchmarks/sb3_compare.py buffer --tasks parking --buffers herkit-computed --seeds 0 1
     python benchmarks/sb3_compare.py buffer --paired sb3 herkit   # differences, 95 % intervals
 
-Needs stable-baselines3 (``bash install.sh sb3``), gymnasium-robotics for FetchReach and
-PointMaze (``bash install.sh robotics``) and highway-env for parking. Writes sb3_buffer.json
-(merged by task, buffer, seed).
+Needs stable-baselines3, gymnasium-robotics for FetchReach and PointMaze and highway-env
+for parking. Writes sb3_buffer.json (merged by task, buffer, seed).
 """
 
 BUFFER_RECORD = common.DOCS / "sb3_buffer.json"
@@ -1261,12 +1216,8 @@ def buffer_worker(task: str, buffer: str, seed: int) -> dict[str, Any]:
 
     replay.sample = timed
     started = time.perf_counter()
-
-    def success(env_steps: int) -> float:
-        eval_seed = seed + 10_000 + env_steps
-        return evaluate(model, eval_env, spec.eval_episodes, eval_seed, spec.success_key)
-
-    rows = learn(model, spec.steps, spec.eval_every, success)
+    eval_args = (eval_env, spec.eval_episodes, seed, spec.success_key)
+    rows = learn(model, spec.steps, spec.eval_every, *eval_args)
     return {
         "rows": [
             {
@@ -1562,17 +1513,11 @@ TQC_DOC = """SB3's TQC with rl-zoo's FetchPush settings against herkit, at equal
     python benchmarks/sb3_compare.py tqc --minutes 20     # one SB3 run, then the table
     python benchmarks/sb3_compare.py tqc --table          # the table from the records
 
-rl-baselines3-zoo's ``hyperparams/tqc.yml`` for FetchPush: TQC (sb3-contrib) with
-``HerReplayBuffer`` (future, k=4), 3 x 512 networks, 2 critics, batch 2048, gamma 0.95,
-learning rate 1e-3, tau 0.05, one gradient step per env step, SB3's default 100 random steps
-first; the zoo's older ``TimeFeatureWrapper`` is left out, as the zoo's current file does. The
-run stops after ``--minutes`` of wall time (its evaluations included, as in herkit's
-``wall_s``); every ``--eval-every`` env steps its deterministic policy plays 20 episodes on a
-separate env. Torch keeps its default threads (both cores).
-
-Writes sb3_tqc.json (the SB3 curve, the machine) and prints, for every FetchPush-v4 record
-of fetch.json (``benchmarks/fetch.py``), herkit's success at the last evaluation within
-the same wall time, beside SB3's.
+TQC as rl-baselines3-zoo's ``hyperparams/tqc.yml`` trains FetchPush (:func:`zoo_tqc`),
+stopped after ``--minutes`` of wall time (evaluations included), 20 evaluation episodes
+every ``--eval-every`` env steps, torch's default threads. Writes sb3_tqc.json and prints,
+beside it, every FetchPush-v4 record of fetch.json at the same wall time
+(docs/experiment-log.md).
 """
 
 TQC_RECORD = common.DOCS / "sb3_tqc.json"
@@ -1603,13 +1548,11 @@ def zoo_tqc(minutes: float, eval_every: int, seed: int) -> dict[str, Any]:
         verbose=0,
     )
 
-    def success(env_steps: int) -> float:
-        rate = evaluate(model, eval_env, 20, seed=10_000 + env_steps // eval_every - 1)
-        print(f"{env_steps} env steps: success {rate}", flush=True)
-        return rate
+    def eval_seed(env_steps: int) -> int:
+        return 10_000 + env_steps // eval_every - 1
 
     started = time.perf_counter()
-    rows = learn(model, 10_000_000, eval_every, success, seconds=minutes * 60)
+    rows = learn(model, 10**7, eval_every, eval_env, 20, eval_seed, seconds=minutes * 60, say=True)
     wall_s = time.perf_counter() - started
     return {
         "command": f"python {SCRIPT} tqc --minutes {minutes:g} --eval-every {eval_every} "
@@ -1675,34 +1618,14 @@ def run_tqc(options: argparse.Namespace) -> None:
 
 ONE_ENV_DOC = """SAC+HER on one env that herkit's authors did not write: herkit beside SB3.
 
-``pointmaze``: PointMaze_UMaze-v3 (gymnasium-robotics) scores as no herkit env does: reward
-1 on success, 0 otherwise, success in ``info["success"]``, and with
-``continuing_task=False`` the episode ends on success (100-step episodes). herkit runs as
-``herkit train PointMaze_UMaze-v3`` launches it (its preset; ``--algo td3`` for its TD3);
-both evaluate every 2,000 env steps on 20 episodes.
-
-``parking``: highway-env's parking-v0 is a Gymnasium GoalEnv (highway-env 1.12): a car
-steers and accelerates into a parking spot; the reward is ``compute_reward`` (minus the
-square root of a weighted L1 distance to the goal pose), plus -5 on the step of a
-collision, success is ``info["is_success"]``, and an episode ends on a crash or on success,
-else after 500 steps (100 s at 5 Hz). herkit has no preset for it, so ``herkit train
-highway_env:parking-v0 --algo sac`` runs its generic SAC defaults
-(src/herkit/config/agents.py). Both evaluate every 2,000 env steps on 10 episodes, and an
-evaluation episode lasts as long as the policy neither parks nor crashes. SB3's
-HerReplayBuffer keeps the env's reward (collision penalty included) for real transitions
-but gives relabelled ones bare ``compute_reward`` (no penalty, ``done`` as stored), where
-herkit's buffer decides for itself (src/herkit/buffer/; the record notes the commit and
-whether src/ differed).
-
-SB3 runs SAC with its HerReplayBuffer and herkit's settings (3 x 256 networks, Adam 1e-3
-for the actor, the critics and the entropy coefficient, gamma 0.98, tau 0.05, batch 256,
-buffer 1,000,000, future k=4, one update per env step after 1,000 steps, entropy
-coefficient learned from 0.1 towards -action_dim) on the same env; it acts uniformly at
-random for its first 1,000 steps (learning_starts), herkit uses its untrained policy from
-the start. Success is read at the end of each evaluation episode. Each evaluation records
-the wall time so far (evaluations included) and the seconds spent evaluating, which the
-figure's time axis leaves out. The runs go one after the other, each on one thread, so
-neither slows the other.
+``pointmaze``: PointMaze_UMaze-v3 (gymnasium-robotics; 0/1 rewards, success in
+``info["success"]``, episodes end on success, else after 100 steps) as ``herkit train
+PointMaze_UMaze-v3`` launches it (``--algo td3`` for its TD3). ``parking``: highway-env's
+parking-v0 with herkit's generic SAC defaults (``herkit train highway_env:parking-v0
+--algo sac``). SB3 runs SAC with its HerReplayBuffer and herkit's settings
+(:func:`sb3_model`); both evaluate every 2,000 env steps, record the seconds spent
+evaluating (left out of the figure's time axis), and run one after the other on one
+thread each. Method and results: docs/experiment-log.md.
 
     python benchmarks/sb3_compare.py pointmaze                 # seed 0, 50,000 env steps, both
     python benchmarks/sb3_compare.py pointmaze --seeds 0 1 2 --only herkit
@@ -1781,12 +1704,7 @@ def one_env_rows(
     gym.register_envs(importlib.import_module(spec.module))
     env, eval_env = (gym.make(spec.env_id, **spec.kwargs) for _ in range(2))
     model = sb3_model("sac", env, seed)
-
-    def success(env_steps: int) -> float:
-        eval_seed = seed + 10_000 + env_steps
-        return evaluate(model, eval_env, spec.eval_episodes, eval_seed, spec.success_key)
-
-    rows = learn(model, steps, EVAL_EVERY, success)
+    rows = learn(model, steps, EVAL_EVERY, eval_env, spec.eval_episodes, seed, spec.success_key)
     return [{key: row[key] for key in COLUMNS} for row in rows]
 
 

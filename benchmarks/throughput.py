@@ -37,6 +37,7 @@ from common import DOCS, add_run, code_version, machine, markdown, parser, read_
 from torch.nn import functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
+from herkit.bench import time_updates
 from herkit.config.train import TrainConfig, preset_config
 from herkit.runtime.precision import fast_bf16
 from herkit.training.build import build, make_vector_env, plan_run_cores, resolve_conventions
@@ -94,19 +95,17 @@ def matmul_peak(threads: int, device: str, seconds: float = 1.0) -> dict[str, fl
                 with torch.autocast(x.device.type, torch.bfloat16, enabled=bf16):
                     F.linear(x, w)
 
-            run()
-            if device != "cpu":
-                torch.cuda.synchronize()
-            n, start = 0, time.perf_counter()
-            while time.perf_counter() - start < seconds / 3 or n < 2:
-                run()
-                n += 1
-            if device != "cpu":
-                torch.cuda.synchronize()
-            elapsed = time.perf_counter() - start
-            best = max(best, 2 * rows * width * width * n / elapsed / 1e9)
+            rate = time_updates(
+                run, seconds=seconds / 3, warmup=1, min_calls=2, synchronize=synchronizer(device)
+            ).updates_per_s
+            best = max(best, 2 * rows * width * width * rate / 1e9)
         peak[precision] = round(best, 1)
     return peak
+
+
+def synchronizer(device: str) -> Any:
+    """What waits for ``device``'s queued work before the clock is read (None on a CPU)."""
+    return None if device == "cpu" else torch.cuda.synchronize
 
 
 def envs_alone(config: TrainConfig, workers: int, seconds: float) -> tuple[float, list[Any]]:
@@ -145,15 +144,13 @@ def learner_alone(config: TrainConfig, transitions: list[Any], seconds: float) -
     with counter:
         agent.update(buffer.sample(batch_size))
     flops = counter.get_total_flops()
-    for _ in range(2):
-        agent.update(buffer.sample(batch_size))
-    updates, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds or updates < 3:
-        agent.update(buffer.sample(batch_size))
-        updates += 1
-    if agent.device.type == "cuda":
-        torch.cuda.synchronize()
-    rate = updates / (time.perf_counter() - start)
+    rate = time_updates(
+        lambda: agent.update(buffer.sample(batch_size)),
+        seconds=seconds,
+        warmup=2,
+        min_calls=3,
+        synchronize=synchronizer(agent.device.type),
+    ).updates_per_s
     return {
         "updates_per_s": round(rate, 2),
         "samples_per_s": round(rate * batch_size),

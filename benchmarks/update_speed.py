@@ -4,7 +4,8 @@ Times sample + update (what the training loop does per update: ``buffer.sample(b
 the batch's goals fed to the goal normaliser, ``agent.update``) with the code of REV (a
 temporary git worktree) and with the working tree's, in turns (each side first in half
 of them), in fresh processes, one torch thread, DDPG on FetchPush's shapes from a host
-buffer of 16 envs, eager, for each size and precision. Prints the median updates/s of
+buffer of 16 envs, eager, for each size and precision, timed by the working tree's
+``herkit.bench.clock.time_updates`` on both sides. Prints the median updates/s of
 each side over the repeats and adds a record to docs/update_speed.json (earlier records
 are kept: one per comparison made).
 
@@ -26,8 +27,11 @@ RECORD = DOCS / "update_speed.json"
 CASES = [((256, 256, 256), False, 256), ((512, 512, 512), True, 2048)]
 """(hidden, LayerNorm, batch) of each row: baselines' Fetch networks, and mrl's."""
 
+CLOCK = ROOT / "src" / "herkit" / "bench" / "clock.py"
+"""The one clock of update timings: the working tree's, loaded by its path on both sides (it
+imports nothing of herkit), so that only the code timed differs."""
 CHILD = r"""
-import inspect, json, sys, time
+import importlib.util, inspect, json, sys
 import gymnasium, numpy as np, torch
 from herkit import HerReplayBuffer
 from herkit.agents import make_agent
@@ -65,19 +69,16 @@ def step():
         agent.update_goal_normalizer(sampled.goal)
         agent.update(sampled)
 
-for _ in range(3):
-    step()
-done, start = 0, time.perf_counter()
-while time.perf_counter() - start < seconds:
-    step()
-    done += 1
-print(json.dumps(done / (time.perf_counter() - start)))
+spec = importlib.util.spec_from_file_location("clock", sys.argv[2])
+clock = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(clock)
+print(json.dumps(clock.time_updates(step, seconds=seconds, warmup=3).updates_per_s))
 """
 
 
 def time_once(source: Path, case: list[object]) -> float:
     """Updates/s of one fresh process with the package under ``source/src``."""
-    command = [sys.executable, "-c", CHILD, json.dumps(case)]
+    command = [sys.executable, "-c", CHILD, json.dumps(case), str(CLOCK)]
     out = subprocess.run(command, check=True, capture_output=True, text=True, **with_code(source))
     return float(out.stdout.strip().splitlines()[-1])
 

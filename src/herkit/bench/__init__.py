@@ -19,6 +19,10 @@ The modules, in the order they build on each other:
 - :mod:`herkit.bench.table`: :func:`environment_info`, :func:`print_buffer_table` and
   :func:`bench_buffer`, the command itself.
 
+:mod:`herkit.bench.clock` holds :func:`time_updates`, the one clock of every update timing
+(here and in ``benchmarks/``): updates per second over a wall-clock window after a
+warm-up, or the median time of one call.
+
 ``herkit bench update`` times the learner (sample + update per algorithm, size, batch,
 precision and update mode): :mod:`herkit.bench.settings` holds its settings,
 :mod:`herkit.bench.update` the measurement (it imports torch when it runs).
@@ -28,6 +32,7 @@ The same data against stable-baselines3's and cpprb's HER buffers is
 :func:`fill` and :func:`measure` here and prints its rows with :func:`print_buffer_table`.
 """
 
+from herkit.bench.clock import UpdateTiming, time_updates
 from herkit.bench.data import (
     ACTION_DIM,
     DISTANCE_THRESHOLD,
@@ -53,6 +58,7 @@ __all__ = [
     "BufferBenchConfig",
     "Episodes",
     "UpdateBenchConfig",
+    "UpdateTiming",
     "bench_buffer",
     "check_targets",
     "environment_info",
@@ -61,4 +67,5 @@ __all__ = [
     "measure",
     "print_buffer_table",
     "run_buffer_bench",
+    "time_updates",
 ]

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from herkit.bench.clock import time_updates
 from herkit.bench.data import (
     ACTION_DIM,
     GOAL_DIM,
@@ -58,31 +59,22 @@ from 1 and 16 envs), and the most the sample latency may grow from the smallest 
 size to each larger one (a ratio)."""
 
 
-# -- timing ----------------------------------------------------------------------------------------
+# -- timing ---------------------------------------------------------------------------------------
 
 
 def _median_ms(call: Callable[[], Any], seconds: float) -> tuple[float, int]:
-    """Median wall time of ``call()`` in ms over the calls that fit in ``seconds``."""
-    for _ in range(_WARMUP_CALLS):
-        call()
-    gc.collect()
-    enabled = gc.isenabled()
-    gc.disable()
-    times: list[int] = []
-    try:
-        clock = time.perf_counter_ns
-        deadline = clock() + int(seconds * 1e9)
-        while True:
-            start = clock()
-            call()
-            end = clock()
-            times.append(end - start)
-            if end >= deadline and len(times) >= _MIN_CALLS:
-                break
-    finally:
-        if enabled:
-            gc.enable()
-    return statistics.median(times) / 1e6, len(times)
+    """Median wall time of ``call()`` in ms over the calls that fit in ``seconds`` (at least
+    ``_MIN_CALLS``, after ``_WARMUP_CALLS``; the garbage collector paused), and the calls."""
+    timed = time_updates(
+        call,
+        seconds=seconds,
+        warmup=_WARMUP_CALLS,
+        min_calls=_MIN_CALLS,
+        per_call=True,
+        gc_paused=True,
+    )
+    assert timed.median_ms is not None  # per_call
+    return timed.median_ms, timed.calls
 
 
 def fill(add: Callable[..., Any], steps: Sequence[tuple[Any, ...]], n: int) -> float:

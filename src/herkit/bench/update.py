@@ -8,8 +8,9 @@ priorities set from each update's TD errors), for every algorithm, network size 
 batch, precision and update mode asked
 (:class:`~herkit.bench.settings.UpdateBenchConfig`). Each row gives updates per
 second over ``seconds`` after a warm-up (compiling and capturing, timed as
-``warmup_s``), sampled as the training loop samples (``sampled``: a captured update on a
-buffer on the GPU draws its batch there, within the graph); on CUDA also ``busy``, the
+``warmup_s``; :func:`herkit.bench.clock.time_updates`), sampled as the training loop
+samples (``sampled``: a captured update on a buffer on the GPU draws its batch there,
+within the graph); on CUDA also ``busy``, the
 share of an update's wall time the GPU spends in kernels (torch.profiler over 20 updates:
 kernel time per update times updates per second). A mode that fails here gives a row
 with ``updates_per_s`` None and its error.
@@ -20,13 +21,13 @@ Torch is imported when the command runs (the ``train`` extra), not with ``herkit
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
+from herkit.bench.clock import time_updates
 from herkit.bench.data import ACTION_DIM, GOAL_DIM, OBSERVATION_DIM, fetch_reward
 from herkit.bench.settings import NetworkSize, UpdateBenchConfig
 from herkit.buffer import HerReplayBuffer
@@ -221,17 +222,10 @@ def _time_row(
         if draws_on_device(agent, buffer):
             step = _drawn_step(agent, buffer, batch_size)
             result["sampled"] = "device"
-        start = time.perf_counter()
-        for _ in range(8):  # compile, warm up, capture, replay
-            step()
-        synchronize()
-        result["warmup_s"] = round(time.perf_counter() - start, 3)
-        done, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            step()
-            done += 1
-        synchronize()
-        result["updates_per_s"] = done / (time.perf_counter() - start)
+        # 8 warm-up updates: compile, warm up, capture, replay
+        timed = time_updates(step, seconds=seconds, warmup=8, synchronize=synchronize)
+        result["warmup_s"] = round(timed.warmup_s, 3)
+        result["updates_per_s"] = timed.updates_per_s
         if agent.device.type == "cuda":
             result["busy"] = _busy(step, synchronize, result["updates_per_s"])
     except Exception as error:

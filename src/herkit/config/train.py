@@ -122,8 +122,8 @@ class TrainConfig:
     env's (ag, ag': achieved goal before and after the step); success stays the env's."""
     dataset: str | None = None
     """A recorded dataset (OGBench's layout: an .npz of observations, actions and
-    terminals) that the buffer holds before any env step: an offline agent (gcbc, gcivl,
-    gciql) trains --offline-steps gradient steps on it, then --steps env steps online."""
+    terminals) that the buffer holds before any env step: an offline agent (--algo's)
+    trains --offline-steps gradient steps on it, then --steps env steps online."""
     offline_steps: int = 0
     """With --dataset: gradient steps on the dataset alone, before any env step (OGBench's
     protocol: 1,000,000); --eval-every and --checkpoint-every count them meanwhile."""

@@ -182,6 +182,7 @@ def _train_main(args: list[str]) -> None:
             for field in dataclasses.fields(TrainConfig)
             if field.name not in ("resume", "her", *RESUME_MAY_CHANGE)
             and getattr(config, field.name) != getattr(saved, field.name)
+            and not (field.name == "agent" and config.algo != saved.algo)  # said by algo
         ]
         changed += [
             name for name, value in config.her.values().items() if value != getattr(saved.her, name)

@@ -156,7 +156,7 @@ def long_run(options: argparse.Namespace, runs_dir: Path) -> dict:
         "settings": {
             **{key: LONG[key] for key in ("steps", "eval_every", "eval_episodes")},
             "updates_per_step": preset.updates_per_step,
-            "dqn": dataclasses.asdict(preset.dqn),
+            "dqn": dataclasses.asdict(preset.agent_config()),
         },
         "target_success": LONG["target_success"],
         "reached_target": "solved_at_env_steps" in summary,

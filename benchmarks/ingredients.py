@@ -39,7 +39,7 @@ def run(job: tuple[int, str, int]) -> dict[str, Any]:
     changes = {"normalize_relabelled_goals": False, **VARIANTS[variant]}
     base = preset_config("herkit/BitFlip-v0")
     if changes.pop("critic_layer_norm", False):
-        changes["dqn"] = dataclasses.replace(base.dqn, critic_layer_norm=True)
+        changes["agent"] = dataclasses.replace(base.agent_config(), critic_layer_norm=True)
     budget = {"steps": BUDGETS[n_bits], "eval_every": BUDGETS[n_bits] // 20, "eval_episodes": 50}
     summary, rows = train_here(
         base, env_kwargs=(f"n_bits={n_bits}",), seed=seed, **budget, **changes

@@ -24,7 +24,8 @@ def quiet(**changes: Any) -> TrainConfig:
     """A preset config with no progress bar or TensorBoard, for tests; in float32, so that
     a test's numbers do not follow whether the CPU multiplies bfloat16 natively."""
     env_id = changes.pop("env_id", "herkit/BitFlip-v0")
-    values = preset_config(env_id).to_dict() | QUIET | {"precision": "fp32"}
+    preset = preset_config(env_id, algo=changes.get("algo"))  # and its agent's settings
+    values = preset.to_dict() | QUIET | {"precision": "fp32"}
     for key, value in changes.items():  # agent settings are merged, not replaced
         values[key] = values[key] | value if isinstance(value, dict) else value
     return config_from_dict(values)

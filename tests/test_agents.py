@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -26,7 +27,8 @@ from herkit.agents import (
 )
 from herkit.agents.base import ValueScale
 from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
-from herkit.config.agents import ALGOS, OFFLINE_ALGOS, config_class
+from herkit.config.agents import ALGOS, OFFLINE_ALGOS, default_agent_config
+from herkit.config.registry import agent_entry
 
 OBS_DIM, GOAL_DIM, ACT_DIM, N_ACTIONS = 6, 3, 2, 4
 LOW = np.array([-1.0, 0.0], np.float32)
@@ -35,18 +37,17 @@ SMALL = {"hidden": (32, 32), "batch_size": 64}
 
 ONLINE_ALGOS = tuple(algo for algo in ALGOS if algo not in OFFLINE_ALGOS)
 """The agents that learn from their own experience: dqn, ddpg, td3 and sac."""
+BOX_ALGOS = tuple(algo for algo in ONLINE_ALGOS if not agent_entry(algo).discrete)
+"""The online agents of continuous actions: ddpg, td3 and sac."""
 
 
 def small_config(algo: str, **changes: Any) -> Any:
     """The algorithm's default config with small networks."""
-    settings = {**SMALL, **changes}
-    if algo == "td3":
-        return DDPGConfig.td3(**settings)
-    return config_class(algo)(**settings)
+    return dataclasses.replace(default_agent_config(algo), **{**SMALL, **changes})
 
 
 def space(algo: str) -> gymnasium.spaces.Space:
-    if algo == "dqn":
+    if agent_entry(algo).discrete:
         return gymnasium.spaces.Discrete(N_ACTIONS)
     return gymnasium.spaces.Box(LOW, HIGH)
 
@@ -277,7 +278,7 @@ def test_load_state_dict_of_another_agent_raises() -> None:
 # --- make_agent -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("algo", ["ddpg", "td3", "sac"])
+@pytest.mark.parametrize("algo", BOX_ALGOS)
 def test_continuous_algo_rejects_discrete(algo: str) -> None:
     with pytest.raises(ValueError, match=rf"algo='{algo}'.*Box.*Discrete\(4\)"):
         make_agent(algo, None, OBS_DIM, GOAL_DIM, gymnasium.spaces.Discrete(4), (-1, 0))

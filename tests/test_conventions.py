@@ -257,7 +257,7 @@ def zero_one_config(tmp_path: Path, name: str, **changes: Any) -> TrainConfig:
         eval_every=5_000,
         eval_episodes=50,
         seed=0,
-        dqn=DQNConfig(batch_size=256, epsilon=0.5, polyak=0.99),
+        agent=DQNConfig(batch_size=256, epsilon=0.5, polyak=0.99),
         out=str(tmp_path / name),
         **QUIET,
     )

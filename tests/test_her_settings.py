@@ -91,7 +91,7 @@ def test_a_config_json_of_dqn_with_the_actors_layer_norm_loads() -> None:
     """DQN has no actor, so no actor_layer_norm: a config.json written while it had the
     (unused) flag loads without it."""
     values = TrainConfig().to_dict()
-    assert "actor_layer_norm" not in values["dqn"] and "actor_layer_norm" in values["ddpg"]
+    assert "actor_layer_norm" not in values["dqn"]
     values["dqn"]["actor_layer_norm"] = False
     assert config_from_dict(values) == TrainConfig()
 

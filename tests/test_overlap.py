@@ -44,7 +44,7 @@ def ledger_config(tmp_path: Path, **changes: Any) -> TrainConfig:
         checkpoint_every=75,
         buffer_size=3_000,
         reward_range=(-1.0, 0.0),
-        ddpg=DDPGConfig(hidden=(16, 16), batch_size=16),
+        agent=DDPGConfig(hidden=(16, 16), batch_size=16),
         out=str(tmp_path / "run"),
     )
     values.update(changes)

@@ -14,7 +14,7 @@ import pytest
 
 from herkit.buffer.settings import HerSettings
 from herkit.cli import main
-from herkit.config import DDPGConfig, DQNConfig, TrainConfig
+from herkit.config import DQNConfig, TrainConfig
 from herkit.presentation.groups import aggregate_runs, moving_average
 from herkit.presentation.plots import figure, plot_runs
 from herkit.rundir.logs import RunLogger, read_progress
@@ -101,7 +101,6 @@ def test_settings_that_do_not_change_learning_do_not_split_groups(tmp_path: Path
                 steps=7,
                 tensorboard=False,
                 video_every=5,
-                ddpg=DDPGConfig(lr=5e-4),  # not the run's algo
             ),
         ),
     ]
@@ -123,7 +122,7 @@ def test_strategies_are_groups_labelled_by_what_differs(tmp_path: Path) -> None:
     assert [g.settings for g in groups] == [{"strategy": "future"}, {"strategy": "none"}]
     np.testing.assert_array_equal(groups[1].curves["success_rate"].mean, 0.0)
 
-    dqn = write_run(tmp_path / "lr", STEPS, [0.0] * 4, config=TrainConfig(dqn=DQNConfig(lr=3e-4)))
+    dqn = write_run(tmp_path / "lr", STEPS, [0.0] * 4, config=TrainConfig(agent=DQNConfig(lr=3e-4)))
     labels = [g.label for g in aggregate_runs([future[0], dqn])]
     assert labels == ["dqn.lr=0.001 (seed 0)", "dqn.lr=0.0003 (seed 0)"]
 
@@ -269,7 +268,7 @@ def test_the_legend_of_many_long_labels_stays_inside_the_picture(tmp_path: Path)
             {"critic_loss": list(LOSS[i % 3])},
             TrainConfig(
                 her=HerSettings(goal_mix=(1.0, 2.0, float(i))),
-                dqn=DQNConfig(lr=1e-3 / (i + 1)),
+                agent=DQNConfig(lr=1e-3 / (i + 1)),
             ),
         )
         for i in range(7)

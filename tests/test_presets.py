@@ -41,16 +41,17 @@ def test_on_a_gpu_an_env_gets_its_gpu_preset_where_it_has_one(env_id: str, key: 
     config = preset_config(env_id, "cuda")
     assert config.device == "cuda" and config.n_envs == GPU_PRESETS[key]["n_envs"]
     assert preset_config(env_id, "cuda:1").device == "cuda:1"
-    assert preset_config(env_id) == TrainConfig(
-        env_id=env_id, **PRESETS[max((k for k in PRESETS if env_id.startswith(k)), key=len)]
-    )
+    values = dict(PRESETS[max((k for k in PRESETS if env_id.startswith(k)), key=len)])
+    agent = values.pop(values["algo"])  # the preset's agent's settings: the agent slot
+    assert preset_config(env_id) == TrainConfig(env_id=env_id, agent=agent, **values)
 
 
 def test_the_command_line_takes_the_gpu_preset_with_device_cuda() -> None:
     from herkit.cli import _parse_train
 
     config = config_for("FetchPush-v4", device="cuda", steps=1000)
-    assert config.ddpg.hidden == (512, 512, 512) and config.her.goal_mix == (0.2, 0.4, 0.4)
+    assert config.agent_config().hidden == (512, 512, 512)
+    assert config.her.goal_mix == (0.2, 0.4, 0.4)
     assert config.device == "cuda" and config.steps == 1000
     preset = preset_config("FetchPush-v4", "cuda")
     parsed = _parse_train(["FetchPush-v4", "--device", "cuda"], default=preset)

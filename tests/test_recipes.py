@@ -132,8 +132,12 @@ CITED: dict[str, dict[str, Any]] = {
 def field(config: Any, name: str) -> Any:
     if name.startswith("agent."):
         config, name = agent_of(config), name.removeprefix("agent.")
-    for part in name.split("."):
-        config = getattr(config, part)
+    for part in name.split("."):  # the run's agent settings by its algorithm's name
+        config = (
+            config.agent_config()
+            if part == getattr(config, "algo", None)
+            else (getattr(config, part))
+        )
     return config
 
 
@@ -271,7 +275,7 @@ def test_mrl_feeds_its_normalisers_only_the_steps_it_acts_on(
         progress=False,
         tensorboard=False,
         out=str(tmp_path / "run"),
-        ddpg=dataclasses.replace(recipe.ddpg, hidden=(16,), batch_size=16),
+        agent=dataclasses.replace(recipe.agent_config(), hidden=(16,), batch_size=16),
         her=dataclasses.replace(recipe.her, goal_mix_warmup=0),
     )
     summary = train(config)
@@ -290,9 +294,9 @@ def test_a_recipe_replaces_the_learning_settings_and_keeps_the_budget() -> None:
         preset.eval_every,
         preset.eval_episodes,
     )
-    assert slide.ddpg != preset.ddpg and slide.n_envs != preset.n_envs
+    assert slide.agent != preset.agent and slide.n_envs != preset.n_envs
     changed = config_for("FetchSlide-v4", recipe="mrl-slide", seed=3, n_envs=4)
-    assert changed.n_envs == 4 and changed.ddpg == slide.ddpg  # a flag changes one setting
+    assert changed.n_envs == 4 and changed.agent == slide.agent  # a flag changes one setting
     assert changed.out_dir().name.startswith("FetchSlide-v4-mrl-slide-ddpg-mix1-2-2-s3-")
     assert slide.out_dir().name == "FetchSlide-v4-mrl-slide-ddpg-mix1-2-2-s0"
     assert config_from_dict(slide.to_dict()) == slide

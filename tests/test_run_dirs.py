@@ -107,7 +107,9 @@ def test_default_names_spell_the_settings_a_user_gave() -> None:
     given, its dataset by its file name where that is not the env id."""
     bitflip = preset_config("herkit/BitFlip-v0")
     shaped = dataclasses.replace(
-        bitflip, shaped_reward=(1.0, 2.0), dqn=dataclasses.replace(bitflip.dqn, hidden=(64, 64))
+        bitflip,
+        shaped_reward=(1.0, 2.0),
+        agent=dataclasses.replace(bitflip.agent_config(), hidden=(64, 64)),
     )
     assert shaped.out_dir().name == (
         "herkit-BitFlip-v0-dqn-future-s0-dqn.hidden=64x64,shaped_reward=1x2"
@@ -133,7 +135,7 @@ def test_default_names_keep_tasks_and_learning_settings_apart(tmp_path: Path) ->
             base,
             dataclasses.replace(base, env_kwargs=("n_bits=30",)),
             base.with_her(k=8),
-            dataclasses.replace(base, dqn=DQNConfig(lr=3e-4)),
+            dataclasses.replace(base, agent=DQNConfig(lr=3e-4)),
             base.with_her(strategy="none"),
             dataclasses.replace(base, seed=1),
         )

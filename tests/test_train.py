@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from herkit.config.registry import agent_entry, algo_names
 from herkit.config.train import TrainConfig
 from herkit.rundir.checkpoint import CheckpointError, load_checkpoint
 from herkit.rundir.logs import read_progress
@@ -34,10 +35,10 @@ def test_her_solves_15_bits_where_plain_dqn_fails(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("env_id", "algo"),
     [
-        ("herkit/PointReach-v0", "ddpg"),
-        ("herkit/PointReach-v0", "td3"),
-        ("herkit/PointReach-v0", "sac"),
-        ("herkit/GridWorld-v0", "dqn"),
+        *(
+            ("herkit/GridWorld-v0" if agent_entry(algo).discrete else "herkit/PointReach-v0", algo)
+            for algo in algo_names(offline=False)
+        ),
         ("herkit/BitFlip-v0", "sac"),
     ],
 )

@@ -178,10 +178,11 @@ def _train_main(args: list[str]) -> None:
         saved = dataclasses.replace(load_run_config(first.resume), out=first.resume)
         config = _parse_train(args, default=saved)
         changed = [
-            field.name
+            saved.algo if field.name == "agent" else field.name
             for field in dataclasses.fields(TrainConfig)
             if field.name not in ("resume", "her", *RESUME_MAY_CHANGE)
             and getattr(config, field.name) != getattr(saved, field.name)
+            and not (field.name == "agent" and config.algo != saved.algo)  # said by algo
         ]
         changed += [
             name for name, value in config.her.values().items() if value != getattr(saved.her, name)
@@ -199,20 +200,27 @@ def _train_main(args: list[str]) -> None:
             algo = first.algo if any(arg.startswith("--algo") for arg in args) else None
             with contextlib.suppress(ValueError):
                 algo = algo or config_for(first.env_id).algo
-            preset = dataclasses.replace(preset, algo=algo or preset.algo)
-        parsed = _parse_train(args, default=preset)
+            preset = preset_config(first.env_id, first.device, first.recipe, algo=algo)
+        parsed, blocks = _parse_flags(args, default=preset)
         changes = {
             field.name: getattr(parsed, field.name)
             for field in dataclasses.fields(TrainConfig)
             if field.name in PRESET_CHOICES
             or (
-                field.name != "env_id"
+                field.name not in ("env_id", "agent")
                 and getattr(parsed, field.name) != getattr(preset, field.name)
             )
         }
         if any(arg == "--algo" or arg.startswith("--algo=") for arg in args):
             changes["algo"] = parsed.algo  # given, even as the preset's: kept as given
-        config, resume = config_for(parsed.env_id, **changes), False
+        config, resume = config_for(parsed.env_id, **changes, **blocks), False
+        others = sorted(set(blocks) - {config.algo})
+        if others:  # the flags of an agent that does not train would be lost
+            flags = ", ".join(f"--{name}.*" for name in others)
+            raise ValueError(
+                f"{flags} set the settings of --algo {' or '.join(others)}, but this run "
+                f"trains {config.algo} (--{config.algo}.*): give --algo {others[0]} to train it"
+            )
     config.check_data()  # an algorithm without its data, or data without an algorithm for it
     from herkit.training.loop import train  # torch: only once the flags are read and checked
 
@@ -253,46 +261,132 @@ def _check_dataset(config: Any) -> None:
     goal_size_for(f"dataset {config.dataset!r}", recorded, config.env_id, env)
 
 
-def _parse_train(args: list[str], **kwargs: Any) -> Any:
+def _parse_train(args: list[str], default: Any = None) -> Any:
+    """``herkit train ARGS`` read into a TrainConfig (over ``default``, by default
+    TrainConfig's own defaults)."""
+    return _parse_flags(args, default)[0]
+
+
+def _parse_flags(args: list[str], default: Any = None) -> tuple[Any, dict[str, Any]]:
+    """``herkit train ARGS`` read over the config ``default``: the TrainConfig, and the
+    agents' settings that flags changed by algorithm (``--ddpg.lr``: ``{"ddpg": ...}``).
+
+    The flags are those of a view of TrainConfig with a block of settings per registered
+    agent, named after it (``--gcivl.expectile``) where TrainConfig has its one slot
+    ``agent``: the default of ``default``'s algorithm's block is ``default``'s agent
+    settings, of another's its settings for the env (the preset's). The config takes the
+    block of the algorithm it trains. With ``--help``, the view shows that block alone."""
     from herkit.config.train import TrainConfig
 
+    _know_named_agent(args)
     unwrap_help(TrainConfig)
-    target: type = TrainConfig
-    if "-h" in args or "--help" in args:
-        target, kwargs = _help_view(kwargs.get("default") or TrainConfig())
+    default = TrainConfig() if default is None else default
+    shown = "-h" in args or "--help" in args
+    view, blocks = _flags_view(default, only=default.algo if shown else None)
+    values = {field.name: getattr(default, field.name) for field in dataclasses.fields(default)}
+    kwargs: dict[str, Any] = {"default": view(**(values | blocks))}
+    if shown:
+        kwargs["description"] = _help_description(default)
     try:
-        return parse(tyro.cli, target, args, "herkit train", **kwargs)
+        parsed = parse(tyro.cli, view, args, "herkit train", **kwargs)
     except ValueError as error:
         raise ValueError(with_suggestions(str(error), args)) from None
+    config = TrainConfig(
+        **{field.name: getattr(parsed, field.name) for field in dataclasses.fields(TrainConfig)}
+    )
+    changed = {name: getattr(parsed, name) for name, block in blocks.items()}
+    return config, {name: block for name, block in changed.items() if block != blocks[name]}
 
 
-def _help_view(default: Any) -> tuple[type, dict[str, Any]]:
-    """What ``herkit train --help`` shows for the config ``default`` (the env's preset):
-    TrainConfig with the other algorithms' settings left out, and a description that says
-    whose defaults are shown."""
-    from herkit.config.agents import ALGOS
+def _know_named_agent(args: list[str]) -> None:
+    """Where ``--algo NAME`` names an agent whose entry is not registered yet, import the
+    agents (:func:`herkit.config.registry.agent_entry`: one written in a module that needs
+    torch registers as it is imported); an unknown name is left to the parser to refuse."""
+    from herkit.config.registry import agent_entry, algo_names
+
+    for i, arg in enumerate(args):
+        name = arg.partition("=")[2] if arg.startswith("--algo=") else None
+        if arg == "--algo" and i + 1 < len(args):
+            name = args[i + 1]
+        if name is not None and name not in algo_names():
+            with contextlib.suppress(ValueError):
+                agent_entry(name)
+
+
+def _flags_view(default: Any, only: str | None = None) -> tuple[type, dict[str, Any]]:
+    """The dataclass ``herkit train`` parses for the config ``default``: TrainConfig with
+    ``--algo``'s choices the registered agents and a block of settings per agent in place
+    of the slot ``agent`` (``only``: that agent's block alone), and the blocks' defaults."""
+    from herkit.config.registry import agent_entry, algo_names
+    from herkit.config.train import TrainConfig, agent_preset
+
+    names = algo_names() if only is None else (only,)
+    clash = set(algo_names()) & {field.name for field in dataclasses.fields(TrainConfig)}
+    if clash:
+        raise ValueError(f"agents named as settings of herkit train: {', '.join(sorted(clash))}")
+    blocks = {
+        name: default.agent
+        if name == default.algo
+        else agent_preset(default.env_id, name, default.device, default.recipe)
+        for name in names
+    }
+    choices: Any = Literal[algo_names()]
+    fields: list[Any] = [
+        ("algo", choices, dataclasses.field(default="dqn", metadata={"help": algo_help()})),
+        ("agent", Annotated[Any, tyro.conf.Suppress], dataclasses.field(default=None)),
+    ]
+    for name in names:
+        entry = agent_entry(name)
+        unwrap_help(entry.config)
+        words = {"help": f"Settings of --algo {name}: {entry.help}."}
+        fields.append((name, entry.config, dataclasses.field(default=None, metadata=words)))
+
+    def __post_init__(self: Any) -> None:
+        object.__setattr__(self, "agent", getattr(self, self.algo, None))
+        TrainConfig.__post_init__(self)
+
+    view = dataclasses.make_dataclass(
+        "TrainConfig",
+        fields,
+        bases=(TrainConfig,),
+        frozen=True,
+        namespace={"__post_init__": __post_init__},
+    )
+    return view, blocks
+
+
+def algo_help() -> str:
+    """``--algo``'s help: the registered agents, by kind."""
+    from herkit.config.registry import agent_entries
+
+    kinds = {
+        "discrete actions": [e.name for e in agent_entries() if e.discrete and not e.offline],
+        "continuous actions": [e.name for e in agent_entries() if not (e.discrete or e.offline)],
+        "offline agents: they train on --dataset": [e.name for e in agent_entries() if e.offline],
+    }
+    listed = "; ".join(f"{', '.join(names)} ({kind})" for kind, names in kinds.items() if names)
+    return f"Agent: {listed}."
+
+
+def _help_description(default: Any) -> str:
+    """What ``herkit train --help`` says first for the config ``default`` (the env's
+    preset): whose defaults it shows, and that other algorithms' flags are not shown."""
     from herkit.config.presets import preset_values
-    from herkit.config.train import TrainConfig
+    from herkit.config.registry import algo_names
 
-    own = {field.name: field for field in dataclasses.fields(TrainConfig)}
-    others = [algo for algo in ALGOS if algo != default.algo]
-    suppressed: Any = Annotated[Any, tyro.conf.Suppress]  # a type at run time: make_dataclass
-    hidden = [(algo, suppressed, dataclasses.field(default=own[algo].default)) for algo in others]
-    view = dataclasses.make_dataclass("TrainConfig", hidden, bases=(TrainConfig,), frozen=True)
+    others = [algo for algo in algo_names() if algo != default.algo]
     whose = (
         f"{default.env_id}'s preset"
         if preset_values(default.env_id)
         else f"the defaults of an env without a preset, such as {default.env_id}"
     )
-    description = textwrap.fill(
+    return textwrap.fill(
         "Train a goal-conditioned agent with HER. The defaults shown are "
         f"{whose}, for --algo {default.algo}; herkit train ENV_ID --help shows another env's, "
         f"herkit train ENV_ID --algo ALGO --help another algorithm's flags "
         f"(--{'.*, --'.join(others)}.* are not shown here).",
         width=88,
     )
-    values = {name: getattr(default, name) for name in own}
-    return view, {"default": view(**values), "description": description}
 
 
 def _train_main_safe(args: list[str]) -> int:
@@ -557,7 +651,9 @@ def with_suggestions(message: str, args: list[str]) -> str:
 
 
 def _train_flags() -> list[str]:
-    """Every ``herkit train`` flag, ``--k`` to ``--sac.target-entropy``."""
+    """Every ``herkit train`` flag, ``--k`` to ``--sac.target-entropy`` (an agent's settings
+    ``--ALGO.FIELD`` for each registered agent)."""
+    from herkit.config.registry import agent_entries
     from herkit.config.train import TrainConfig
 
     flags = []
@@ -567,8 +663,13 @@ def _train_flags() -> list[str]:
                 f"--{field.name}.{sub.name.replace('_', '-')}"
                 for sub in dataclasses.fields(field.default)
             ]
-        else:
+        elif field.name != "agent":
             flags.append(f"--{field.name.replace('_', '-')}")
+    for entry in agent_entries():
+        flags += [
+            f"--{entry.name}.{sub.name.replace('_', '-')}"
+            for sub in dataclasses.fields(entry.config)
+        ]
     return flags
 
 

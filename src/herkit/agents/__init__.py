@@ -25,13 +25,11 @@ from herkit.agents.dqn import DQNAgent
 from herkit.agents.normalizer import Normalizer
 from herkit.agents.offline import GCBCAgent, GCIQLAgent, GCIVLAgent, OfflineAgent
 from herkit.agents.sac import SACAgent
-from herkit.config.agents import (
-    DDPGConfig,
-    DQNConfig,
-    OffPolicyConfig,
-    config_class,
-    default_agent_config,
-)
+from herkit.config.agents import OffPolicyConfig
+from herkit.config.registry import agent_entry, algo_names
+
+# Agents whose registry entry is written in their own module (beside the class, importing
+# torch) are registered by importing it here: one line per such agent.
 
 __all__ = [
     "Agent",
@@ -47,16 +45,6 @@ __all__ = [
     "make_agent",
 ]
 
-_BOX_AGENTS: dict[str, type[GoalAgent]] = {
-    "ddpg": DDPGAgent,
-    "td3": DDPGAgent,
-    "sac": SACAgent,
-    "gcbc": GCBCAgent,
-    "gcivl": GCIVLAgent,
-    "gciql": GCIQLAgent,
-}
-"""The agent class of each algorithm for a Box action space."""
-
 
 def make_agent(
     algo: str,
@@ -70,28 +58,27 @@ def make_agent(
     terminal_on_success: bool | None = None,
     precision: str = "fp32",
 ) -> GoalAgent:
-    """Build the ``algo`` agent ("dqn", "ddpg", "td3", "sac", or the offline "gcbc", "gcivl"
-    or "gciql") for these sizes.
+    """Build the ``algo`` agent (a name of the registry, :mod:`herkit.config.registry`:
+    "dqn", "ddpg", "td3", "sac", or the offline "gcbc", "gcivl" or "gciql", ...) for these
+    sizes.
 
     ``config`` must be the algorithm's config class (``DDPGConfig`` for ddpg and td3, with
     ``twin_q=True`` for td3, e.g. ``DDPGConfig.td3()``); None takes its defaults
-    (:func:`~herkit.config.agents.default_agent_config`).
+    (:meth:`~herkit.config.registry.AgentEntry.default_config`).
     ``reward_range`` bounds the per-step reward, for clipping Q targets to the return range
     (None: not clipped, for rewards without known bounds); with ``terminal_on_success``
     (whether the env ends episodes on success) it sets the reward scale
     (:class:`herkit.agents.updates.ValueScale`). ``precision`` is ``"fp32"`` or ``"bf16"``
     (forward passes under a bfloat16 autocast; :mod:`herkit.runtime.precision`).
-    "dqn" needs a ``Discrete`` action space, the others a 1-D ``Box`` with finite bounds;
+    "dqn" (an entry with ``discrete``) needs a ``Discrete`` action space, the others a 1-D
+    ``Box`` with finite bounds;
     anything else raises ``ValueError``. The offline agents take their rewards as
     ``success - 1`` whatever ``reward_range`` and ``terminal_on_success`` say
     (:mod:`herkit.agents.offline`), and update in every mode the online ones do (eager,
     compiled, captured: :mod:`herkit.agents.updates`).
     """
-    expected = config_class(algo)
-    if config is None:
-        config = default_agent_config(algo)
-    if not isinstance(config, expected):
-        raise ValueError(f"algo={algo!r} needs a {expected.__name__}, got {type(config).__name__}")
+    entry = agent_entry(algo)
+    config = entry.checked(entry.default_config() if config is None else config)
     for name, dim in (("observation_dim", observation_dim), ("goal_dim", goal_dim)):
         if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
             raise ValueError(f"{name} must be a positive int, got {dim!r}")
@@ -113,14 +100,16 @@ def _build(
     device: str | torch.device,
     seed: int | None,
 ) -> GoalAgent:
-    if algo == "dqn":
+    entry = agent_entry(algo)
+    agent: Any = entry.agent_class()  # config is of algo's class (make_agent checked it)
+    if entry.discrete:
         if not isinstance(action_space, gymnasium.spaces.Discrete):
+            box = ", ".join(repr(name) for name in algo_names() if not agent_entry(name).discrete)
             raise ValueError(
-                f"algo='dqn' needs a Discrete action space, got {action_space!r}; "
-                "use 'ddpg', 'td3', 'sac', 'gcbc', 'gcivl' or 'gciql' for a Box"
+                f"algo={algo!r} needs a Discrete action space, got {action_space!r}; "
+                f"use {box} for a Box"
             )
-        assert isinstance(config, DQNConfig)
-        return DQNAgent(
+        return agent(
             config,
             observation_dim,
             goal_dim,
@@ -132,8 +121,9 @@ def _build(
         )
 
     if not isinstance(action_space, gymnasium.spaces.Box):
+        discrete = ", ".join(repr(name) for name in algo_names() if agent_entry(name).discrete)
         hint = (
-            "; use 'dqn' for a Discrete"
+            f"; use {discrete} for a Discrete"
             if isinstance(action_space, gymnasium.spaces.Discrete)
             else ""
         )
@@ -145,9 +135,6 @@ def _build(
         )
     if not np.all(high > low):
         raise ValueError(f"algo={algo!r} needs high > low in every dimension, got {action_space!r}")
-    if isinstance(config, DDPGConfig) and algo == "td3" and not config.twin_q:
-        raise ValueError("algo='td3' needs a DDPGConfig with twin_q=True, e.g. DDPGConfig.td3()")
-    agent: Any = _BOX_AGENTS[algo]  # config is of algo's class (make_agent checked it)
     return agent(
         config, observation_dim, goal_dim, low, high, reward_range, device=device, seed=seed
     )

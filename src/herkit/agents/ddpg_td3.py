@@ -16,6 +16,8 @@ random action.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import torch
 from torch import nn
@@ -32,7 +34,7 @@ class DDPGAgent(BoxAgent):
     """DDPG, or TD3 with ``twin_q``, ``policy_delay`` and ``target_noise`` set."""
 
     config: DDPGConfig
-    METRICS = (
+    METRICS: ClassVar[tuple[str, ...]] = (
         "critic_loss",
         "q_mean",
         "q_min",

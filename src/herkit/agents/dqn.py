@@ -8,6 +8,8 @@ prioritized-replay weights. Exploration is epsilon-greedy.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import torch
 from torch import nn
@@ -25,7 +27,14 @@ class DQNAgent(GoalAgent):
     """Double DQN on ``observation || goal`` for a ``Discrete(n, start)`` action space."""
 
     config: DQNConfig
-    METRICS = ("critic_loss", "q_mean", "q_min", "q_max", "target_q_mean", "td_abs_mean")
+    METRICS: ClassVar[tuple[str, ...]] = (
+        "critic_loss",
+        "q_mean",
+        "q_min",
+        "q_max",
+        "target_q_mean",
+        "td_abs_mean",
+    )
     ACTION_DTYPE = torch.int64
 
     def __init__(

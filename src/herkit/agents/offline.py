@@ -81,9 +81,12 @@ class OfflineAgent(BoxAgent):
         self._place_values()
 
     TRAINED: ClassVar[tuple[str, ...]] = ()
-    """The networks besides the actor that an update trains (attributes of that name)."""
+    """The networks besides the actor that an update trains (attributes of that name). A
+    subclass declares its own as ``TRAINED: ClassVar[tuple[str, ...]] = (...)``: any
+    number of names, whatever its base's count."""
     TARGETS: ClassVar[tuple[str, ...]] = ()
-    """The trained networks with a polyak target (``NAME_target``, made here)."""
+    """The trained networks with a polyak target (``NAME_target``, made here), declared as
+    :data:`TRAINED` is."""
 
     def _build_trained(self) -> None:
         """Build the :data:`TRAINED` networks (under the agent's seeded init, on the CPU)."""
@@ -182,7 +185,8 @@ class GCIVLAgent(OfflineAgent):
         "td_abs_mean",
     )
 
-    TRAINED = TARGETS = ("value",)
+    TRAINED: ClassVar[tuple[str, ...]] = ("value",)
+    TARGETS: ClassVar[tuple[str, ...]] = ("value",)
 
     def _build_trained(self) -> None:
         config = self.config
@@ -258,8 +262,8 @@ class GCIQLAgent(OfflineAgent):
         "td_abs_mean",
     )
 
-    TRAINED = ("value", "critic")
-    TARGETS = ("critic",)
+    TRAINED: ClassVar[tuple[str, ...]] = ("value", "critic")
+    TARGETS: ClassVar[tuple[str, ...]] = ("critic",)
 
     def _build_trained(self) -> None:
         config = self.config

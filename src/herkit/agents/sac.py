@@ -11,7 +11,7 @@ with ``autotune``, ``log alpha`` follows ``-log alpha * (log pi + target_entropy
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -29,7 +29,7 @@ class SACAgent(BoxAgent):
     """SAC (Haarnoja et al., 2018, with learned temperature) on ``observation || goal``."""
 
     config: SACConfig
-    METRICS = (
+    METRICS: ClassVar[tuple[str, ...]] = (
         "critic_loss",
         "actor_loss",
         "q_mean",

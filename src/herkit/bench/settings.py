@@ -17,7 +17,8 @@ from typing import Literal
 
 from herkit.bench.data import MANY_ENVS
 from herkit.buffer.checks import check_float, check_int, is_number
-from herkit.config.agents import ALGOS, UPDATE_MODES, Algo, UpdateMode
+from herkit.config.agents import UPDATE_MODES, Algo, UpdateMode
+from herkit.config.registry import algo_names
 
 _SIZE = re.compile(r"^(\d+)x(\d+)(ln)?:(\d+)$")
 
@@ -126,7 +127,7 @@ class UpdateBenchConfig:
 
     def __post_init__(self) -> None:
         for name, allowed in (
-            ("algos", ALGOS),
+            ("algos", algo_names()),
             ("precisions", ("fp32", "bf16")),
             ("modes", UPDATE_MODES),
         ):

@@ -32,7 +32,7 @@ from herkit.bench.data import ACTION_DIM, GOAL_DIM, OBSERVATION_DIM, fetch_rewar
 from herkit.bench.settings import NetworkSize, UpdateBenchConfig
 from herkit.buffer import HerReplayBuffer
 from herkit.buffer.settings import HerSettings
-from herkit.config.agents import OFFLINE_ALGOS
+from herkit.config.registry import agent_entry
 
 __all__ = [
     "ENVS",
@@ -125,9 +125,10 @@ def run_update_bench(
     rows = []
     buffers: dict[tuple[bool, Any], HerReplayBuffer] = {}
     for algo in config.algos:
-        discrete = algo == "dqn"
-        # an offline agent's batches carry OGBench's value and actor goals, as in a run
-        settings = TrainConfig(algo=algo).her_settings() if algo in OFFLINE_ALGOS else None
+        entry = agent_entry(algo)
+        discrete = entry.discrete
+        # an offline agent's batches carry its value and actor goals (OGBench's), as in a run
+        settings = TrainConfig(algo=algo).her_settings() if entry.offline else None
         key = (discrete, settings)
         if key not in buffers:
             buffers[key] = filled_buffer(
@@ -180,18 +181,18 @@ def run_update_bench(
 def _agent_config(algo: str, size: NetworkSize) -> Any:
     """``algo``'s default settings at ``size`` (an offline agent keeps OGBench's LayerNorms:
     in its value networks, not its actor)."""
-    from dataclasses import replace
+    from dataclasses import fields, replace
 
-    from herkit.config.agents import default_agent_config
-
+    entry = agent_entry(algo)
+    config = entry.default_config()
     norms: dict[str, Any] = {"critic_layer_norm": size.layer_norm}
-    if algo != "dqn":
+    if "actor_layer_norm" in {field.name for field in fields(config)}:  # an agent with an actor
         norms["actor_layer_norm"] = size.layer_norm
     return replace(
-        default_agent_config(algo),
+        config,
         hidden=size.hidden,
         batch_size=size.batch_size,
-        **({} if algo in OFFLINE_ALGOS else norms),
+        **({} if entry.offline else norms),
     )
 
 

@@ -22,9 +22,10 @@ are also importable from :mod:`herkit.config.train`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from herkit.buffer.checks import check_bool, check_float, check_int, is_number
+from herkit.config.registry import AgentEntry, agent_entry, algo_names, register
 
 __all__ = [
     "ALGOS",
@@ -158,6 +159,18 @@ class DQNConfig(OffPolicyConfig):
         check_bool("huber", self.huber)
 
 
+register(
+    AgentEntry(
+        "dqn",
+        DQNConfig,
+        "herkit.agents.dqn:DQNAgent",
+        "DQN for discrete actions (the HER paper's bit flipping)",
+        discrete=True,
+        retired=("actor_layer_norm",),  # written while DQN's settings held an actor's
+    )
+)
+
+
 Init = Literal["torch", "xavier", "orthogonal"]
 """How an actor's and critics' layers start (:attr:`DDPGConfig.init`)."""
 
@@ -230,6 +243,26 @@ class DDPGConfig(ActorCriticConfig):
         return cls(**settings)
 
 
+def _twin_critics(config: Any) -> None:
+    if not config.twin_q:
+        raise ValueError("algo='td3' needs a DDPGConfig with twin_q=True, e.g. DDPGConfig.td3()")
+
+
+register(
+    AgentEntry("ddpg", DDPGConfig, "herkit.agents.ddpg_td3:DDPGAgent", "DDPG as baselines' HER")
+)
+register(
+    AgentEntry(
+        "td3",
+        DDPGConfig,
+        "herkit.agents.ddpg_td3:DDPGAgent",
+        "TD3: DDPG with twin critics, policy delay 2, target smoothing",
+        default=DDPGConfig.td3,
+        check=_twin_critics,
+    )
+)
+
+
 @dataclass(frozen=True)
 class SACConfig(ActorCriticConfig):
     """Soft actor-critic with twin critics and automatic entropy tuning."""
@@ -252,6 +285,13 @@ class SACConfig(ActorCriticConfig):
                 f"target_entropy must be a finite number or None, got {self.target_entropy!r}"
             )
         check_float("lr_alpha", self.lr_alpha, 0.0, open_low=True)
+
+
+register(
+    AgentEntry(
+        "sac", SACConfig, "herkit.agents.sac:SACAgent", "soft actor-critic with its entropy tuned"
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -295,6 +335,18 @@ class GCBCConfig(OfflineGCConfig):
     """Goal-conditioned behavioural cloning: maximise log pi(a | s, actor goal)."""
 
 
+register(
+    AgentEntry(
+        "gcbc",
+        GCBCConfig,
+        "herkit.agents.offline:GCBCAgent",
+        "offline goal-conditioned behaviour cloning",
+        offline=True,
+        value_goals=None,  # no value function: no value goals drawn
+    )
+)
+
+
 @dataclass(frozen=True)
 class GCIVLConfig(OfflineGCConfig):
     """Goal-conditioned implicit V-learning (OGBench's GCIVL): an expectile value V(s, g)
@@ -309,6 +361,17 @@ class GCIVLConfig(OfflineGCConfig):
         super().__post_init__()
         _check_expectile(self.expectile)
         check_float("alpha", self.alpha, 0.0)
+
+
+register(
+    AgentEntry(
+        "gcivl",
+        GCIVLConfig,
+        "herkit.agents.offline:GCIVLAgent",
+        "offline implicit V-learning, an AWR actor",
+        offline=True,
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -342,16 +405,38 @@ def _check_expectile(value: Any) -> None:
         raise ValueError(f"expectile must be a finite number in (0.0, 1.0), got {value!r}")
 
 
-Algo = Literal["dqn", "ddpg", "td3", "sac", "gcbc", "gcivl", "gciql"]
-"""The algorithms herkit trains (``--algo``); each has its settings block in TrainConfig.
-The last three (gcbc, gcivl, gciql) are offline agents (:data:`OFFLINE_ALGOS`)."""
+register(
+    AgentEntry(
+        "gciql",
+        GCIQLConfig,
+        "herkit.agents.offline:GCIQLAgent",
+        "offline implicit Q-learning, a DDPG+BC actor",
+        offline=True,
+        presets={"pointmaze-": {"alpha": 0.003}},  # OGBench's hyperparameters.sh
+    )
+)
 
-ALGOS: tuple[Algo, ...] = get_args(Algo)
-"""The names of :data:`Algo`, in order."""
+if TYPE_CHECKING:
+    Algo = str
+    """The name of a registered agent (``--algo``); at run time a ``Literal`` of them."""
+    ALGOS: tuple[str, ...]
+    OFFLINE_ALGOS: tuple[str, ...]
 
-OFFLINE_ALGOS: tuple[Algo, ...] = ("gcbc", "gcivl", "gciql")
-"""The offline goal-conditioned agents, trained from a recorded dataset (their batches
-carry actor goals; they update eager, compiled or captured, as the online ones do)."""
+
+def __getattr__(name: str) -> Any:
+    """:data:`Algo`, :data:`ALGOS` and :data:`OFFLINE_ALGOS`, read from the registry
+    (:mod:`herkit.config.registry`) when they are imported: ``Algo`` the ``Literal`` of the
+    registered agents' names, ``ALGOS`` those names in order, ``OFFLINE_ALGOS`` the offline
+    agents' (their batches carry actor goals; they update eager, compiled or captured, as
+    the online ones do)."""
+    if name == "Algo":
+        return Literal[algo_names()]
+    if name == "ALGOS":
+        return algo_names()
+    if name == "OFFLINE_ALGOS":
+        return algo_names(offline=True)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 UpdateMode = Literal["eager", "compiled", "captured", "compiled-captured"]
 """How an update step runs (:mod:`herkit.agents.updates`): op by op, compiled, captured as a
@@ -371,21 +456,9 @@ UPDATE_MODE_WORDS: dict[str, str] = {
 
 def config_class(algo: str) -> type[OffPolicyConfig]:
     """The settings class of ``algo`` (TD3 shares DDPG's); ValueError for another name."""
-    classes: dict[str, type[OffPolicyConfig]] = {
-        "dqn": DQNConfig,
-        "ddpg": DDPGConfig,
-        "td3": DDPGConfig,
-        "sac": SACConfig,
-        "gcbc": GCBCConfig,
-        "gcivl": GCIVLConfig,
-        "gciql": GCIQLConfig,
-    }
-    if algo not in classes:
-        raise ValueError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
-    return classes[algo]
+    return agent_entry(algo).config
 
 
 def default_agent_config(algo: str) -> OffPolicyConfig:
     """The default settings of ``algo`` (:meth:`DDPGConfig.td3` for ``"td3"``)."""
-    cls = config_class(algo)
-    return DDPGConfig.td3() if algo == "td3" else cls()
+    return agent_entry(algo).default_config()

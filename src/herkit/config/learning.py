@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from herkit.buffer.settings import HerSettings
-from herkit.config.agents import ALGOS
+from herkit.config.registry import algo_names
 
 __all__ = ["BOOKKEEPING", "RESUME_MAY_CHANGE", "flat_settings", "learning_differences"]
 
@@ -62,17 +62,22 @@ def learning_differences(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> 
     """The learning settings of the config dict ``mine`` (:meth:`TrainConfig.to_dict`) that
     differ from those of ``theirs`` (another such dict, or a run's config.json), as names
     (``k``, ``dqn.lr`` for the settings of ``mine``'s algorithm). Left out: the settings in
-    :data:`BOOKKEEPING`, the other algorithms' blocks, and settings ``mine`` leaves to the
-    env or the machine (None, ``auto``)."""
+    :data:`BOOKKEEPING`, the other algorithms' blocks (a config.json written before one
+    agent slot has one per algorithm), the agent's settings where ``theirs`` is of another
+    agent (``algo`` differs), and settings ``mine`` leaves to the env or the machine (None,
+    ``auto``)."""
     mine, theirs = flat_settings(mine), flat_settings(theirs)
     algo = mine["algo"]
+    blocks = {algo, *algo_names()}
     differ = [
         name
         for name, value in mine.items()
-        if name not in (*BOOKKEEPING, *ALGOS)
+        if name not in (*BOOKKEEPING, *blocks)
         and value not in (None, "auto")
         and theirs.get(name) != value
     ]
+    if algo not in theirs and theirs.get("algo") != algo:
+        return differ  # another agent, whose settings are not comparable: ``algo`` says it
     block = theirs.get(algo) or {}
     differ += [f"{algo}.{key}" for key, value in mine[algo].items() if block.get(key) != value]
     return differ

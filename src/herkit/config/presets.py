@@ -2,19 +2,21 @@
 :func:`preset_values`.
 
 A preset is a dict of :class:`~herkit.config.train.TrainConfig` fields for one env id, or for a
-family of them by prefix (``Fetch``): the paper's bit-flipping setup, Fetch setups with
-baselines' network values tuned for 2 CPU cores (``--recipe`` runs the cited codes' own,
-:mod:`herkit.config.recipes`), and what the herkit envs and PointMaze solve with
-(docs/experiment-log.md). A run on a GPU (``--device cuda``) takes the GPU preset of its
-env where there is one: the large-batch setup that a GPU can afford and two CPU cores
-cannot.
+family of them by prefix (``Fetch``), where an item named after an algorithm
+(``ddpg=DDPGConfig(batch_size=512)``) is that agent's settings on these envs (the agent
+slot of a run with that ``--algo``; :func:`~herkit.config.train.agent_preset`): the paper's
+bit-flipping setup, Fetch setups with baselines' network values tuned for 2 CPU cores
+(``--recipe`` runs the cited codes' own, :mod:`herkit.config.recipes`), and what the herkit
+envs and PointMaze solve with (docs/experiment-log.md). A run on a GPU (``--device cuda``)
+takes the GPU preset of its env where there is one: the large-batch setup that a GPU can
+afford and two CPU cores cannot.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from herkit.config.agents import DDPGConfig, DQNConfig, GCIQLConfig
+from herkit.config.agents import DDPGConfig, DQNConfig
 from herkit.config.her import RunHerSettings
 
 __all__ = ["GPU_PRESETS", "PRESETS", "preset_values"]
@@ -62,7 +64,8 @@ _FETCH = dict(
 _FETCH_48 = dict(_FETCH, n_envs=48, ddpg=DDPGConfig(batch_size=2048))
 # OGBench's locomaze tasks, trained offline (--dataset): its protocol of 1M gradient steps,
 # evaluated every 100,000 on each of the 5 tasks with 50 episodes (here 50 envs stepped
-# together); GCIQL's actor weight 0.003 on pointmaze, as OGBench tunes it.
+# together). An agent's own settings per dataset are its registry entry's (GCIQL's actor
+# weight 0.003 on pointmaze, as OGBench tunes it: herkit.config.agents).
 _OGBENCH = dict(
     algo="gcivl",
     offline_steps=1_000_000,
@@ -105,7 +108,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 1 on a 2-core Zen 4, where the family's setting levelled off near 0.6 (docs/results.md).
     "FetchPickAndPlace-v4": dict(_FETCH_48, updates_per_step=1 / 24),
     "Fetch": _FETCH,
-    "pointmaze-": dict(_OGBENCH, gciql=GCIQLConfig.pointmaze()),
+    "pointmaze-": _OGBENCH,
     "antmaze-": _OGBENCH,
     "humanoidmaze-": _OGBENCH,
 }

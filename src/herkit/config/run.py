@@ -8,10 +8,14 @@ import dataclasses
 import sys
 from typing import Any
 
-from herkit.config.agents import Algo
-from herkit.config.train import TrainConfig, preset_config
+from herkit.config.registry import agent_entry, algo_names
+from herkit.config.train import TrainConfig, agent_preset, preset_config
 
 __all__ = ["config_for"]
+
+FALLBACK_ALGOS = {True: "dqn", False: "sac"}
+"""The agent a run takes where the preset's does not fit the env's action space (and no
+``algo`` is given): by whether the space is discrete."""
 
 
 def config_for(env_id: str, **changes: Any) -> TrainConfig:
@@ -20,10 +24,15 @@ def config_for(env_id: str, **changes: Any) -> TrainConfig:
     over it, :mod:`herkit.config.recipes`) with ``changes``, where
     env kwargs given are merged into the preset's (the preset's others stay), and, unless
     ``algo`` is given, the preset's algorithm if it fits the env's action space, else DQN
-    for a discrete one and SAC for a continuous one (said on stderr). With a ``dataset``,
-    ``steps`` (env steps) is 0 unless given: the run trains on the dataset alone.
-    ``train(config_for(ENV_ID, steps=...))`` from Python is that command's run."""
-    preset = preset_config(env_id, changes.get("device", "cpu"), changes.get("recipe"))
+    for a discrete one and SAC for a continuous one (said on stderr). The agent's settings
+    are ``agent`` where given, else the change named after the run's algorithm
+    (``ddpg=DDPGConfig(...)``: one may be given for each algorithm, the run's counts), else
+    the algorithm's for this env (:func:`~herkit.config.train.agent_preset`). With a
+    ``dataset``, ``steps`` (env steps) is 0 unless given: the run trains on the dataset
+    alone. ``train(config_for(ENV_ID, steps=...))`` from Python is that command's run."""
+    device, recipe = changes.get("device", "cpu"), changes.get("recipe")
+    blocks = {name: changes.pop(name) for name in algo_names() if name in changes}
+    preset = preset_config(env_id, device, recipe, algo=changes.get("algo"))
     if changes.get("dataset") is not None and "steps" not in changes:
         changes["steps"] = 0
     if changes.get("env_kwargs") is not None and preset.env_kwargs:
@@ -31,23 +40,24 @@ def config_for(env_id: str, **changes: Any) -> TrainConfig:
         mine = given.env_kwargs_dict()
         kept = tuple(item for item in preset.env_kwargs if item.split("=")[0] not in mine)
         changes["env_kwargs"] = kept + given.env_kwargs
-    config = dataclasses.replace(preset, **changes)
-    if "algo" in changes:
-        return config
-    import gymnasium
+    algo = changes.get("algo", preset.algo)
+    if "algo" not in changes:
+        import gymnasium
 
-    from herkit.envs import make_goal_env
+        from herkit.envs import make_goal_env
 
-    with contextlib.closing(make_goal_env(config.env_id, **config.env_kwargs_dict())) as env:
-        space = env.action_space
-    discrete = isinstance(space, gymnasium.spaces.Discrete)
-    if discrete == (config.algo == "dqn"):
-        return config
-    algo: Algo = "dqn" if discrete else "sac"
-    kind = "discrete" if discrete else "continuous"
-    print(
-        f"herkit: {config.env_id} has a {kind} action space: training with --algo {algo} "
-        "(give --algo to choose another)",
-        file=sys.stderr,
-    )
-    return dataclasses.replace(config, algo=algo)
+        kwargs = dataclasses.replace(preset, **changes).env_kwargs_dict()
+        with contextlib.closing(make_goal_env(env_id, **kwargs)) as env:
+            discrete = isinstance(env.action_space, gymnasium.spaces.Discrete)
+        if discrete != agent_entry(algo).discrete:
+            algo = FALLBACK_ALGOS[discrete]
+            kind = "discrete" if discrete else "continuous"
+            print(
+                f"herkit: {env_id} has a {kind} action space: training with --algo {algo} "
+                "(give --algo to choose another)",
+                file=sys.stderr,
+            )
+    if "agent" not in changes:
+        chosen = blocks.get(algo)
+        changes["agent"] = agent_preset(env_id, algo, device, recipe) if chosen is None else chosen
+    return dataclasses.replace(preset, **(changes | {"algo": algo}))

@@ -3,9 +3,12 @@
 :class:`TrainConfig` is everything ``herkit train`` takes; :func:`preset_config` gives
 its defaults for an env (the paper's bit-flipping setup, baselines' Fetch setup).
 
-The agents' settings (:class:`DQNConfig`, :class:`DDPGConfig`, :class:`SACConfig`) are in
-:mod:`herkit.config.agents`; every config is frozen and checks its values in
-``__post_init__``, raising ``ValueError`` naming the field.
+The agents' settings (:class:`DQNConfig`, :class:`DDPGConfig`, :class:`SACConfig`, ...) are in
+:mod:`herkit.config.agents`, each agent's registry entry (:mod:`herkit.config.registry`)
+beside its settings class; a TrainConfig holds the settings of its ``algo`` in one slot,
+``agent``, which ``herkit train`` shows as ``--ALGO.*`` flags and config.json writes as the
+block ``ALGO``. Every config is frozen and checks its values in ``__post_init__``, raising
+``ValueError`` naming the field.
 
 A run's default directory name (:func:`default_run_name`) spells out its env, algorithm,
 strategy and seed and the learning settings that differ from its env's preset
@@ -20,45 +23,43 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import tyro
 
 from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 from herkit.buffer.conventions import SuccessKey
-from herkit.buffer.rules import OGBENCH_ACTOR_GOALS, OGBENCH_VALUE_GOALS
 from herkit.buffer.settings import HerSettings, Strategy
-from herkit.config.agents import (
-    ALGOS,
-    OFFLINE_ALGOS,
-    Algo,
-    DDPGConfig,
-    DQNConfig,
-    GCBCConfig,
-    GCIQLConfig,
-    GCIVLConfig,
-    OffPolicyConfig,
-    SACConfig,
-    UpdateMode,
-    config_class,
-)
+from herkit.config.agents import OffPolicyConfig, UpdateMode
 from herkit.config.her import RunHerSettings
 from herkit.config.learning import flat_settings, learning_differences
 from herkit.config.presets import preset_values
 from herkit.config.recipes import recipe_values
-
-VALUE_FREE_ALGOS = ("gcbc",)
-"""Offline agents without a value function: their buffer draws no value goals."""
+from herkit.config.registry import AgentEntry, agent_entry, algo_names
 
 __all__ = [
     "PRESET_CHOICES",
     "VALUE_FREE_ALGOS",
     "TrainConfig",
+    "agent_preset",
     "config_from_dict",
     "default_run_name",
     "on_gpu",
     "preset_config",
 ]
+
+if TYPE_CHECKING:
+    VALUE_FREE_ALGOS: tuple[str, ...]
+
+
+def __getattr__(name: str) -> Any:
+    """:data:`VALUE_FREE_ALGOS`: the offline agents without a value function (their
+    buffer draws no value goals), read from the registry."""
+    if name == "VALUE_FREE_ALGOS":
+        return tuple(
+            algo for algo in algo_names(offline=True) if agent_entry(algo).value_goals is None
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -70,9 +71,10 @@ class TrainConfig:
     )
     """Gymnasium id of a goal env: herkit/BitFlip-v0, herkit/PointReach-v0,
     herkit/GridWorld-v0, herkit/MountainCarGoal-v0, FetchReach-v4 (etc.) or module:Id."""
-    algo: Algo = "dqn"
-    """Agent: dqn (discrete actions), ddpg, td3 or sac (continuous actions); gcbc, gcivl or
-    gciql (offline agents: they train on --dataset)."""
+    algo: str = "dqn"
+    """The agent: a name of the registry (:mod:`herkit.config.registry`), e.g. dqn
+    (discrete actions), ddpg (continuous) or gcivl (offline: it trains on --dataset); its
+    settings are :attr:`agent`."""
     recipe: Literal["baselines", "mrl-push", "mrl-slide"] | None = None
     """A cited code's Fetch setup for the preset's learning settings (baselines: the HER
     paper's DDPG; mrl's protoge_config, best_slide_config); flags change any."""
@@ -120,8 +122,8 @@ class TrainConfig:
     env's (ag, ag': achieved goal before and after the step); success stays the env's."""
     dataset: str | None = None
     """A recorded dataset (OGBench's layout: an .npz of observations, actions and
-    terminals) that the buffer holds before any env step: an offline agent (gcbc, gcivl,
-    gciql) trains --offline-steps gradient steps on it, then --steps env steps online."""
+    terminals) that the buffer holds before any env step: an offline agent (--algo's)
+    trains --offline-steps gradient steps on it, then --steps env steps online."""
     offline_steps: int = 0
     """With --dataset: gradient steps on the dataset alone, before any env step (OGBench's
     protocol: 1,000,000); --eval-every and --checkpoint-every count them meanwhile."""
@@ -200,24 +202,18 @@ class TrainConfig:
     """Also write TensorBoard event files."""
     progress: bool = True
     """Show a progress bar."""
-    dqn: DQNConfig = DQNConfig()  # noqa: RUF009 (frozen, so sharing it is safe)
-    """Settings of --algo dqn."""
-    ddpg: DDPGConfig = DDPGConfig()  # noqa: RUF009
-    """Settings of --algo ddpg."""
-    td3: DDPGConfig = DDPGConfig.td3()  # noqa: RUF009 (frozen, so sharing it is safe)
-    """Settings of --algo td3."""
-    sac: SACConfig = SACConfig()  # noqa: RUF009
-    """Settings of --algo sac."""
-    gcbc: GCBCConfig = GCBCConfig()  # noqa: RUF009
-    """Settings of --algo gcbc (offline: goal-conditioned behaviour cloning)."""
-    gcivl: GCIVLConfig = GCIVLConfig()  # noqa: RUF009
-    """Settings of --algo gcivl (offline: implicit V-learning, an AWR actor)."""
-    gciql: GCIQLConfig = GCIQLConfig()  # noqa: RUF009
-    """Settings of --algo gciql (offline: implicit Q-learning, a DDPG+BC actor)."""
+    agent: tyro.conf.Suppress[OffPolicyConfig | None] = None
+    """The settings of the agent :attr:`algo` (of its registry entry's settings class; None:
+    its defaults, :meth:`~herkit.config.registry.AgentEntry.default_config`). ``herkit
+    train`` shows them as ``--ALGO.FIELD`` flags, config.json writes them as the block
+    ``ALGO``."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.env_id, str) or not self.env_id:
             raise ValueError(f"env_id must be a non-empty string, got {self.env_id!r}")
+        entry = self.entry()
+        agent = entry.default_config() if self.agent is None else self.agent
+        object.__setattr__(self, "agent", entry.checked(agent))
         check_int("steps", self.steps, 0 if self.dataset is not None else 1)
         for name, minimum in (
             ("offline_steps", 0),
@@ -280,13 +276,13 @@ class TrainConfig:
         """ValueError unless the run has what it trains on: an offline agent a dataset, an
         online one none, and steps to train (checked when a run starts: a preset, such as
         OGBench's, names an offline agent before a dataset is given)."""
-        offline = self.algo in OFFLINE_ALGOS
+        offline = self.entry().offline
         if self.dataset is None:
             if offline:
                 raise ValueError(
                     f"algo {self.algo!r} is an offline agent: it trains on a recorded dataset "
                     "(--dataset PATH; benchmarks/offline.py data makes pointmaze's); the "
-                    "online agents are dqn, ddpg, td3 and sac"
+                    f"online agents are {_spoken(algo_names(offline=False), 'and')}"
                 )
             if self.offline_steps:
                 raise ValueError(
@@ -297,8 +293,9 @@ class TrainConfig:
         if not isinstance(self.dataset, str) or not self.dataset:
             raise ValueError(f"dataset must be a path to an .npz file, got {self.dataset!r}")
         if not offline:
+            offline_algos = _spoken(algo_names(offline=True), "or")
             raise ValueError(
-                f"--dataset trains an offline agent (--algo gcbc, gcivl or gciql); "
+                f"--dataset trains an offline agent (--algo {offline_algos}); "
                 f"{self.algo} learns online from the env alone"
             )
         if not self.offline_steps and not self.steps:
@@ -309,15 +306,14 @@ class TrainConfig:
 
     def her_settings(self) -> HerSettings:
         """The buffer's settings of this run: :attr:`her` with the agent's ``gamma``; an
-        offline agent's value and actor goals OGBench's where none are given (no value goals
-        for an agent without a value, GCBC)."""
+        offline agent's value and actor goals its registry entry's where none are given
+        (OGBench's; no value goals for an agent without a value, GCBC)."""
         settings = self.her.buffer_settings(self.agent_config().gamma)
-        if self.algo not in OFFLINE_ALGOS:
+        entry = self.entry()
+        if not entry.offline:
             return settings
-        value = settings.value_goals
-        if value is None and self.algo not in VALUE_FREE_ALGOS:
-            value = OGBENCH_VALUE_GOALS
-        actor = OGBENCH_ACTOR_GOALS if settings.actor_goals is None else settings.actor_goals
+        value = entry.value_goals if settings.value_goals is None else settings.value_goals
+        actor = entry.actor_goals if settings.actor_goals is None else settings.actor_goals
         return dataclasses.replace(settings, value_goals=value, actor_goals=actor)
 
     def with_her(self, **changes: Any) -> TrainConfig:
@@ -338,9 +334,13 @@ class TrainConfig:
         return kwargs
 
     def agent_config(self) -> OffPolicyConfig:
-        """The settings of the chosen algorithm."""
-        config: OffPolicyConfig = getattr(self, self.algo)
-        return config
+        """The settings of the chosen algorithm (:attr:`agent`)."""
+        assert self.agent is not None  # set by __post_init__
+        return self.agent
+
+    def entry(self) -> AgentEntry:
+        """The registry entry of :attr:`algo` (ValueError for a name none holds)."""
+        return agent_entry(self.algo)
 
     def resolved_device(self) -> str:
         """``device`` with auto resolved."""
@@ -361,7 +361,7 @@ class TrainConfig:
         different tasks and learning settings apart (see :func:`default_run_name`)."""
         if self.out is not None:
             return Path(self.out)
-        preset = preset_config(self.env_id, self.device, self.recipe)
+        preset = preset_config(self.env_id, self.device, self.recipe, algo=self.algo)
         return Path("runs") / default_run_name(self, preset)
 
     def her_name(self) -> str:
@@ -379,20 +379,26 @@ class TrainConfig:
         return "mix" + ":".join(f"{round(weight / unit, 6):g}" for weight in mix)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict (what config.json holds)."""
-        return dataclasses.asdict(self) | {"her": self.her.to_dict()}
+        """Plain JSON-ready dict (what config.json holds): the agent's settings as the
+        block named after :attr:`algo` (``"dqn": {...}``), last."""
+        values = dataclasses.asdict(self)
+        agent = values.pop("agent")
+        return values | {"her": self.her.to_dict(), self.algo: agent}
 
 
 def config_from_dict(values: dict[str, Any]) -> TrainConfig:
-    """Rebuild a TrainConfig from :meth:`TrainConfig.to_dict` output (e.g. config.json)."""
+    """Rebuild a TrainConfig from :meth:`TrainConfig.to_dict` output (e.g. config.json):
+    the agent's settings from the block named after its ``algo`` (its defaults where there
+    is none). A config.json written before TrainConfig held one agent slot has a block per
+    algorithm then known (:data:`OLD_BLOCKS`): the other algorithms' are left unread."""
     fields = dict(values)
-    for algo in ALGOS:
-        agent = dict(fields.get(algo, {}))
-        if "hidden" in agent:
-            agent["hidden"] = tuple(agent["hidden"])
-        if algo == "dqn":  # written while DQN's settings held the (unused) actor's LayerNorm
-            agent.pop("actor_layer_norm", None)
-        fields[algo] = config_class(algo)(**agent)
+    algo = fields.get("algo", TrainConfig.algo)
+    entry = agent_entry(algo)
+    block = fields.pop(algo, None)
+    for name in (*OLD_BLOCKS, *algo_names()):
+        fields.pop(name, None)  # another algorithm's block: a config.json of the old layout
+    if block is not None:
+        fields["agent"] = entry.read(block)
     for name in ("env_kwargs", "reward_range"):
         if fields.get(name) is not None:
             fields[name] = tuple(fields[name])
@@ -414,15 +420,42 @@ PRESET_CHOICES = ("device", "recipe")
 (:func:`preset_config`): given, they are kept even where they equal the preset's own."""
 
 
-def preset_config(env_id: str, device: str = "cpu", recipe: str | None = None) -> TrainConfig:
+OLD_BLOCKS = ("dqn", "ddpg", "td3", "sac", "gcbc", "gcivl", "gciql")
+"""The agent blocks of a config.json written before TrainConfig held one agent slot (one
+per algorithm then known; :func:`config_from_dict` reads the run's own)."""
+
+
+def preset_config(
+    env_id: str, device: str = "cpu", recipe: str | None = None, algo: str | None = None
+) -> TrainConfig:
     """TrainConfig defaults for ``env_id`` on ``device``: its preset (on a GPU its GPU
     preset where it has one, :mod:`herkit.config.presets`), else the generic defaults, with
     ``recipe``'s settings over it (:mod:`herkit.config.recipes`); the device and the recipe
-    are kept in the config."""
-    values = preset_values(env_id, gpu=on_gpu(device)) | recipe_values(recipe)
+    are kept in the config. ``algo``: that agent in place of the preset's, with its
+    settings for this env (:func:`agent_preset`)."""
+    values = _preset_values(env_id, device, recipe)
+    chosen = values.get("algo", TrainConfig.algo) if algo is None else algo
+    values = {key: value for key, value in values.items() if key not in algo_names()}
+    values |= {"algo": chosen, "agent": agent_preset(env_id, chosen, device, recipe)}
     if device != "cpu":
         values["device"] = device
     return TrainConfig(env_id=env_id, recipe=recipe, **values)  # type: ignore[arg-type]
+
+
+def agent_preset(
+    env_id: str, algo: str, device: str = "cpu", recipe: str | None = None
+) -> OffPolicyConfig:
+    """The settings of the agent ``algo`` for ``env_id`` on ``device``: those that the
+    recipe or the env's preset (:mod:`herkit.config.presets`) give it (an item named after
+    the algorithm, ``ddpg=DDPGConfig(batch_size=512)``), else its registry entry's for the
+    env (:meth:`~herkit.config.registry.AgentEntry.preset_config`)."""
+    given: OffPolicyConfig | None = _preset_values(env_id, device, recipe).get(algo)
+    return agent_entry(algo).preset_config(env_id) if given is None else given
+
+
+def _preset_values(env_id: str, device: str, recipe: str | None) -> dict[str, Any]:
+    """The env's preset on ``device`` with the recipe's settings over it."""
+    return preset_values(env_id, gpu=on_gpu(device)) | recipe_values(recipe)
 
 
 def on_gpu(device: str) -> bool:
@@ -470,7 +503,7 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
         parts.append(config.recipe)
     parts.append(config.algo)
     own_goals = config.her.value_goals is None and config.her.actor_goals is None
-    if config.algo not in OFFLINE_ALGOS or not own_goals:
+    if not config.entry().offline or not own_goals:
         parts.append(config.her_name().replace(":", "-"))
     parts.append(f"s{config.seed}")
     data = None if config.dataset is None else Path(config.dataset).name.removesuffix(".npz")
@@ -479,6 +512,11 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
     if changes:
         parts.append(_short(",".join(sorted(changes))))
     return "-".join(parts)
+
+
+def _spoken(names: tuple[str, ...], last: str) -> str:
+    """Names as a sentence lists them: ``a, b and c`` (``last``: the word before the last)."""
+    return names[0] if len(names) < 2 else f"{', '.join(names[:-1])} {last} {names[-1]}"
 
 
 def _spelled(value: Any) -> str:

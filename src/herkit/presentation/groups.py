@@ -26,8 +26,8 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from herkit.config.agents import ALGOS
 from herkit.config.learning import BOOKKEEPING, flat_settings
+from herkit.config.registry import algo_names
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
 
@@ -225,7 +225,7 @@ def _grouping_settings(config: dict[str, Any]) -> dict[str, Any]:
     return {
         key: value
         for key, value in config.items()
-        if key not in IGNORED_SETTINGS and (key not in ALGOS or key == algo)
+        if key not in IGNORED_SETTINGS and (key not in algo_names() or key == algo)
     }
 
 

@@ -1,0 +1,182 @@
+"""The agents' registry: one :class:`AgentEntry` per algorithm, written beside the agent.
+
+An entry says everything herkit needs to know of an agent before it builds one: its name
+(``--algo NAME``, its flags ``--NAME.FIELD``, its block in config.json), its settings class
+and default settings, whether it learns online or from a dataset (``offline``), the goal
+mixes of an offline agent's batches (its value goals, none for an agent without a value
+function, and its actor goals; OGBench's by default), its settings per env family
+(``presets``) and its one-line help. The agent class itself is named as ``"module:Class"``
+and imported only when a run builds the agent, so that the command line reads the entries
+without importing torch.
+
+Everything that lists agents is built from here: :data:`~herkit.config.agents.Algo`,
+:data:`~herkit.config.agents.ALGOS`, :data:`~herkit.config.agents.OFFLINE_ALGOS`,
+:func:`~herkit.config.agents.config_class`, ``herkit train --algo``'s choices and help,
+:class:`~herkit.config.train.TrainConfig`'s agent settings, the docs' lists and the tests'
+parametrisations. Adding an agent is one file that calls :func:`register` and one line that
+imports it (docs/architecture.md, "Adding an agent").
+
+The built-in entries are registered by :mod:`herkit.config.agents` (torch-free, so that
+``herkit train --help`` lists them at once); an entry registered by a module that imports
+torch is known once that module is imported: :func:`agent_entry` imports
+:mod:`herkit.agents`, whose imports register every agent of the package, before it refuses
+a name it does not know.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from herkit.buffer.rules import OGBENCH_ACTOR_GOALS, OGBENCH_VALUE_GOALS
+
+__all__ = [
+    "AgentEntry",
+    "agent_entries",
+    "agent_entry",
+    "algo_names",
+    "load_agents",
+    "register",
+]
+
+Settings = Any
+"""An agent's settings: an :class:`~herkit.config.agents.OffPolicyConfig` (named here as
+``Any``: the settings classes' module registers its agents from this one)."""
+
+Mix = tuple[float, float, float]
+"""Goal-mix weights: the current state's goal, a future one of its episode, a random one."""
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """One agent, as ``herkit train --algo NAME`` knows it."""
+
+    name: str
+    """``--algo NAME``; the flags ``--NAME.FIELD``, the block ``NAME`` of config.json. A
+    lowercase Python identifier."""
+    config: type[Settings]
+    """The settings class (a frozen dataclass, :class:`~herkit.config.agents.OffPolicyConfig`
+    or a subclass); entries may share one (ddpg and td3)."""
+    agent: str | type
+    """The agent class (a :class:`~herkit.agents.base.GoalAgent`), or ``"module:Class"``
+    (imported when an agent is built: the config layer imports no agent module). A Box
+    agent is built as ``Class(config, observation_dim, goal_dim, low, high, reward_range,
+    device=, seed=)``, a discrete one (``discrete``) as :class:`~herkit.agents.dqn.DQNAgent`."""
+    help: str
+    """One line: what the agent is (``--algo``'s help and the title of its flags)."""
+    offline: bool = False
+    """Trained on a recorded dataset (``--dataset``, ``--offline-steps``); its batches carry
+    a value goal and an actor goal per sample."""
+    discrete: bool = False
+    """Acts in a ``Discrete`` action space (else a 1-D ``Box``)."""
+    default: Callable[[], Settings] | None = None
+    """The default settings; None: ``config()``. (td3: ``DDPGConfig.td3``, DDPG's class with
+    TD3's defaults.)"""
+    value_goals: Mix | None = OGBENCH_VALUE_GOALS
+    """An offline agent's value goals where ``--value-goals`` is not given (OGBench's by
+    default); None: the buffer draws none (an agent without a value function, GCBC)."""
+    actor_goals: Mix = OGBENCH_ACTOR_GOALS
+    """An offline agent's actor goals where ``--actor-goals`` is not given."""
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Settings per env family: an env-id prefix (as the presets',
+    :mod:`herkit.config.presets`) -> the fields that differ from the defaults there, e.g.
+    GCIQL's ``{"pointmaze-": {"alpha": 0.003}}``; the longest matching prefix counts."""
+    check: Callable[[Settings], None] | None = None
+    """Raises ValueError where settings of :attr:`config`'s class do not suit this agent
+    (td3: without ``twin_q``)."""
+    retired: tuple[str, ...] = ()
+    """Settings that older run directories' config.json hold for this agent and it has
+    no more: dropped when they are read."""
+
+    def default_config(self) -> Settings:
+        """The agent's default settings."""
+        return self.config() if self.default is None else self.default()
+
+    def preset_config(self, env_id: str) -> Settings:
+        """The agent's settings for ``env_id``: its defaults with its :attr:`presets` for
+        the longest prefix that ``env_id`` (or a ``module:Id``'s id) starts with."""
+        import dataclasses
+
+        config = self.default_config()
+        name = env_id.split(":")[-1]
+        matches = [key for key in self.presets if name == key or name.startswith(key)]
+        if not matches:
+            return config
+        return dataclasses.replace(config, **self.presets[max(matches, key=len)])
+
+    def checked(self, config: Any) -> Settings:
+        """``config`` if it is of this agent's settings class and suits it, else ValueError."""
+        if not isinstance(config, self.config):
+            raise ValueError(
+                f"algo={self.name!r} needs a {self.config.__name__}, got {type(config).__name__}"
+            )
+        if self.check is not None:
+            self.check(config)
+        return config
+
+    def read(self, values: Mapping[str, Any]) -> Settings:
+        """The settings written as JSON (a config.json block): lists as tuples, the
+        :attr:`retired` settings dropped."""
+        fields: dict[str, Any] = {
+            key: tuple(value) if isinstance(value, list) else value
+            for key, value in values.items()
+            if key not in self.retired
+        }
+        return self.checked(self.config(**fields))
+
+    def agent_class(self) -> type[Any]:
+        """The agent class (imported from ``"module:Class"`` the first time)."""
+        if not isinstance(self.agent, str):
+            return self.agent
+        module, _, name = self.agent.partition(":")
+        agent: type[Any] = getattr(importlib.import_module(module), name)
+        return agent
+
+
+_ENTRIES: dict[str, AgentEntry] = {}
+"""The registered agents by name, in the order they were registered."""
+
+
+def register(entry: AgentEntry) -> AgentEntry:
+    """Add ``entry`` to the agents ``herkit train --algo`` knows; returns it. ValueError for
+    a name that is no lowercase identifier or that another entry holds."""
+    name = entry.name
+    if not (isinstance(name, str) and name.isidentifier() and name == name.lower()):
+        raise ValueError(f"an agent's name must be a lowercase identifier, got {name!r}")
+    held = _ENTRIES.get(name)
+    if held is not None and held != entry:
+        raise ValueError(f"an agent named {name!r} is registered already ({held.agent})")
+    if not isinstance(entry.help, str) or "\n" in entry.help.strip():
+        raise ValueError(f"agent {name!r}: help must be one line, got {entry.help!r}")
+    _ENTRIES[name] = entry
+    return entry
+
+
+def load_agents() -> None:
+    """Import :mod:`herkit.agents` (torch), whose imports register the agents written in
+    modules that need torch."""
+    importlib.import_module("herkit.agents")
+
+
+def agent_entry(name: str) -> AgentEntry:
+    """The entry of the agent ``name``; an unknown name first imports the agents'
+    package (:func:`load_agents`), then raises ValueError listing the known names."""
+    if name not in _ENTRIES and isinstance(name, str):
+        load_agents()
+    if name not in _ENTRIES:
+        raise ValueError(f"algo must be one of {', '.join(_ENTRIES)}, got {name!r}")
+    return _ENTRIES[name]
+
+
+def agent_entries() -> tuple[AgentEntry, ...]:
+    """Every registered agent's entry, in the order of registration."""
+    return tuple(_ENTRIES.values())
+
+
+def algo_names(offline: bool | None = None) -> tuple[str, ...]:
+    """The registered agents' names (``offline``: only the offline or the online ones)."""
+    return tuple(
+        entry.name for entry in _ENTRIES.values() if offline is None or entry.offline == offline
+    )

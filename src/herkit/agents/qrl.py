@@ -1,0 +1,266 @@
+"""OGBench's QRL (quasimetric RL, Wang et al., 2023) as ``impls/agents/qrl.py`` computes it
+with its defaults (``quasimetric_type='iqe'``, ``actor_loss='ddpgbc'``, ``const_std``):
+:class:`QRLAgent`, its quasimetric value (:class:`QuasimetricValue`: OGBench's
+``GCIQEValue`` or ``GCMRNValue``), its latent dynamics model and its multiplier
+(:class:`LogParam`). Its settings are :class:`~herkit.config.agents.QRLConfig`.
+
+The value is a distance ``d(s, g) = q(phi(s), phi(g))``, ``q`` a quasimetric over latents of
+``latent_dim`` (IQE: :func:`iqe`, MRN: :func:`mrn`). With ``d_neg = d(s, g)`` for the batch's
+value goals (random states) and ``d_pos = d(s, s')``:
+
+- value: ``mean(100 * softplus(5 - d_neg / 100)) + stopgrad(lam) * mean(relu(d_pos - 1) ** 2)``
+  and the multiplier's ``lam * (eps - stopgrad(mean(relu(d_pos - 1) ** 2)))``, ``lam =
+  exp(log_lam)`` (:func:`value_losses`): the distances to random goals grow while
+  one-step distances stay near 1, and gradient descent on ``log_lam`` raises lam while
+  the constraint is broken by more than ``eps``;
+- dynamics: ``z' = phi(s) + f(phi(s) || a)`` predicts ``phi(s')`` in the quasimetric,
+  ``mean(q(phi(s'), z') + q(z', phi(s'))) / 2``;
+- actor (DDPG+BC through the dynamics): with ``mu = clip(mean of pi(s, g_a), -1, 1)`` and
+  ``Q = -q(phi(s) + f(phi(s) || mu), phi(g_a))``, value and dynamics frozen (OGBench
+  takes their parameters without gradient), ``-mean(Q) / stopgrad(mean |Q|) -
+  alpha * mean log pi(a | s, g_a)``.
+
+Every loss is taken at the parameters before the update and their sum is minimised by
+one Adam step (OGBench's one ``optax.adam`` over all parameters: one Adam per network here,
+the same element-wise steps). There is no target network. The networks are OGBench's:
+:func:`~herkit.agents.networks.mlp`'s ``flax`` layers (GELU's tanh approximation, LayerNorm
+after it with epsilon 1e-6) in ``phi`` and the dynamics model (``hidden`` then
+``latent_dim`` outputs), :func:`~herkit.agents.networks.fan_avg_init`, lam starting at 1
+and IQE's mixing weight ``sigmoid(0)``.
+
+OGBench's goals are states. Where a goal is narrower than a state (``goal_dim <
+observation_dim``, e.g. herkit/PointReach-v0's position of a state ``(x, y, vx, vy)``),
+goals have their own ``phi`` of the same shape, and ``d(s, s')`` takes the goal of ``s'``
+as its first ``goal_dim`` coordinates (herkit's reading of OGBench's layout,
+``goal_size``), so it needs inputs fed as they are (``normalize_inputs=False``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from herkit.agents.base import TorchBatch
+from herkit.agents.networks import MLP, fan_avg_init, mlp
+from herkit.agents.offline import OfflineAgent
+from herkit.agents.updates import frozen
+from herkit.config.agents import QRLConfig
+
+__all__ = ["LogParam", "QRLAgent", "QuasimetricValue", "iqe", "mrn", "value_losses"]
+
+
+def iqe(
+    x: torch.Tensor, y: torch.Tensor, dim_per_component: int, alpha: torch.Tensor
+) -> torch.Tensor:
+    """The interval quasimetric embedding's distance from latents ``x`` to ``y`` (``(...,
+    latent)``, broadcast), as OGBench's ``GCIQEValue``: each component (``dim_per_component``
+    coordinates) is the total length of the union of the intervals ``[x_i, y_i]`` with
+    ``x_i < y_i``; the distance is ``alpha * mean + (1 - alpha) * max`` over components,
+    ``alpha = sigmoid`` of the value's parameter."""
+    k = dim_per_component
+    x, y = torch.broadcast_tensors(x.unflatten(-1, (-1, k)), y.unflatten(-1, (-1, k)))
+    valid = x < y
+    sxy, ixy = torch.cat([x, y], dim=-1).sort(dim=-1, stable=True)
+    # +1 where an interval opens, -1 where it closes (0 for the empty ones), in sorted order
+    inc = torch.gather(valid, -1, ixy % k) * torch.where(ixy < k, -1, 1)
+    neg_f = -(inc.cumsum(dim=-1) < 0).to(sxy.dtype)  # -1 inside the union
+    neg_incf = torch.cat([neg_f[..., :1], neg_f[..., 1:] - neg_f[..., :-1]], dim=-1)
+    components = (sxy * neg_incf).sum(dim=-1)
+    return alpha * components.mean(dim=-1) + (1 - alpha) * components.amax(dim=-1)
+
+
+def mrn(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The metric residual network's distance from latents ``x`` to ``y``, as OGBench's
+    ``GCMRNValue``: the Euclidean distance of their first halves plus ``relu(max(x - y))``
+    of their second halves."""
+    half = x.shape[-1] // 2
+    squared = (x[..., :half] - y[..., :half]).square().sum(dim=-1)
+    quasi = F.relu((x[..., half:] - y[..., half:]).amax(dim=-1))
+    return squared.clamp_min(1e-12).sqrt() + quasi
+
+
+def value_losses(
+    d_neg: torch.Tensor, d_pos: torch.Tensor, lam: torch.Tensor, eps: float
+) -> dict[str, torch.Tensor]:
+    """QRL's value loss (its loss shaping: ``100 * softplus(5 - d / 100)`` of the
+    distances to random goals) and the multiplier's loss (OGBench's ``value_loss``)."""
+    d_neg_loss = (100 * F.softplus(5 - d_neg / 100)).mean()
+    d_pos_loss = F.relu(d_pos - 1).square().mean()
+    return {
+        "value_loss": d_neg_loss + d_pos_loss * lam.detach(),
+        "lam_loss": lam * (eps - d_pos_loss.detach()),
+        "d_neg_loss": d_neg_loss,
+        "d_pos_loss": d_pos_loss,
+    }
+
+
+class LogParam(nn.Module):
+    """A positive scalar ``exp(log_value)`` (OGBench's ``LogParam``), starting at
+    ``init_value``."""
+
+    def __init__(self, init_value: float = 1.0) -> None:
+        super().__init__()
+        self.log_value = nn.Parameter(torch.tensor(math.log(init_value)))
+
+    def forward(self) -> torch.Tensor:
+        return self.log_value.exp()
+
+
+class QuasimetricValue(nn.Module):
+    """``d(s, g) = q(phi(s), phi(g))`` (OGBench's ``GCIQEValue``/``GCMRNValue``): ``phi`` an
+    MLP of a state to ``latent_dim``, ``q`` :func:`iqe` (with its mixing parameter, starting
+    at 0: ``sigmoid(0) = 0.5``) or :func:`mrn`. Goals narrower than states have their own
+    ``phi_goal`` (the module's docstring)."""
+
+    def __init__(self, observation_dim: int, goal_dim: int, config: QRLConfig) -> None:
+        super().__init__()
+        self.quasimetric = config.quasimetric
+        self.dim_per_component = config.dim_per_component
+
+        def net(in_dim: int) -> MLP:
+            phi = mlp(
+                in_dim, config.hidden, config.latent_dim, config.critic_layer_norm, "gelu", True
+            )
+            fan_avg_init(phi)
+            return phi
+
+        self.phi = net(observation_dim)
+        self.phi_goal = None if goal_dim == observation_dim else net(goal_dim)
+        """Goals' own ``phi`` where they are narrower than states, else None (``phi``)."""
+        if self.quasimetric == "iqe":
+            self.alpha = nn.Parameter(torch.zeros(()))
+
+    def distance(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """``q(x, y)`` of latents (OGBench's ``is_phi=True``) ``(...)``."""
+        if self.quasimetric == "iqe":
+            return iqe(x, y, self.dim_per_component, torch.sigmoid(self.alpha))
+        return mrn(x, y)
+
+    def goal_latent(self, goal: torch.Tensor) -> torch.Tensor:
+        """``phi(g)`` of goals ``(B, goal_dim)``."""
+        return self.phi(goal) if self.phi_goal is None else self.phi_goal(goal)
+
+    def forward(self, observation: torch.Tensor, goal: torch.Tensor) -> torch.Tensor:
+        """``d(s, g)`` ``(B,)``."""
+        return self.distance(self.phi(observation), self.goal_latent(goal))
+
+
+class QRLAgent(OfflineAgent):
+    """OGBench's QRL (see the module): a quasimetric value, a latent dynamics model and a
+    DDPG+BC actor, trained together by one loss. ``|TD error|`` per sample: its one-step
+    distance ``d(s, s')``, which the constraint holds near 1."""
+
+    config: QRLConfig
+    value: QuasimetricValue
+    dynamics: MLP
+    lam: LogParam
+    METRICS: ClassVar[tuple[str, ...]] = (
+        "value_loss",
+        "lam_loss",
+        "lam",
+        "d_neg_loss",
+        "d_neg_mean",
+        "d_neg_min",
+        "d_neg_max",
+        "d_pos_loss",
+        "d_pos_mean",
+        "d_pos_min",
+        "d_pos_max",
+        "dynamics_loss",
+        "actor_loss",
+        "q_loss",
+        "bc_loss",
+        "q_mean",
+        "q_abs_mean",
+        "bc_log_prob",
+        "mse",
+        "td_abs_mean",
+    )
+
+    TRAINED = ("value", "dynamics", "lam")
+
+    def _build_trained(self) -> None:
+        config = self.config
+        obs_dim, goal_dim = self.observation_dim, self.goal_dim
+        if goal_dim != obs_dim and config.normalize_inputs:
+            raise ValueError(
+                f"normalize_inputs must be False for QRL with goals narrower than states "
+                f"({goal_dim} < {obs_dim}): the goal of s' is its first coordinates as fed"
+            )
+        if goal_dim > obs_dim:
+            raise ValueError(f"QRL needs goals no wider than states, got {goal_dim} > {obs_dim}")
+        self.value = QuasimetricValue(obs_dim, goal_dim, config)
+        self.dynamics = mlp(
+            config.latent_dim + self.act_dim,
+            config.hidden,
+            config.latent_dim,
+            config.critic_layer_norm,
+            "gelu",
+            True,
+        )
+        fan_avg_init(self.dynamics)
+        self.lam = LogParam()
+
+    def _update(
+        self, batch: TorchBatch, actor_step: bool, move_targets: bool
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        config, value, n = self.config, self.value, len(batch.x)
+        obs_dim, goal_dim = self.observation_dim, self.goal_dim
+        obs, goal = batch.x[:, :obs_dim], batch.x[:, obs_dim:]
+        next_obs = batch.next_x[:, :obs_dim]
+        unit_action = self._unit_action(batch)
+        if value.phi_goal is None:  # s, s' and g in one pass
+            z_obs, z_next, z_goal = value.phi(torch.cat([obs, next_obs, goal])).split(n)
+            z_next_goal = z_next
+        else:
+            z_obs, z_next = value.phi(torch.cat([obs, next_obs])).split(n)
+            goals = torch.cat([goal, next_obs[:, :goal_dim]])
+            z_goal, z_next_goal = value.phi_goal(goals).split(n)
+        d_neg = value.distance(z_obs, z_goal)
+        d_pos = value.distance(z_obs, z_next_goal)
+        lam = self.lam()
+        losses = value_losses(d_neg, d_pos, lam, config.eps)
+        # the dynamics model predicts the change of the latent
+        z_pred = z_obs + self.dynamics(torch.cat([z_obs, unit_action], dim=-1))
+        dynamics_loss = (value.distance(z_next, z_pred) + value.distance(z_pred, z_next)).mean() / 2
+        d_neg, d_pos = d_neg.detach(), d_pos.detach()
+        metrics = losses | {
+            "lam": lam.detach(),
+            "d_neg_mean": d_neg.mean(),
+            "d_neg_min": d_neg.min(),
+            "d_neg_max": d_neg.max(),
+            "d_pos_mean": d_pos.mean(),
+            "d_pos_min": d_pos.min(),
+            "d_pos_max": d_pos.max(),
+            "dynamics_loss": dynamics_loss,
+        }
+        loss = losses["value_loss"] + losses["lam_loss"] + dynamics_loss
+        optimizers = [self.optimizers[name] for name in self.TRAINED]
+        if actor_step:
+            actor_x, _ = self._actor_inputs(batch)
+            mean, log_prob, actor_metrics = self._behaviour(actor_x, unit_action)
+            with torch.no_grad():
+                z_actor_goal = value.goal_latent(actor_x[:, obs_dim:])
+            with frozen(value), frozen(self.dynamics):
+                z_obs_fixed = z_obs.detach()
+                step = self.dynamics(torch.cat([z_obs_fixed, mean.clamp(-1.0, 1.0)], dim=-1))
+                q = -value.distance(z_obs_fixed + step, z_actor_goal)
+            q_abs_mean = q.detach().abs().mean()
+            q_loss = -q.mean() / (q_abs_mean + 1e-6)
+            bc_loss = -(config.alpha * log_prob).mean()
+            actor_loss = q_loss + bc_loss
+            loss = loss + actor_loss
+            optimizers.append(self.optimizers["actor"])
+            metrics |= actor_metrics | {
+                "actor_loss": actor_loss,
+                "q_loss": q_loss,
+                "bc_loss": bc_loss,
+                "q_mean": q.detach().mean(),
+                "q_abs_mean": q_abs_mean,
+            }
+        self._step(optimizers, loss)
+        return metrics, d_pos

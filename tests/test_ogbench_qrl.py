@@ -92,6 +92,28 @@ def gc_iqe_value(params, observations, goals, dim_per_component, is_phi=False, i
     return v
 
 
+def gc_mrn_value(params, observations, goals, latent_dim, is_phi=False, info=False):
+    """``GCMRNValue.__call__``."""
+    if is_phi:
+        phi_s = observations
+        phi_g = goals
+    else:
+        phi_s = mlp_(params["phi"], observations, True)
+        phi_g = mlp_(params["phi"], goals, True)
+
+    sym_s = phi_s[..., : latent_dim // 2]
+    sym_g = phi_g[..., : latent_dim // 2]
+    asym_s = phi_s[..., latent_dim // 2 :]
+    asym_g = phi_g[..., latent_dim // 2 :]
+    squared_dist = ((sym_s - sym_g) ** 2).sum(dim=-1)
+    quasi = torch.relu((asym_s - asym_g).amax(dim=-1))
+    v = torch.sqrt(torch.clamp(squared_dist, min=1e-12)) + quasi
+
+    if info:
+        return v, phi_s, phi_g
+    return v
+
+
 def gc_actor(params, observations, goals):
     """``GCActor`` (``const_std``): the mean and the scale of its MultivariateNormalDiag."""
     inputs = torch.cat([observations, goals], dim=-1)
@@ -115,6 +137,8 @@ def ogbench_total_loss(config: QRLConfig, batch: dict, grad_params: dict, params
     k = config.dim_per_component
 
     def value(p, *args, **kwargs):
+        if config.quasimetric == "mrn":
+            return gc_mrn_value(p["value"], *args, latent_dim=config.latent_dim, **kwargs)
         return gc_iqe_value(p["value"], *args, dim_per_component=k, **kwargs)
 
     # value_loss
@@ -172,7 +196,8 @@ def mlp_layers(net: torch.nn.Module, leaf: dict[int, torch.Tensor]) -> list[dict
 def ogbench_params(agent: QRLAgent, leaf: dict[int, torch.Tensor]) -> dict:
     actor = mlp_layers(agent.actor.net, leaf)
     return {
-        "value": {"phi": mlp_layers(agent.value.phi, leaf), "alpha": leaf[id(agent.value.alpha)]},
+        "value": {"phi": mlp_layers(agent.value.phi, leaf)}
+        | ({"alpha": leaf[id(agent.value.alpha)]} if hasattr(agent.value, "alpha") else {}),
         "dynamics": mlp_layers(agent.dynamics, leaf),
         "actor": {"actor_net": actor[:-1], "mean_net": actor[-1]},
         "lam": {"log_value": leaf[id(agent.lam.log_value)]},
@@ -242,6 +267,7 @@ def test_the_first_update_has_ogbenchs_gradients() -> None:
         "3 x 128, latent 128": gradient_gap(SMALL),
         "3 x 512, latent 512 (OGBench's)": gradient_gap(QRLConfig(), seed=1, size=256),
         "pointmaze's alpha": gradient_gap(QRLConfig.pointmaze(hidden=(64, 64)), seed=2),
+        "MRN": gradient_gap(QRLConfig(hidden=(128, 128), latent_dim=128, quasimetric="mrn")),
     }
     print("max |herkit - OGBench port| per gradient entry:", gaps)
     assert max(gaps.values()) <= 1e-6, gaps

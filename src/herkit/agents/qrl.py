@@ -63,11 +63,12 @@ def iqe(
     ``alpha = sigmoid`` of the value's parameter."""
     k = dim_per_component
     x, y = torch.broadcast_tensors(x.unflatten(-1, (-1, k)), y.unflatten(-1, (-1, k)))
-    valid = x < y
-    sxy, ixy = torch.cat([x, y], dim=-1).sort(dim=-1, stable=True)
-    # +1 where an interval opens, -1 where it closes (0 for the empty ones), in sorted order
-    inc = torch.gather(valid, -1, ixy % k) * torch.where(ixy < k, -1, 1)
-    neg_f = -(inc.cumsum(dim=-1) < 0).to(sxy.dtype)  # -1 inside the union
+    valid = (x < y).to(x.dtype)
+    sxy, ixy = torch.cat([x, y], dim=-1).sort(dim=-1, stable=True)  # as jnp.argsort
+    # in sorted order: -1 where a nonempty interval opens, +1 where it closes, else 0
+    # (OGBench's valid[ixy % k] * where(ixy < k, -1, 1), in one gather)
+    inc = torch.gather(torch.cat([-valid, valid], dim=-1), -1, ixy)
+    neg_f = -(inc.cumsum(dim=-1) < 0).to(x.dtype)  # -1 inside the union
     neg_incf = torch.cat([neg_f[..., :1], neg_f[..., 1:] - neg_f[..., :-1]], dim=-1)
     components = (sxy * neg_incf).sum(dim=-1)
     return alpha * components.mean(dim=-1) + (1 - alpha) * components.amax(dim=-1)

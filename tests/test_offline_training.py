@@ -15,7 +15,7 @@ import pytest
 from scripts import load_benchmark
 
 from herkit.config import config_for
-from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig
+from herkit.config.agents import OFFLINE_ALGOS, GCBCConfig, GCIQLConfig, GCIVLConfig, config_class
 from herkit.rundir.checkpoint import load_checkpoint
 
 pytest.importorskip("ogbench")
@@ -54,7 +54,7 @@ def offline(dataset, out, algo="gcivl", **changes):
         warmup_steps=10,
         torch_threads=1,  # a run on a dataset takes every core: one is faster for these
     )
-    values[algo] = SMALL[algo]
+    values[algo] = SMALL.get(algo) or config_class(algo)(hidden=(16, 16), batch_size=32)
     return config_for(ENV, **(values | changes))
 
 
@@ -63,7 +63,7 @@ def rows(run) -> list[dict[str, str]]:
         return list(csv.DictReader(file))
 
 
-@pytest.mark.parametrize("algo", ["gcbc", "gcivl", "gciql"])
+@pytest.mark.parametrize("algo", OFFLINE_ALGOS)
 def test_an_offline_run_trains_gradient_steps_and_evaluates_every_task(dataset, tmp_path, algo):
     from herkit.training.loop import train
 

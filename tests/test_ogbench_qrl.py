@@ -7,6 +7,7 @@ its distance learns the 1-D chain."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 
 import numpy as np
@@ -17,7 +18,7 @@ from test_offline_agents import CHAIN, chain_batch
 from herkit import Batch
 from herkit.agents import qrl
 from herkit.agents.qrl import QRLAgent
-from herkit.config.agents import QRLConfig
+from herkit.config.qrl import QRL, QRLConfig
 
 BOX_LOW, BOX_HIGH = -np.ones(2, np.float32), np.ones(2, np.float32)  # unit actions as given
 
@@ -260,13 +261,15 @@ def gradient_gap(config: QRLConfig, seed: int = 0, size: int = 128, dim: int = 5
 
 
 SMALL = QRLConfig(hidden=(128, 128, 128), latent_dim=128, batch_size=128)
+POINTMAZE = dataclasses.replace(QRL.preset_config("pointmaze-medium-navigate-v0"), hidden=(64, 64))
+"""OGBench's pointmaze settings (alpha 0.0003), smaller networks."""
 
 
 def test_the_first_update_has_ogbenchs_gradients() -> None:
     gaps = {
         "3 x 128, latent 128": gradient_gap(SMALL),
         "3 x 512, latent 512 (OGBench's)": gradient_gap(QRLConfig(), seed=1, size=256),
-        "pointmaze's alpha": gradient_gap(QRLConfig.pointmaze(hidden=(64, 64)), seed=2),
+        "pointmaze's alpha": gradient_gap(POINTMAZE, seed=2),
         "MRN": gradient_gap(QRLConfig(hidden=(128, 128), latent_dim=128, quasimetric="mrn")),
     }
     print("max |herkit - OGBench port| per gradient entry:", gaps)
@@ -359,8 +362,18 @@ def test_defaults_are_ogbenchs() -> None:
     assert (config.quasimetric, config.dim_per_component, config.eps) == ("iqe", 8, 0.05)
     assert (config.alpha, config.lr, config.batch_size) == (0.003, 3e-4, 1024)
     assert config.critic_layer_norm and not config.actor_layer_norm
-    assert QRLConfig.pointmaze().alpha == 0.0003
     with pytest.raises(ValueError, match="dim_per_component"):
         QRLConfig(latent_dim=12)
     with pytest.raises(ValueError, match="eps"):
         QRLConfig(eps=-1.0)
+
+
+def test_a_qrl_run_draws_random_value_goals_and_takes_pointmazes_alpha() -> None:
+    from herkit.config.train import TrainConfig, preset_config
+
+    settings = TrainConfig(algo="qrl").her_settings()
+    assert (settings.value_goals, settings.actor_goals) == ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0))
+    assert TrainConfig(algo="gciql").her_settings().value_goals == (0.2, 0.5, 0.3)
+    pointmaze = preset_config("pointmaze-medium-navigate-v0", algo="qrl").agent_config()
+    assert isinstance(pointmaze, QRLConfig) and pointmaze.alpha == 0.0003
+    assert preset_config("antmaze-medium-navigate-v0", algo="qrl").agent_config().alpha == 0.003

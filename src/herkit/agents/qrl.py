@@ -2,7 +2,7 @@
 with its defaults (``quasimetric_type='iqe'``, ``actor_loss='ddpgbc'``, ``const_std``):
 :class:`QRLAgent`, its quasimetric value (:class:`QuasimetricValue`: OGBench's
 ``GCIQEValue`` or ``GCMRNValue``), its latent dynamics model and its multiplier
-(:class:`LogParam`). Its settings are :class:`~herkit.config.agents.QRLConfig`.
+(:class:`LogParam`). Its settings are :class:`~herkit.config.qrl.QRLConfig`.
 
 The value is a distance ``d(s, g) = q(phi(s), phi(g))``, ``q`` a quasimetric over latents of
 ``latent_dim`` (IQE: :func:`iqe`, MRN: :func:`mrn`). With ``d_neg = d(s, g)`` for the batch's
@@ -48,7 +48,7 @@ from herkit.agents.base import TorchBatch
 from herkit.agents.networks import MLP, fan_avg_init, mlp
 from herkit.agents.offline import OfflineAgent
 from herkit.agents.updates import frozen
-from herkit.config.agents import QRLConfig
+from herkit.config.qrl import QRLConfig
 
 __all__ = ["LogParam", "QRLAgent", "QuasimetricValue", "iqe", "mrn", "value_losses"]
 

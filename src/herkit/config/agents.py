@@ -31,7 +31,6 @@ __all__ = [
     "ALGOS",
     "INITS",
     "OFFLINE_ALGOS",
-    "QRL_VALUE_GOALS",
     "STEP_ORDERS",
     "UPDATE_MODES",
     "ActorCriticConfig",
@@ -44,7 +43,6 @@ __all__ = [
     "Init",
     "OffPolicyConfig",
     "OfflineGCConfig",
-    "QRLConfig",
     "SACConfig",
     "StepOrder",
     "UpdateMode",
@@ -397,57 +395,6 @@ class GCIQLConfig(OfflineGCConfig):
         """OGBench's GCIQL settings for the pointmaze datasets: alpha 0.003
         (``impls/hyperparameters.sh``); ``changes`` override any field."""
         settings: dict[str, Any] = {"alpha": 0.003}
-        settings.update(changes)
-        return cls(**settings)
-
-
-QRL_VALUE_GOALS = (0.0, 0.0, 1.0)
-"""QRL's value goals (``value_p_randomgoal=1.0``): random states only, the negatives of its
-quasimetric's ``max d(s, g)`` (the buffer's ``(current, future, random)`` weights)."""
-
-
-@dataclass(frozen=True)
-class QRLConfig(OfflineGCConfig):
-    """Quasimetric RL (OGBench's QRL, Wang et al., 2023): a quasimetric ``d(s, g)`` (IQE or
-    MRN over a latent of ``phi``) pushed apart on random goals under the constraint that
-    one-step distances stay near 1 (a learned Lagrange multiplier), a latent dynamics model
-    and a DDPG+BC actor through it (:mod:`herkit.agents.qrl`). It has no target network
-    (``polyak``, ``target_every`` and ``clip_return`` are unused); its value goals are
-    random states (:data:`QRL_VALUE_GOALS`)."""
-
-    quasimetric: Literal["iqe", "mrn"] = "iqe"
-    """The quasimetric over the latents: iqe (interval quasimetric embedding) or mrn
-    (metric residual network)."""
-    latent_dim: int = 512
-    """Size of the latent phi(s) of the quasimetric (and of the dynamics model)."""
-    dim_per_component: int = 8
-    """IQE: latent coordinates per component (latent_dim / dim_per_component components)."""
-    eps: float = 0.05
-    """Margin of the constraint on one-step distances: the multiplier lam grows while
-    mean(relu(d(s, s') - 1) ** 2) exceeds eps."""
-    alpha: float = 0.003
-    """DDPG+BC's behavioural-cloning weight (OGBench's default 0.003; its pointmaze runs
-    use 0.0003, :meth:`pointmaze`)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.quasimetric not in ("iqe", "mrn"):
-            raise ValueError(f"quasimetric must be 'iqe' or 'mrn', got {self.quasimetric!r}")
-        check_int("latent_dim", self.latent_dim, 2)
-        check_int("dim_per_component", self.dim_per_component, 1)
-        if self.quasimetric == "iqe" and self.latent_dim % self.dim_per_component:
-            raise ValueError(
-                f"latent_dim ({self.latent_dim}) must be a multiple of dim_per_component "
-                f"({self.dim_per_component}) for IQE"
-            )
-        check_float("eps", self.eps, 0.0)
-        check_float("alpha", self.alpha, 0.0)
-
-    @classmethod
-    def pointmaze(cls, **changes: Any) -> QRLConfig:
-        """OGBench's QRL settings for the pointmaze navigate datasets: alpha 0.0003
-        (``impls/hyperparameters.sh``); ``changes`` override any field."""
-        settings: dict[str, Any] = {"alpha": 0.0003}
         settings.update(changes)
         return cls(**settings)
 

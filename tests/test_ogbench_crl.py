@@ -15,8 +15,10 @@ import torch
 from torch.nn import functional as F
 
 from herkit import Batch, HerReplayBuffer
-from herkit.agents import crl
+from herkit.agents import crl, make_agent
 from herkit.agents.crl import CRL_ACTOR_GOALS, CRL_VALUE_GOALS, CRLAgent, CRLConfig
+from herkit.config.registry import agent_entry
+from herkit.config.train import TrainConfig, preset_config
 
 OBS_DIM, GOAL_DIM, ACT_DIM = 5, 3, 2
 UNIT_BOX = gymnasium.spaces.Box(-1.0, 1.0, (ACT_DIM,), np.float32)
@@ -285,11 +287,27 @@ def test_defaults_are_ogbench_s_and_pointmaze_s() -> None:
     assert config.critic_layer_norm and not config.actor_layer_norm
     assert config.activation == "gelu" and not config.normalize_inputs
     assert config.actor_init_scale == 1e-2
-    assert CRLConfig.pointmaze().alpha == 0.03
-    assert CRLConfig.pointmaze(hidden=(8,)).hidden == (8,)
+    entry = agent_entry("crl")
+    assert entry.config is CRLConfig and entry.offline and entry.agent_class() is CRLAgent
+    assert entry.preset_config("pointmaze-medium-navigate-v0") == CRLConfig(alpha=0.03)
+    assert entry.preset_config("antmaze-medium-navigate-v0") == CRLConfig()
     # value goals: future states, geometric; actor goals: future states, uniform
-    assert CRL_VALUE_GOALS == CRLConfig.VALUE_GOALS == (0.0, 1.0, 0.0)
-    assert CRL_ACTOR_GOALS == CRLConfig.ACTOR_GOALS == (0.0, 1.0, 0.0)
+    assert CRL_VALUE_GOALS == entry.value_goals == (0.0, 1.0, 0.0)
+    assert CRL_ACTOR_GOALS == entry.actor_goals == (0.0, 1.0, 0.0)
+
+
+def test_a_crl_run_draws_crl_s_goals_and_pointmaze_s_alpha() -> None:
+    settings = TrainConfig(algo="crl").her_settings()
+    assert settings.value_goals == CRL_VALUE_GOALS and settings.value_future == "geometric"
+    assert settings.actor_goals == CRL_ACTOR_GOALS and settings.gamma == 0.99
+    given = TrainConfig(algo="crl").with_her(value_goals=(0.2, 0.5, 0.3)).her_settings()
+    assert given.value_goals == (0.2, 0.5, 0.3)
+    assert TrainConfig(algo="gciql").her_settings().value_goals == (0.2, 0.5, 0.3)
+    preset = preset_config("pointmaze-medium-navigate-v0", algo="crl")
+    assert preset.agent_config() == CRLConfig(alpha=0.03)
+    assert preset.her_settings().value_goals == CRL_VALUE_GOALS
+    agent = make_agent("crl", CRLConfig(**SMALL), OBS_DIM, GOAL_DIM, UNIT_BOX, None)
+    assert isinstance(agent, CRLAgent)
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,11 @@
 """OGBench's contrastive RL (CRL; Eysenbach et al., 2022), exact as OGBench's
 ``impls/agents/crl.py`` (Park et al., 2025) with its DDPG+BC actor, the default and the
-loss of every continuous-action CRL run of OGBench's ``hyperparameters.sh``: its config
-(:class:`CRLConfig`), its critic (:class:`BilinearCritic`, OGBench's ``GCBilinearValue``),
-its agent (:class:`CRLAgent`) and its goal mixes (:data:`CRL_VALUE_GOALS`,
-:data:`CRL_ACTOR_GOALS`), in this one file.
+loss of every continuous-action CRL run of OGBench's ``hyperparameters.sh``: its critic
+(:class:`BilinearCritic`, OGBench's ``GCBilinearValue``) and its agent (:class:`CRLAgent`).
+Its settings (:class:`~herkit.config.crl.CRLConfig`), its goal mixes
+(:data:`~herkit.config.crl.CRL_VALUE_GOALS`, :data:`~herkit.config.crl.CRL_ACTOR_GOALS`)
+and its registry entry live in :mod:`herkit.config.crl`, without torch (``herkit train``
+reads them before any agent is imported); they are re-exported here.
 
 **Critic.** An ensemble of 2 heads, each a pair of encoders ``phi(s, a)`` (of
 ``observation || unit action``) and ``psi(g)`` (of the goal), MLPs of ``hidden`` with a
@@ -32,8 +34,7 @@ actions (OGBench uses them together, on powderworld only), a learned standard de
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -43,8 +44,7 @@ from herkit.agents.base import TorchBatch
 from herkit.agents.networks import Activation, fan_avg_init, mlp
 from herkit.agents.offline import OfflineAgent
 from herkit.agents.updates import frozen
-from herkit.buffer.checks import check_float, check_int
-from herkit.config.agents import OfflineGCConfig
+from herkit.config.crl import CRL_ACTOR_GOALS, CRL_VALUE_GOALS, CRLConfig
 
 __all__ = [
     "CRL_ACTOR_GOALS",
@@ -56,48 +56,6 @@ __all__ = [
     "contrastive_loss",
     "ddpg_bc_loss",
 ]
-
-CRL_VALUE_GOALS = (0.0, 1.0, 0.0)
-"""CRL's value goals (OGBench's crl config: ``value_p_curgoal`` 0, ``value_p_trajgoal`` 1,
-``value_p_randomgoal`` 0, ``value_geom_sample`` True): a future state of the sample's
-trajectory, at a geometric offset with ``gamma`` (the buffer's ``value_future``
-``"geometric"``)."""
-CRL_ACTOR_GOALS = (0.0, 1.0, 0.0)
-"""CRL's actor goals (``actor_p_trajgoal`` 1, ``actor_geom_sample`` False): a future state
-of the trajectory, uniformly (OGBench's for every agent)."""
-
-
-@dataclass(frozen=True)
-class CRLConfig(OfflineGCConfig):
-    """Contrastive RL (OGBench's CRL): a bilinear critic phi(s, a) . psi(g) ensemble of 2
-    trained with the batch's other goals as negatives, and a DDPG+BC actor. Value goals:
-    future states at geometric offsets (gamma); no target network (polyak and
-    target_every unused)."""
-
-    latent_dim: int = 512
-    """Size of the representations phi(s, a) and psi(g)."""
-    alpha: float = 0.1
-    """DDPG+BC's behavioural-cloning weight (OGBench's default 0.1; its pointmaze runs use
-    0.03, :meth:`pointmaze`)."""
-
-    VALUE_GOALS: ClassVar[tuple[float, float, float]] = CRL_VALUE_GOALS
-    """The value goals CRL's batches draw (current, future, random)."""
-    ACTOR_GOALS: ClassVar[tuple[float, float, float]] = CRL_ACTOR_GOALS
-    """The actor goals CRL's batches draw (current, future, random)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_int("latent_dim", self.latent_dim, 1)
-        check_float("alpha", self.alpha, 0.0)
-        check_int("batch_size", self.batch_size, 2)  # one sample has no negatives
-
-    @classmethod
-    def pointmaze(cls, **changes: Any) -> CRLConfig:
-        """OGBench's CRL settings for the pointmaze datasets: alpha 0.03
-        (``impls/hyperparameters.sh``); ``changes`` override any field."""
-        settings: dict[str, Any] = {"alpha": 0.03}
-        settings.update(changes)
-        return cls(**settings)
 
 
 class BilinearCritic(nn.Module):

@@ -182,7 +182,7 @@ def test_an_update_gives_every_metric_finite_and_moves_the_networks(algo: str) -
         value = "v" if "v_min" in metrics else "d_neg"
         low, mean, high = (float(metrics[f"{value}_{stat}"]) for stat in ("min", "mean", "max"))
         assert low <= mean <= high
-        assert float(metrics["td_abs_mean"]) > 0
+        assert (float(metrics["td_abs_mean"]) > 0) == (algo != "crl")  # CRL: no TD target
     # a target moves towards its online network as it was before the step: not at first
     agent.update(offline_batch(1))
     after = parameters(agent)

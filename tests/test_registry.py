@@ -321,7 +321,7 @@ def test_the_docs_table_of_agents_is_the_registry() -> None:
 PROSE = [
     (README, "trains DQN, DDPG, TD3 and SAC", False),
     (ROOT / "docs" / "index.md", "goal-conditioned DQN, DDPG, TD3 and SAC", False),
-    (ROOT / "docs" / "guide-offline.md", "GCBC, GCIVL, GCIQL and QRL", True),
+    (ROOT / "docs" / "guide-offline.md", "GCBC, GCIVL, GCIQL, CRL and QRL", True),
 ]
 """Sentences of the docs that name the agents of one kind (online or offline) in words."""
 

@@ -41,7 +41,7 @@ def test_a_run_holds_the_buffers_settings_with_their_defaults() -> None:
         herkit_command("train", "--help"), capture_output=True, text=True, env=env, check=True
     ).stdout
     shown_flags = set(re.findall(r"--([a-z-]+)", shown))
-    assert flags - shown_flags == {"gamma"}  # the agent's
+    assert flags - shown_flags == {"gamma", "actor-future", "subgoal-steps"}  # the agent's
 
 
 def test_a_run_hands_its_settings_to_the_buffer() -> None:

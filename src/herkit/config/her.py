@@ -13,7 +13,7 @@ from typing import Any
 
 import tyro
 
-from herkit.buffer.settings import HerSettings, Strategy, StrategyName
+from herkit.buffer.settings import FutureLaw, HerSettings, Strategy, StrategyName
 from herkit.buffer.strategies import strategy_help
 
 __all__ = ["RunHerSettings"]
@@ -29,6 +29,10 @@ class RunHerSettings(HerSettings):
     the registry's, :data:`herkit.buffer.strategies.STRATEGIES`)."""
     gamma: tyro.conf.Suppress[float | None] = None
     """Not a flag: the discount of n-step sums is the agent's (``--ALGO.gamma``)."""
+    actor_future: tyro.conf.Suppress[FutureLaw] = "uniform"
+    """Not a flag: an agent's own (``--hiql.actor-geom-sample``)."""
+    subgoal_steps: tyro.conf.Suppress[int | None] = None
+    """Not a flag: HIQL's (``--hiql.subgoal-steps``)."""
 
     def __post_init__(self) -> None:
         if self.gamma is not None:

@@ -246,6 +246,7 @@ def _choose_update(
         all_true=context.all_true if context.active else None,
         tell=say if context.is_main else None,
         actor_goals=buffer.settings.actor_goals is not None,
+        subgoals=buffer.settings.subgoal_steps is not None,
     )
     if config.precision == "auto":
         machine["precision"] = f"{plan.precision} (auto: {plan.why})"

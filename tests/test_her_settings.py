@@ -57,6 +57,9 @@ def test_a_runs_discount_is_the_agents() -> None:
     with pytest.raises(ValueError, match=r"her.gamma must be None.*--ALGO.gamma"):
         TrainConfig(her=HerSettings(n_step=3, gamma=0.9))
     assert TrainConfig(her=HerSettings(k=2)).her.k == 2  # the buffer's record is taken too
+    subgoals = HerSettings(actor_goals=(0, 1, 0), subgoal_steps=5)  # HIQL's, by its settings
+    with pytest.raises(ValueError, match=r"her.subgoal_steps must be None.*--hiql.subgoal-steps"):
+        TrainConfig(her=subgoals)
 
 
 def test_a_strategy_that_reads_gamma_gets_the_agents() -> None:

@@ -466,13 +466,27 @@ def test_a_batch_without_subgoals_is_refused_by_name() -> None:
 
 
 def test_pointmaze_settings_are_ogbenchs() -> None:
-    config = HIQLConfig.pointmaze()
+    """The entry's presets are ``impls/hyperparameters.sh``'s HIQL lines for pointmaze, its
+    goal mixes and subgoals ``get_config``'s, handed to the buffer."""
+    from herkit.config.registry import agent_entry
+    from herkit.config.train import TrainConfig, preset_config
+
+    entry = agent_entry("hiql")
+    config = preset_config("pointmaze-medium-navigate-v0", algo="hiql").agent
+    assert config == entry.preset_config("pointmaze-teleport-navigate-v0")
     assert (config.high_alpha, config.low_alpha, config.subgoal_steps) == (3.0, 3.0, 25)
     assert (config.expectile, config.rep_dim, config.gamma) == (0.7, 10, 0.99)
     assert (config.hidden, config.lr, config.batch_size) == ((512, 512, 512), 3e-4, 1024)
     assert math.isclose(1 - config.polyak, 0.005) and not config.low_actor_rep_grad
+    assert entry.preset_config("pointmaze-giant-navigate-v0").gamma == 0.995
     assert hiql.HIQL_VALUE_GOALS == (0.2, 0.5, 0.3) and hiql.HIQL_ACTOR_GOALS == (0, 1, 0)
-    assert HIQLConfig.pointmaze(gamma=0.995).gamma == 0.995
+    assert (entry.value_goals, entry.actor_goals) == (hiql.HIQL_VALUE_GOALS, hiql.HIQL_ACTOR_GOALS)
+    run = TrainConfig(algo="hiql", agent=HIQLConfig(subgoal_steps=7, actor_geom_sample=True))
+    settings = run.her_settings()
+    assert (settings.subgoal_steps, settings.actor_future) == (7, "geometric")
+    assert (settings.value_goals, settings.actor_goals) == ((0.2, 0.5, 0.3), (0, 1, 0))
+    assert TrainConfig(algo="hiql").her_settings().actor_future == "uniform"
+    assert TrainConfig(algo="gciql").her_settings().subgoal_steps is None
     for field, value in (("subgoal_steps", 0), ("rep_dim", 0), ("low_alpha", -1.0)):
         with pytest.raises(ValueError, match=field):
             HIQLConfig(**{field: value})

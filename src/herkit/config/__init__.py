@@ -6,6 +6,7 @@ run's settings made for an env as ``herkit train`` makes them (:mod:`~herkit.con
 Each config is a frozen dataclass whose field docstrings are the command line's help.
 """
 
+from herkit.config import hiql as _hiql  # noqa: F401  (registers --algo hiql)
 from herkit.config.agents import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
 from herkit.config.run import config_for
 from herkit.config.train import TrainConfig, preset_config

@@ -16,7 +16,14 @@ import tyro
 from herkit.buffer.settings import FutureLaw, HerSettings, Strategy, StrategyName
 from herkit.buffer.strategies import strategy_help
 
-__all__ = ["RunHerSettings"]
+__all__ = ["AGENTS_OWN", "RunHerSettings"]
+
+AGENTS_OWN: dict[str, tuple[Any, str]] = {
+    "actor_future": ("uniform", "--hiql.actor-geom-sample"),
+    "subgoal_steps": (None, "--hiql.subgoal-steps"),
+}
+"""The buffer settings a run's agent decides (its registry entry's ``buffer``), not flags:
+each one's value in a run's :class:`RunHerSettings` and the flag that sets it."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,12 @@ class RunHerSettings(HerSettings):
                 f"her.gamma must be None: a run's n-step sums use the agent's gamma "
                 f"(--ALGO.gamma), got {self.gamma!r}"
             )
+        for name, (default, flag) in AGENTS_OWN.items():  # set by the agent's registry entry
+            if getattr(self, name) != default:
+                raise ValueError(
+                    f"her.{name} must be {default!r}: a run's is its agent's ({flag}), "
+                    f"got {getattr(self, name)!r}"
+                )
         # every other setting checked and normalised by the buffer's record, with a stand-in
         # for the agent's discount
         checked = HerSettings(**(self.values() | {"gamma": 0.5}))

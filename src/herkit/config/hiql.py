@@ -1,5 +1,6 @@
-"""HIQL's settings (:class:`HIQLConfig`), kept apart from its agent
-(:mod:`herkit.agents.hiql`) so that ``herkit train --help`` reads them without torch.
+"""HIQL's settings (:class:`HIQLConfig`) and its registry entry (``--algo hiql``), kept
+apart from its agent (:mod:`herkit.agents.hiql`) so that ``herkit train --help`` reads them
+without torch.
 
 OGBench's HIQL (Park et al., 2023; ``impls/agents/hiql.py`` at commit 1d41409 and its
 ``get_config``): 3 x 512 GELU layers, Adam 3e-4 over every parameter, batch 1024, gamma
@@ -7,7 +8,9 @@ OGBench's HIQL (Park et al., 2023; ``impls/agents/hiql.py`` at commit 1d41409 an
 a 10-dimensional goal representation; its value goals 20 % current, 50 % future
 (geometric), 30 % random states, its high actor's goals future states (uniform), the low
 actor's subgoals and the high actor's targets by ``HGCDataset``'s rules
-(:func:`herkit.buffer.rules.subgoal_slots`).
+(:func:`herkit.buffer.rules.subgoal_slots`; the entry hands ``subgoal_steps`` and
+``actor_geom_sample`` to the buffer). Its pointmaze settings (``impls/hyperparameters.sh``)
+are the entry's ``presets``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 from herkit.buffer.checks import check_bool, check_float, check_int
 from herkit.config.agents import OfflineGCConfig
+from herkit.config.registry import AgentEntry, register
 
 __all__ = ["HIQL_ACTOR_GOALS", "HIQL_VALUE_GOALS", "HIQLConfig"]
 
@@ -65,13 +69,29 @@ class HIQLConfig(OfflineGCConfig):
         check_bool("low_actor_rep_grad", self.low_actor_rep_grad)
         check_bool("actor_geom_sample", self.actor_geom_sample)
 
-    @classmethod
-    def pointmaze(cls, **changes: Any) -> HIQLConfig:
-        """OGBench's HIQL settings for pointmaze-{medium,large,teleport}-navigate
-        (``impls/hyperparameters.sh``: high_alpha 3, low_alpha 3, and the defaults: gamma
-        0.99, subgoal_steps 25, expectile 0.7, rep_dim 10); its giant maze also sets
-        ``gamma=0.995``, its stitch datasets actor goals (0, 0.5, 0.5). ``changes``
-        override any field."""
-        settings: dict[str, Any] = {"high_alpha": 3.0, "low_alpha": 3.0, "subgoal_steps": 25}
-        settings.update(changes)
-        return cls(**settings)
+
+def _subgoals(config: HIQLConfig) -> dict[str, Any]:
+    """The buffer settings HIQL's settings decide: its subgoals ``subgoal_steps`` on and its
+    high actor's future goals' law (``actor_geom_sample``)."""
+    future = "geometric" if config.actor_geom_sample else "uniform"
+    return {"subgoal_steps": config.subgoal_steps, "actor_future": future}
+
+
+register(
+    AgentEntry(
+        "hiql",
+        HIQLConfig,
+        "herkit.agents.hiql:HIQLAgent",
+        "offline hierarchical implicit Q-learning: a high actor proposes subgoals",
+        offline=True,
+        value_goals=HIQL_VALUE_GOALS,
+        actor_goals=HIQL_ACTOR_GOALS,
+        buffer=_subgoals,
+        # OGBench's hyperparameters.sh for pointmaze-*-navigate (its stitch datasets also
+        # take actor goals 0 0.5 0.5: --actor-goals)
+        presets={
+            "pointmaze-": {"high_alpha": 3.0, "low_alpha": 3.0},
+            "pointmaze-giant-": {"high_alpha": 3.0, "low_alpha": 3.0, "gamma": 0.995},
+        },
+    )
+)

@@ -305,6 +305,8 @@ def _announce(
             )
             if mix is not None
         ]
+        if her_settings.subgoal_steps is not None:  # HIQL's
+            mixes.append(f"subgoals {her_settings.subgoal_steps} steps on")
         say(f"goals: {', '.join(mixes)} (current, future, random states; OGBench's rules)")
     say(f"{config.env_id}: {conventions.describe()}")
     say(f"machine: {core_plan}")

@@ -21,9 +21,13 @@ import torch
 from herkit import __version__ as herkit_version
 from herkit.buffer.strategies import STRATEGIES
 from herkit.cli import auto_flags
+from herkit.config.registry import algo_names
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
 from runs import QUICK, herkit, start_until
+
+OFFLINE = algo_names(offline=True)
+"""The offline agents, as the registry lists them."""
 
 
 @pytest.mark.slow("herkit train, eval and plot in subprocesses")
@@ -545,7 +549,8 @@ def test_a_bad_dataset_is_one_line_naming_the_file_and_the_problem(
         (["--algo", "gcivl"], "algo 'gcivl' is an offline agent: it trains on a recorded dataset"),
         (
             ["--algo", "ddpg", "--dataset", "D", "--offline-steps", "5"],
-            "--dataset trains an offline agent (--algo gcbc, gcivl or gciql); ddpg learns online",
+            f"--dataset trains an offline agent (--algo {', '.join(OFFLINE[:-1])} or "
+            f"{OFFLINE[-1]}); ddpg learns online",
         ),
         (
             ["--algo", "gcbc", "--dataset", "D"],

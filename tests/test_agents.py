@@ -70,7 +70,7 @@ def random_batch(
     else:
         action = rng.uniform(LOW, HIGH, size=(size, ACT_DIM)).astype(np.float32)
     rewards = -rng.integers(2, size=size).astype(np.float32) if reward is None else reward
-    return Batch(
+    batch = Batch(
         observation=normal(size, OBS_DIM),
         action=action,
         reward=np.full(size, rewards, np.float32),
@@ -81,6 +81,14 @@ def random_batch(
         terminated=(rng.random(size) < 0.1).astype(np.float32),
         **extra,
     )
+    if algo not in OFFLINE_ALGOS:
+        return batch
+    subgoals = {  # HIQL's (the other offline agents leave them)
+        "low_actor_goal": normal(size, GOAL_DIM),
+        "high_actor_target": normal(size, GOAL_DIM),
+        "high_actor_target_observation": normal(size, OBS_DIM),
+    }
+    return dataclasses.replace(batch, **(subgoals | extra))
 
 
 def host(metrics: dict[str, torch.Tensor]) -> dict[str, float]:

@@ -220,6 +220,8 @@ NON_DEFAULT: dict[str, dict[str, Any]] = {
     "value_goals": {"value_goals": (0.2, 0.5, 0.3), "gamma": 0.9},
     "value_future": {"value_goals": (0.2, 0.5, 0.3), "value_future": "uniform"},
     "actor_goals": {"actor_goals": (0.1, 0.6, 0.3), "gamma": 0.9},
+    "actor_future": {"actor_goals": (0.1, 0.6, 0.3), "actor_future": "geometric", "gamma": 0.9},
+    "subgoal_steps": {"actor_goals": (0.1, 0.6, 0.3), "subgoal_steps": 3, "gamma": 0.9},
     "gc_negative": {"value_goals": (0.3, 0.4, 0.3), "gamma": 0.9, "gc_negative": False},
 }
 """Every HER setting at a value other than its default (with the settings it needs)."""
@@ -564,3 +566,54 @@ def test_a_captured_run_on_the_gpu_trains(tmp_path: Path) -> None:
     summary = train(config)
     assert summary["updates"] > 1000 and summary["success_rate"] >= 0.0
     assert "captured" in RunPaths(tmp_path / "run").config.read_text()
+
+
+@pytest.mark.parametrize("future", ["uniform", "geometric"])
+def test_hiqls_subgoals_are_drawn_on_the_device_as_on_the_host_in_the_ring_too(
+    future: str,
+) -> None:
+    """HIQL's subgoals over a dataset held once and a ring after it that wraps, host and
+    device alike; in the ring (tags: observation ``(uid, t, e)``, its achieved goal
+    ``(uid, t - 1, e)``), the low goal is the state at ``min(t + k, last)`` of the sample's
+    episode (its last recorded step while open), the target at ``min(t + k, goal step)``."""
+    episodes, k = [7, 12, 3, 9], 4
+    states = np.concatenate(
+        [np.stack([np.full(n, e), np.arange(n), np.zeros(n)], 1) for e, n in enumerate(episodes)]
+    ).astype(np.float32)
+    terminals = np.zeros(len(states), bool)
+    terminals[np.cumsum(episodes) - 1] = True
+    data = {"observations": states, "actions": states[:, :1], "terminals": terminals}
+    buffer = HerReplayBuffer.from_dataset(
+        data,
+        tag_reward,
+        room=40,
+        device="cpu",
+        torch_reward_fn=torch_tag_reward,
+        value_goals=(0.2, 0.5, 0.3),
+        actor_goals=(0, 0.5, 0.5),
+        actor_future=future,
+        subgoal_steps=k,
+        gamma=0.9,
+        seed=2,
+    )
+    sampler = DeviceSampler(buffer)
+    assert_same_draws(buffer, sampler, 5)  # the dataset alone
+    run = TaggedRun(buffer, next_offset=(0.0, 1.0, 0.0))
+    run.feed([[4, 6, 11]], steps=57)  # wraps its ring, its last episode open
+    assert_same_draws(buffer, sampler, 6)
+    batch = host(buffer.sample(4000))
+    ring = batch.observation[:, 0] > 3  # the dataset's episodes are 0 .. 3
+    assert ring.any() and (~ring).any()
+    uid, t = batch.observation[ring, 0].astype(int), batch.observation[ring, 1].astype(int)
+    last = np.array([run.episodes[u].length - 1 for u in uid])
+    low, target = batch.low_actor_goal[ring], batch.high_actor_target[ring]
+    target_obs, goal = batch.high_actor_target_observation[ring], batch.actor_goal[ring]
+    assert np.array_equal(low[:, 0], uid) and np.array_equal(target[:, 0], uid)
+    np.testing.assert_array_equal(low[:, 1] + 1, np.minimum(t + k, last))  # goal tags: t - 1
+    np.testing.assert_array_equal(target_obs[:, :2], np.stack([target[:, 0], target[:, 1] + 1], 1))
+    ahead = (goal[:, 0] == uid) & (goal[:, 1] + 1 > t)
+    to_goal, to_last = np.minimum(t + k, goal[:, 1] + 1), np.minimum(t + k, last)
+    assert np.array_equal(target[~ahead, 1] + 1, to_last[~ahead])
+    reached = target[ahead, 1] + 1
+    assert np.all((reached == to_goal[ahead]) | (reached == to_last[ahead]))
+    assert (ahead & (to_goal < to_last)).any()  # the cap at the goal is seen

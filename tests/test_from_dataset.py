@@ -348,3 +348,83 @@ def test_an_npz_file_loads_as_its_arrays(tmp_path):
     batch = buffer.sample(30)
     assert batch.goal.shape == (30, 1)
     assert np.array_equal(batch.achieved_goal[:, 0], batch.observation[:, 0])
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    lengths=st.lists(st.integers(2, 40), min_size=1, max_size=6),
+    seed=st.integers(0, 2**16),
+    k=st.integers(1, 30),
+    future=st.sampled_from(["geometric", "uniform"]),
+    random_share=st.sampled_from([0.0, 0.5, 1.0]),
+)
+def test_hiqls_subgoals_are_the_states_k_on_up_to_the_goal_or_the_last(
+    lengths, seed, k, future, random_share
+):
+    """OGBench's HGCDataset, state for state: the low actor's goal is the state at
+    ``min(t + k, last)`` of the sample's episode; the high actor's target the state at
+    ``min(t + k, its goal's step)`` for a future goal, ``min(t + k, last)`` for a random
+    one (a random goal that lies ahead in the sample's episode may be either)."""
+    buffer = HerReplayBuffer.from_dataset(
+        tagged(lengths),
+        reward_fn,
+        value_goals=(0.2, 0.5, 0.3),
+        actor_goals=(0, 1 - random_share, random_share),
+        actor_future=future,
+        subgoal_steps=k,
+        gamma=0.9,
+        seed=seed,
+    )
+    batch = buffer.sample(300)
+    ep, t = batch.observation[:, 0], batch.observation[:, 1]
+    last = np.asarray(lengths)[ep.astype(int)] - 2  # the episode's last transition's state
+    low = batch.low_actor_goal
+    assert np.array_equal(low[:, 0], ep)
+    assert np.array_equal(low[:, 1], np.minimum(t + k, last))
+    target = batch.high_actor_target
+    assert np.array_equal(batch.high_actor_target_observation, target)  # one state: its goal
+    assert np.array_equal(target[:, 0], ep)
+    goal = batch.actor_goal
+    ahead = (goal[:, 0] == ep) & ((goal[:, 1] > t) | ((goal[:, 1] == t) & (t == last)))
+    to_goal, to_last = np.minimum(t + k, goal[:, 1]), np.minimum(t + k, last)
+    if random_share == 0:  # every goal a future one of the episode
+        assert ahead.all() and np.array_equal(target[:, 1], to_goal)
+    else:  # a goal elsewhere is a random one
+        assert np.array_equal(target[~ahead, 1], to_last[~ahead])
+        either = (target[:, 1] == to_goal) | (target[:, 1] == to_last)
+        assert either[ahead].all()
+    if random_share == 1:
+        assert np.array_equal(target[:, 1], to_last)
+    if future == "uniform" and random_share == 0:  # OGBench's HGCDataset's bounds
+        assert np.all(goal[:, 1] <= last)
+
+
+def test_subgoals_need_actor_goals_and_a_whole_number_of_steps():
+    with pytest.raises(ValueError, match="subgoal_steps needs actor_goals"):
+        HerReplayBuffer.from_dataset(tagged([10]), reward_fn, subgoal_steps=5)
+    with pytest.raises(ValueError, match="subgoal_steps must be an int >= 1"):
+        HerReplayBuffer.from_dataset(
+            tagged([10]), reward_fn, actor_goals=(0, 1, 0), subgoal_steps=0
+        )
+    with pytest.raises(ValueError, match="actor_goals with a geometric future needs gamma"):
+        HerReplayBuffer.from_dataset(
+            tagged([10]), reward_fn, actor_goals=(0, 1, 0), actor_future="geometric"
+        )
+    plain = HerReplayBuffer.from_dataset(tagged([10]), reward_fn, actor_goals=(0, 1, 0)).sample(4)
+    assert plain.low_actor_goal is None and plain.high_actor_target is None
+    assert plain.high_actor_target_observation is None
+
+
+def test_geometric_actor_goals_follow_the_discount():
+    """``actor_future="geometric"`` (OGBench's ``actor_geom_sample``): the actor's future
+    goal ``j >= 1`` steps on with ``P(j = 1) = 1 - gamma``."""
+    buffer = HerReplayBuffer.from_dataset(
+        tagged([2000]), reward_fn, actor_goals=(0, 1, 0), actor_future="geometric", gamma=0.9
+    )
+    batch = buffer.sample(20_000)
+    t = batch.observation[:, 1]
+    inside = t < 1900  # far from the cap at the last state
+    ahead = (batch.actor_goal[:, 1] - t)[inside]
+    assert ahead.min() == 1
+    assert abs((ahead == 1).mean() - 0.1) < 0.01
+    assert abs(ahead.mean() - 10) < 0.3

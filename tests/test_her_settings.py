@@ -41,7 +41,7 @@ def test_a_run_holds_the_buffers_settings_with_their_defaults() -> None:
         herkit_command("train", "--help"), capture_output=True, text=True, env=env, check=True
     ).stdout
     shown_flags = set(re.findall(r"--([a-z-]+)", shown))
-    assert flags - shown_flags == {"gamma"}  # the agent's
+    assert flags - shown_flags == {"gamma", "actor-future", "subgoal-steps"}  # the agent's
 
 
 def test_a_run_hands_its_settings_to_the_buffer() -> None:
@@ -57,6 +57,9 @@ def test_a_runs_discount_is_the_agents() -> None:
     with pytest.raises(ValueError, match=r"her.gamma must be None.*--ALGO.gamma"):
         TrainConfig(her=HerSettings(n_step=3, gamma=0.9))
     assert TrainConfig(her=HerSettings(k=2)).her.k == 2  # the buffer's record is taken too
+    subgoals = HerSettings(actor_goals=(0, 1, 0), subgoal_steps=5)  # HIQL's, by its settings
+    with pytest.raises(ValueError, match=r"her.subgoal_steps must be None.*--hiql.subgoal-steps"):
+        TrainConfig(her=subgoals)
 
 
 def test_a_strategy_that_reads_gamma_gets_the_agents() -> None:

@@ -15,18 +15,14 @@ import pytest
 from scripts import load_benchmark
 
 from herkit.config import config_for
-from herkit.config.agents import OFFLINE_ALGOS, GCBCConfig, GCIQLConfig, GCIVLConfig, config_class
+from herkit.config.agents import OFFLINE_ALGOS, GCIVLConfig, config_class
 from herkit.rundir.checkpoint import load_checkpoint
 
 pytest.importorskip("ogbench")
 
 ENV = "pointmaze-medium-navigate-v0"
 SHORT = ("max_episode_steps=60",)  # evaluation episodes of 60 steps: seconds, not minutes
-SMALL = {
-    "gcbc": GCBCConfig(hidden=(16, 16), batch_size=32),
-    "gcivl": GCIVLConfig(hidden=(16, 16), batch_size=32),
-    "gciql": GCIQLConfig(hidden=(16, 16), batch_size=32),
-}
+SMALL = {algo: config_class(algo)(hidden=(16, 16), batch_size=32) for algo in OFFLINE_ALGOS}
 
 
 @pytest.fixture(scope="module")

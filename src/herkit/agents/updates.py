@@ -187,6 +187,37 @@ class TorchBatch(NamedTuple):
     (:attr:`herkit.Batch.actor_goal`, offline agents), else None."""
     next_actor_x: torch.Tensor | None = None
     """``normalise(next_observation) || normalise(actor_goal)``, or None as ``actor_x``."""
+    low_x: torch.Tensor | None = None
+    """``normalise(observation) || normalise(low_actor_goal)`` where the batch has HIQL's
+    subgoals (:attr:`herkit.Batch.low_actor_goal`), else None."""
+    next_low_x: torch.Tensor | None = None
+    """``normalise(next_observation) || normalise(low_actor_goal)``, or None."""
+    target_x: torch.Tensor | None = None
+    """``normalise(high_actor_target_observation) || normalise(actor_goal)`` (the value
+    goal's without actor goals): the high actor's target state and goal, or None."""
+    target_goal_x: torch.Tensor | None = None
+    """``normalise(observation) || normalise(high_actor_target)``: the state and the high
+    actor's target as a goal, or None."""
+
+
+def _input_pairs(batch: Batch | DeviceBatch) -> tuple[list[str], list[Any], list[Any]]:
+    """The network inputs a batch makes, as the names of :class:`TorchBatch` and the
+    observations and goals each joins: x and next_x; with actor goals actor_x and
+    next_actor_x; with HIQL's subgoals low_x, next_low_x, target_x and target_goal_x."""
+    obs, next_obs = batch.observation, batch.next_observation
+    pairs = [("x", obs, batch.goal), ("next_x", next_obs, batch.goal)]
+    if batch.actor_goal is not None:
+        pairs += [("actor_x", obs, batch.actor_goal), ("next_actor_x", next_obs, batch.actor_goal)]
+    if batch.low_actor_goal is not None:
+        high = batch.goal if batch.actor_goal is None else batch.actor_goal
+        pairs += [
+            ("low_x", obs, batch.low_actor_goal),
+            ("next_low_x", next_obs, batch.low_actor_goal),
+            ("target_x", batch.high_actor_target_observation, high),
+            ("target_goal_x", obs, batch.high_actor_target),
+        ]
+    names, observations, goals = zip(*pairs, strict=True)
+    return list(names), list(observations), list(goals)
 
 
 class AgentInputs:
@@ -233,26 +264,20 @@ class AgentInputs:
 
     def batch(self, batch: Batch, reward_scale: float) -> TorchBatch:
         """``batch`` for an eager update: x and next_x (and, with actor goals, actor_x and
-        next_actor_x) in one pass each way."""
+        next_actor_x; with subgoals, HIQL's inputs) in one pass each way."""
         weights = None if batch.weights is None else self._tensor(batch.weights).reshape(-1)
-        observations = [batch.observation, batch.next_observation]
-        goals = [batch.goal, batch.goal]
-        if batch.actor_goal is not None:
-            observations += observations
-            goals += [batch.actor_goal, batch.actor_goal]
+        names, observations, goals = _input_pairs(batch)
         if isinstance(batch.observation, torch.Tensor):  # from a buffer on a device
             inputs = self.tensors(
-                torch.cat(observations), torch.cat([torch.as_tensor(g) for g in goals])
+                torch.cat([torch.as_tensor(o) for o in observations]),
+                torch.cat([torch.as_tensor(g) for g in goals]),
             ).chunk(len(goals))
         else:  # one transfer and one normalisation for all
             inputs = self.host(np.concatenate(observations), np.concatenate(goals)).chunk(
                 len(goals)
             )
-        x, next_x = inputs[0], inputs[1]
-        actor_x, next_actor_x = (inputs[2], inputs[3]) if len(inputs) == 4 else (None, None)
         return TorchBatch(
-            x=x,
-            next_x=next_x,
+            **dict(zip(names, inputs, strict=True)),
             action=(
                 batch.action.to(self.device)
                 if isinstance(batch.action, torch.Tensor)
@@ -262,8 +287,6 @@ class AgentInputs:
             not_done=1.0 - self._tensor(batch.terminated).reshape(-1),
             discount=None if batch.discount is None else self._tensor(batch.discount).reshape(-1),
             weights=weights,
-            actor_x=actor_x,
-            next_actor_x=next_actor_x,
         )
 
     def raw(self, batch: Batch, action_dtype: torch.dtype) -> DeviceBatch:
@@ -278,7 +301,9 @@ class AgentInputs:
         def flat(value: Any) -> torch.Tensor | None:
             return None if value is None else put(value).reshape(-1)
 
-        actor_goal = None if batch.actor_goal is None else put(batch.actor_goal)
+        def maybe(value: Any) -> torch.Tensor | None:
+            return None if value is None else put(value)
+
         return DeviceBatch(
             put(batch.observation),
             put(batch.next_observation),
@@ -288,35 +313,30 @@ class AgentInputs:
             put(batch.terminated).reshape(-1),
             flat(batch.discount),
             flat(batch.weights),
-            actor_goal=actor_goal,
+            actor_goal=maybe(batch.actor_goal),
+            low_actor_goal=maybe(batch.low_actor_goal),
+            high_actor_target=maybe(batch.high_actor_target),
+            high_actor_target_observation=maybe(batch.high_actor_target_observation),
         )
 
     def from_raw(self, raw: DeviceBatch, reward_scale: float) -> TorchBatch:
         """A :class:`DeviceBatch` normalised on the device: device work only (the normalisers'
         host statistics copied there first, :meth:`sync`), so it can be captured; its actor
-        goals too, where it has them."""
-        observations = [raw.observation, raw.next_observation]
-        goals = [raw.goal, raw.goal]
-        if raw.actor_goal is not None:
-            observations += observations
-            goals += [raw.actor_goal, raw.actor_goal]
+        goals too, where it has them (and HIQL's subgoals)."""
+        names, observations, goals = _input_pairs(raw)
         obs = torch.cat(observations).reshape(-1, self.observation_dim)
         goal = torch.cat(goals).reshape(-1, self.goal_dim)
         if self.normalize:
             obs = self.obs_normalizer.normalize_device(obs)
             goal = self.goal_normalizer.normalize_device(goal)
         inputs = torch.cat([obs.float(), goal.float()], dim=1).chunk(len(goals))
-        actor_x, next_actor_x = (inputs[2], inputs[3]) if len(inputs) == 4 else (None, None)
         return TorchBatch(
-            x=inputs[0],
-            next_x=inputs[1],
+            **dict(zip(names, inputs, strict=True)),
             action=raw.action,
             reward=raw.reward.reshape(-1) * reward_scale,
             not_done=1.0 - raw.terminated.reshape(-1),
             discount=raw.discount,
             weights=raw.weights,
-            actor_x=actor_x,
-            next_actor_x=next_actor_x,
         )
 
     def sync(self) -> None:

@@ -55,7 +55,17 @@ class Batch:
     actor_goal: Any = None
     """A second goal per sample for the actor, drawn by the settings' ``actor_goals`` mix
     (offline goal-conditioned agents, OGBench's rule), ``(B, *goal_shape)``; None
-    without that mix."""
+    without that mix. HIQL's high actor takes it as its goal."""
+    low_actor_goal: Any = None
+    """HIQL's low actor's goal: the achieved goal of the state ``subgoal_steps`` on in the
+    sample's episode, at most its last (the settings' ``subgoal_steps``),
+    ``(B, *goal_shape)``; None without subgoals."""
+    high_actor_target: Any = None
+    """HIQL's high actor's target: the achieved goal of the state ``subgoal_steps`` on, at
+    most the step where ``actor_goal`` is reached (the episode's last for a random goal),
+    ``(B, *goal_shape)``; None without subgoals."""
+    high_actor_target_observation: Any = None
+    """The observation of that state, ``(B, *obs_shape)``; None without subgoals."""
 
     def __len__(self) -> int:
         return len(self.reward)

@@ -83,6 +83,12 @@ class DeviceBatch(NamedTuple):
     """The drawn slots, whose priorities the update's TD errors set (prioritized replay)."""
     actor_goal: torch.Tensor | None = None
     """A second goal per sample for the actor (offline goal mixes), else None."""
+    low_actor_goal: torch.Tensor | None = None
+    """HIQL's low actor's goal (subgoals), else None."""
+    high_actor_target: torch.Tensor | None = None
+    """HIQL's high actor's target, as a goal (subgoals), else None."""
+    high_actor_target_observation: torch.Tensor | None = None
+    """And as an observation (subgoals), else None."""
 
 
 class DevicePriorities:
@@ -339,4 +345,7 @@ class DeviceSampler:
             weights=weights,
             slots=None if weights is None else slots,
             actor_goal=made["actor_goal"],
+            low_actor_goal=made.get("low_actor_goal"),
+            high_actor_target=made.get("high_actor_target"),
+            high_actor_target_observation=made.get("high_actor_target_observation"),
         )

@@ -26,6 +26,9 @@ makes the transition a success); ``random`` draws from the whole buffer
   stored transition, the current one, a future one of the episode (geometric with the
   discount, or uniform with OGBench's rounding, stopping at the episode's last state that
   has a transition) or any one; a value goal is reached where its index is the sample's.
+  HIQL's subgoals ride along (OGBench's ``HGCDataset``, :func:`subgoal_slots`): the low
+  actor's goal ``subgoal_steps`` states on, at most the episode's last, and the high
+  actor's target as far, at most its goal's step.
 
 **Rewards, endings, returns** (:func:`sample_returns`). What the env said is kept
 (:mod:`herkit.buffer.env_terms`): a sample with its own goal gets the env's reward and
@@ -86,6 +89,7 @@ __all__ = [
     "sample_returns",
     "state_goal_slots",
     "step_window",
+    "subgoal_slots",
     "unsupported",
 ]
 
@@ -313,28 +317,51 @@ def state_goal_slots(
     law: FutureLaw,
     gamma: float | None,
     uniform: Callable[[int], Any],
+    reach: bool = False,
 ) -> Any:
     """The slots whose first state is the goal of each of ``slots`` (at ``at``: their
     episodes' start rows, lengths and steps, :func:`~herkit.buffer.storage.positions`)
-    under ``mix``; only the sources the mix uses draw numbers."""
+    under ``mix``; only the sources the mix uses draw numbers. With ``reach`` also the
+    step of each sample's episode its goal is reached by (HIQL's, :func:`subgoal_slots`):
+    the goal's own for a current or future goal, the episode's last for a random one."""
     ops = ledger.ops
     current_p, future_p, random_p = mix
     n = len(slots)
     source = uniform(n) if 0 < max(mix) < 1 else None  # one source: no draw
-    goal = slots
+    start, length, step = at
+    goal, reached = slots, step
     if future_p > 0:
-        start, length, step = at
         goal_step = future_state_steps(ops, step, length, uniform(n), law, gamma)
         ahead = slot_at(ledger, start + goal_step, column_of(ledger, slots))
         goal = ahead if source is None else ops.where(source >= current_p, ahead, goal)
+        if reach:
+            reached = (
+                goal_step if source is None else ops.where(source >= current_p, goal_step, step)
+            )
     if random_p > 0:
         anywhere = sample_slots(ledger, uniform(n))
-        goal = (
-            anywhere
-            if source is None
-            else ops.where(source >= current_p + future_p, anywhere, goal)
-        )
-    return goal
+        if source is None:
+            goal, reached = anywhere, length - 1
+        else:
+            far = source >= current_p + future_p
+            goal = ops.where(far, anywhere, goal)
+            if reach:
+                reached = ops.where(far, length - 1, reached)
+    return (goal, reached) if reach else goal
+
+
+def subgoal_slots(ledger: Ledger, slots: Any, at: tuple[Any, Any, Any], reach: Any, k: int) -> Any:
+    """HIQL's subgoals of ``slots`` (at ``at``, :func:`state_goal_slots`), OGBench's
+    ``HGCDataset``: the slots of the low actor's goal, the state ``k`` steps on, at most the
+    episode's last (``min(t + k, last)``), and of the high actor's target, the state ``k``
+    steps on, at most the step ``reach`` where its goal is reached (``min(t + k, reach)``:
+    a future goal's step, the last for a random goal, ``t`` for the current state)."""
+    ops = ledger.ops
+    start, length, step = at
+    column = column_of(ledger, slots)
+    ahead = step + k
+    low = slot_at(ledger, start + ops.minimum(ahead, length - 1), column)
+    return low, slot_at(ledger, start + ops.minimum(ahead, reach), column)
 
 
 # --- rewards, endings and returns --------------------------------------------------------
@@ -446,6 +473,8 @@ ON_A_DEVICE: dict[str, str | None] = {
     "value_goals": None,
     "value_future": None,
     "actor_goals": None,
+    "actor_future": None,
+    "subgoal_steps": None,
     "gc_negative": None,
 }
 """Every HER setting, and why a draw on a device cannot serve it when it differs from its
@@ -507,8 +536,11 @@ def draw_batch(
     one's goals; None otherwise) with the random numbers of ``uniform`` and the bookkeeping
     ``ledger``: its ``observation``, ``action``, ``reward``, ``next_observation``, ``goal``,
     ``terminated``, ``discount`` and ``actor_goal`` (None where there are none), ``last``
-    (the slots whose next observation it holds: n steps on with n-step returns), and with
-    ``achieved_goals`` its ``achieved_goal`` and ``next_achieved_goal``.
+    (the slots whose next observation it holds: n steps on with n-step returns), with
+    ``subgoal_steps`` HIQL's ``low_actor_goal``, ``high_actor_target`` and
+    ``high_actor_target_observation`` (:func:`subgoal_slots`; the high actor's goal is
+    ``actor_goal``), and with ``achieved_goals`` its ``achieved_goal`` and
+    ``next_achieved_goal``.
 
     ``terminal_on_success`` and ``warm`` (the goal mix's warm-up is over) are the flags the
     rules follow, ``threshold`` the reward from which a goal counts as reached (None: the
@@ -544,9 +576,20 @@ def draw_batch(
             goal_rewards=source.rewards,
             threshold=threshold,
         )
-    actor_goal = None
-    if her.actor_goals is not None:  # offline actors' goals (their future goals uniform)
-        actor = state_goal_slots(ledger, slots, at, her.actor_goals, "uniform", her.gamma, uniform)
+    actor_goal = subgoals = None
+    if her.actor_goals is not None:  # offline actors' goals (and HIQL's subgoals)
+        k = her.subgoal_steps
+        mix, law = her.actor_goals, her.actor_future
+        drawn = state_goal_slots(ledger, slots, at, mix, law, her.gamma, uniform, k is not None)
+        actor = drawn
+        if k is not None:
+            actor, reach = drawn
+            low, target = subgoal_slots(ledger, slots, at, reach, k)
+            subgoals = {
+                "low_actor_goal": storage.take("achieved_goal", low),
+                "high_actor_target": storage.take("achieved_goal", target),
+                "high_actor_target_observation": storage.take("observation", target),
+            }
         actor_goal = storage.take("achieved_goal", actor)
     batch = {
         "observation": storage.take("observation", slots),
@@ -559,6 +602,8 @@ def draw_batch(
         "actor_goal": actor_goal,
         "last": last,
     }
+    if subgoals is not None:
+        batch |= subgoals
     if achieved_goals:
         batch["achieved_goal"] = storage.take("achieved_goal", slots)
         batch["next_achieved_goal"] = next_achieved

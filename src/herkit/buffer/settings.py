@@ -211,7 +211,15 @@ class HerSettings:
     rounding, :mod:`herkit.buffer.rules`)."""
     actor_goals: tuple[float, float, float] | None = None
     """``(current, future, random)`` weights of offline actors' goals (``Batch.actor_goal``;
-    future goals uniform; OGBench: 0 1 0)."""
+    OGBench: 0 1 0)."""
+    actor_future: FutureLaw = "uniform"
+    """Actor goals ahead: ``uniform`` (OGBench's default) or ``geometric`` with ``gamma``
+    (OGBench's ``actor_geom_sample``)."""
+    subgoal_steps: int | None = None
+    """HIQL's subgoals (OGBench's ``HGCDataset``; needs ``actor_goals``, the high actor's
+    goals): each sample also carries the low actor's goal ``subgoal_steps`` states on, at most
+    its episode's last, and the high actor's target as far, at most its goal's step
+    (``Batch.low_actor_goal``, ``high_actor_target``); None: none."""
     gc_negative: bool = True
     """Value goals' rewards: 0 where the goal is reached and -1 elsewhere (OGBench's
     ``gc_negative``); False: 1 and 0."""
@@ -274,9 +282,32 @@ class HerSettings:
                 raise ValueError(
                     f"value_goals with a geometric future needs gamma in (0, 1), got {gamma!r}"
                 )
+        actor_goals = check_mix("actor_goals", self.actor_goals, "current, future, random")
+        if self.actor_future not in FUTURE_LAWS:
+            raise ValueError(
+                f"actor_future must be 'geometric' or 'uniform', got {self.actor_future!r}"
+            )
+        if (
+            actor_goals is not None
+            and self.actor_future == "geometric"
+            and actor_goals[1] > 0
+            and not (gamma is not None and is_number(gamma) and 0 < gamma < 1)
+        ):
+            raise ValueError(
+                f"actor_goals with a geometric future needs gamma in (0, 1), got {gamma!r}"
+            )
+        subgoal_steps = self.subgoal_steps
+        if subgoal_steps is not None:
+            subgoal_steps = check_int("subgoal_steps", subgoal_steps, 1)
+            if actor_goals is None:
+                raise ValueError(
+                    "subgoal_steps needs actor_goals (the high actor's goals, whose targets "
+                    "are the subgoals)"
+                )
         normal = {
             "value_goals": value_goals,
-            "actor_goals": check_mix("actor_goals", self.actor_goals, "current, future, random"),
+            "actor_goals": actor_goals,
+            "subgoal_steps": subgoal_steps,
             "strategy": strategy,
             "k": k,
             "goal_mix": mix,

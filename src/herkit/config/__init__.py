@@ -7,6 +7,7 @@ Each config is a frozen dataclass whose field docstrings are the command line's 
 """
 
 from herkit.config import crl as _crl  # noqa: F401  (registers --algo crl)
+from herkit.config import hiql as _hiql  # noqa: F401  (registers --algo hiql)
 from herkit.config import qrl as _qrl  # noqa: F401  (registers --algo qrl)
 from herkit.config.agents import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
 from herkit.config.run import config_for

@@ -13,10 +13,17 @@ from typing import Any
 
 import tyro
 
-from herkit.buffer.settings import HerSettings, Strategy, StrategyName
+from herkit.buffer.settings import FutureLaw, HerSettings, Strategy, StrategyName
 from herkit.buffer.strategies import strategy_help
 
-__all__ = ["RunHerSettings"]
+__all__ = ["AGENTS_OWN", "RunHerSettings"]
+
+AGENTS_OWN: dict[str, tuple[Any, str]] = {
+    "actor_future": ("uniform", "--hiql.actor-geom-sample"),
+    "subgoal_steps": (None, "--hiql.subgoal-steps"),
+}
+"""The buffer settings a run's agent decides (its registry entry's ``buffer``), not flags:
+each one's value in a run's :class:`RunHerSettings` and the flag that sets it."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,10 @@ class RunHerSettings(HerSettings):
     the registry's, :data:`herkit.buffer.strategies.STRATEGIES`)."""
     gamma: tyro.conf.Suppress[float | None] = None
     """Not a flag: the discount of n-step sums is the agent's (``--ALGO.gamma``)."""
+    actor_future: tyro.conf.Suppress[FutureLaw] = "uniform"
+    """Not a flag: an agent's own (``--hiql.actor-geom-sample``)."""
+    subgoal_steps: tyro.conf.Suppress[int | None] = None
+    """Not a flag: HIQL's (``--hiql.subgoal-steps``)."""
 
     def __post_init__(self) -> None:
         if self.gamma is not None:
@@ -36,6 +47,12 @@ class RunHerSettings(HerSettings):
                 f"her.gamma must be None: a run's n-step sums use the agent's gamma "
                 f"(--ALGO.gamma), got {self.gamma!r}"
             )
+        for name, (default, flag) in AGENTS_OWN.items():  # set by the agent's registry entry
+            if getattr(self, name) != default:
+                raise ValueError(
+                    f"her.{name} must be {default!r}: a run's is its agent's ({flag}), "
+                    f"got {getattr(self, name)!r}"
+                )
         # every other setting checked and normalised by the buffer's record, with a stand-in
         # for the agent's discount
         checked = HerSettings(**(self.values() | {"gamma": 0.5}))

@@ -4,10 +4,10 @@ An entry says everything herkit needs to know of an agent before it builds one: 
 (``--algo NAME``, its flags ``--NAME.FIELD``, its block in config.json), its settings class
 and default settings, whether it learns online or from a dataset (``offline``), the goal
 mixes of an offline agent's batches (its value goals, none for an agent without a value
-function, and its actor goals; OGBench's by default), its settings per env family
-(``presets``) and its one-line help. The agent class itself is named as ``"module:Class"``
-and imported only when a run builds the agent, so that the command line reads the entries
-without importing torch.
+function, and its actor goals; OGBench's by default) and the buffer settings its settings
+decide (``buffer``: HIQL's subgoals), its settings per env family (``presets``) and its
+one-line help. The agent class itself is named as ``"module:Class"`` and imported only when
+a run builds the agent, so that the command line reads the entries without importing torch.
 
 Everything that lists agents is built from here: :data:`~herkit.config.agents.Algo`,
 :data:`~herkit.config.agents.ALGOS`, :data:`~herkit.config.agents.OFFLINE_ALGOS`,
@@ -83,6 +83,9 @@ class AgentEntry:
     """Settings per env family: an env-id prefix (as the presets',
     :mod:`herkit.config.presets`) -> the fields that differ from the defaults there, e.g.
     GCIQL's ``{"pointmaze-": {"alpha": 0.003}}``; the longest matching prefix counts."""
+    buffer: Callable[[Settings], Mapping[str, Any]] | None = None
+    """An offline agent's buffer settings (:class:`~herkit.buffer.settings.HerSettings`
+    fields, not flags) that its settings decide, e.g. HIQL's ``subgoal_steps``; None: none."""
     check: Callable[[Settings], None] | None = None
     """Raises ValueError where settings of :attr:`config`'s class do not suit this agent
     (td3: without ``twin_q``)."""

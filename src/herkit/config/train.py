@@ -307,14 +307,16 @@ class TrainConfig:
     def her_settings(self) -> HerSettings:
         """The buffer's settings of this run: :attr:`her` with the agent's ``gamma``; an
         offline agent's value and actor goals its registry entry's where none are given
-        (OGBench's; no value goals for an agent without a value, GCBC)."""
+        (OGBench's; no value goals for an agent without a value, GCBC), and the buffer
+        settings its entry's ``buffer`` takes from its settings (HIQL's subgoals)."""
         settings = self.her.buffer_settings(self.agent_config().gamma)
         entry = self.entry()
         if not entry.offline:
             return settings
         value = entry.value_goals if settings.value_goals is None else settings.value_goals
         actor = entry.actor_goals if settings.actor_goals is None else settings.actor_goals
-        return dataclasses.replace(settings, value_goals=value, actor_goals=actor)
+        own = {} if entry.buffer is None else entry.buffer(self.agent_config())
+        return dataclasses.replace(settings, value_goals=value, actor_goals=actor, **own)
 
     def with_her(self, **changes: Any) -> TrainConfig:
         """This config with ``changes`` to its HER settings."""

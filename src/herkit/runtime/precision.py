@@ -49,10 +49,11 @@ def synthetic_batch(
     size: int,
     seed: int = 0,
     actor_goals: bool = False,
+    subgoals: bool = False,
 ) -> Batch:
     """A batch of ``size`` random transitions of these (single-env) spaces: standard normal
-    observations and goals (and ``actor_goals``: a second goal for the actor), actions drawn
-    from ``action_space``, -1/0 rewards."""
+    observations and goals (and ``actor_goals``: a second goal for the actor; ``subgoals``:
+    HIQL's), actions drawn from ``action_space``, -1/0 rewards."""
     rng = np.random.default_rng(seed)
 
     def normal(key: str) -> np.ndarray:
@@ -71,4 +72,7 @@ def synthetic_batch(
         next_achieved_goal=normal("desired_goal"),
         terminated=np.zeros(size, np.float32),
         actor_goal=normal("desired_goal") if actor_goals else None,
+        low_actor_goal=normal("desired_goal") if subgoals else None,
+        high_actor_target=normal("desired_goal") if subgoals else None,
+        high_actor_target_observation=normal("observation") if subgoals else None,
     )

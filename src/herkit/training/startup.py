@@ -246,6 +246,7 @@ def _choose_update(
         all_true=context.all_true if context.active else None,
         tell=say if context.is_main else None,
         actor_goals=buffer.settings.actor_goals is not None,
+        subgoals=buffer.settings.subgoal_steps is not None,
     )
     if config.precision == "auto":
         machine["precision"] = f"{plan.precision} (auto: {plan.why})"
@@ -304,6 +305,8 @@ def _announce(
             )
             if mix is not None
         ]
+        if her_settings.subgoal_steps is not None:  # HIQL's
+            mixes.append(f"subgoals {her_settings.subgoal_steps} steps on")
         say(f"goals: {', '.join(mixes)} (current, future, random states; OGBench's rules)")
     say(f"{config.env_id}: {conventions.describe()}")
     say(f"machine: {core_plan}")

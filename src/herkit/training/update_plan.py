@@ -124,6 +124,7 @@ def choose_update(
     all_true: Callable[[bool], bool] | None = None,
     tell: Callable[[str], None] | None = None,
     actor_goals: bool = False,
+    subgoals: bool = False,
 ) -> UpdatePlan:
     """The precision and update mode of ``agent``'s updates, set on it.
 
@@ -131,7 +132,8 @@ def choose_update(
     :func:`auto_modes`. With several ranks (``distributed``), ``all_true`` makes them
     agree: bf16 only where every rank would take it. The modes that may fail on a device
     (captured ones) are tried on a synthetic batch of these spaces (on the agent's device
-    where ``on_device``, with actor goals where ``actor_goals``); ``tell`` hears a line
+    where ``on_device``, with actor goals where ``actor_goals``, HIQL's subgoals where
+    ``subgoals``); ``tell`` hears a line
     before that trial. The agent's state is restored after a trial.
     """
     device = agent.device
@@ -155,7 +157,14 @@ def choose_update(
         tell(f"trying {', '.join(tried)} updates (a few updates each, not a timing)...")
     for candidate in modes[:-1]:
         error = _trial(
-            agent, observation_space, action_space, batch_size, candidate, on_device, actor_goals
+            agent,
+            observation_space,
+            action_space,
+            batch_size,
+            candidate,
+            on_device,
+            actor_goals,
+            subgoals,
         )
         if error is None:
             chosen = candidate
@@ -173,10 +182,13 @@ def _trial(
     mode: str,
     on_device: bool,
     actor_goals: bool,
+    subgoals: bool = False,
 ) -> str | None:
     """Run :data:`TRIAL_UPDATES` updates of ``agent`` in ``mode`` on a synthetic batch;
     None where they ran, else the error in one line. The agent's state is restored."""
-    batch = synthetic_batch(observation_space, action_space, batch_size, actor_goals=actor_goals)
+    batch = synthetic_batch(
+        observation_space, action_space, batch_size, actor_goals=actor_goals, subgoals=subgoals
+    )
     saved = agent.state_dict()
     try:
         agent.update_normalizer(batch.observation, batch.goal)

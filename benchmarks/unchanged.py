@@ -11,8 +11,9 @@ values, updates.
     python benchmarks/unchanged.py --against 3b03fe7
     python benchmarks/unchanged.py --against HEAD~1 --only bitflip fetchreach
 
-Writes docs/unchanged.json: per case, the command, whether the rows are identical, and
-the largest difference of any column where they are not.
+Adds a record to docs/unchanged.json (earlier ones are kept: one per comparison made): per
+case, the command, whether the rows are identical, and the largest difference of any
+column where they are not.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def main() -> None:
         "code": common.code_version(),
         "cases": results,
     }
-    RECORD.write_text(json.dumps(record, indent=1))
+    records = json.loads(RECORD.read_text())["records"] if RECORD.exists() else []
+    RECORD.write_text(json.dumps({"records": [*records, record]}, indent=1))
 
 
 if __name__ == "__main__":

@@ -169,6 +169,11 @@ def loop(config: TrainConfig, steps: int) -> dict[str, Any]:
         saved = read_json(run / "config.json")
     rows = [{key: float(value) for key, value in row.items()} for row in found]
     rows = [row for row in rows if row["updates"] > 0]
+    if len(rows) < 2:
+        raise SystemExit(
+            f"--loop-steps {steps} left fewer than two progress rows after the warm-up: "
+            "give more env steps (the default: 8000)"
+        )
     first, last = rows[0], rows[-1]
     seconds = (last["wall_s"] - first["wall_s"]) - (last["eval_s"] - first["eval_s"])
     return {

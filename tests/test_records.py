@@ -83,8 +83,9 @@ def small(out: Path, **changes: Any) -> TrainConfig:
         env_workers=0,
         log_updates_every=20,
         out=str(out),
-        dqn={"hidden": (32,), "batch_size": 16},
     )
+    if changes.get("algo", "dqn") == "dqn":  # the run's agent block: another agent has none
+        values["dqn"] = {"hidden": (32,), "batch_size": 16}
     return quiet(**(values | changes))
 
 

@@ -42,7 +42,7 @@ from torch.nn import functional as F
 
 from herkit.agents.base import TorchBatch
 from herkit.agents.networks import Activation, fan_avg_init, mlp
-from herkit.agents.offline import OfflineAgent
+from herkit.agents.offline import OfflineAgent, ddpg_bc_loss
 from herkit.agents.updates import frozen
 from herkit.config.crl import CRL_ACTOR_GOALS, CRL_VALUE_GOALS, CRLConfig
 
@@ -54,7 +54,6 @@ __all__ = [
     "CRLConfig",
     "contrastive_logits",
     "contrastive_loss",
-    "ddpg_bc_loss",
 ]
 
 
@@ -109,16 +108,6 @@ def contrastive_loss(logits: torch.Tensor) -> torch.Tensor:
     ``-y log sigmoid(L) - (1 - y) log sigmoid(-L) = softplus(L) - y L``."""
     positives = logits.diagonal(dim1=1, dim2=2)
     return F.softplus(logits).mean() - positives.sum() / logits.numel()
-
-
-def ddpg_bc_loss(
-    q: torch.Tensor, log_prob: torch.Tensor, alpha: float
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """DDPG+BC's two terms: ``-mean(q) / stopgrad(mean |q| + 1e-6)`` (scale-free) and
-    ``-mean(alpha * log_prob)``."""
-    q_loss = -q.mean() / (q.detach().abs().mean() + 1e-6)
-    bc_loss = -(alpha * log_prob).mean()
-    return q_loss, bc_loss
 
 
 class CRLAgent(OfflineAgent):

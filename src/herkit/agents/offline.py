@@ -42,6 +42,17 @@ REWARD_RANGE = (-1.0, 0.0)
 """The rewards of an offline batch: ``success - 1`` for its value goal."""
 
 
+def ddpg_bc_loss(
+    q: torch.Tensor, log_prob: torch.Tensor, alpha: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """DDPG+BC's two terms: ``-mean(q) / stopgrad(mean |q| + 1e-6)`` (scale-free) and
+    ``-mean(alpha * log_prob)`` (OGBench's CRL and QRL actors; GCIQL's writes the second
+    as ``-alpha * mean(log_prob)``, as it always has)."""
+    q_loss = -q.mean() / (q.detach().abs().mean() + 1e-6)
+    bc_loss = -(alpha * log_prob).mean()
+    return q_loss, bc_loss
+
+
 def expectile_loss(
     adv: torch.Tensor, diff: torch.Tensor, expectile: float, weights: torch.Tensor | None
 ) -> torch.Tensor:

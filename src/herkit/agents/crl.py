@@ -42,7 +42,7 @@ from torch.nn import functional as F
 
 from herkit.agents.base import TorchBatch
 from herkit.agents.networks import Activation, fan_avg_init, mlp
-from herkit.agents.offline import OfflineAgent, ddpg_bc_loss
+from herkit.agents.offline import OfflineAgent, ddpg_bc_loss, ddpg_bc_terms
 from herkit.agents.updates import frozen
 from herkit.config.crl import CRL_ACTOR_GOALS, CRL_VALUE_GOALS, CRLConfig
 
@@ -168,17 +168,10 @@ class CRLAgent(OfflineAgent):
             with frozen(self.critic):
                 q_pi = self.critic(*self._split(actor_x), mean.clamp(-1.0, 1.0))[0]
             q_pi = q_pi.min(dim=0).values
-            q_loss, bc_loss = ddpg_bc_loss(q_pi, log_prob, self.config.alpha)
-            actor_loss = q_loss + bc_loss
-            loss = loss + actor_loss
+            terms = ddpg_bc_terms(q_pi, *ddpg_bc_loss(q_pi, log_prob, self.config.alpha))
+            loss = loss + terms["actor_loss"]
             optimizers.append(self.optimizers["actor"])
-            metrics |= actor_metrics | {
-                "actor_loss": actor_loss,
-                "q_loss": q_loss,
-                "bc_loss": bc_loss,
-                "q_mean": q_pi.detach().mean(),
-                "q_abs_mean": q_pi.detach().abs().mean(),
-            }
+            metrics |= actor_metrics | terms
         self._step(optimizers, loss)
         return metrics, torch.zeros(len(batch.reward), device=self.device)
 

@@ -53,6 +53,21 @@ def ddpg_bc_loss(
     return q_loss, bc_loss
 
 
+def ddpg_bc_terms(
+    q: torch.Tensor, q_loss: torch.Tensor, bc_loss: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """A DDPG+BC actor's loss and metrics from :func:`ddpg_bc_loss`'s terms and the ``q``
+    they were taken of: ``actor_loss`` (their sum, to add to the update's loss), the two
+    terms, and ``q``'s mean and mean absolute value."""
+    return {
+        "actor_loss": q_loss + bc_loss,
+        "q_loss": q_loss,
+        "bc_loss": bc_loss,
+        "q_mean": q.detach().mean(),
+        "q_abs_mean": q.detach().abs().mean(),
+    }
+
+
 def expectile_loss(
     adv: torch.Tensor, diff: torch.Tensor, expectile: float, weights: torch.Tensor | None
 ) -> torch.Tensor:

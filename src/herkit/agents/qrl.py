@@ -46,7 +46,7 @@ from torch.nn import functional as F
 
 from herkit.agents.base import TorchBatch
 from herkit.agents.networks import MLP, fan_avg_init, mlp
-from herkit.agents.offline import OfflineAgent, ddpg_bc_loss
+from herkit.agents.offline import OfflineAgent, ddpg_bc_loss, ddpg_bc_terms
 from herkit.agents.updates import frozen
 from herkit.config.qrl import QRLConfig
 
@@ -250,16 +250,9 @@ class QRLAgent(OfflineAgent):
                 z_obs_fixed = z_obs.detach()
                 step = self.dynamics(torch.cat([z_obs_fixed, mean.clamp(-1.0, 1.0)], dim=-1))
                 q = -value.distance(z_obs_fixed + step, z_actor_goal)
-            q_loss, bc_loss = ddpg_bc_loss(q, log_prob, config.alpha)
-            actor_loss = q_loss + bc_loss
-            loss = loss + actor_loss
+            terms = ddpg_bc_terms(q, *ddpg_bc_loss(q, log_prob, config.alpha))
+            loss = loss + terms["actor_loss"]
             optimizers.append(self.optimizers["actor"])
-            metrics |= actor_metrics | {
-                "actor_loss": actor_loss,
-                "q_loss": q_loss,
-                "bc_loss": bc_loss,
-                "q_mean": q.detach().mean(),
-                "q_abs_mean": q.detach().abs().mean(),
-            }
+            metrics |= actor_metrics | terms
         self._step(optimizers, loss)
         return metrics, d_pos

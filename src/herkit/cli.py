@@ -160,7 +160,7 @@ def report(
 
 def _train_main(args: list[str]) -> None:
     from herkit.config.run import config_for
-    from herkit.config.train import PRESET_CHOICES, TrainConfig, preset_config
+    from herkit.config.train import TrainConfig, preset_config
     from herkit.rundir.settings import load_run_config
 
     args = auto_flags(args)
@@ -194,31 +194,23 @@ def _train_main(args: list[str]) -> None:
             )
         config, resume = dataclasses.replace(config, resume=None), True
     else:
-        # a GPU preset with --device cuda; a recipe's settings over it with --recipe
+        # the flags typed, read over the preset they would change (a GPU preset with
+        # --device cuda; a recipe's settings over it with --recipe), as the top layer of
+        # the run's settings (herkit.config.resolve)
         preset = preset_config(first.env_id, first.device, first.recipe)
         if len(without_help) < len(args):  # --help: of the algorithm the run would have
             algo = first.algo if any(arg.startswith("--algo") for arg in args) else None
             with contextlib.suppress(ValueError):
                 algo = algo or config_for(first.env_id).algo
             preset = preset_config(first.env_id, first.device, first.recipe, algo=algo)
-        parsed, blocks = _parse_flags(args, default=preset)
-        changes = {
-            field.name: getattr(parsed, field.name)
-            for field in dataclasses.fields(TrainConfig)
-            if field.name in PRESET_CHOICES
-            or (
-                field.name not in ("env_id", "agent")
-                and getattr(parsed, field.name) != getattr(preset, field.name)
-            )
-        }
-        if any(arg == "--algo" or arg.startswith("--algo=") for arg in args):
-            changes["algo"] = parsed.algo  # given, even as the preset's: kept as given
-        config, resume = config_for(parsed.env_id, **changes, **blocks), False
-        others = sorted(set(blocks) - {config.algo})
+        parsed, flags = _parse_flags(args, default=preset)
+        config, resume = _resolved(parsed.env_id, flags).config, False
+        blocks = {path.split(".")[0] for path in flags if "." in path}
+        others = sorted(blocks - {"her", config.algo})
         if others:  # the flags of an agent that does not train would be lost
-            flags = ", ".join(f"--{name}.*" for name in others)
+            flags_named = ", ".join(f"--{name}.*" for name in others)
             raise ValueError(
-                f"{flags} set the settings of --algo {' or '.join(others)}, but this run "
+                f"{flags_named} set the settings of --algo {' or '.join(others)}, but this run "
                 f"trains {config.algo} (--{config.algo}.*): give --algo {others[0]} to train it"
             )
     config.check_data()  # an algorithm without its data, or data without an algorithm for it
@@ -269,7 +261,8 @@ def _parse_train(args: list[str], default: Any = None) -> Any:
 
 def _parse_flags(args: list[str], default: Any = None) -> tuple[Any, dict[str, Any]]:
     """``herkit train ARGS`` read over the config ``default``: the TrainConfig, and the
-    agents' settings that flags changed by algorithm (``--ddpg.lr``: ``{"ddpg": ...}``).
+    settings the flags typed set, by path (``steps``, ``her.k``, ``ddpg.lr``: what
+    :func:`herkit.config.resolve.resolve` takes as its top layer).
 
     The flags are those of a view of TrainConfig with a block of settings per registered
     agent, named after it (``--gcivl.expectile``) where TrainConfig has its one slot
@@ -294,8 +287,54 @@ def _parse_flags(args: list[str], default: Any = None) -> tuple[Any, dict[str, A
     config = TrainConfig(
         **{field.name: getattr(parsed, field.name) for field in dataclasses.fields(TrainConfig)}
     )
-    changed = {name: getattr(parsed, name) for name, block in blocks.items()}
-    return config, {name: block for name, block in changed.items() if block != blocks[name]}
+    return config, typed_settings(args, parsed, tuple(blocks))
+
+
+def typed_settings(args: list[str], parsed: Any, blocks: tuple[str, ...]) -> dict[str, Any]:
+    """The settings that the flags in ``args`` set, by path (``steps``, ``her.k``, ``ddpg.lr``;
+    ``--no-overlap``: ``overlap``), with their values in ``parsed`` (the view of
+    :func:`_flags_view`, whose agent ``blocks`` are these); the env id, ``--resume`` and
+    ``--help`` are not settings of a new run."""
+    from herkit.buffer.settings import HerSettings
+    from herkit.config.train import TrainConfig
+
+    top = {field.name for field in dataclasses.fields(TrainConfig)} - {"her", "agent", "env_id"}
+    her = set(HerSettings.names()) - top
+    typed: dict[str, Any] = {}
+    for arg in args:
+        if not arg.startswith("--"):
+            continue
+        block, _, name = arg[2:].partition("=")[0].replace("-", "_").rpartition(".")
+        if block in blocks:
+            holder, prefix = getattr(parsed, block), f"{block}."
+        elif block:
+            continue
+        elif name in her or name.removeprefix("no_") in her:
+            holder, prefix = parsed.her, "her."
+        else:
+            holder, prefix = parsed, ""
+        names = {field.name for field in dataclasses.fields(holder)}
+        if name not in names and name.startswith("no_"):
+            name = name[3:]  # --no-X: the setting X
+        if name in names and (holder is not parsed or name in top) and name != "resume":
+            typed[prefix + name] = getattr(holder, name)
+    return typed
+
+
+def _resolved(env_id: str, flags: dict[str, Any]) -> Any:
+    """The run's settings resolved from ``flags`` (:func:`herkit.config.resolve.resolve`),
+    an env that fails in its probe said as one that fails as the run starts."""
+    from herkit.config.resolve import resolve
+
+    try:
+        return resolve(env_id, None, flags)
+    except EnvFailure as failure:
+        sys.stderr.write(failure.details + "\n")
+        raise RunFailed(
+            f"{failure} as the run started; traceback above; nothing was trained: fix the "
+            "cause and start again",
+            EXIT_CODES["env failed"],
+        ) from failure
 
 
 def _know_named_agent(args: list[str]) -> None:

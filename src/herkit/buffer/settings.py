@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import numpy as np
 
@@ -224,6 +224,11 @@ class HerSettings:
     """Value goals' rewards: 0 where the goal is reached and -1 elsewhere (OGBench's
     ``gc_negative``); False: 1 and 0."""
 
+    GAMMA_LATER: ClassVar[bool] = False
+    """Whether the discount is given later (a run's settings: its agent's ``gamma``, given
+    to :meth:`~herkit.config.her.RunHerSettings.buffer_settings`): the checks that need
+    ``gamma`` wait for it while it is None."""
+
     def __post_init__(self) -> None:
         strategy = Strategy.parse(self.strategy)
         k = check_int("k", self.k, 0)
@@ -239,10 +244,11 @@ class HerSettings:
             strategy, k = Strategy.parse("future"), 1
         n_step = check_int("n_step", self.n_step, 1)
         gamma = self.gamma
-        if n_step > 1 and not (gamma is not None and is_number(gamma) and 0 < gamma <= 1):
+        later = gamma is None and self.GAMMA_LATER  # checked when the discount is given
+        if n_step > 1 and not (later or gamma is not None and is_number(gamma) and 0 < gamma <= 1):
             raise ValueError(f"n_step > 1 needs gamma in (0, 1], got gamma={gamma!r}")
         if strategy.rule.needs_gamma and not (
-            gamma is not None and is_number(gamma) and 0 < gamma < 1
+            later or gamma is not None and is_number(gamma) and 0 < gamma < 1
         ):
             raise ValueError(
                 f"strategy {strategy.value!r} needs gamma in (0, 1) (a run's: its agent's, "
@@ -277,7 +283,7 @@ class HerSettings:
             if (
                 self.value_future == "geometric"
                 and value_goals[1] > 0
-                and not (gamma is not None and is_number(gamma) and 0 < gamma < 1)
+                and not (later or gamma is not None and is_number(gamma) and 0 < gamma < 1)
             ):
                 raise ValueError(
                     f"value_goals with a geometric future needs gamma in (0, 1), got {gamma!r}"
@@ -291,7 +297,7 @@ class HerSettings:
             actor_goals is not None
             and self.actor_future == "geometric"
             and actor_goals[1] > 0
-            and not (gamma is not None and is_number(gamma) and 0 < gamma < 1)
+            and not (later or gamma is not None and is_number(gamma) and 0 < gamma < 1)
         ):
             raise ValueError(
                 f"actor_goals with a geometric future needs gamma in (0, 1), got {gamma!r}"

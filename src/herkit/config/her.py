@@ -9,7 +9,7 @@ defaulted once, by the buffer's record, and a run's buffer is built from it as i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import tyro
 
@@ -41,6 +41,9 @@ class RunHerSettings(HerSettings):
     subgoal_steps: tyro.conf.Suppress[int | None] = None
     """Not a flag: HIQL's (``--hiql.subgoal-steps``)."""
 
+    GAMMA_LATER: ClassVar[bool] = True
+    """The discount is the agent's, given to :meth:`buffer_settings`."""
+
     def __post_init__(self) -> None:
         if self.gamma is not None:
             raise ValueError(
@@ -53,12 +56,10 @@ class RunHerSettings(HerSettings):
                     f"her.{name} must be {default!r}: a run's is its agent's ({flag}), "
                     f"got {getattr(self, name)!r}"
                 )
-        # every other setting checked and normalised by the buffer's record, with a stand-in
-        # for the agent's discount
-        checked = HerSettings(**(self.values() | {"gamma": 0.5}))
-        for name, value in checked.values().items():
-            object.__setattr__(self, name, None if name == "gamma" else value)
-        object.__setattr__(self, "strategy", Strategy.parse(checked.strategy).value)
+        # every other setting checked and normalised by the buffer's record; those that need
+        # the discount when the agent's is known (buffer_settings, TrainConfig)
+        HerSettings.__post_init__(self)
+        object.__setattr__(self, "strategy", Strategy.parse(self.strategy).value)
 
     @classmethod
     def of(cls, settings: HerSettings | None, changes: Any = None) -> RunHerSettings:

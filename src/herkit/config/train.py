@@ -38,7 +38,6 @@ from herkit.config.recipes import recipe_values
 from herkit.config.registry import AgentEntry, agent_entry, algo_names
 
 __all__ = [
-    "PRESET_CHOICES",
     "VALUE_FREE_ALGOS",
     "TrainConfig",
     "agent_preset",
@@ -253,6 +252,7 @@ class TrainConfig:
                     f"reward_range must be (low, high) with low <= high, got {self.reward_range}"
                 )
         object.__setattr__(self, "her", RunHerSettings.of(self.her))
+        self.her_settings()  # the checks that need the agent's discount
         check_bool("fixed_goal", self.fixed_goal)
         if self.goal_seed is not None:
             if not self.fixed_goal:
@@ -415,11 +415,6 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
     if unknown:
         raise ValueError(f"unknown settings {', '.join(unknown)}")
     return TrainConfig(**fields)
-
-
-PRESET_CHOICES = ("device", "recipe")
-"""The settings that, beside the env id, choose the preset a run's flags are read against
-(:func:`preset_config`): given, they are kept even where they equal the preset's own."""
 
 
 OLD_BLOCKS = ("dqn", "ddpg", "td3", "sac", "gcbc", "gcivl", "gciql")

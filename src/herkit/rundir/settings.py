@@ -24,6 +24,7 @@ def load_run_config(run_dir: str | Path) -> TrainConfig:
             raise ValueError(f"expected a JSON object, got {type(values).__name__}")
         values.pop("conventions", None)
         values.pop("machine", None)
+        values.pop("provenance", None)
         return config_from_dict(values)
     except (ValueError, TypeError) as error:
         raise ValueError(f"{path} is not a valid herkit config ({error})") from None

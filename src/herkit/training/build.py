@@ -6,8 +6,8 @@ pieces, so they live here, below all three: this module imports none of them.
 
 - :func:`write_run_config` writes ``RUN/config.json`` (read by
   :func:`herkit.rundir.settings.load_run_config`).
-- :func:`resolve_conventions` asks the env how it scores and fills the config's open
-  settings from that (:mod:`herkit.buffer.conventions`).
+- :func:`resolve_conventions`: a config completed by its env's probe and the env's
+  conventions (:mod:`herkit.config.resolve`, :mod:`herkit.buffer.conventions`).
 - :func:`make_vector_env` makes a run's envs (in worker processes or in this one, as
   :func:`plan_run_cores` decides).
 - :func:`make_run_agent` and :func:`build` make its agent and replay buffer.
@@ -16,10 +16,8 @@ pieces, so they live here, below all three: this module imports none of them.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +26,14 @@ import numpy as np
 import torch
 
 from herkit.agents import Agent, GoalAgent, make_agent
-from herkit.buffer.conventions import GoalConventions, probe_conventions
+from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.datasets import RecordedEpisodes, goal_size_for, read_dataset
-from herkit.buffer.ending import Ending
 from herkit.buffer.goal_env import compute_reward_of
 from herkit.buffer.her import HerReplayBuffer
 from herkit.buffer.settings import HerSettings
+from herkit.config.probe import make_run_env
+from herkit.config.resolve import settle
 from herkit.config.train import TrainConfig
-from herkit.envs import make_goal_env
-from herkit.envs.failures import EnvFailure, Failed, raised
-from herkit.envs.task_variants import FixedGoal, ShapedReward, reward_info_keys
 from herkit.envs.torch_rewards import torch_reward_of
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.rundir.paths import RunPaths
@@ -61,42 +57,29 @@ __all__ = [
 ]
 
 
-def make_run_env(config: TrainConfig, **env_kwargs: Any) -> gym.Env:
-    """The run's env: ``config.env_id`` made with its ``env_kwargs`` (``env_kwargs`` given
-    here override them), with the goal and reward of ``--fixed-goal`` and
-    ``--shaped-reward`` (:mod:`herkit.envs.task_variants`). Every env of a run (training,
-    evaluation, probes, a loaded policy's) is made here."""
-    env = make_goal_env(config.env_id, **{**config.env_kwargs_dict(), **env_kwargs})
-    try:
-        if config.shaped_reward is not None:
-            env = ShapedReward(env, *config.shaped_reward)
-        if config.fixed_goal:
-            goal_seed = config.seed if config.goal_seed is None else config.goal_seed
-            env = FixedGoal(env, goal_seed=goal_seed)
-    except Exception:
-        env.close()
-        raise
-    return env
-
-
 def write_run_config(
     run_dir: Path,
     config: TrainConfig,
     conventions: GoalConventions,
     buffer: HerReplayBuffer,
     machine: dict[str, Any],
+    provenance: dict[str, str] | None = None,
 ) -> None:
-    """config.json: the config, the env's conventions, what this rank's buffer found of
-    the env's rewards (``env_terms``: how often and how much they differ from
-    compute_reward, and how a relabelled goal counts as reached) and ``machine``: how the
-    run uses the cores, and why its precision was chosen. Whether episodes end on success
-    is the buffer's (it holds it: decided at the first success where it was unknown).
-    Replaced atomically."""
+    """config.json: the config, the layer that set each of its settings that is not a
+    default (``provenance``, :mod:`herkit.config.resolve`; None: as the file holds it), the
+    env's conventions, what this rank's buffer found of the env's rewards (``env_terms``: how
+    often and how much they differ from compute_reward, and how a relabelled goal counts as
+    reached) and ``machine``: how the run uses the cores, and why its precision was chosen.
+    Whether episodes end on success is the buffer's (it holds it: decided at the first
+    success where it was unknown). Replaced atomically."""
     buffer.flush()
+    if provenance is None:
+        provenance = _saved(run_dir, "provenance")
     env_terms = {"success_rule": buffer.success_rule(), **buffer.audit.to_dict()}
     ending = buffer.ending
     values = {
         **config.with_her(terminal_on_success=ending.ends).to_dict(),
+        "provenance": provenance,
         "conventions": conventions.with_ending(ending).to_dict() | {"env_terms": env_terms},
         "machine": machine,
     }
@@ -105,15 +88,21 @@ def write_run_config(
 
 def saved_machine(run_dir: Path) -> dict[str, Any]:
     """The ``machine`` record of a run's config.json (empty if it has none)."""
+    return _saved(run_dir, "machine")
+
+
+def _saved(run_dir: Path, name: str) -> dict[str, Any]:
+    """The record ``name`` of a run's config.json (empty if it has none)."""
     try:
-        saved = json.loads(RunPaths(run_dir).config.read_text()).get("machine")
+        saved = json.loads(RunPaths(run_dir).config.read_text()).get(name)
     except (OSError, ValueError):
         return {}
     return saved if isinstance(saved, dict) else {}
 
 
 def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventions]:
-    """Probe the env's conventions; fill the settings of ``config`` that are None from them.
+    """``config`` completed by its env's probe (:func:`herkit.config.resolve.settle`): the
+    settings it leaves to the env (None) filled, and the env's conventions.
 
     ``reward_range``, ``success_key`` and the HER setting ``terminal_on_success`` that are set
     (flags, or a resumed run's config.json) win over the probe (for the last, by the order
@@ -121,49 +110,9 @@ def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventio
     that the env says its ``compute_reward`` reads (``reward_info_keys``, e.g.
     ``--shaped-reward``'s) join ``info_keys``, so that relabelling has them.
     """
-    env = make_run_env(config)
-    task = getattr(env.unwrapped, "task_words", None)
-    needed = [key for key in reward_info_keys(env) if key not in config.her.info_keys]
-    if needed:
-        config = config.with_her(info_keys=(*config.her.info_keys, *needed))
-    try:
-        probed = probe_conventions(
-            env, compute_reward_of(env), info_keys=config.her.info_keys, seed=config.seed
-        )
-    except ValueError:
-        raise
-    except Exception as error:  # the env's own failure, in the probe's random steps
-        what = raised(error)
-        failed = Failed(
-            (0,), what, "the random steps of the conventions probe", traceback.format_exc()
-        )
-        raise EnvFailure("env", [failed]) from error
-    finally:
-        env.close()
-    given = "given (flag or config.json)"
-    sources = dict(probed.sources)
-    for name in ("reward_range", "success_key"):
-        if getattr(config, name) is not None:
-            sources[name] = given
-    success_key = config.success_key or probed.success_key
-    if success_key == "compute_reward" and probed.success_reward is None:
-        raise ValueError(
-            "success_key 'compute_reward' needs a sparse reward (a reached goal's reward is the "
-            f"largest of a few values); {config.env_id}'s reward is not: use another --success-key"
-        )
-    conventions = dataclasses.replace(
-        probed,
-        reward_range=config.reward_range or probed.reward_range,
-        success_key=success_key,
-        sources=sources,
-        task=task,
-    ).with_ending(Ending.given(config.her.terminal_on_success, given).otherwise(probed.ending))
-    resolved = dataclasses.replace(
-        config,
-        reward_range=conventions.reward_range,
-        success_key=conventions.success_key,  # type: ignore[arg-type]
-    ).with_her(terminal_on_success=conventions.terminal_on_success)
-    return resolved, conventions
+    resolution = settle(config)
+    assert resolution.conventions is not None
+    return resolution.config, resolution.conventions
 
 
 def make_vector_env(
@@ -173,6 +122,7 @@ def make_vector_env(
     render_mode: str | None = None,
     workers: int | None = None,
     label: str = "env",
+    checked: bool = False,
 ) -> WorkerVectorEnv:
     """``n_envs`` copies of the config's env, autoreset disabled (``render_mode``: for
     frames, e.g. ``"rgb_array"``); ``label`` names them in errors (``"evaluation env"``).
@@ -180,12 +130,14 @@ def make_vector_env(
     ``workers`` processes step them, several envs each (:class:`WorkerVectorEnv`); with 0
     they step in this process, where they cost no pipes and no process switches (always
     with a ``render_mode``: frames are read from the env object). None:
-    as :func:`plan_run_cores` chooses for ``n_envs`` envs. The env is first made here, so
-    that a bad id or a non-goal env is reported as a ValueError, not from a worker. A
-    failing env raises :class:`~herkit.envs.failures.EnvFailure`.
+    as :func:`plan_run_cores` chooses for ``n_envs`` envs. Unless ``checked`` (the env was
+    made already: the run's probe), the env is first made here, so that a bad id or a
+    non-goal env is reported as a ValueError, not from a worker. A failing env raises
+    :class:`~herkit.envs.failures.EnvFailure`.
     """
     kwargs = {} if render_mode is None else {"render_mode": render_mode}
-    make_run_env(config, **kwargs).close()
+    if not checked:
+        make_run_env(config, **kwargs).close()
     if render_mode is not None:
         workers = 0  # frames are read from the env object, so it lives here
     elif workers is None:

@@ -23,6 +23,7 @@ from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.datasets import RecordedEpisodes
 from herkit.buffer.her import HerReplayBuffer
 from herkit.config.agents import UPDATE_MODE_WORDS
+from herkit.config.resolve import settle
 from herkit.config.train import TrainConfig
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.presentation.video import render_frame
@@ -33,15 +34,12 @@ from herkit.runtime.distributed import Context
 from herkit.runtime.precision import check_precision
 from herkit.training.build import (
     build,
-    make_run_env,
     make_vector_env,
     plan_run_cores,
     read_run_dataset,
-    resolve_conventions,
     saved_machine,
     write_run_config,
 )
-from herkit.training.evaluation import evaluation_tasks
 from herkit.training.parts import RunParts, RunSeeds
 from herkit.training.run import TrainingRun
 from herkit.training.schedule import first_state
@@ -68,7 +66,11 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
     started = time.perf_counter()
     recorded = read_run_dataset(config) if config.dataset is not None and not resume else None
     loaded_s = time.perf_counter() - started
-    config, conventions = resolve_conventions(dataclasses.replace(config, out=str(run_dir)))
+    # the settings as resolved with the env's probe (herkit.config.resolve; made here for a
+    # config from Python or config.json, handed over by the command line's resolution)
+    resolution = settle(dataclasses.replace(config, out=str(run_dir)))
+    config, conventions = resolution.config, resolution.conventions
+    assert conventions is not None and resolution.probe is not None
     device = context.device(config.resolved_device())
     check_precision(config.precision, torch.device(device))
     if config.update_mode != "auto":
@@ -87,7 +89,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
     torch.set_num_threads(plan.torch_threads)
     with contextlib.ExitStack() as opened:  # envs may be worker processes: closed on failure
         envs = make_vector_env(
-            config, config.n_envs, seeds.training_offset, workers=plan.env_workers
+            config, config.n_envs, seeds.training_offset, workers=plan.env_workers, checked=True
         )
         opened.callback(envs.close)
         n_eval = min(config.eval_episodes, config.n_eval_envs)
@@ -97,20 +99,21 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             seed_offset=seeds.evaluation_offset,
             workers=min(plan.env_workers, n_eval),
             label="evaluation env",
+            checked=True,
         )
         opened.callback(eval_envs.close)
         video_envs = None
         if config.video_every and main:
             video_envs = _video_envs(config, seed_offset=seeds.video_offset)
             opened.callback(video_envs.close)
-        with contextlib.closing(make_run_env(config)) as env:  # the tasks the env declares
-            tasks = evaluation_tasks(env)
+        tasks = list(resolution.probe.tasks)  # the evaluation tasks the env declares
         agent, buffer = build(config, envs, context, conventions, recorded)
         machine: dict[str, Any] = {"cores": plan.cores, "core_plan": plan.describe()}
         if buffer.recorded is not None:  # the dataset as the buffer holds it
             _count_states(agent, buffer.recorded)
             machine["dataset"] = _held(buffer.recorded, loaded_s)
         config = _choose_update(config, agent, envs, buffer, context, machine)
+        resolution = resolution.with_machine(config)  # threads, precision, update mode
         overlap = config.overlap and envs.workers > 0
         if main:  # only now: a bad env id or algorithm leaves no run directory behind
             if replace:
@@ -123,6 +126,8 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             _announce(
                 config, conventions, resume, run_dir, plan.describe(), machine, overlap, len(tasks)
             )
+            if not resume:
+                say(f"settings: {resolution.describe()}")
         context.barrier()
         state = first_state(config)
         agent_state = None
@@ -149,7 +154,8 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             machine = saved_machine(run_dir) | machine
         buffer.follow_ending(agent.set_terminal_on_success)  # the buffer holds it
         if main:  # also on resume, where --steps may have grown
-            write_run_config(run_dir, config, conventions, buffer, machine)
+            provenance = None if resume else resolution.record()  # a resume keeps the run's
+            write_run_config(run_dir, config, conventions, buffer, machine, provenance)
         parts = RunParts(
             config=config,
             conventions=conventions,

@@ -310,7 +310,7 @@ def test_ending_on_success_is_decided_at_the_first_success_seen(
     def short_probe(*args: Any, **kwargs: Any) -> GoalConventions:
         return real_probe(*args, **{**kwargs, "steps": 1})
 
-    monkeypatch.setattr("herkit.training.build.probe_conventions", short_probe)
+    monkeypatch.setattr("herkit.config.probe.probe_conventions", short_probe)
     config = zero_one_config(tmp_path, "online", steps=1_500, eval_every=1_500, eval_episodes=5)
     resolved, found = resolve_conventions(config)
     assert found.terminal_on_success is None and resolved.her.terminal_on_success is None

@@ -354,7 +354,7 @@ def test_training_reports_the_envs_extra_terms_once_and_records_them(
     def probe(*args: Any, **kwargs: Any) -> GoalConventions:
         return real_probe(*args, **{**kwargs, "steps": probe_steps})
 
-    monkeypatch.setattr("herkit.training.build.probe_conventions", probe)
+    monkeypatch.setattr("herkit.config.probe.probe_conventions", probe)
     train(
         TrainConfig(
             "test/CrashReach-v0",

@@ -245,10 +245,11 @@ class HerSettings:
         n_step = check_int("n_step", self.n_step, 1)
         gamma = self.gamma
         later = gamma is None and self.GAMMA_LATER  # checked when the discount is given
-        if n_step > 1 and not (later or gamma is not None and is_number(gamma) and 0 < gamma <= 1):
+        fits = later or (gamma is not None and is_number(gamma) and 0 < gamma <= 1)
+        if n_step > 1 and not fits:
             raise ValueError(f"n_step > 1 needs gamma in (0, 1], got gamma={gamma!r}")
         if strategy.rule.needs_gamma and not (
-            later or gamma is not None and is_number(gamma) and 0 < gamma < 1
+            later or (gamma is not None and is_number(gamma) and 0 < gamma < 1)
         ):
             raise ValueError(
                 f"strategy {strategy.value!r} needs gamma in (0, 1) (a run's: its agent's, "
@@ -283,7 +284,7 @@ class HerSettings:
             if (
                 self.value_future == "geometric"
                 and value_goals[1] > 0
-                and not (later or gamma is not None and is_number(gamma) and 0 < gamma < 1)
+                and not (later or (gamma is not None and is_number(gamma) and 0 < gamma < 1))
             ):
                 raise ValueError(
                     f"value_goals with a geometric future needs gamma in (0, 1), got {gamma!r}"
@@ -297,7 +298,7 @@ class HerSettings:
             actor_goals is not None
             and self.actor_future == "geometric"
             and actor_goals[1] > 0
-            and not (later or gamma is not None and is_number(gamma) and 0 < gamma < 1)
+            and not (later or (gamma is not None and is_number(gamma) and 0 < gamma < 1))
         ):
             raise ValueError(
                 f"actor_goals with a geometric future needs gamma in (0, 1), got {gamma!r}"

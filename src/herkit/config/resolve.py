@@ -304,10 +304,11 @@ def _config(env_id: str, algo: str, values: Mapping[str, Any]) -> TrainConfig:
 
 
 def _spelled(value: Any) -> str:
-    """A setting's value as the start-up line spells it: numbers short, sequences joined by
-    ``x`` (``256x256``)."""
+    """A setting's value as the start-up line spells it: numbers short, sequences of numbers
+    joined by ``x`` (``256x256``), others by commas."""
     if isinstance(value, (list, tuple)):
-        return "x".join(_spelled(item) for item in value) if value else "()"
+        numbers = all(isinstance(item, (int, float)) for item in value)
+        return ("x" if numbers else ",").join(_spelled(item) for item in value) or "()"
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)

@@ -11,18 +11,11 @@
     python benchmarks/sb3_compare.py pointmaze                # PointMaze SAC+HER, both libraries
     python benchmarks/sb3_compare.py parking --seeds 0 1 2    # highway-env's parking-v0, both
 
-Without a subcommand, the parts of docs/sb3.md (``--only``), each against SB3 with the same
-network, batch, learning rate, discount, HER strategy and update schedule: ``bitflip``
-(15 bits, DQN+HER preset), ``fetchreach`` (SAC and DDPG, 2 envs, 0.5 updates per env
-step), ``updates`` (updates/s at FetchPush's shapes, 3x256, batch 256, both buffers
-holding the same 20,000 random transitions: SB3 ``model.train(gradient_steps=500)``
-against 500 x ``agent.update(buffer.sample(256))``, 1 and 2 torch threads) and
-``fetchpush-speed`` (20,000 env steps of SAC and DDPG, for env steps/s). Every run is a
-fresh process (herkit's CLI; SB3 through the hidden ``--sb3-run`` and ``--updates-run``
-workers, which write herkit's ``progress.csv`` / ``summary.json`` columns), evaluated
-alike (10 deterministic episodes on a separate env); each timed measurement waits for a
-quiet machine (no process matching ``--quiet-pattern``, under 10 % CPU busy) and is done
-again when the machine was busy right after. Method and settings: docs/sb3.md. Writes
+Without a subcommand, the parts of docs/sb3.md (``--only``; the method is that page's),
+each against SB3 with the same network, batch, learning rate, discount, HER strategy and
+update schedule, every run a fresh process (SB3's through the hidden ``--sb3-run`` and
+``--updates-run`` workers, which write herkit's ``progress.csv`` / ``summary.json``
+columns), each timed measurement on a quiet machine (:func:`quiet_measure`). Writes
 ``sb3.json``, ``sb3.md`` and ``figures/sb3_bitflip.png`` (``--record``: in docs/).
 
 Needs stable-baselines3 (``bash install.sh bench``), gymnasium-robotics for Fetch and
@@ -185,6 +178,18 @@ def one_thread() -> None:
     torch.set_num_threads(1)
 
 
+def sb3_envs(env_id: str, n_envs: int, seed: int, kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """SB3's vector env of ``n_envs`` of herkit's goal env ``env_id`` (seeded) and a
+    separate env to evaluate on, torch on one thread (:func:`one_thread`)."""
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from herkit.envs import make_goal_env
+
+    one_thread()
+    make = functools.partial(make_goal_env, env_id, **kwargs)
+    return make_vec_env(make, n_envs=n_envs, seed=seed), make()
+
+
 # -- measuring on a quiet machine ---------------------------------------------------------------
 
 MAX_BUSY = 0.1
@@ -327,24 +332,17 @@ def run_training(
 def sb3_run(task: str, algo: str, seed: int, out: Path, steps: int, eval_every: int) -> None:
     """Train SB3 on ``task`` (the ``--sb3-run`` worker); writes progress.csv and
     summary.json as ``herkit train`` does."""
-    from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from herkit.envs import make_goal_env
-
-    one_thread()
     env_id = TASKS[task].env_id
     fetch = env_id.startswith("Fetch")
-    env: Any = make_vec_env(
-        lambda: make_goal_env(env_id), n_envs=FETCH_N_ENVS if fetch else 1, seed=seed
-    )
+    env, eval_env = sb3_envs(env_id, FETCH_N_ENVS if fetch else 1, seed, {})
     normalizer = None
     if fetch:
         env = normalizer = VecNormalize(
             env, norm_obs=True, norm_reward=False, clip_obs=5.0, gamma=0.98
         )
     model = sb3_model(algo, env, seed)
-    eval_env = make_goal_env(env_id)
     rows = learn(model, steps, eval_every, eval_env, EVAL_EPISODES, seed, normalizer=normalizer)
     out.mkdir(parents=True, exist_ok=True)
     columns = ["env_steps", "updates", "wall_s", "success_rate"]
@@ -1086,19 +1084,9 @@ VARIANTS = {
     "herkit-sb3rules": {"keep_env_terms": False, "terminal_on_success": False},
     "herkit-both": {"keep_env_terms": True, "terminal_on_success": None},
 }
-"""Other buffers ``--buffers`` can name, with their herkit.sb3 settings: herkit.sb3
-sampling finished episodes only (an experiment), with 3-step returns, with
-``terminal_on_success=True`` (what ``herkit train`` learns of an env that ends its episodes
-on success without declaring it, such as parking), and storing ``compute_reward`` in place
-of the env's step reward (an experiment: no sample keeps the terms ``compute_reward``
-lacks, such as parking's crash penalty), and with SB3's rewards and flags (an experiment:
-a relabelled sample gets ``compute_reward`` alone, a real one the env's reward, and a
-reached relabelled goal is not terminal); and herkit's two rules for relabelled samples
-through the facade's settings, each on its own: the env's reward terms kept with SB3's
-flags (``herkit-terms``), a reached relabelled goal terminal with ``compute_reward`` alone
-(``herkit-ends``), neither (``herkit-sb3rules``: SB3's rules as settings, what
-``herkit-sb3rewards`` does by patching), and both (``herkit-both``: the ending from the
-env, as the facade's default was before it took SB3's rewards)."""
+"""Other buffers ``--buffers`` can name, with their herkit.sb3 settings (or, for
+:data:`EXPERIMENTS`, a subclass made here); what each changes and what it showed:
+docs/guide-sb3.md and docs/experiment-log.md."""
 
 
 def finished_episodes_only() -> type:
@@ -1192,16 +1180,8 @@ def buffer_model(task: str, buffer: str, env: Any, seed: int) -> Any:
 def buffer_worker(task: str, buffer: str, seed: int) -> dict[str, Any]:
     """One training run in this process (the ``--worker``); its evaluations and the time
     spent sampling."""
-    from stable_baselines3.common.env_util import make_vec_env
-
-    from herkit.envs import make_goal_env
-
-    one_thread()
     spec = BUFFER_TASKS[task]
-    env = make_vec_env(
-        lambda: make_goal_env(spec.env_id, **spec.kwargs), n_envs=spec.n_envs, seed=seed
-    )
-    eval_env = make_goal_env(spec.env_id, **spec.kwargs)
+    env, eval_env = sb3_envs(spec.env_id, spec.n_envs, seed, spec.kwargs)
     model = buffer_model(task, buffer, env, seed)
     sampling = [0.0]
     replay = model.replay_buffer
@@ -1275,15 +1255,11 @@ def same_data(task: str, steps: int, batches: int) -> dict[str, dict[str, float]
     """Both buffers fed the same ``steps`` of random actions in ``task``'s env, then
     sampled ``batches`` batches of 4,096: what each hands the learner, in numbers."""
     import stable_baselines3
-    from stable_baselines3.common.env_util import make_vec_env
 
     from herkit import sb3
-    from herkit.envs import make_goal_env
 
     spec = BUFFER_TASKS[task]
-    env = make_vec_env(
-        lambda: make_goal_env(spec.env_id, **spec.kwargs), n_envs=spec.n_envs, seed=0
-    )
+    env, _ = sb3_envs(spec.env_id, spec.n_envs, 0, spec.kwargs)
     spaces = (100_000, env.observation_space, env.action_space, env, "cpu")
     kwargs = {"n_envs": spec.n_envs, "n_sampled_goal": 4}
     buffers = {

@@ -89,6 +89,7 @@ def train(args: argparse.Namespace) -> None:
     finished run is skipped, a stopped one resumed)."""
     data = dataset(args.data)
     tag = f"steps{args.steps}-h{'x'.join(map(str, args.hidden))}-b{args.batch}-{args.inputs}"
+    tag += f"-{args.label}" if args.label else ""
     for algo in args.algos:
         for seed in args.seeds:
             out = run_dir(Path(args.runs), algo, seed, tag)
@@ -150,6 +151,7 @@ def record(
         "batch": args.batch,
         "inputs": args.inputs,
         "goal_rules": "OGBench's GCDataset, index for index",
+        **({"label": args.label} if args.label else {}),
         "wall_s": round(wall_s, 1),
         "this_session_s": round(this_session_s, 1),
         **common.run_choices(out),
@@ -157,7 +159,9 @@ def record(
         **code_version(),
         "command": f"python benchmarks/offline.py train --algos {algo} --seeds {seed} "
         f"--steps {args.steps} --hidden {' '.join(map(str, args.hidden))} "
-        f"--batch {args.batch} --eval-every {args.eval_every} --inputs {args.inputs} --record",
+        f"--batch {args.batch} --eval-every {args.eval_every} --inputs {args.inputs}"
+        + (f" --label {args.label}" if args.label else "")
+        + " --record",
     }
     add_run(RECORD, f"{tag}/{algo}/s{seed}", run, machine())
     print(f"  {algo} seed {seed}: success {run['success']:.2f} in {wall_s / 60:.1f} min")
@@ -173,7 +177,8 @@ def budget_words(tag: str, run: dict[str, Any]) -> str:
     size = f"{len(hidden)}x{hidden[0]}" if len(set(hidden)) == 1 else "x".join(map(str, hidden))
     words = f"{run['steps'] // 1000}k steps, {size}, batch {run['batch']}"
     inputs = run.get("inputs")
-    return f"{words}, {inputs} inputs" if inputs else f"{words}, earlier loop (standardised)"
+    words += f", {inputs} inputs" if inputs else ", earlier loop (standardised)"
+    return f"{words}, {run['label']}" if "label" in run else words
 
 
 def table(_: argparse.Namespace) -> None:
@@ -655,6 +660,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     runs.add_argument("--data", default=str(DATA))
     runs.add_argument("--runs", default=str(ROOT / "runs" / "offline"))
+    runs.add_argument(
+        "--label", default="", help="a name for the code, added to the runs' folder and record"
+    )
     runs.set_defaults(run=train)
     shown = commands.add_parser("table", help="the records beside OGBench's table")
     shown.set_defaults(run=table)

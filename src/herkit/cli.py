@@ -235,7 +235,10 @@ def _train_main(args: list[str]) -> None:
         )
         run = RunPaths(summary["run_dir"])
         if offline:
-            on = f"herkit train --resume {run.root} --steps 100000 (go on online in the env)"
+            on = (
+                f"herkit train --resume {run.root} --offline-steps {2 * summary['updates']} "
+                "(train twice as long on the dataset) or --steps 100000 (go on online in the env)"
+            )
         else:
             steps = 2 * summary["env_steps"]
             on = f"herkit train --resume {run.root} --steps {steps} (train twice as long)"

@@ -81,7 +81,7 @@ def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
         (["train", "--steps", "-5"], "error: --steps must be an int >= 1, got -5"),
         (["train", "--algo", "td3", "--td3.batch-size", "0"], "error: --td3.batch-size must"),
         (["train", "--env-kwargs", "nbits=10"], "'nbits' (--env-kwargs) is not accepted"),
-        (["train", "--stepz", "5"], "Perhaps you meant: --steps INT"),
+        (["train", "--stepz", "5"], "--stepz: did you mean --steps? (see herkit train --help)"),
         (["train", "--terminal-on-success", "maybe"], "terminal-on-success"),
         (["plot"], "at least one run directory"),
         (["evl", "x"], "unknown command 'evl' (did you mean herkit eval?)"),
@@ -601,3 +601,29 @@ def test_summaries_hold_figures_rounded_to_what_they_are_worth() -> None:
     state.success_rate, state.wall_s = 0.22800000000000004, 1.23456789
     summary = summary_of(config, state, 1)
     assert summary["success_rate"] == 0.228 and summary["wall_s"] == 1.235
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["--step", "10"], "--step: did you mean --steps?"),
+        (["--learning-rate", "3"], "--learning-rate: did you mean --ALGO.lr (ALGO: your --algo)?"),
+        (["--algo", "sac", "--learning-rate", "3"], "--learning-rate: did you mean --sac.lr?"),
+        (["--algo", "sac", "--batch", "3"], "--batch: did you mean --sac.batch-size?"),
+        (["--timesteps", "3"], "--timesteps: did you mean --steps?"),
+    ],
+)
+def test_an_unknown_flag_gets_herkits_flag_in_one_short_line(
+    args: list[str], hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tyro's suggestions quote each similar flag's whole help: the line names the flag."""
+    from herkit.cli import main
+
+    try:
+        code = main(["train", *args])
+    except SystemExit as stopped:  # as the console script ends it
+        code = stopped.code
+    said = capsys.readouterr().err
+    assert code == 2 and said.count("\n") == 1, said
+    assert said.startswith("herkit: error: Unrecognized options: ") and hint in said, said
+    assert said.endswith("(see herkit train --help)\n") and len(said) < 200, said

@@ -6,6 +6,7 @@ from the source must still be in it. A new block is picked up by these tests unc
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 import subprocess
@@ -24,7 +25,7 @@ from runs import quick_flags
 
 ALL = [block for page in pages() for block in blocks(page)]
 HERE = Path(__file__).resolve().parent
-SHELL_TOOLS = {"pip", "git", "sudo", "apt-get", "nvidia-smi", "cd", "export", "ls", "cat"}
+SHELL_TOOLS = {"pip", "git", "sudo", "apt-get", "nvidia-smi", "cd", "export", "ls", "cat", "."}
 """Commands of other programs that the docs may show (checked only for being listed)."""
 PYTHON_TOOLS = {
     "pytest",
@@ -37,8 +38,9 @@ PYTHON_TOOLS = {
     "pyinstrument",
     "rl_zoo3.train",
     "rl_zoo3.enjoy",
+    "venv",
 }
-"""``python -m X`` modules of tools (the dev, docs and zoo extras)."""
+"""``python -m X`` modules of tools (the dev, docs and zoo extras; venv of Python's own)."""
 
 
 def test_every_block_has_a_language_that_the_tests_know() -> None:
@@ -260,6 +262,68 @@ def test_the_readme_results_are_the_results_pages() -> None:
 def test_readme_sections_the_site_includes_exist() -> None:
     for title in ("The buffer in your own loop", "Stable-Baselines3 and cpprb by one import"):
         assert "```python" in section(README, title)
+
+
+INCLUDE = re.compile(r"```\{include\} \.\./README\.md\n:start-after: (.*)\n:end-before: (.*)\n")
+"""A part of the README that a page of the site shows (MyST's include)."""
+
+
+def test_the_readme_examples_and_features_are_on_the_site_where_the_index_says() -> None:
+    """Each README part a page includes is marked in the README, and the buffer example,
+    the SB3 example and the features table each appear on the page the index names."""
+    readme = README.read_text()
+    shown = {}
+    for page in pages()[1:]:
+        for start, end in INCLUDE.findall(page.read_text()):
+            assert start in readme and end in readme, f"{page.name}: {start} ... {end}"
+            shown[readme.split(start)[1].split(end)[0]] = page.name
+    where = {
+        "buf.sample(256)": "guide-buffer.md",
+        "from herkit.sb3 import HerReplayBuffer": "guide-sb3.md",
+        "| goal strategies |": "index.md",
+    }
+    for text, page in where.items():
+        assert [name for part, name in shown.items() if text in part] == [page], text
+    index = (ROOT / "docs" / "index.md").read_text()
+    for page in where.values():
+        assert page == "index.md" or f"]({page})" in index, f"index.md does not point to {page}"
+
+
+def test_every_zoo_line_of_the_docs_runs_torch_on_one_thread() -> None:
+    """rl-zoo3 leaves torch at a thread per core, many times slower for these networks
+    (2,000 TQC steps: about 37 s on one thread, over 300 s on two with a core taken);
+    README's SB3 example sets one thread, and so does every zoo line of the docs."""
+    zoo = [
+        words
+        for block in BASH
+        for words in commands(block)
+        if words[:2] == ["python", "-m"] and words[2] in ("rl_zoo3.train", "rl_zoo3.enjoy")
+    ]
+    assert len(zoo) >= 3
+    for words in zoo:
+        assert "--num-threads" in words, " ".join(words)
+        assert words[words.index("--num-threads") + 1] == "1", " ".join(words)
+
+
+WRITES = ("-o", "--out", "--video", "--json")
+"""Flags of ``herkit`` whose value is a file or folder the command writes (``--json`` of
+``herkit eval`` takes none)."""
+
+
+def test_what_a_documented_command_writes_goes_under_runs() -> None:
+    """A reader runs the docs from the checkout: a file that a ``herkit`` line writes goes
+    into ``runs/`` (which git ignores) or a folder the line names absolutely, never beside
+    the source."""
+    assert "runs/" in (ROOT / ".gitignore").read_text().split()
+    outside = []
+    for block in BASH:
+        for words in commands(block):
+            if "herkit" not in words:  # herkit ..., torchrun ... -m herkit ...
+                continue
+            for flag, value in itertools.pairwise(words):
+                if flag in WRITES and not value.startswith(("-", "runs/", "/", "$")):
+                    outside.append(f"{block.name}: {' '.join(words)}")
+    assert not outside, outside
 
 
 PAIRED = re.compile(r"<!-- paired (\S+) (\S+) -->\n(.*?)\n?<!-- /paired -->", re.S)

@@ -1618,10 +1618,11 @@ def run_tqc(options: argparse.Namespace) -> None:
 
 def run_zoo(options: argparse.Namespace) -> None:
     """The ``zoo`` subcommand: docs/guide-sb3.md's first rl-zoo3 line (its YAML file, the
-    line as written plus ``-n STEPS --eval-freq -1``) against README's SB3 example as
-    written, each in a fresh process, in env steps per second of ``learn()``: the zoo's
-    from SB3's last log line (``fps``), the example's from its ``learn`` timed. Target: the
-    zoo within 1.5x of the example. Writes sb3_zoo.json."""
+    line as written plus ``-n STEPS --eval-freq -1``; ``--zoo-threads`` times another
+    ``--num-threads``) against README's SB3 example as written, each in a fresh process, in
+    env steps per second of ``learn()``: the zoo's from SB3's last log line (``fps``), the
+    example's from its ``learn`` timed. Target: the zoo within 1.5x of the example. Writes
+    sb3_zoo.json."""
     guide, readme = (common.ROOT / "docs" / "guide-sb3.md").read_text(), common.ROOT / "README.md"
     zoo_line = re.search(r"^python (-m rl_zoo3\.train .*)$", guide, re.M)
     example = re.search(r"sb3 example: start -->\n```python\n(.*?)```", readme.read_text(), re.S)
@@ -1633,11 +1634,12 @@ def run_zoo(options: argparse.Namespace) -> None:
         example.group(1),
         flags=re.M,
     )
-    speeds = {}
+    speeds, load_at_start = {}, os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "herkit_her.yml").write_text(guide.split("```yaml\n")[1].split("```")[0])
         zoo = [*zoo_line.group(1).split(), "-n", str(options.steps), "--eval-freq", "-1"]
-        for name, command in (("zoo", ["-u", *zoo, *options.zoo_args]), ("sb3", ["-c", timed])):
+        zoo += ["--num-threads", str(options.zoo_threads)] if options.zoo_threads else []
+        for name, command in (("zoo", ["-u", *zoo]), ("sb3", ["-c", timed])):
             started = time.perf_counter()
             done = subprocess.run([sys.executable, *command], cwd=folder, capture_output=True)
             assert done.returncode == 0, done.stderr.decode()[-3000:]
@@ -1646,15 +1648,15 @@ def run_zoo(options: argparse.Namespace) -> None:
                 "env_steps_per_s": float(fps),
                 "process_s": round(time.perf_counter() - started, 1),
             }
-            print(f"  {name}: {fps} env steps/s ({' '.join(command[:8])} ...)", flush=True)
+            print(f"  {name}: {fps} env steps/s", flush=True)
     ratio = speeds["sb3"]["env_steps_per_s"] / speeds["zoo"]["env_steps_per_s"]
     print(f"the SB3 example / the zoo line, env steps per second: {ratio:.2f} (target <= 1.5)")
     record = {
-        "command": f"python {SCRIPT} zoo --steps {options.steps}",
+        "command": " ".join(["python", *sys.argv]),
         "zoo_line": " ".join(zoo),
         **speeds,
         "sb3_over_zoo": round(ratio, 2),
-        "load_before": os.getloadavg()[0],
+        "load_average": [round(load_at_start, 1), round(os.getloadavg()[0], 1)],
         "machine": common.machine(),
         "code": common.code_version(),
     }
@@ -1942,7 +1944,7 @@ def main() -> None:
         "zoo", help=str(run_zoo.__doc__).split("\n")[0], **described(str(run_zoo.__doc__))
     )
     sub.add_argument("--steps", type=int, default=2_000, help="env steps of the zoo line")
-    sub.add_argument("--zoo-args", nargs="*", default=[], help="appended to the zoo line")
+    sub.add_argument("--zoo-threads", type=int, help="torch threads of the zoo (-1: torch's)")
     sub.set_defaults(run=run_zoo)
 
     for name in ONE_ENV:

@@ -8,6 +8,7 @@
     python benchmarks/sb3_compare.py --report-only            # docs/sb3.md from docs/sb3.json
     python benchmarks/sb3_compare.py buffer --tasks bitflip --seeds 0   # SB3 on herkit's buffer
     python benchmarks/sb3_compare.py tqc --minutes 20         # SB3 TQC with rl-zoo's FetchPush
+    python benchmarks/sb3_compare.py zoo --record             # the SB3 guide's zoo line: speed
     python benchmarks/sb3_compare.py pointmaze                # PointMaze SAC+HER, both libraries
     python benchmarks/sb3_compare.py parking --seeds 0 1 2    # highway-env's parking-v0, both
 
@@ -32,6 +33,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -1590,6 +1592,53 @@ def run_tqc(options: argparse.Namespace) -> None:
     print(tqc_table(common.read_json(TQC_RECORD)))
 
 
+def run_zoo(options: argparse.Namespace) -> None:
+    """The ``zoo`` subcommand: docs/guide-sb3.md's first rl-zoo3 line (its YAML file, the
+    line as written plus ``-n STEPS --eval-freq -1``; ``--zoo-threads`` times another
+    ``--num-threads``) against README's SB3 example as written, each in a fresh process, in
+    env steps per second of ``learn()``: the zoo's from SB3's last log line (``fps``), the
+    example's from its ``learn`` timed. Target: the zoo within 1.5x of the example. Writes
+    sb3_zoo.json."""
+    guide, readme = (common.ROOT / "docs" / "guide-sb3.md").read_text(), common.ROOT / "README.md"
+    zoo_line = re.search(r"^python (-m rl_zoo3\.train .*)$", guide, re.M)
+    example = re.search(r"sb3 example: start -->\n```python\n(.*?)```", readme.read_text(), re.S)
+    assert zoo_line and example, "the zoo line or the SB3 example is gone from the docs"
+    timed = re.sub(
+        r"^(model\.learn\(.*)$",
+        r"import time; _t = time.perf_counter()\n\1\n"
+        r"print(f'fps {model.num_timesteps / (time.perf_counter() - _t):.1f}')",
+        example.group(1),
+        flags=re.M,
+    )
+    speeds, load_at_start = {}, os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "herkit_her.yml").write_text(guide.split("```yaml\n")[1].split("```")[0])
+        zoo = [*zoo_line.group(1).split(), "-n", str(options.steps), "--eval-freq", "-1"]
+        zoo += ["--num-threads", str(options.zoo_threads)] if options.zoo_threads else []
+        for name, command in (("zoo", ["-u", *zoo]), ("sb3", ["-c", timed])):
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, *command], cwd=folder, capture_output=True)
+            assert done.returncode == 0, done.stderr.decode()[-3000:]
+            fps = re.findall(r"fps\s*\|?\s*([\d.]+)", done.stdout.decode())[-1]
+            speeds[name] = {
+                "env_steps_per_s": float(fps),
+                "process_s": round(time.perf_counter() - started, 1),
+            }
+            print(f"  {name}: {fps} env steps/s", flush=True)
+    ratio = speeds["sb3"]["env_steps_per_s"] / speeds["zoo"]["env_steps_per_s"]
+    print(f"the SB3 example / the zoo line, env steps per second: {ratio:.2f} (target <= 1.5)")
+    record = {
+        "command": " ".join(["python", *sys.argv]),
+        "zoo_line": " ".join(zoo),
+        **speeds,
+        "sb3_over_zoo": round(ratio, 2),
+        "load_average": [round(load_at_start, 1), round(os.getloadavg()[0], 1)],
+        "machine": common.machine(),
+        "code": common.code_version(),
+    }
+    (common.DOCS / "sb3_zoo.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
 # -- pointmaze and parking: SAC+HER on an env herkit did not write, both libraries -------------
 
 ONE_ENV_DOC = """SAC+HER on one env that herkit's authors did not write: herkit beside SB3.
@@ -1825,7 +1874,7 @@ def main() -> None:
     cli.add_argument("--updates", type=int, default=UPDATES, help=argparse.SUPPRESS)
     cli.add_argument("--repeats", type=int, default=REPEATS, help=argparse.SUPPRESS)
     cli.set_defaults(run=run_compare)
-    commands = cli.add_subparsers(dest="command", metavar="{buffer,tqc,pointmaze,parking}")
+    commands = cli.add_subparsers(dest="command", metavar="{buffer,tqc,zoo,pointmaze,parking}")
 
     sub = commands.add_parser("buffer", help=BUFFER_DOC.split("\n")[0], **described(BUFFER_DOC))
     names = [*BUFFERS, *VARIANTS]
@@ -1866,6 +1915,13 @@ def main() -> None:
     sub.add_argument("--seed", type=int, default=0, help="training seed")
     sub.add_argument("--table", action="store_true", help="only print the table")
     sub.set_defaults(run=run_tqc)
+
+    sub = commands.add_parser(
+        "zoo", help=str(run_zoo.__doc__).split("\n")[0], **described(str(run_zoo.__doc__))
+    )
+    sub.add_argument("--steps", type=int, default=2_000, help="env steps of the zoo line")
+    sub.add_argument("--zoo-threads", type=int, help="torch threads of the zoo (-1: torch's)")
+    sub.set_defaults(run=run_zoo)
 
     for name in ONE_ENV:
         sub = commands.add_parser(name, help=ONE_ENV[name].title, **described(ONE_ENV_DOC))

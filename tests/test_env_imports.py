@@ -194,6 +194,8 @@ def test_an_id_registered_by_the_training_script_gets_advice_and_env_names_it(
     forget("point_script", envs)
     assert main(["eval", str(run), "--episodes", "1", "--env", "nowhere_module:Point1D-v0"]) == 2
     assert "importing module 'nowhere_module' failed" in capsys.readouterr().err
+    assert main(["eval", str(run), "--episodes", "1", "--env", "herkit/GridWorld-v0"]) == 2
+    assert "does not fit 'herkit/GridWorld-v0'" in capsys.readouterr().err  # other sizes
 
 
 @pytest.mark.slow("training runs and evaluations in subprocesses")

@@ -52,8 +52,9 @@ def prepare_run_env(env_id: str, record: Any, given: bool = False) -> None:
     """Make ``env_id`` (a run's, with its ``env_import`` ``record``) possible to make here.
 
     For ``module:Id``: the module is imported, from the recorded folder (the module's, or
-    else the training script's) where it is not found otherwise. An id that is not registered here and was the training code's own is
-    refused. ``given``: the id came from the user (``--env``), not from the run.
+    else the training script's) where it is not found otherwise. An id that is not
+    registered here and was the training code's own is refused. ``given``: the id came
+    from the user (``--env``), not from the run.
 
     Raises:
         ValueError: one line: the module cannot be imported, or the id is not registered

@@ -113,7 +113,8 @@ def load_policy(run_dir: str | Path, device: str = "cpu", env_id: str | None = N
     Raises:
         ValueError: the directory has no valid ``config.json`` or checkpoint (a
             :class:`herkit.rundir.checkpoint.CheckpointError` for a damaged one), the device
-            is not available, or the env cannot be made here (one line on how to name it).
+            is not available, the env cannot be made here (one line on how to name it), or
+            the env named by ``env_id`` has other sizes than the run's.
     """
     config = load_run_config(run_dir)
     if env_id is not None:
@@ -132,7 +133,15 @@ def load_policy(run_dir: str | Path, device: str = "cpu", env_id: str | None = N
     assert isinstance(observation_space, gym.spaces.Dict)
     agent = make_run_agent(config, observation_space, action_space, torch_device)
     state = load_agent_state(run_dir, torch_device)
-    agent.load_state_dict(state["agent"])
+    try:
+        agent.load_state_dict(state["agent"])
+    except RuntimeError as error:  # another env's spaces: networks of other sizes
+        if env_id is None:
+            raise
+        raise ValueError(
+            f"the policy of {run_dir} does not fit {env_id!r}: its observation, goal or action "
+            f"sizes differ from the run's env ({str(error).splitlines()[-1].strip()})"
+        ) from None
     return Policy(
         agent=agent,
         config=config,

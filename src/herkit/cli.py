@@ -66,6 +66,7 @@ def evaluate_run(
     stochastic: bool = False,
     video: str | None = None,
     device: str = "cpu",
+    env: str | None = None,
 ) -> None:
     """Success rate, mean return and episode length of a run's checkpointed policy.
 
@@ -77,13 +78,22 @@ def evaluate_run(
         stochastic: sample actions as in training (default: deterministic policy).
         video: also write the episodes, one after another, to this .mp4 or .gif file.
         device: torch device of the policy (cpu, cuda).
+        env: the env to evaluate on, instead of the run's: an id, or MODULE:ID (MODULE is
+            imported first, from here), e.g. where the run's id was registered by the script
+            that trained it.
     """
     from herkit.training.evaluation import evaluate_run as run_evaluation
 
     if episodes is None:
         episodes = 5 if video is not None else 100
     result = run_evaluation(
-        run_dir, episodes, seed, deterministic=not stochastic, video=video, device=device
+        run_dir,
+        episodes,
+        seed,
+        deterministic=not stochastic,
+        video=video,
+        device=device,
+        env_id=env,
     )
     if json_out:
         print(json.dumps(result))
@@ -161,7 +171,8 @@ def report(
 def _train_main(args: list[str]) -> None:
     from herkit.config.run import config_for
     from herkit.config.train import PRESET_CHOICES, TrainConfig, preset_config
-    from herkit.rundir.settings import load_run_config
+    from herkit.envs.imports import prepare_run_env
+    from herkit.rundir.settings import load_run_config, saved_env_import
 
     args = auto_flags(args)
     # First pass for the env id (and --resume), so that --help shows that env's preset.
@@ -176,6 +187,7 @@ def _train_main(args: list[str]) -> None:
         _check_dataset(first)  # a bad file is said at once, before torch loads
     if first.resume is not None:
         saved = dataclasses.replace(load_run_config(first.resume), out=first.resume)
+        prepare_run_env(saved.env_id, saved_env_import(first.resume))  # from anywhere
         config = _parse_train(args, default=saved)
         changed = [
             saved.algo if field.name == "agent" else field.name

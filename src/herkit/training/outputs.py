@@ -62,8 +62,12 @@ class RunOutputs:
         enabled = config.progress and self.parts.context.is_main
         if state.phase == "offline":
             total, unit = config.offline_steps, "gradient steps"
-            return Progress(label, total, clock(state), enabled, state.updates, unit=unit)
-        return Progress(label, config.steps, state.env_steps, enabled, state.updates)
+            return Progress(
+                label, total, clock(state), enabled, state.updates, unit=unit, eval_s=state.eval_s
+            )
+        return Progress(
+            label, config.steps, state.env_steps, enabled, state.updates, eval_s=state.eval_s
+        )
 
     def go_online(self) -> None:
         """The run's env steps begin: progress counts them, and progress.csv's rows and

@@ -95,8 +95,9 @@ class RunOutputs:
         self.records.write()
 
     def write_video(self, frames: list[np.ndarray], fps: float) -> None:
-        """``RUN/videos/step-N.mp4`` at the current step, and the video in TensorBoard."""
-        path = self.paths.video(self.phase.step)
+        """``RUN/videos/step-N.mp4`` at the current step (``gradient-step-N.mp4`` on the
+        dataset alone), and the video in TensorBoard."""
+        path = self.paths.video(self.phase.step, gradient_steps=self.phase.offline)
         with naming(path):
             write_video(path, frames, fps)
         if self.logger is not None:

@@ -113,8 +113,8 @@ class TrainingRun:
             )
 
     def record_video(self) -> None:
-        """One deterministic evaluation episode as ``RUN/videos/step-N.mp4`` and in
-        TensorBoard."""
+        """One deterministic evaluation episode as ``RUN/videos/step-N.mp4``
+        (:meth:`~herkit.training.outputs.RunOutputs.write_video`) and in TensorBoard."""
         parts = self.parts
         video_envs = parts.video_envs
         assert video_envs is not None

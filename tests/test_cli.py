@@ -600,7 +600,7 @@ def test_summaries_hold_figures_rounded_to_what_they_are_worth() -> None:
     0.22800000000000004 and -2.1999999999999997."""
     from herkit.config.run import config_for
     from herkit.training.evaluation import EvalResult
-    from herkit.training.schedule import first_state
+    from herkit.training.phase import first_state
     from herkit.training.state import summary_of
 
     result = EvalResult([1.0, 0.0, 0.0], [-1.1, -2.2, -3.3], [7, 8, 8])

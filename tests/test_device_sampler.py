@@ -33,7 +33,7 @@ def drawn(sampler: DeviceSampler, n: int, seed: int = 0) -> Batch:
     flags = sampler.prepare()
     got = sampler.draw(n, uniform_of(generator), **flags)
     obs, next_obs, goal, action, reward, terminated = (t.cpu().numpy() for t in got[:6])
-    assert got.weights is None and got.slots is None  # drawn uniformly
+    assert got.weights is None and got.indices is None  # drawn uniformly
     return Batch(obs, action, reward, next_obs, goal, obs - [0, 1, 0], obs, terminated)
 
 

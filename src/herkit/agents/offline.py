@@ -29,8 +29,8 @@ import torch
 from torch import nn
 
 from herkit.agents.base import BoxAgent, TorchBatch
+from herkit.agents.loss_parts import ValueScale, frozen, weighted_mean
 from herkit.agents.networks import ConstantStdActor, Critic, ValueEnsemble
-from herkit.agents.updates import ValueScale, frozen, weighted_mean
 from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig, OfflineGCConfig
 
 __all__ = ["AWR_MAX_WEIGHT", "GCBCAgent", "GCIQLAgent", "GCIVLAgent", "OfflineAgent"]

@@ -364,7 +364,7 @@ class HerReplayBuffer:
             )
         drawn = self.sampler.draw(batch_size, self.rng, beta)
         her = self.settings
-        made = draw_batch(
+        batch, last = draw_batch(
             self,
             self.storage.ledger(closed_only=False),
             drawn.slots,
@@ -375,9 +375,7 @@ class HerReplayBuffer:
             warm=mix_warm(her, self.storage),
             achieved_goals=True,
         )
-        last = made.pop("last")  # the slots whose next observations the batch holds
-        return Batch(
-            **made,
+        return batch._replace(
             weights=None if drawn.weights is None else self.ops.from_host(drawn.weights),
             indices=drawn.indices,
             extras=self._extras("obs", drawn.slots),

@@ -133,7 +133,7 @@ def test_actor_goals_become_actor_inputs_and_old_batches_stay_as_they_were() -> 
     )
     batch = offline_batch()
     with_actor = agent.inputs.prepare(batch, 1.0)
-    without = agent.inputs.prepare(Batch(**{**batch._asdict(), "actor_goal": None}), 1.0)
+    without = agent.inputs.prepare(Batch(**{**batch.__dict__, "actor_goal": None}), 1.0)
     assert without.actor_x is None and without.next_actor_x is None
     for name in ("x", "next_x", "reward", "not_done"):
         assert torch.equal(getattr(with_actor, name), getattr(without, name))
@@ -210,8 +210,8 @@ def test_gcbc_loss_is_the_negative_log_likelihood_of_the_actions() -> None:
 @pytest.mark.parametrize("algo", OFFLINE_ALGOS)
 def test_a_batch_without_actor_goals_gives_the_actor_the_value_goal(algo: str) -> None:
     batch = offline_batch()
-    given = agent_for(algo).update(Batch(**{**batch._asdict(), "actor_goal": batch.goal.copy()}))
-    without = agent_for(algo).update(Batch(**{**batch._asdict(), "actor_goal": None}))
+    given = agent_for(algo).update(Batch(**{**batch.__dict__, "actor_goal": batch.goal.copy()}))
+    without = agent_for(algo).update(Batch(**{**batch.__dict__, "actor_goal": None}))
     other = agent_for(algo).update(batch)
     assert host(given) == host(without)
     assert host(other)["actor_loss"] != host(without)["actor_loss"]

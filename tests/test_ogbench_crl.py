@@ -402,8 +402,8 @@ def test_acting_stays_in_the_box() -> None:
 
 def test_a_batch_without_actor_goals_gives_the_actor_the_value_goal() -> None:
     batch = crl_batch()
-    same = Batch(**{**batch._asdict(), "actor_goal": batch.goal.copy()})
-    without = Batch(**{**batch._asdict(), "actor_goal": None})
+    same = Batch(**{**batch.__dict__, "actor_goal": batch.goal.copy()})
+    without = Batch(**{**batch.__dict__, "actor_goal": None})
     given, none = crl_agent().update(same), crl_agent().update(without)
     assert {k: float(v) for k, v in given.items()} == {k: float(v) for k, v in none.items()}
 

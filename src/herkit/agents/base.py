@@ -2,18 +2,27 @@
 evaluation and a loaded policy ask of an agent (:data:`Agent`).
 
 :class:`GoalAgent` owns what does not depend on the algorithm: the observation and goal
-normalisers and the network inputs (:mod:`herkit.agents.updates`), the random
-generators (a numpy one for exploration, a torch one for sampling in updates, both seeded
-from ``seed``; the global RNGs are never used), TD targets clipped to the return range,
+normalisers and the network inputs (:mod:`herkit.agents.inputs`), the random generators
+(a numpy one for exploration, a torch one for sampling in updates, both seeded from
+``seed``; the global RNGs are never used), TD targets clipped to the return range,
 optimiser steps, polyak averaging and the ``state_dict`` plumbing. The helpers an update
 step uses (:class:`ValueScale`, :func:`return_bounds`, :func:`adam`, :func:`frozen`,
-:func:`weighted_mean`) live in :mod:`herkit.agents.updates` and are re-exported here.
+:func:`weighted_mean`) live in :mod:`herkit.agents.loss_parts` and are re-exported here.
 
-An update never waits on the host: its metrics come back as device tensors (and, with
-:meth:`GoalAgent.log_updates`, are kept on the device for :meth:`GoalAgent.update_metrics`,
-read once per log row), its ``|TD error|`` stays a device tensor, and relabelled goals are
-counted on the device. The step runs eagerly, compiled or captured as a CUDA graph
-(:mod:`herkit.agents.updates`, :meth:`GoalAgent.set_update_mode`).
+It owns the update too, from a :class:`~herkit.buffer.batch.Batch` to the algorithm's
+``_update`` and back: :meth:`GoalAgent.update` takes a batch (or
+:meth:`GoalAgent.update_drawn` draws one within the step from a sampler on the device,
+e.g. :class:`herkit.buffer.device_sampler.DeviceSampler`) and runs :meth:`GoalAgent.step`,
+a function of the networks, optimisers and batch (the batch prepared by
+:meth:`herkit.agents.inputs.AgentInputs.prepare`, the algorithm's ``_update`` under the
+agent's precision, the metrics written to its :class:`~herkit.agents.update_log.UpdateLog`)
+that runs eagerly as it is, or compiled or captured as a CUDA graph by a
+:class:`~herkit.agents.updates.StepRunner` (:meth:`GoalAgent.set_update_mode`). The step
+changes no Python state (a CUDA graph's replay runs none); what the host must know of
+it, it learns after the step. An update never waits on the host: its metrics come back
+as device tensors (and, with :meth:`GoalAgent.log_updates`, are kept on the device for
+:meth:`GoalAgent.update_metrics`, read once per log row), its ``|TD error|`` stays a
+device tensor, and relabelled goals are counted on the device.
 """
 
 from __future__ import annotations

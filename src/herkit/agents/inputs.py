@@ -160,9 +160,8 @@ class AgentInputs:
         such field (and for the achieved goals, indices and extras, which no loss reads)."""
 
         def put(value: Array, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-            if not isinstance(value, torch.Tensor):
-                value = to_device(np.asarray(value), self.device)
-            return value.to(self.device, dtype, non_blocking=True)
+            tensor = value if isinstance(value, torch.Tensor) else to_device(value, self.device)
+            return tensor.to(self.device, dtype, non_blocking=True)
 
         def maybe(value: Array | None) -> torch.Tensor | None:
             return None if value is None else put(value)

@@ -16,7 +16,7 @@ clipped to the box when exploring. Every loss of an update is computed from the
 parameters before it, then each network takes one Adam step on its own loss, and the
 targets move towards the online networks as they were before the step (OGBench's
 order). Updates run in every mode (:mod:`herkit.agents.updates`): a compiled or captured
-update takes its batch as a :class:`~herkit.buffer.device_sampler.DeviceBatch`, actor goals
+update takes its :class:`~herkit.buffer.batch.Batch` as device tensors, actor goals
 included, or draws it within the update on the buffer's device.
 """
 

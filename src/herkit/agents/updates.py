@@ -136,11 +136,12 @@ class StepRunner:
 
 def _tensors(batch: Batch | None) -> list[torch.Tensor | None]:
     """The fields of a batch of device tensors (none without a batch)."""
-    fields = [] if batch is None else list(batch)
-    for field in fields:
+    tensors: list[torch.Tensor | None] = []
+    for field in [] if batch is None else batch.fields():
         if field is not None and not isinstance(field, torch.Tensor):
             raise ValueError(f"a compiled or captured step takes tensors, got {type(field)}")
-    return fields  # type: ignore[return-value]  # checked above
+        tensors.append(field)
+    return tensors
 
 
 def _layout(batch: Batch | None) -> tuple[Any, ...]:
@@ -171,7 +172,8 @@ class _Graph:
             self.calls += 1
             return self._on_side_stream(batch)
         if batch is not None:
-            self.batch = Batch(*(None if t is None else t.clone() for t in _tensors(batch)))
+            clones = [None if t is None else t.clone() for t in _tensors(batch)]
+            self.batch = Batch(*clones)  # type: ignore[arg-type]  # the fields in order
         graph = torch.cuda.CUDAGraph()
         if self.generator is not None:
             register = getattr(graph, "register_generator_state", None)

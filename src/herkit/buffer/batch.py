@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, Union
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
 import numpy as np
 
@@ -20,7 +21,8 @@ Array: TypeAlias = Union[np.ndarray, "torch.Tensor"]
 buffer on a device, a draw within an update or :meth:`Batch.to_torch`."""
 
 
-class Batch(NamedTuple):
+@dataclass(frozen=True)
+class Batch:
     """Transitions with a leading batch axis, goals already relabelled: the one batch from
     the draw to the agent, on the host and on a device.
 
@@ -29,8 +31,8 @@ class Batch(NamedTuple):
     drawn within an update (:class:`~herkit.buffer.device_sampler.DeviceSampler`);
     :meth:`to_torch` returns the same batch as tensors. An agent's update turns it into the
     network inputs its loss reads (:class:`herkit.agents.inputs.TorchBatch`, by
-    :meth:`herkit.agents.inputs.AgentInputs.prepare`). A tuple of fields: its fields by
-    name, ``batch._replace(goal=...)`` for a changed copy, ``len(batch.reward)`` samples.
+    :meth:`herkit.agents.inputs.AgentInputs.prepare`); ``len(batch)`` is its number of
+    samples, :meth:`fields` its fields in order (a compiled or captured step takes them).
     """
 
     observation: Array
@@ -79,6 +81,13 @@ class Batch(NamedTuple):
     high_actor_target_observation: Array | None = None
     """The observation of that state, ``(B, *obs_shape)``; None without subgoals."""
 
+    def __len__(self) -> int:
+        return len(self.reward)
+
+    def fields(self) -> list[Any]:
+        """The fields' values in their order (``Batch(*batch.fields())`` is the batch)."""
+        return [getattr(self, field.name) for field in fields(self)]
+
     def to_torch(self, device: Any = "cpu") -> Batch:
         """The same batch as torch tensors on ``device`` (CPU tensors share memory); without
         torch, a ModuleNotFoundError that names the extra to install."""
@@ -96,4 +105,4 @@ class Batch(NamedTuple):
                 return value.to(device)
             return torch.as_tensor(np.ascontiguousarray(value), device=device)
 
-        return Batch(*(convert(value) for value in self))
+        return replace(self, **{f.name: convert(getattr(self, f.name)) for f in fields(self)})

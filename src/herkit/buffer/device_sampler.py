@@ -35,6 +35,7 @@ never by :mod:`herkit.buffer` itself, whose core stays numpy.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -309,7 +310,8 @@ class DeviceSampler:
             achieved_goals=False,
         )
         assert isinstance(batch.reward, torch.Tensor)
-        return batch._replace(
+        return replace(
+            batch,
             reward=batch.reward.float(),
             weights=weights,
             indices=None if weights is None else slots,

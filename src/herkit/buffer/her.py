@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -375,7 +376,8 @@ class HerReplayBuffer:
             warm=mix_warm(her, self.storage),
             achieved_goals=True,
         )
-        return batch._replace(
+        return replace(
+            batch,
             weights=None if drawn.weights is None else self.ops.from_host(drawn.weights),
             indices=drawn.indices,
             extras=self._extras("obs", drawn.slots),

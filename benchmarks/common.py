@@ -158,6 +158,14 @@ def add_run(path: Path, key: str, run: dict[str, Any], machine: dict[str, Any]) 
     return runs
 
 
+def add_record(path: Path, record: dict[str, Any]) -> None:
+    """Append ``record`` to the list of comparisons in the record file ``path``
+    (``{"records": [...]}``; earlier ones are kept)."""
+    with record_lock(path):
+        records = read_json(path, {"records": []})["records"]
+        path.write_text(json.dumps({"records": [*records, record]}, indent=1))
+
+
 def shown(path: Path) -> str:
     """``path`` relative to the repository when inside it."""
     try:
@@ -232,6 +240,18 @@ def curve(rows: Path | Iterable[dict[str, Any]]) -> list[tuple[int, float]]:
 
     found = read_progress(rows) if isinstance(rows, Path) else rows
     return [(int(float(row["env_steps"])), float(row["success_rate"])) for row in found]
+
+
+def median_band(curves: Sequence[Sequence[dict[str, float]]]) -> tuple[Any, ...]:
+    """Env steps evaluated in every curve (each a list of evaluations), with the median
+    wall time and success there, and the seeds' lowest and highest success (the band)."""
+    import numpy as np
+
+    steps = sorted(set.intersection(*({p["env_steps"] for p in curve} for curve in curves)))
+    at = [{p["env_steps"]: p for p in curve} for curve in curves]
+    wall_s = np.median([[points[s]["wall_s"] for s in steps] for points in at], axis=0)
+    rates = np.array([[points[s]["success_rate"] for s in steps] for points in at])
+    return np.array(steps), wall_s, np.median(rates, axis=0), rates.min(0), rates.max(0)
 
 
 def first_steps(points: Sequence[tuple[int, float]], level: float = 0.9) -> int | None:

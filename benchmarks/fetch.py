@@ -203,16 +203,6 @@ def torchrun_train(
     }
 
 
-def median_curve(curves: list[list[dict[str, float]]]) -> tuple[np.ndarray, ...]:
-    """Env steps evaluated in every curve, with the median wall time and success there, and
-    the lowest and highest success of the seeds (the band)."""
-    common = sorted(set.intersection(*({p["env_steps"] for p in curve} for curve in curves)))
-    at = [{p["env_steps"]: p for p in curve} for curve in curves]
-    wall_s = np.median([[points[s]["wall_s"] for s in common] for points in at], axis=0)
-    rates = np.array([[points[s]["success_rate"] for s in common] for points in at])
-    return np.array(common), wall_s, np.median(rates, axis=0), rates.min(0), rates.max(0)
-
-
 def plot_curves(
     groups: dict[str, list[dict[str, Any]]], path: Path, title: str, target: float = SOLVED
 ) -> None:
@@ -237,7 +227,9 @@ def plot_curves(
                 by_steps.plot([p["env_steps"] for p in curve], success, **thin)
                 by_time.plot([p["wall_s"] / 60 for p in curve], success, **thin)
             if not one_seed:
-                steps, wall_s, success, low, high = median_curve([r["curve"] for r in records])
+                steps, wall_s, success, low, high = common.median_band(
+                    [r["curve"] for r in records]
+                )
                 for axis, xs in ((by_steps, steps), (by_time, wall_s / 60)):
                     axis.plot(xs, success, color=color, linewidth=2.5, label=label)
                     axis.fill_between(xs, low, high, color=color, alpha=0.15, linewidth=0)

@@ -3,6 +3,7 @@
     python benchmarks/offline.py data                       # pointmaze-medium-navigate, 1M steps
     python benchmarks/offline.py train --algos gcbc gcivl gciql --seeds 0 1 --steps 100000
     python benchmarks/offline.py table                      # the records beside OGBench's
+    python benchmarks/offline.py speed --ogbench IMPLS --jax-python PY   # updates vs JAX
 
 ``data`` makes the dataset as OGBench's generation script makes pointmaze-medium-navigate-v0
 (:mod:`offline_data`: 1,000 episodes of 1,001 states, a noisy scripted oracle, goals
@@ -88,6 +89,7 @@ def train(args: argparse.Namespace) -> None:
     finished run is skipped, a stopped one resumed)."""
     data = dataset(args.data)
     tag = f"steps{args.steps}-h{'x'.join(map(str, args.hidden))}-b{args.batch}-{args.inputs}"
+    tag += f"-{args.label}" if args.label else ""
     for algo in args.algos:
         for seed in args.seeds:
             out = run_dir(Path(args.runs), algo, seed, tag)
@@ -149,6 +151,7 @@ def record(
         "batch": args.batch,
         "inputs": args.inputs,
         "goal_rules": "OGBench's GCDataset, index for index",
+        **({"label": args.label} if args.label else {}),
         "wall_s": round(wall_s, 1),
         "this_session_s": round(this_session_s, 1),
         **common.run_choices(out),
@@ -156,7 +159,9 @@ def record(
         **code_version(),
         "command": f"python benchmarks/offline.py train --algos {algo} --seeds {seed} "
         f"--steps {args.steps} --hidden {' '.join(map(str, args.hidden))} "
-        f"--batch {args.batch} --eval-every {args.eval_every} --inputs {args.inputs} --record",
+        f"--batch {args.batch} --eval-every {args.eval_every} --inputs {args.inputs}"
+        + (f" --label {args.label}" if args.label else "")
+        + " --record",
     }
     add_run(RECORD, f"{tag}/{algo}/s{seed}", run, machine())
     print(f"  {algo} seed {seed}: success {run['success']:.2f} in {wall_s / 60:.1f} min")
@@ -172,7 +177,8 @@ def budget_words(tag: str, run: dict[str, Any]) -> str:
     size = f"{len(hidden)}x{hidden[0]}" if len(set(hidden)) == 1 else "x".join(map(str, hidden))
     words = f"{run['steps'] // 1000}k steps, {size}, batch {run['batch']}"
     inputs = run.get("inputs")
-    return f"{words}, {inputs} inputs" if inputs else f"{words}, earlier loop (standardised)"
+    words += f", {inputs} inputs" if inputs else ", earlier loop (standardised)"
+    return f"{words}, {run['label']}" if "label" in run else words
 
 
 def table(_: argparse.Namespace) -> None:
@@ -522,6 +528,104 @@ def time_threads(args: argparse.Namespace) -> None:
             add_run(SPEED_RECORD, f"beside{args.beside}/{name}/round{round_}", run, machine())
 
 
+JAX_AGENTS = {
+    "gcbc": "GCBCAgent",
+    "gcivl": "GCIVLAgent",
+    "gciql": "GCIQLAgent",
+    "crl": "CRLAgent",
+    "qrl": "QRLAgent",
+    "hiql": "HIQLAgent",
+}
+"""OGBench's agent class of each algorithm (its impls/agents/ALGO.py)."""
+JAX_STATE = 14
+"""The states' size in the JAX agents' batches: a state and a goal state make 28 inputs, as
+herkit's update benchmark's observation (25) and goal (3) do."""
+
+
+def update_speed(args: argparse.Namespace) -> None:
+    """Each agent's update on one thread, herkit (``herkit bench update``'s timing: eager,
+    fp32 and bf16, 3 x ``--width``, batch ``--batch``) beside OGBench's JAX agent (its
+    jitted ``update``, fp32, on pre-drawn batches, ``--jax-python``: an interpreter with
+    jax and flax), alternating sides ``--repeats`` times; updates per second."""
+    from herkit.bench.settings import UpdateBenchConfig
+    from herkit.bench.update import run_update_bench
+
+    size = f"3x{args.width}:{args.batch}"
+    for algo in args.algos:
+        rows: dict[str, list[float]] = {"fp32": [], "bf16": [], "jax": []}
+        for _ in range(args.repeats):
+            config = UpdateBenchConfig(
+                algos=(algo,), sizes=(size,), modes=("eager",), seconds=args.seconds, fill=20_000
+            )
+            for row in run_update_bench(config):
+                rows[row["precision"]].append(row["updates_per_s"])
+            jax = [args.jax_python, __file__, "jax-update", "--algo", algo, "--ogbench"]
+            jax += [args.ogbench, "--width", args.width, "--batch", args.batch]
+            jax += ["--seconds", args.seconds]
+            done = subprocess.run(list(map(str, jax)), capture_output=True, text=True, check=True)
+            rows["jax"].append(json.loads(done.stdout.splitlines()[-1])["updates_per_s"])
+        medians = {side: statistics.median(rates) for side, rates in rows.items()}
+        print(
+            f"{algo}: herkit fp32 {medians['fp32']:.1f}, bf16 {medians['bf16']:.1f}; "
+            f"OGBench JAX {medians['jax']:.1f} updates/s (1 thread, {size})"
+        )
+        run = {
+            "algo": algo,
+            "size": size,
+            "threads": 1,
+            "updates_per_s": medians,
+            "rates": rows,
+            **code_version(),
+            "command": f"python benchmarks/offline.py speed --algos {algo} --ogbench IMPLS "
+            f"--jax-python PYTHON --repeats {args.repeats} --seconds {args.seconds} --record",
+        }
+        add_run(SPEED_RECORD, f"jax/{size}/{algo}", run, machine())
+
+
+def jax_update(args: argparse.Namespace) -> None:
+    """One OGBench agent's jitted update on one XLA thread, timed by herkit's one clock on
+    pre-drawn random batches (the states :data:`JAX_STATE` wide, 4 actions); prints its
+    updates per second as a JSON line (run by ``speed``)."""
+    import os
+
+    os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    sys.path.insert(0, args.ogbench)
+    import jax
+
+    from herkit.bench.clock import time_updates
+
+    module = importlib.import_module(f"agents.{args.algo}")
+    config = module.get_config()
+    hidden = (args.width,) * 3
+    config.update(dict(batch_size=args.batch, actor_hidden_dims=hidden, value_hidden_dims=hidden))
+    rng = np.random.default_rng(0)
+    states = ["observations", "next_observations", "value_goals", "actor_goals"]
+    states += ["low_actor_goals", "high_actor_goals", "high_actor_targets"]
+
+    def batch() -> dict[str, Any]:
+        arrays = {key: rng.normal(size=(args.batch, JAX_STATE)) for key in states}
+        arrays["actions"] = rng.uniform(-1, 1, (args.batch, 4))
+        arrays["rewards"] = -np.ones(args.batch)
+        arrays["masks"] = np.ones(args.batch)
+        return {key: jax.numpy.asarray(value, np.float32) for key, value in arrays.items()}
+
+    example = np.zeros((1, JAX_STATE), np.float32), np.zeros((1, 4), np.float32)
+    agent = getattr(module, JAX_AGENTS[args.algo]).create(0, *example, config)
+    batches = [batch() for _ in range(16)]
+    state = {"agent": agent, "calls": 0}
+
+    def step() -> None:
+        drawn = batches[state["calls"] % len(batches)]
+        state["agent"], _ = state["agent"].update(drawn)
+        state["calls"] += 1
+
+    def synchronize() -> None:
+        jax.block_until_ready(state["agent"].network.params)
+
+    timed = time_updates(step, seconds=args.seconds, warmup=8, synchronize=synchronize)
+    print(json.dumps({"updates_per_s": timed.updates_per_s, "jax": jax.__version__}))
+
+
 def main(argv: list[str] | None = None) -> None:
     """The command line (see the module's docstring)."""
     cli = common.parser(__doc__)
@@ -556,6 +660,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     runs.add_argument("--data", default=str(DATA))
     runs.add_argument("--runs", default=str(ROOT / "runs" / "offline"))
+    runs.add_argument(
+        "--label", default="", help="a name for the code, added to the runs' folder and record"
+    )
     runs.set_defaults(run=train)
     shown = commands.add_parser("table", help="the records beside OGBench's table")
     shown.set_defaults(run=table)
@@ -582,6 +689,22 @@ def main(argv: list[str] | None = None) -> None:
     threads.add_argument("--beside", type=int, default=0, help="busy processes beside the run")
     threads.add_argument("--data", default=str(DATA))
     threads.set_defaults(run=time_threads)
+    speed = commands.add_parser("speed", help="each agent's update beside OGBench's JAX")
+    speed.add_argument("--algos", nargs="+", choices=ALGOS, default=list(ALGOS))
+    speed.add_argument("--ogbench", required=True, help="the impls/ folder of OGBench's code")
+    speed.add_argument("--jax-python", required=True, help="a Python with jax and flax")
+    speed.add_argument("--width", type=int, default=256)
+    speed.add_argument("--batch", type=int, default=256)
+    speed.add_argument("--seconds", type=float, default=5.0)
+    speed.add_argument("--repeats", type=int, default=3)
+    speed.set_defaults(run=update_speed)
+    jax_side = commands.add_parser("jax-update", help="(run by speed) one JAX agent's timing")
+    jax_side.add_argument("--algo", choices=ALGOS, required=True)
+    jax_side.add_argument("--ogbench", required=True)
+    jax_side.add_argument("--width", type=int, default=256)
+    jax_side.add_argument("--batch", type=int, default=256)
+    jax_side.add_argument("--seconds", type=float, default=5.0)
+    jax_side.set_defaults(run=jax_update)
     args = cli.parse_args(argv)
     args.run(args)
 

@@ -426,19 +426,12 @@ def draw_curves(
         keys = [key for key in groups if key.startswith(f"{task}/")]
         for index, key in enumerate(keys):
             records = groups[key]
-            common_steps = sorted(
-                set.intersection(*({p["env_steps"] for p in r["curve"]} for r in records))
-            )
-            at = [{p["env_steps"]: p["success_rate"] for p in r["curve"]} for r in records]
-            rates = [[points[s] for s in common_steps] for points in at]
-            columns = list(zip(*rates, strict=True))
+            steps, _, median, low, high = common.median_band([r["curve"] for r in records])
             name = key.split("/", 1)[1]
             seeds = f"{len(records)} seed{'s' * (len(records) > 1)}"
             style = {"color": f"C{index}", "linestyle": "-" if name in own else "--"}
-            median = [statistics.median(column) for column in columns]
-            axis.plot(common_steps, median, label=f"{name}, {seeds}", **style)
-            low, high = [min(c) for c in columns], [max(c) for c in columns]
-            axis.fill_between(common_steps, low, high, color=f"C{index}", alpha=0.15, linewidth=0)
+            axis.plot(steps, median, label=f"{name}, {seeds}", **style)
+            axis.fill_between(steps, low, high, color=f"C{index}", alpha=0.15, linewidth=0)
         axis.set(xlabel="env steps", ylabel="success rate", ylim=(-0.02, 1.02), title=task)
         axis.grid(alpha=0.3)
         axis.legend(fontsize=7)

@@ -8,21 +8,15 @@
     python benchmarks/sb3_compare.py --report-only            # docs/sb3.md from docs/sb3.json
     python benchmarks/sb3_compare.py buffer --tasks bitflip --seeds 0   # SB3 on herkit's buffer
     python benchmarks/sb3_compare.py tqc --minutes 20         # SB3 TQC with rl-zoo's FetchPush
+    python benchmarks/sb3_compare.py zoo --record             # the SB3 guide's zoo line: speed
     python benchmarks/sb3_compare.py pointmaze                # PointMaze SAC+HER, both libraries
     python benchmarks/sb3_compare.py parking --seeds 0 1 2    # highway-env's parking-v0, both
 
-Without a subcommand, the parts of docs/sb3.md (``--only``), each against SB3 with the same
-network, batch, learning rate, discount, HER strategy and update schedule: ``bitflip``
-(15 bits, DQN+HER preset), ``fetchreach`` (SAC and DDPG, 2 envs, 0.5 updates per env
-step), ``updates`` (updates/s at FetchPush's shapes, 3x256, batch 256, both buffers
-holding the same 20,000 random transitions: SB3 ``model.train(gradient_steps=500)``
-against 500 x ``agent.update(buffer.sample(256))``, 1 and 2 torch threads) and
-``fetchpush-speed`` (20,000 env steps of SAC and DDPG, for env steps/s). Every run is a
-fresh process (herkit's CLI; SB3 through the hidden ``--sb3-run`` and ``--updates-run``
-workers, which write herkit's ``progress.csv`` / ``summary.json`` columns), evaluated
-alike (10 deterministic episodes on a separate env); each timed measurement waits for a
-quiet machine (no process matching ``--quiet-pattern``, under 10 % CPU busy) and is done
-again when the machine was busy right after. Method and settings: docs/sb3.md. Writes
+Without a subcommand, the parts of docs/sb3.md (``--only``; the method is that page's),
+each against SB3 with the same network, batch, learning rate, discount, HER strategy and
+update schedule, every run a fresh process (SB3's through the hidden ``--sb3-run`` and
+``--updates-run`` workers, which write herkit's ``progress.csv`` / ``summary.json``
+columns), each timed measurement on a quiet machine (:func:`quiet_measure`). Writes
 ``sb3.json``, ``sb3.md`` and ``figures/sb3_bitflip.png`` (``--record``: in docs/).
 
 Needs stable-baselines3 (``bash install.sh bench``), gymnasium-robotics for Fetch and
@@ -39,6 +33,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -185,6 +180,18 @@ def one_thread() -> None:
     torch.set_num_threads(1)
 
 
+def sb3_envs(env_id: str, n_envs: int, seed: int, kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """SB3's vector env of ``n_envs`` of herkit's goal env ``env_id`` (seeded) and a
+    separate env to evaluate on, torch on one thread (:func:`one_thread`)."""
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from herkit.envs import make_goal_env
+
+    one_thread()
+    make = functools.partial(make_goal_env, env_id, **kwargs)
+    return make_vec_env(make, n_envs=n_envs, seed=seed), make()
+
+
 # -- measuring on a quiet machine ---------------------------------------------------------------
 
 MAX_BUSY = 0.1
@@ -327,24 +334,17 @@ def run_training(
 def sb3_run(task: str, algo: str, seed: int, out: Path, steps: int, eval_every: int) -> None:
     """Train SB3 on ``task`` (the ``--sb3-run`` worker); writes progress.csv and
     summary.json as ``herkit train`` does."""
-    from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from herkit.envs import make_goal_env
-
-    one_thread()
     env_id = TASKS[task].env_id
     fetch = env_id.startswith("Fetch")
-    env: Any = make_vec_env(
-        lambda: make_goal_env(env_id), n_envs=FETCH_N_ENVS if fetch else 1, seed=seed
-    )
+    env, eval_env = sb3_envs(env_id, FETCH_N_ENVS if fetch else 1, seed, {})
     normalizer = None
     if fetch:
         env = normalizer = VecNormalize(
             env, norm_obs=True, norm_reward=False, clip_obs=5.0, gamma=0.98
         )
     model = sb3_model(algo, env, seed)
-    eval_env = make_goal_env(env_id)
     rows = learn(model, steps, eval_every, eval_env, EVAL_EPISODES, seed, normalizer=normalizer)
     out.mkdir(parents=True, exist_ok=True)
     columns = ["env_steps", "updates", "wall_s", "success_rate"]
@@ -1086,19 +1086,9 @@ VARIANTS = {
     "herkit-sb3rules": {"keep_env_terms": False, "terminal_on_success": False},
     "herkit-both": {"keep_env_terms": True, "terminal_on_success": None},
 }
-"""Other buffers ``--buffers`` can name, with their herkit.sb3 settings: herkit.sb3
-sampling finished episodes only (an experiment), with 3-step returns, with
-``terminal_on_success=True`` (what ``herkit train`` learns of an env that ends its episodes
-on success without declaring it, such as parking), and storing ``compute_reward`` in place
-of the env's step reward (an experiment: no sample keeps the terms ``compute_reward``
-lacks, such as parking's crash penalty), and with SB3's rewards and flags (an experiment:
-a relabelled sample gets ``compute_reward`` alone, a real one the env's reward, and a
-reached relabelled goal is not terminal); and herkit's two rules for relabelled samples
-through the facade's settings, each on its own: the env's reward terms kept with SB3's
-flags (``herkit-terms``), a reached relabelled goal terminal with ``compute_reward`` alone
-(``herkit-ends``), neither (``herkit-sb3rules``: SB3's rules as settings, what
-``herkit-sb3rewards`` does by patching), and both (``herkit-both``: the ending from the
-env, as the facade's default was before it took SB3's rewards)."""
+"""Other buffers ``--buffers`` can name, with their herkit.sb3 settings (or, for
+:data:`EXPERIMENTS`, a subclass made here); what each changes and what it showed:
+docs/guide-sb3.md and docs/experiment-log.md."""
 
 
 def finished_episodes_only() -> type:
@@ -1192,16 +1182,8 @@ def buffer_model(task: str, buffer: str, env: Any, seed: int) -> Any:
 def buffer_worker(task: str, buffer: str, seed: int) -> dict[str, Any]:
     """One training run in this process (the ``--worker``); its evaluations and the time
     spent sampling."""
-    from stable_baselines3.common.env_util import make_vec_env
-
-    from herkit.envs import make_goal_env
-
-    one_thread()
     spec = BUFFER_TASKS[task]
-    env = make_vec_env(
-        lambda: make_goal_env(spec.env_id, **spec.kwargs), n_envs=spec.n_envs, seed=seed
-    )
-    eval_env = make_goal_env(spec.env_id, **spec.kwargs)
+    env, eval_env = sb3_envs(spec.env_id, spec.n_envs, seed, spec.kwargs)
     model = buffer_model(task, buffer, env, seed)
     sampling = [0.0]
     replay = model.replay_buffer
@@ -1275,15 +1257,11 @@ def same_data(task: str, steps: int, batches: int) -> dict[str, dict[str, float]
     """Both buffers fed the same ``steps`` of random actions in ``task``'s env, then
     sampled ``batches`` batches of 4,096: what each hands the learner, in numbers."""
     import stable_baselines3
-    from stable_baselines3.common.env_util import make_vec_env
 
     from herkit import sb3
-    from herkit.envs import make_goal_env
 
     spec = BUFFER_TASKS[task]
-    env = make_vec_env(
-        lambda: make_goal_env(spec.env_id, **spec.kwargs), n_envs=spec.n_envs, seed=0
-    )
+    env, _ = sb3_envs(spec.env_id, spec.n_envs, 0, spec.kwargs)
     spaces = (100_000, env.observation_space, env.action_space, env, "cpu")
     kwargs = {"n_envs": spec.n_envs, "n_sampled_goal": 4}
     buffers = {
@@ -1614,6 +1592,53 @@ def run_tqc(options: argparse.Namespace) -> None:
     print(tqc_table(common.read_json(TQC_RECORD)))
 
 
+def run_zoo(options: argparse.Namespace) -> None:
+    """The ``zoo`` subcommand: docs/guide-sb3.md's first rl-zoo3 line (its YAML file, the
+    line as written plus ``-n STEPS --eval-freq -1``; ``--zoo-threads`` times another
+    ``--num-threads``) against README's SB3 example as written, each in a fresh process, in
+    env steps per second of ``learn()``: the zoo's from SB3's last log line (``fps``), the
+    example's from its ``learn`` timed. Target: the zoo within 1.5x of the example. Writes
+    sb3_zoo.json."""
+    guide, readme = (common.ROOT / "docs" / "guide-sb3.md").read_text(), common.ROOT / "README.md"
+    zoo_line = re.search(r"^python (-m rl_zoo3\.train .*)$", guide, re.M)
+    example = re.search(r"sb3 example: start -->\n```python\n(.*?)```", readme.read_text(), re.S)
+    assert zoo_line and example, "the zoo line or the SB3 example is gone from the docs"
+    timed = re.sub(
+        r"^(model\.learn\(.*)$",
+        r"import time; _t = time.perf_counter()\n\1\n"
+        r"print(f'fps {model.num_timesteps / (time.perf_counter() - _t):.1f}')",
+        example.group(1),
+        flags=re.M,
+    )
+    speeds, load_at_start = {}, os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "herkit_her.yml").write_text(guide.split("```yaml\n")[1].split("```")[0])
+        zoo = [*zoo_line.group(1).split(), "-n", str(options.steps), "--eval-freq", "-1"]
+        zoo += ["--num-threads", str(options.zoo_threads)] if options.zoo_threads else []
+        for name, command in (("zoo", ["-u", *zoo]), ("sb3", ["-c", timed])):
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, *command], cwd=folder, capture_output=True)
+            assert done.returncode == 0, done.stderr.decode()[-3000:]
+            fps = re.findall(r"fps\s*\|?\s*([\d.]+)", done.stdout.decode())[-1]
+            speeds[name] = {
+                "env_steps_per_s": float(fps),
+                "process_s": round(time.perf_counter() - started, 1),
+            }
+            print(f"  {name}: {fps} env steps/s", flush=True)
+    ratio = speeds["sb3"]["env_steps_per_s"] / speeds["zoo"]["env_steps_per_s"]
+    print(f"the SB3 example / the zoo line, env steps per second: {ratio:.2f} (target <= 1.5)")
+    record = {
+        "command": " ".join(["python", *sys.argv]),
+        "zoo_line": " ".join(zoo),
+        **speeds,
+        "sb3_over_zoo": round(ratio, 2),
+        "load_average": [round(load_at_start, 1), round(os.getloadavg()[0], 1)],
+        "machine": common.machine(),
+        "code": common.code_version(),
+    }
+    (common.DOCS / "sb3_zoo.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
 # -- pointmaze and parking: SAC+HER on an env herkit did not write, both libraries -------------
 
 ONE_ENV_DOC = """SAC+HER on one env that herkit's authors did not write: herkit beside SB3.
@@ -1849,7 +1874,7 @@ def main() -> None:
     cli.add_argument("--updates", type=int, default=UPDATES, help=argparse.SUPPRESS)
     cli.add_argument("--repeats", type=int, default=REPEATS, help=argparse.SUPPRESS)
     cli.set_defaults(run=run_compare)
-    commands = cli.add_subparsers(dest="command", metavar="{buffer,tqc,pointmaze,parking}")
+    commands = cli.add_subparsers(dest="command", metavar="{buffer,tqc,zoo,pointmaze,parking}")
 
     sub = commands.add_parser("buffer", help=BUFFER_DOC.split("\n")[0], **described(BUFFER_DOC))
     names = [*BUFFERS, *VARIANTS]
@@ -1890,6 +1915,13 @@ def main() -> None:
     sub.add_argument("--seed", type=int, default=0, help="training seed")
     sub.add_argument("--table", action="store_true", help="only print the table")
     sub.set_defaults(run=run_tqc)
+
+    sub = commands.add_parser(
+        "zoo", help=str(run_zoo.__doc__).split("\n")[0], **described(str(run_zoo.__doc__))
+    )
+    sub.add_argument("--steps", type=int, default=2_000, help="env steps of the zoo line")
+    sub.add_argument("--zoo-threads", type=int, help="torch threads of the zoo (-1: torch's)")
+    sub.set_defaults(run=run_zoo)
 
     for name in ONE_ENV:
         sub = commands.add_parser(name, help=ONE_ENV[name].title, **described(ONE_ENV_DOC))

@@ -18,7 +18,6 @@ column where they are not.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from subprocess import DEVNULL
@@ -84,8 +83,7 @@ def main() -> None:
         "code": common.code_version(),
         "cases": results,
     }
-    records = json.loads(RECORD.read_text())["records"] if RECORD.exists() else []
-    RECORD.write_text(json.dumps({"records": [*records, record]}, indent=1))
+    common.add_record(RECORD, record)
 
 
 if __name__ == "__main__":

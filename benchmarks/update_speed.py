@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import common
 from common import DOCS, ROOT, code_version, commit_of, machine, parser, with_code, worktree
 
 RECORD = DOCS / "update_speed.json"
@@ -132,8 +133,7 @@ def main() -> None:
         "code": code_version(),
         "rows": rows,
     }
-    records = json.loads(RECORD.read_text())["records"] if RECORD.exists() else []
-    RECORD.write_text(json.dumps({"records": [*records, record]}, indent=1))
+    common.add_record(RECORD, record)
 
 
 if __name__ == "__main__":

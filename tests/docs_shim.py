@@ -18,7 +18,7 @@ from pathlib import Path
 
 from herkit.config.agents import ALGOS
 
-WRITTEN_BY = ("--out", "--video", "-o")
+WRITTEN_BY = ("--out", "--video", "-o", "--json")
 """Flags whose value is a path the command writes, never a run to make first."""
 
 SHORT = ["--eval-every", "48", "--eval-episodes", "1", "--no-tensorboard"]

@@ -846,7 +846,7 @@ def one_update_gradients(
     for seed in range(1, before + 1):
         agent.update(random_batch(algo, seed=seed))
     actor, critic = copy.deepcopy(agent.actor), copy.deepcopy(agent.critic)
-    x = agent.inputs.batch(batch, agent.values.scale).x
+    x = agent.inputs.prepare(batch, agent.values.scale).x
     agent.update(batch)
 
     def actor_gradient(critic: Any) -> list[torch.Tensor]:

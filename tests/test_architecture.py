@@ -356,11 +356,18 @@ def test_one_ddpg_update_reads_in_the_files_and_frames_the_architecture_page_lis
     path = [(f"{Path(p).parent.name}/{Path(p).name}", name) for p, name in frames[: learn + 1]]
     assert path[::-1] == [
         ("training/learner.py", "learn"),
-        ("agents/updates.py", "update"),
-        ("agents/updates.py", "step"),
+        ("agents/base.py", "update"),
+        ("agents/base.py", "step"),
     ], path
+    # the budget: at most 3 frames from Learner.learn to the loss (the loss's own
+    # included) and 4 herkit files (learner.py and the loss's file included)
+    between = frames[:learn]  # the frames called by learn, the loss's caller first
+    assert len(between) + 1 <= 3, path
+    files = {p for p, _ in frames[: learn + 1]} | {inspect.getsourcefile(update)}
+    assert all("herkit" in Path(p).parts for p in files), files
+    assert len(files) <= 4, files
     assert frames[learn + 1][0].endswith("training/loop.py")  # the loop calls learn
     page = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text()
-    for frame in ("`Learner.learn`", "`UpdateSteps.update`", "`UpdateSteps.step`"):
+    for frame in ("`Learner.learn`", "`GoalAgent.update`", "`GoalAgent.step`"):
         assert frame in page
     assert "`DDPGAgent._update` | `agents/ddpg_td3.py`" in page

@@ -81,7 +81,7 @@ def test_env_kwargs_and_tensorboard(tmp_path: Path) -> None:
         (["train", "--steps", "-5"], "error: --steps must be an int >= 1, got -5"),
         (["train", "--algo", "td3", "--td3.batch-size", "0"], "error: --td3.batch-size must"),
         (["train", "--env-kwargs", "nbits=10"], "'nbits' (--env-kwargs) is not accepted"),
-        (["train", "--stepz", "5"], "Perhaps you meant: --steps INT"),
+        (["train", "--stepz", "5"], "--stepz: did you mean --steps? (see herkit train --help)"),
         (["train", "--terminal-on-success", "maybe"], "terminal-on-success"),
         (["plot"], "at least one run directory"),
         (["evl", "x"], "unknown command 'evl' (did you mean herkit eval?)"),
@@ -295,30 +295,45 @@ def test_output_to_a_file_or_pipe_gets_progress_lines_as_it_trains(tmp_path: Pat
     assert (run / "report.html").is_file() and (run / "curve.png").is_file()
 
 
-def test_progress_lines_follow_evaluations_at_most_every_few_seconds(
+def test_a_progress_line_follows_every_evaluation_off_a_terminal(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from herkit.runtime.console import Progress
 
-    state = types.SimpleNamespace(updates=0, success_rate=math.nan)
+    state = types.SimpleNamespace(updates=0, success_rate=math.nan, eval_s=0.0)
     progress = Progress("[bold]env[/] algo", 1000, 0)  # stderr is captured: no terminal
-    progress.update(state, 0)  # no evaluation yet, and no minute without a line
+    progress.update(state, 0)  # no evaluation yet, and not 30 s without a line
     state.updates, state.success_rate = 100, 0.25
     progress.update(state, 500, evaluated=True)
-    progress.update(state, 500, evaluated=True)  # seconds after the last line: not again
+    progress.update(state, 500, evaluated=True)  # every evaluation gets its line
     progress.update(state, 1000, force=True)  # the last
     progress.close()
     offline = Progress("[bold]env[/] algo", 300, 0, unit="gradient steps")
     state.updates = 150
     offline.update(state, 150, evaluated=True)
     lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 3, lines
+    assert len(lines) == 4, lines
     assert lines[0].startswith("herkit: 500/1,000 env steps (50%), success rate 0.25, ")
-    assert " updates/s, " in lines[0]
-    assert lines[1].startswith("herkit: 1,000/1,000 env steps (100%), success rate 0.25, ")
-    assert "left" in lines[0] and "left" not in lines[1]
-    assert lines[2].startswith("herkit: 150/300 gradient steps (50%), success rate 0.25, ")
-    assert " gradient steps/s, " in lines[2] and "about" in lines[2]
+    assert " updates/s, " in lines[0] and lines[1].startswith("herkit: 500/1,000 env steps")
+    assert lines[2].startswith("herkit: 1,000/1,000 env steps (100%), success rate 0.25, ")
+    assert "left" in lines[0] and "left" not in lines[2]
+    assert lines[3].startswith("herkit: 150/300 gradient steps (50%), success rate 0.25, ")
+    assert " gradient steps/s, " in lines[3] and "about" in lines[3]
+
+
+def test_the_time_left_waits_for_updates_and_counts_evaluations() -> None:
+    """A run of 5,000 env steps: a warm-up of 500 env steps alone at 0.1 ms each, then
+    20 ms per env step with its update, and a 1 s evaluation every 500 steps (88 s left at
+    1,000). The warm-up alone says nothing of what follows; from the first stretch with
+    updates on, the estimate is the time the rest takes."""
+    from herkit.runtime.console import TimeLeft
+
+    time_left = TimeLeft()
+    time_left.add(0.05 + 1.0, 500, 0, 1.0)  # the warm-up and the first evaluation
+    assert time_left.seconds(4500) is None  # its rate would say 0.5 s
+    time_left.add(10.0 + 1.0, 500, 500, 1.0)
+    assert time_left.seconds(4000) == pytest.approx(4000 * 0.020 + 8 * 1.0)
+    assert time_left.seconds(0) is None
 
 
 @pytest.mark.slow("a PointMaze training run in a subprocess")
@@ -585,7 +600,7 @@ def test_summaries_hold_figures_rounded_to_what_they_are_worth() -> None:
     0.22800000000000004 and -2.1999999999999997."""
     from herkit.config.run import config_for
     from herkit.training.evaluation import EvalResult
-    from herkit.training.schedule import first_state
+    from herkit.training.phase import first_state
     from herkit.training.state import summary_of
 
     result = EvalResult([1.0, 0.0, 0.0], [-1.1, -2.2, -3.3], [7, 8, 8])
@@ -601,3 +616,29 @@ def test_summaries_hold_figures_rounded_to_what_they_are_worth() -> None:
     state.success_rate, state.wall_s = 0.22800000000000004, 1.23456789
     summary = summary_of(config, state, 1)
     assert summary["success_rate"] == 0.228 and summary["wall_s"] == 1.235
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["--step", "10"], "--step: did you mean --steps?"),
+        (["--learning-rate", "3"], "--learning-rate: did you mean --ALGO.lr (ALGO: your --algo)?"),
+        (["--algo", "sac", "--learning-rate", "3"], "--learning-rate: did you mean --sac.lr?"),
+        (["--algo", "sac", "--batch", "3"], "--batch: did you mean --sac.batch-size?"),
+        (["--timesteps", "3"], "--timesteps: did you mean --steps?"),
+    ],
+)
+def test_an_unknown_flag_gets_herkits_flag_in_one_short_line(
+    args: list[str], hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tyro's suggestions quote each similar flag's whole help: the line names the flag."""
+    from herkit.cli import main
+
+    try:
+        code = main(["train", *args])
+    except SystemExit as stopped:  # as the console script ends it
+        code = stopped.code
+    said = capsys.readouterr().err
+    assert code == 2 and said.count("\n") == 1, said
+    assert said.startswith("herkit: error: Unrecognized options: ") and hint in said, said
+    assert said.endswith("(see herkit train --help)\n") and len(said) < 200, said

@@ -77,7 +77,7 @@ def draw(sampler: DeviceSampler, n: int, seed: int = 0) -> tuple[Batch, np.ndarr
     generator.manual_seed(seed)
     flags = sampler.prepare()
     got = sampler.draw(n, uniform_of(generator), **flags)
-    assert got.discount is None and got.weights is not None and got.slots is not None
+    assert got.discount is None and got.weights is not None and got.indices is not None
     obs, next_obs = numpy(got.observation), numpy(got.next_observation)
     batch = Batch(
         obs,
@@ -89,7 +89,7 @@ def draw(sampler: DeviceSampler, n: int, seed: int = 0) -> tuple[Batch, np.ndarr
         obs,
         numpy(got.terminated),
     )
-    return batch, numpy(got.weights), numpy(got.slots)
+    return batch, numpy(got.weights), numpy(got.indices)
 
 
 def live(sampler: DeviceSampler) -> tuple[np.ndarray, np.ndarray]:
@@ -219,7 +219,7 @@ def test_a_drawn_prioritized_update_weighs_its_loss_and_sets_the_priorities(algo
         twin.set_state(drawing.generator.get_state())
         flags = sampler.prepare()
         got = sampler.draw(64, uniform_of(twin), **flags)
-        goal, slots = got.goal, got.slots
+        goal, slots = got.goal, got.indices
         batch = Batch(
             got.observation,
             got.action,

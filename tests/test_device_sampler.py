@@ -32,8 +32,13 @@ def drawn(sampler: DeviceSampler, n: int, seed: int = 0) -> Batch:
     generator.manual_seed(seed)
     flags = sampler.prepare()
     got = sampler.draw(n, uniform_of(generator), **flags)
-    obs, next_obs, goal, action, reward, terminated = (t.cpu().numpy() for t in got[:6])
-    assert got.weights is None and got.slots is None  # drawn uniformly
+    assert got.weights is None and got.indices is None  # drawn uniformly
+    assert got.achieved_goal is None  # no agent reads it: not drawn
+    host = got.to_torch("cpu")
+    obs, next_obs, goal, action, reward, terminated = (
+        getattr(host, name).numpy()
+        for name in ("observation", "next_observation", "goal", "action", "reward", "terminated")
+    )
     return Batch(obs, action, reward, next_obs, goal, obs - [0, 1, 0], obs, terminated)
 
 
@@ -184,7 +189,7 @@ def assert_same_draws(buffer: HerReplayBuffer, sampler: DeviceSampler, seed: int
     on_host = host(buffer.sample(200))
     buffer.rng = rng
     got = sampler.draw(200, Numbers(seed).tensors, **flags)
-    on_device = {name: value.numpy() for name, value in got._asdict().items() if value is not None}
+    on_device = {name: value.numpy() for name, value in got.__dict__.items() if value is not None}
     on_device["indices"] = on_device.pop("slots", None)
     assert (on_host.actor_goal is None) == ("actor_goal" not in on_device)
     for name, value in on_device.items():

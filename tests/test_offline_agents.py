@@ -13,7 +13,7 @@ import torch
 
 from herkit import Batch, HerReplayBuffer
 from herkit.agents import GCBCAgent, GCIQLAgent, GCIVLAgent, OfflineAgent, make_agent
-from herkit.agents.updates import TorchBatch
+from herkit.agents.inputs import TorchBatch
 from herkit.config.agents import (
     ALGOS,
     OFFLINE_ALGOS,
@@ -132,8 +132,8 @@ def test_actor_goals_become_actor_inputs_and_old_batches_stay_as_they_were() -> 
         np.random.default_rng(2).normal(-1, 3, (50, GOAL_DIM)),
     )
     batch = offline_batch()
-    with_actor = agent.inputs.batch(batch, 1.0)
-    without = agent.inputs.batch(Batch(**{**batch.__dict__, "actor_goal": None}), 1.0)
+    with_actor = agent.inputs.prepare(batch, 1.0)
+    without = agent.inputs.prepare(Batch(**{**batch.__dict__, "actor_goal": None}), 1.0)
     assert without.actor_x is None and without.next_actor_x is None
     for name in ("x", "next_x", "reward", "not_done"):
         assert torch.equal(getattr(with_actor, name), getattr(without, name))
@@ -143,7 +143,7 @@ def test_actor_goals_become_actor_inputs_and_old_batches_stay_as_they_were() -> 
     assert torch.equal(
         with_actor.next_actor_x, agent.inputs.host(batch.next_observation, batch.actor_goal)
     )
-    on_torch = agent.inputs.batch(batch.to_torch(), 1.0)  # a batch of tensors
+    on_torch = agent.inputs.prepare(batch.to_torch(), 1.0)  # a batch of tensors
     assert on_torch.actor_x is not None and torch.allclose(on_torch.actor_x, expected)
     # the old positional layout still builds one, without actor inputs
     old = TorchBatch(*without[:7])
@@ -199,7 +199,7 @@ def test_an_update_gives_every_metric_finite_and_moves_the_networks(algo: str) -
 def test_gcbc_loss_is_the_negative_log_likelihood_of_the_actions() -> None:
     agent = agent_for("gcbc")
     batch = offline_batch()
-    inputs = agent.inputs.batch(batch, 1.0)
+    inputs = agent.inputs.prepare(batch, 1.0)
     with torch.no_grad():
         mean = agent.actor(inputs.actor_x)
     unit = agent.actor.unscale(torch.as_tensor(batch.action))
@@ -281,7 +281,7 @@ def learn_in_mode(algo: str, mode: str, monkeypatch: pytest.MonkeyPatch) -> tupl
 def test_offline_updates_replayed_as_a_graph_learn_what_eager_ones_do(
     algo: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The step of a compiled or captured update (a DeviceBatch with its actor goals),
+    """The step of a compiled or captured update (a batch of device tensors with its actor goals),
     replayed with Python state put back after each call: no state of the step is Python's."""
     from test_update_modes import assert_same_learning
 

@@ -99,6 +99,7 @@ def test_herkit_eval_plays_each_task_of_an_offline_run(dataset, tmp_path):
 
 @pytest.mark.slow("three offline runs")
 def test_an_offline_run_resumes_and_refuses_what_it_has_done(dataset, tmp_path):
+    from herkit.rundir.directory import check_new_run_dir
     from herkit.training.loop import train
 
     run = tmp_path / "run"
@@ -108,6 +109,14 @@ def test_an_offline_run_resumes_and_refuses_what_it_has_done(dataset, tmp_path):
     assert [int(row["updates"]) for row in rows(run)] == [15, 30, 45]
     with pytest.raises(ValueError, match="already trained 45 gradient steps on its dataset"):
         train(offline(dataset, run, offline_steps=45), resume=True)
+    with pytest.raises(ValueError) as refused:  # the same run again: how it goes on
+        check_new_run_dir(run, offline(dataset, run, offline_steps=45))
+    assert str(refused.value) == (
+        f"run directory {str(run)!r} already holds this run, finished at 45 gradient steps on "
+        f"the dataset: train it further with --resume {run} --offline-steps N (N above 45), go "
+        f"on online with --resume {run} --steps N, or train into another --out DIR "
+        "(--overwrite replaces it)"
+    )
 
 
 @pytest.mark.slow("an offline run, then online in the env")
@@ -204,3 +213,7 @@ def test_the_command_line_trains_offline(dataset, tmp_path):
         "small to share)"
     ) in done.stderr  # 16 x 16 at batch 32: one thread, busy or idle
     assert "at 20 gradient steps; run directory" in done.stderr
+    assert done.stderr.rstrip().endswith(  # what goes on from here: offline, or online
+        f"or herkit train --resume {run} --offline-steps 40 (train twice as long on the dataset) "
+        "or --steps 100000 (go on online in the env)"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -52,6 +53,23 @@ def test_the_gradient_step_on_the_buffers_batch_changes_the_network() -> None:
     assert "before0 = " in code
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow("the README's SB3 example as written: SAC learns for 3,000 env steps")
+def test_the_sb3_example_ends_with_its_success_rate_above_a_still_policys(tmp_path: Path) -> None:
+    """The example's last line tells a reader whether it learned: the trained policy's
+    success rate beside that of a policy that never moves, on the same fresh episodes."""
+    pytest.importorskip("stable_baselines3", reason="install with: bash install.sh sb3")
+    code = python_blocks("Stable-Baselines3 and cpprb by one import")[0]
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = re.fullmatch(r"success rate (\d\.\d\d); a still policy's (\d\.\d\d)\n", done.stdout)
+    assert said, done.stdout
+    learned, still = map(float, said.groups())
+    assert learned >= still + 0.5, done.stdout  # SAC+HER reaches PointReach's goals by 3,000
+    assert (tmp_path / "buffer.pkl").stat().st_size > 0
 
 
 @pytest.mark.slow("a training run in a subprocess")

@@ -251,3 +251,27 @@ def test_the_update_log_interval_is_bookkeeping() -> None:
     assert "log_updates_every" in BOOKKEEPING and "log_updates_every" in RESUME_MAY_CHANGE
     with pytest.raises(ValueError, match="log_updates_every"):
         quiet(log_updates_every=0)
+
+
+def test_tensorboard_of_a_resumed_run_holds_every_row_of_progress_csv(tmp_path: Path) -> None:
+    """The resumed run's TensorBoard scalars are progress.csv's rows: the evaluation at the
+    checkpoint's step is kept, a point logged after it by a killed run is dropped."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from torch.utils.tensorboard import SummaryWriter
+
+    run = tmp_path / "run"
+    paths = RunPaths(run)
+    config = dataclasses.replace(
+        small(run, steps=64, warmup_steps=32, eval_every=32, checkpoint_every=64),
+        tensorboard=True,
+    )
+    train(config)
+    with SummaryWriter(str(paths.tensorboard)) as killed:  # logged after the checkpoint
+        killed.add_scalar("eval/success_rate", 0.5, 80)
+    train(dataclasses.replace(config, steps=128), resume=True)
+    events = EventAccumulator(str(paths.tensorboard))
+    events.Reload()
+    logged = [(event.step, event.value) for event in events.Scalars("eval/success_rate")]
+    rows = [(int(row["env_steps"]), float(row["success_rate"])) for row in read_progress(run)]
+    assert [step for step, _ in logged] == [step for step, _ in rows] == [32, 64, 96, 128]
+    assert [value for _, value in logged] == pytest.approx([value for _, value in rows])

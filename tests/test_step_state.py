@@ -39,14 +39,14 @@ def steps_of(algo: str, prioritized: bool = False) -> tuple[Any, DeviceSampler, 
     agent.attach_sampler(sampler.draw, 64, sampler.reprioritize if prioritized else None)
     agent.log_updates()
     batch = random_batch(algo, seed=1).to_torch()
-    raw = agent.inputs.raw(batch, agent.ACTION_DTYPE)
+    on_device = agent.inputs.to_device(batch)
     flags = sampler.prepare()
 
     def batch_step() -> Any:  # the step as the runners compile or capture it
-        return agent.step(*raw, actor_step=True, move_targets=True, count_goals=True)
+        return agent.step(on_device, actor_step=True, move_targets=True, count_goals=True)
 
     def drawn_step() -> Any:
-        return agent.step(actor_step=True, move_targets=True, count_goals=True, **flags)
+        return agent.step(None, actor_step=True, move_targets=True, count_goals=True, **flags)
 
     return agent, sampler, [batch_step, drawn_step]
 

@@ -22,7 +22,9 @@ import pytest
 import torch
 
 from herkit.agents import Normalizer, make_agent, updates
-from herkit.agents.updates import UpdateLog, check_update_mode
+from herkit.agents.update_log import UpdateLog
+from herkit.agents.updates import check_update_mode
+from herkit.buffer.batch import Batch
 from herkit.config import DDPGConfig
 from herkit.training.update_plan import UpdatePlan, choose_update
 from test_agents import (
@@ -579,14 +581,14 @@ def test_a_capture_begins_after_dead_cycles_are_collected(
     monkeypatch.setattr(torch.cuda, "CUDAGraph", FakeGraph)
     monkeypatch.setattr(torch.cuda, "graph", capture)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *args: None)
-    graph = updates._Graph(lambda x: (x * weight).sum().detach(), {}, None)
+    graph = updates._Graph(lambda batch: (batch.reward * weight).sum().detach(), {}, None)
     graph.calls = updates.CAPTURE_WARMUP  # warmed up: the next call captures
     enabled = gc.isenabled()
     gc.disable()  # the cycle outlives the call unless the capture collects it
     try:
         dead = leave_a_dead_cycle()
         assert dead() is not None
-        graph([torch.ones(3)])
+        graph(Batch(*[torch.ones(3)] * 8))
     finally:
         if enabled:
             gc.enable()

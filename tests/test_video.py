@@ -146,3 +146,23 @@ def test_missing_opengl_library_is_named() -> None:
         assert done.stdout.strip() == "(480, 480, 3)"
     else:
         assert "MUJOCO_GL=osmesa" in done.stderr and "apt install libosmesa6" in done.stderr
+
+
+@pytest.mark.slow("gradient steps on a dataset, then env steps, writing videos")
+def test_videos_on_the_dataset_alone_keep_their_own_names(tmp_path: Path) -> None:
+    """A video at gradient step 10 and one at env step 10 are two files (the second wrote
+    over the first when both were ``step-N``)."""
+    from herkit.cli import main
+    from runs import QUICK, offline_flags, point_reach_dataset
+
+    dataset = point_reach_dataset(tmp_path / "data.npz", episodes=4)
+    run = tmp_path / "run"
+    flags = ["--steps", "20", "--n-envs", "2", "--video-every", "10", "--eval-every", "20"]
+    assert main(["train", *offline_flags(dataset, 20), *flags, "--out", str(run), *QUICK]) == 0
+    paths = RunPaths(run)
+    on_dataset = [paths.video(10, gradient_steps=True), paths.video(20, gradient_steps=True)]
+    assert sorted(paths.video(0).parent.iterdir()) == [
+        *on_dataset,
+        paths.video(10),
+        paths.video(20),
+    ]

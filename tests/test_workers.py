@@ -142,6 +142,19 @@ def test_core_plan_fits_threads_and_workers_into_the_cores(monkeypatch: pytest.M
         two.describe()
         == "8 envs in 1 worker process (8 each), torch on 1 thread (chosen for 2 CPU cores)"
     )
+    # what was given is said to be given: --torch-threads 1 on a dataset, or beside envs
+    assert plan_cores(1, 1, None, gpu=False, alone=True).describe() == (
+        "1 env in the trainer process, torch on 1 thread (given, on 2 CPU cores)"
+    )
+    assert plan_cores(8, 1, None, gpu=False).describe() == (
+        "8 envs in 1 worker process (8 each), torch on 1 thread (threads given, env workers "
+        "chosen for 2 CPU cores)"
+    )
+    assert (
+        plan_cores(8, None, 1, gpu=False)
+        .describe()
+        .endswith("(env workers given, threads chosen for 2 CPU cores)")
+    )
     alone = plan_cores(1, None, None, gpu=False, alone=True)  # a run on a dataset
     assert (alone.torch_threads, alone.env_workers) == (2, 0)
     assert alone.describe() == (

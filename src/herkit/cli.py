@@ -66,6 +66,7 @@ def evaluate_run(
     stochastic: bool = False,
     video: str | None = None,
     device: str = "cpu",
+    env: str | None = None,
 ) -> None:
     """Success rate, mean return and episode length of a run's checkpointed policy.
 
@@ -77,13 +78,22 @@ def evaluate_run(
         stochastic: sample actions as in training (default: deterministic policy).
         video: also write the episodes, one after another, to this .mp4 or .gif file.
         device: torch device of the policy (cpu, cuda).
+        env: the env to evaluate on, instead of the run's: an id, or MODULE:ID (MODULE is
+            imported first, from here), e.g. where the run's id was registered by the script
+            that trained it.
     """
     from herkit.training.evaluation import evaluate_run as run_evaluation
 
     if episodes is None:
         episodes = 5 if video is not None else 100
     result = run_evaluation(
-        run_dir, episodes, seed, deterministic=not stochastic, video=video, device=device
+        run_dir,
+        episodes,
+        seed,
+        deterministic=not stochastic,
+        video=video,
+        device=device,
+        env_id=env,
     )
     if json_out:
         print(json.dumps(result))
@@ -161,7 +171,8 @@ def report(
 def _train_main(args: list[str]) -> None:
     from herkit.config.run import config_for
     from herkit.config.train import TrainConfig, preset_config
-    from herkit.rundir.settings import load_run_config
+    from herkit.envs.imports import prepare_run_env
+    from herkit.rundir.settings import load_run_config, saved_env_import
 
     args = auto_flags(args)
     # First pass for the env id (and --resume), so that --help shows that env's preset.
@@ -176,6 +187,7 @@ def _train_main(args: list[str]) -> None:
         _check_dataset(first)  # a bad file is said at once, before torch loads
     if first.resume is not None:
         saved = dataclasses.replace(load_run_config(first.resume), out=first.resume)
+        prepare_run_env(saved.env_id, saved_env_import(first.resume))  # from anywhere
         config = _parse_train(args, default=saved)
         changed = [
             saved.algo if field.name == "agent" else field.name
@@ -227,7 +239,10 @@ def _train_main(args: list[str]) -> None:
         )
         run = RunPaths(summary["run_dir"])
         if offline:
-            on = f"herkit train --resume {run.root} --steps 100000 (go on online in the env)"
+            on = (
+                f"herkit train --resume {run.root} --offline-steps {2 * summary['updates']} "
+                "(train twice as long on the dataset) or --steps 100000 (go on online in the env)"
+            )
         else:
             steps = 2 * summary["env_steps"]
             on = f"herkit train --resume {run.root} --steps {steps} (train twice as long)"
@@ -665,19 +680,34 @@ SYNONYMS = {
 
 
 def with_suggestions(message: str, args: list[str]) -> str:
-    """``message`` of an unrecognised flag, with the flag herkit has for it when tyro
-    suggested none (another library's name for it, or a near spelling)."""
-    if not message.startswith("Unrecognized options:") or "Perhaps you meant" in message:
+    """``message`` of an unrecognised flag in one line, with the flag herkit has for it
+    (another library's name for it, or a near spelling) in place of tyro's suggestions,
+    which quote every similar flag's whole help text."""
+    if not message.startswith("Unrecognized options:"):
         return message
+    body, see, tail = message.rpartition(" (see ")
+    if not see:
+        body, tail = message, ""
+    body = body.split("; Perhaps you meant")[0]
+    message = body + (f" (see {tail}" if see else "")
     known = _train_flags()
+    unknown = set(body.removeprefix("Unrecognized options:").split("; ")[0].split(", "))
     hints = []
     for arg in args:
         flag = arg.split("=")[0]
-        if not flag.startswith("--") or flag in known:
+        if not flag.startswith("--") or flag in known or flag not in {u.strip() for u in unknown}:
             continue
         prefix, _, last = flag[2:].rpartition(".")
         synonym = SYNONYMS.get(last)
         guess = f"--{prefix + '.' if prefix else ''}{synonym}" if synonym else None
+        if synonym and not prefix and guess not in known:  # an agent's setting: --ALGO.lr
+            algo = _given_algo(args)
+            guess = f"--{algo}.{synonym}" if algo else f"--ALGO.{synonym} (ALGO: your --algo)"
+            if algo and guess not in known:
+                guess = None
+            else:
+                hints.append(f"{flag}: did you mean {guess}?")
+                continue
         if guess not in known:
             close = difflib.get_close_matches(flag, known, n=1, cutoff=0.75)
             guess = close[0] if close else None
@@ -687,6 +717,16 @@ def with_suggestions(message: str, args: list[str]) -> str:
         return message
     body, see, _ = message.partition(" (see ")
     return f"{body}; {'; '.join(hints)}" + (f" (see {_}" if see else "")
+
+
+def _given_algo(args: list[str]) -> str | None:
+    """The ``--algo`` of ``args`` (``--algo X`` or ``--algo=X``), None where not given."""
+    for i, arg in enumerate(args):
+        if arg.startswith("--algo="):
+            return arg.split("=", 1)[1]
+        if arg == "--algo" and i + 1 < len(args):
+            return args[i + 1]
+    return None
 
 
 def _train_flags() -> list[str]:
@@ -713,17 +753,21 @@ def _train_flags() -> list[str]:
 
 
 def _one_line(box: str) -> str:
-    """The message of one of tyro's error boxes, as one line."""
+    """The message of one of tyro's error boxes, as one line (drawn with a frame on a
+    terminal; off one, its title stands on a line of its own above dashes: left out)."""
     sections: list[list[str]] = [[]]
     for raw in box.splitlines():
         line = raw.strip().strip("│").strip()
         if raw.strip()[:1] in ("╭", "╰") or line.startswith("For full helptext"):
             continue
-        if line and set(line) == {"─"}:
+        if line and set(line) <= {"─", "-"}:
             sections.append([])
         elif line:
             sections[-1].append(" ".join(line.split()))
-    return "; ".join(" ".join(section) for section in sections if section) or box.strip()
+    texts = [" ".join(section) for section in sections if section]
+    if len(texts) > 1 and texts[1].startswith(texts[0]):  # the unframed title
+        texts = texts[1:]
+    return "; ".join(texts) or box.strip()
 
 
 AUTO_FLAGS = ("terminal-on-success",)

@@ -68,7 +68,7 @@ def make_agent(
     ``reward_range`` bounds the per-step reward, for clipping Q targets to the return range
     (None: not clipped, for rewards without known bounds); with ``terminal_on_success``
     (whether the env ends episodes on success) it sets the reward scale
-    (:class:`herkit.agents.updates.ValueScale`). ``precision`` is ``"fp32"`` or ``"bf16"``
+    (:class:`herkit.agents.loss_parts.ValueScale`). ``precision`` is ``"fp32"`` or ``"bf16"``
     (forward passes under a bfloat16 autocast; :mod:`herkit.runtime.precision`).
     "dqn" (an entry with ``discrete``) needs a ``Discrete`` action space, the others a 1-D
     ``Box`` with finite bounds;

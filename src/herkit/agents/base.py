@@ -2,18 +2,27 @@
 evaluation and a loaded policy ask of an agent (:data:`Agent`).
 
 :class:`GoalAgent` owns what does not depend on the algorithm: the observation and goal
-normalisers and the network inputs (:mod:`herkit.agents.updates`), the random
-generators (a numpy one for exploration, a torch one for sampling in updates, both seeded
-from ``seed``; the global RNGs are never used), TD targets clipped to the return range,
+normalisers and the network inputs (:mod:`herkit.agents.inputs`), the random generators
+(a numpy one for exploration, a torch one for sampling in updates, both seeded from
+``seed``; the global RNGs are never used), TD targets clipped to the return range,
 optimiser steps, polyak averaging and the ``state_dict`` plumbing. The helpers an update
 step uses (:class:`ValueScale`, :func:`return_bounds`, :func:`adam`, :func:`frozen`,
-:func:`weighted_mean`) live in :mod:`herkit.agents.updates` and are re-exported here.
+:func:`weighted_mean`) live in :mod:`herkit.agents.loss_parts` and are re-exported here.
 
-An update never waits on the host: its metrics come back as device tensors (and, with
-:meth:`GoalAgent.log_updates`, are kept on the device for :meth:`GoalAgent.update_metrics`,
-read once per log row), its ``|TD error|`` stays a device tensor, and relabelled goals are
-counted on the device. The step runs eagerly, compiled or captured as a CUDA graph
-(:mod:`herkit.agents.updates`, :meth:`GoalAgent.set_update_mode`).
+It owns the update too, from a :class:`~herkit.buffer.batch.Batch` to the algorithm's
+``_update`` and back: :meth:`GoalAgent.update` takes a batch (or
+:meth:`GoalAgent.update_drawn` draws one within the step from a sampler on the device,
+e.g. :class:`herkit.buffer.device_sampler.DeviceSampler`) and runs :meth:`GoalAgent.step`,
+a function of the networks, optimisers and batch (the batch prepared by
+:meth:`herkit.agents.inputs.AgentInputs.prepare`, the algorithm's ``_update`` under the
+agent's precision, the metrics written to its :class:`~herkit.agents.update_log.UpdateLog`)
+that runs eagerly as it is, or compiled or captured as a CUDA graph by a
+:class:`~herkit.agents.updates.StepRunner` (:meth:`GoalAgent.set_update_mode`). The step
+changes no Python state (a CUDA graph's replay runs none); what the host must know of
+it, it learns after the step. An update never waits on the host: its metrics come back
+as device tensors (and, with :meth:`GoalAgent.log_updates`, are kept on the device for
+:meth:`GoalAgent.update_metrics`, read once per log row), its ``|TD error|`` stays a
+device tensor, and relabelled goals are counted on the device.
 """
 
 from __future__ import annotations
@@ -29,19 +38,21 @@ import numpy as np
 import torch
 from torch import nn
 
+from herkit.agents.inputs import AgentInputs, TorchBatch
+from herkit.agents.loss_parts import ValueScale, adam, frozen, return_bounds, weighted_mean
 from herkit.agents.networks import MLP
 from herkit.agents.normalizer import Normalizer
+from herkit.agents.update_log import UpdateLog
 from herkit.agents.updates import (
-    AgentInputs,
-    TorchBatch,
-    UpdateLog,
-    UpdateSteps,
-    ValueScale,
-    adam,
-    frozen,
-    return_bounds,
-    weighted_mean,
+    Draw,
+    Reprioritize,
+    StepOutput,
+    StepRunner,
+    UpdateMode,
+    check_update_mode,
 )
+from herkit.buffer.batch import Batch
+from herkit.buffer.device_sampler import uniform_of
 from herkit.config.agents import OffPolicyConfig
 from herkit.runtime.distributed import Context
 
@@ -62,7 +73,7 @@ LOG_CAPACITY = 256
 """Update rows an agent keeps on its device between two reads of its metrics."""
 
 
-class GoalAgent(UpdateSteps, ABC):
+class GoalAgent(ABC):
     """Shared state and helpers of the agents; subclasses build networks and ``_update``."""
 
     METRICS: ClassVar[tuple[str, ...]]
@@ -105,6 +116,7 @@ class GoalAgent(UpdateSteps, ABC):
             goal_dim,
             self.device,
             normalize=config.normalize_inputs,
+            action_dtype=self.ACTION_DTYPE,
         )
         self.updates = 0
         self.priorities = torch.zeros(0, device=self.device)
@@ -112,7 +124,16 @@ class GoalAgent(UpdateSteps, ABC):
         self.precision = "fp32"
         self.log = UpdateLog(self.METRICS, LOG_CAPACITY, self.device)
         """The metrics of the updates since the loop last read them, on the device."""
-        self._init_steps()
+        self.update_mode: UpdateMode = "eager"
+        """How updates run: ``eager``, ``compiled``, ``captured`` or ``compiled-captured``."""
+        self._keep_log = False
+        self._draw: Draw | None = None
+        self._draw_size = 0
+        self._reprioritize: Reprioritize | None = None
+        self._column = {name: i for i, name in enumerate(self.METRICS)}
+        self._uniform = uniform_of(self.generator)  # a draw's random numbers
+        self._zero = torch.zeros((), device=self.device)
+        self._runners = self._make_runners()
 
     # --- subclass interface -------------------------------------------------------------
     @abstractmethod
@@ -280,6 +301,167 @@ class GoalAgent(UpdateSteps, ABC):
         self.rng.bit_generator.state = state["rng"]
         self.generator.set_state(state["generator"].cpu())
         self.capture_again()  # the optimisers hold new state tensors
+
+    # --- the update: a batch to the loss and back ------------------------------------------
+    def update(self, batch: Batch, count_goals: bool = False) -> dict[str, torch.Tensor]:
+        """One gradient step on ``batch``, and the polyak target update where one is due
+        (:meth:`_targets_step`: every ``target_every``-th update); returns its metrics.
+
+        The metrics are 0-dim tensors on the agent's device: nothing is read to the host
+        (``float(metrics["critic_loss"])`` reads one). :attr:`priorities` becomes the
+        ``|TD error|`` of each sample (the largest over twin critics, as LAP does), a
+        device tensor. ``count_goals`` first feeds the batch's goals (relabelled ones
+        included) to the goal normaliser, where they lie. With :meth:`log_updates` on,
+        the metrics are also kept for :meth:`update_metrics`.
+        """
+        parts = {"actor_step": self._actor_step(), "move_targets": self._targets_step()}
+        count_goals &= self.inputs.normalize
+        if count_goals and (not isinstance(batch.goal, torch.Tensor) or self.dist.active):
+            self.update_goal_normalizer(batch.goal)  # summed on the host (over ranks)
+            count_goals = False
+        if self.update_mode == "eager":
+            if isinstance(batch.observation, torch.Tensor):
+                self.inputs.sync()
+            output = self.step(batch, count_goals=count_goals, **parts)
+        else:
+            self.inputs.sync()
+            output = self._runners["batch"](
+                self.inputs.to_device(batch), count_goals=count_goals, **parts
+            )
+        return self._finish(output, count_goals)
+
+    def update_drawn(
+        self, flags: dict[str, Any], count_goals: bool = False
+    ) -> dict[str, torch.Tensor]:
+        """:meth:`update` on a batch drawn within the update by the attached sampler, with
+        ``flags`` (what its ``prepare`` returned): captured, the whole update is one graph."""
+        if self._draw is None:
+            raise ValueError("update_drawn needs a sampler: attach_sampler(draw, batch_size)")
+        if self.dist.active:
+            raise ValueError("update_drawn counts goals on the device: one process only")
+        self.inputs.sync()
+        parts = {"actor_step": self._actor_step(), "move_targets": self._targets_step()}
+        count_goals &= self.inputs.normalize
+        output = self._runners["drawn"](None, count_goals=count_goals, **parts, **flags)
+        return self._finish(output, count_goals)
+
+    def step(
+        self,
+        batch: Batch | None,
+        *,
+        actor_step: bool,
+        move_targets: bool,
+        count_goals: bool,
+        **flags: Any,
+    ) -> StepOutput:
+        """One update, device work only, the function that is run eagerly, compiled or
+        captured as it is: ``batch`` (None: drawn here by the attached sampler, with
+        ``flags``), its goals counted where ``count_goals``, prepared
+        (:meth:`AgentInputs.prepare`), the algorithm's ``_update``; its metrics as one
+        vector (every name of ``METRICS``, 0 where absent) written to the log. Returns
+        the vector, the ``|TD error|`` and the names present."""
+        if batch is None:
+            assert self._draw is not None
+            batch = self._draw(self._draw_size, self._uniform, **flags)
+            reprioritize = self._reprioritize
+        else:
+            reprioritize = None  # a batch given: its priorities are set by the caller
+        if count_goals:
+            assert isinstance(batch.goal, torch.Tensor)  # host goals are counted on the host
+            self.goal_normalizer.add_tensor(batch.goal)
+        prepared = self.inputs.prepare(batch, self.values.scale)
+        with self._autocast():
+            metrics, td_abs = self._update(prepared, actor_step, move_targets)
+        td_abs = td_abs.detach()
+        metrics["td_abs_mean"] = td_abs.float().mean()
+        values = torch.stack(
+            [
+                metrics[name].detach().float() if name in metrics else self._zero
+                for name in self.METRICS
+            ]
+        )
+        self.log.write(values)
+        if reprioritize is not None and isinstance(batch.indices, torch.Tensor):
+            reprioritize(batch.indices, td_abs)
+        return values, td_abs, tuple(name for name in self.METRICS if name in metrics)
+
+    def _finish(self, output: StepOutput, counted_goals: bool) -> dict[str, torch.Tensor]:
+        """After a step, on the host: what the step changed that Python must know (it may
+        have been replayed, running no Python), and the metrics by name."""
+        if counted_goals:
+            self.goal_normalizer.added_on_device()
+        values, td_abs, present = output
+        if self.captures:  # the graph's outputs: overwritten by its next replay
+            values = values.clone()
+        self.updates += 1
+        self.priorities = td_abs
+        if self._keep_log:
+            self.log.note(present)
+        return {name: values[self._column[name]] for name in present}
+
+    def _actor_step(self) -> bool:
+        """Whether the next update also steps the actor (TD3 delays it)."""
+        return True
+
+    def _targets_step(self) -> bool:
+        """Whether the next update also moves the target networks: every
+        ``target_every``-th update (after it, as baselines moves them after a cycle's
+        updates)."""
+        return (self.updates + 1) % self.config.target_every == 0
+
+    def attach_sampler(
+        self, draw: Draw, batch_size: int, reprioritize: Reprioritize | None = None
+    ) -> None:
+        """Let :meth:`update_drawn` draw its batches of ``batch_size`` with ``draw(batch_size,
+        uniform, **flags)`` (e.g. :meth:`herkit.buffer.device_sampler.DeviceSampler.draw`),
+        with random numbers from the agent's torch generator; where it draws by priority,
+        ``reprioritize(leaves, td_abs)`` sets the drawn leaves' priorities after each update,
+        on the device."""
+        self._draw, self._draw_size, self._reprioritize = draw, batch_size, reprioritize
+        self._runners["drawn"].reset()
+
+    def set_update_mode(self, mode: str) -> None:
+        """Run updates in ``mode`` (:mod:`herkit.agents.updates`); ValueError for a mode
+        this device cannot run."""
+        check_update_mode(mode, self.device)
+        if mode != self.update_mode:
+            self.update_mode = mode  # type: ignore[assignment]
+            self._runners = self._make_runners()
+
+    def log_updates(self, keep: bool = True) -> None:
+        """Keep every update's metrics (on the device) for :meth:`update_metrics`."""
+        self._keep_log = keep
+        self.log.clear()
+
+    def update_metrics(self) -> list[dict[str, float]]:
+        """The metrics of every update since the last call (one dict each, oldest first),
+        read from the device in one transfer; empty unless :meth:`log_updates` is on."""
+        return self.log.take()
+
+    @property
+    def captures(self) -> bool:
+        """Whether updates are replayed from CUDA graphs."""
+        return self._runners["batch"].captures
+
+    def capture_again(self) -> None:
+        """Capture anew: something a captured step holds as a constant has changed (the
+        precision, the reward scale, a loaded optimiser state)."""
+        for runner in self._runners.values():
+            runner.reset()
+
+    def _make_runners(self) -> dict[str, StepRunner]:
+        """The runners of the step: on a batch given, and drawn within the step."""
+        mode, prepare = self.update_mode, self._make_capturable
+        return {
+            name: StepRunner(self.step, mode, self.generator, prepare=prepare)
+            for name in ("batch", "drawn")
+        }
+
+    def _make_capturable(self) -> None:
+        """Let the optimisers step inside a CUDA graph (their step counts on the device)."""
+        for optimizer in self._optimizers().values():
+            for group in optimizer.param_groups:
+                group["capturable"] = True
 
     # --- helpers -------------------------------------------------------------------------
     def _track_targets(self, *pairs: tuple[nn.Module, nn.Module]) -> None:

@@ -41,9 +41,9 @@ from torch import nn
 from torch.nn import functional as F
 
 from herkit.agents.base import TorchBatch
+from herkit.agents.loss_parts import frozen
 from herkit.agents.networks import Activation, fan_avg_init, mlp
 from herkit.agents.offline import OfflineAgent, ddpg_bc_loss, ddpg_bc_terms
-from herkit.agents.updates import frozen
 from herkit.config.crl import CRL_ACTOR_GOALS, CRL_VALUE_GOALS, CRLConfig
 
 __all__ = [

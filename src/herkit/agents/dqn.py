@@ -16,8 +16,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from herkit.agents.base import GoalAgent, TorchBatch
+from herkit.agents.loss_parts import weighted_mean
 from herkit.agents.networks import QNetwork
-from herkit.agents.updates import weighted_mean
 from herkit.config.agents import DQNConfig
 
 __all__ = ["DQNAgent"]

@@ -53,6 +53,7 @@ import torch
 from torch import nn
 
 from herkit.agents.base import TorchBatch, adam
+from herkit.agents.loss_parts import ValueScale
 from herkit.agents.networks import ConstantStdActor, ValueEnsemble, fan_avg_init, mlp
 from herkit.agents.offline import (
     AWR_MAX_WEIGHT,
@@ -60,7 +61,6 @@ from herkit.agents.offline import (
     OfflineAgent,
     expectile_loss,
 )
-from herkit.agents.updates import ValueScale
 from herkit.config.hiql import HIQL_ACTOR_GOALS, HIQL_VALUE_GOALS, HIQLConfig
 
 __all__ = [

@@ -16,7 +16,7 @@ clipped to the box when exploring. Every loss of an update is computed from the
 parameters before it, then each network takes one Adam step on its own loss, and the
 targets move towards the online networks as they were before the step (OGBench's
 order). Updates run in every mode (:mod:`herkit.agents.updates`): a compiled or captured
-update takes its batch as a :class:`~herkit.buffer.device_sampler.DeviceBatch`, actor goals
+update takes its :class:`~herkit.buffer.batch.Batch` as device tensors, actor goals
 included, or draws it within the update on the buffer's device.
 """
 
@@ -29,8 +29,8 @@ import torch
 from torch import nn
 
 from herkit.agents.base import BoxAgent, TorchBatch
+from herkit.agents.loss_parts import ValueScale, frozen, weighted_mean
 from herkit.agents.networks import ConstantStdActor, Critic, ValueEnsemble
-from herkit.agents.updates import ValueScale, frozen, weighted_mean
 from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig, OfflineGCConfig
 
 __all__ = ["AWR_MAX_WEIGHT", "GCBCAgent", "GCIQLAgent", "GCIVLAgent", "OfflineAgent"]

@@ -18,8 +18,8 @@ import torch
 from torch import nn
 
 from herkit.agents.base import BoxAgent, TorchBatch
+from herkit.agents.loss_parts import adam, frozen, weighted_mean
 from herkit.agents.networks import Critic, GaussianActor
-from herkit.agents.updates import adam, frozen, weighted_mean
 from herkit.config.agents import SACConfig
 
 __all__ = ["SACAgent"]

@@ -35,12 +35,14 @@ never by :mod:`herkit.buffer` itself, whose core stays numpy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from herkit.buffer.backend import array_ops
+from herkit.buffer.batch import Batch
 from herkit.buffer.priority import SumTree, importance_weights, priorities_of
 from herkit.buffer.rules import Uniform, draw_batch, mix_warm, unsupported
 from herkit.buffer.storage import Ledger, sample_slots
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
     from herkit.buffer.her import HerReplayBuffer
     from herkit.buffer.sampler import TransitionSampler
 
-__all__ = ["DeviceBatch", "DevicePriorities", "DeviceSampler", "uniform_of", "unsupported"]
+__all__ = ["DevicePriorities", "DeviceSampler", "uniform_of", "unsupported"]
 
 
 def uniform_of(generator: torch.Generator) -> Uniform:
@@ -60,35 +62,6 @@ def uniform_of(generator: torch.Generator) -> Uniform:
         return torch.rand(n, generator=generator, dtype=torch.float64, device=generator.device)
 
     return uniform
-
-
-class DeviceBatch(NamedTuple):
-    """A batch's arrays as tensors on the device, not yet normalised: what
-    :meth:`DeviceSampler.draw` returns and what a compiled or captured update takes (a fixed
-    layout; None where a batch has no such field)."""
-
-    observation: torch.Tensor
-    next_observation: torch.Tensor
-    goal: torch.Tensor
-    """Each sample's goal, relabelled or not."""
-    action: torch.Tensor
-    reward: torch.Tensor
-    terminated: torch.Tensor
-    """1.0 where the sample is terminal for its goal, as float32."""
-    discount: torch.Tensor | None = None
-    """Per-sample discount of the bootstrap (n-step samples), or None for ``gamma``."""
-    weights: torch.Tensor | None = None
-    """Importance weights (prioritized replay), else None."""
-    slots: torch.Tensor | None = None
-    """The drawn slots, whose priorities the update's TD errors set (prioritized replay)."""
-    actor_goal: torch.Tensor | None = None
-    """A second goal per sample for the actor (offline goal mixes), else None."""
-    low_actor_goal: torch.Tensor | None = None
-    """HIQL's low actor's goal (subgoals), else None."""
-    high_actor_target: torch.Tensor | None = None
-    """HIQL's high actor's target, as a goal (subgoals), else None."""
-    high_actor_target_observation: torch.Tensor | None = None
-    """And as an observation (subgoals), else None."""
 
 
 class DevicePriorities:
@@ -313,10 +286,11 @@ class DeviceSampler:
         terminal_on_success: bool,
         threshold: bool,
         mix_warm: bool,
-    ) -> DeviceBatch:
-        """One batch, device work only, by the buffer's own rules (the one draw of
-        :func:`~herkit.buffer.rules.draw_batch`, on the device's copy of the bookkeeping),
-        with the random numbers of ``uniform`` (e.g. :func:`uniform_of` a
+    ) -> Batch:
+        """One :class:`~herkit.buffer.batch.Batch` of tensors (its ``indices`` the slots
+        drawn, with prioritized replay), device work only, by the buffer's own rules (the
+        one draw of :func:`~herkit.buffer.rules.draw_batch`, on the device's copy of the
+        bookkeeping), with the random numbers of ``uniform`` (e.g. :func:`uniform_of` a
         torch generator): given the same numbers, the host's batch. The flags are what
         :meth:`prepare` returned."""
         weights = None
@@ -324,7 +298,7 @@ class DeviceSampler:
             slots, weights = self.priorities.draw(batch_size, uniform)
         else:
             slots = sample_slots(self.ledger, uniform(batch_size))
-        made = draw_batch(
+        batch, _ = draw_batch(
             self.buffer,
             self.ledger,
             slots,
@@ -335,17 +309,10 @@ class DeviceSampler:
             warm=mix_warm,
             achieved_goals=False,
         )
-        return DeviceBatch(
-            made["observation"],
-            made["next_observation"],
-            made["goal"],
-            made["action"],
-            made["reward"].float(),
-            made["terminated"],
+        assert isinstance(batch.reward, torch.Tensor)
+        return replace(
+            batch,
+            reward=batch.reward.float(),
             weights=weights,
-            slots=None if weights is None else slots,
-            actor_goal=made["actor_goal"],
-            low_actor_goal=made.get("low_actor_goal"),
-            high_actor_target=made.get("high_actor_target"),
-            high_actor_target_observation=made.get("high_actor_target_observation"),
+            indices=None if weights is None else slots,
         )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -364,7 +365,7 @@ class HerReplayBuffer:
             )
         drawn = self.sampler.draw(batch_size, self.rng, beta)
         her = self.settings
-        made = draw_batch(
+        batch, last = draw_batch(
             self,
             self.storage.ledger(closed_only=False),
             drawn.slots,
@@ -375,9 +376,8 @@ class HerReplayBuffer:
             warm=mix_warm(her, self.storage),
             achieved_goals=True,
         )
-        last = made.pop("last")  # the slots whose next observations the batch holds
-        return Batch(
-            **made,
+        return replace(
+            batch,
             weights=None if drawn.weights is None else self.ops.from_host(drawn.weights),
             indices=drawn.indices,
             extras=self._extras("obs", drawn.slots),

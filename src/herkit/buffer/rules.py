@@ -56,6 +56,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from herkit.buffer.backend import ArrayOps, rows_mask
+from herkit.buffer.batch import Batch
 from herkit.buffer.env_terms import GoalRewards
 from herkit.buffer.settings import FutureLaw, HerSettings, Strategy
 from herkit.buffer.storage import (
@@ -531,16 +532,16 @@ def draw_batch(
     threshold: Any,
     warm: bool,
     achieved_goals: bool,
-) -> dict[str, Any]:
-    """The batch of the transitions ``slots`` (in store mode ``copy`` says which of each
-    one's goals; None otherwise) with the random numbers of ``uniform`` and the bookkeeping
-    ``ledger``: its ``observation``, ``action``, ``reward``, ``next_observation``, ``goal``,
-    ``terminated``, ``discount`` and ``actor_goal`` (None where there are none), ``last``
-    (the slots whose next observation it holds: n steps on with n-step returns), with
-    ``subgoal_steps`` HIQL's ``low_actor_goal``, ``high_actor_target`` and
-    ``high_actor_target_observation`` (:func:`subgoal_slots`; the high actor's goal is
-    ``actor_goal``), and with ``achieved_goals`` its ``achieved_goal`` and
-    ``next_achieved_goal``.
+) -> tuple[Batch, Any]:
+    """The :class:`~herkit.buffer.batch.Batch` of the transitions ``slots`` (in store mode
+    ``copy`` says which of each one's goals; None otherwise) with the random numbers of
+    ``uniform`` and the bookkeeping ``ledger``, and ``last``, the slots whose next
+    observation it holds (n steps on with n-step returns). The batch has ``discount`` and
+    ``actor_goal`` where the settings make them, with ``subgoal_steps`` HIQL's
+    ``low_actor_goal``, ``high_actor_target`` and ``high_actor_target_observation``
+    (:func:`subgoal_slots`; the high actor's goal is ``actor_goal``), with
+    ``achieved_goals`` its ``achieved_goal`` and ``next_achieved_goal``; no weights,
+    indices or extras (the caller's).
 
     ``terminal_on_success`` and ``warm`` (the goal mix's warm-up is over) are the flags the
     rules follow, ``threshold`` the reward from which a goal counts as reached (None: the
@@ -591,20 +592,18 @@ def draw_batch(
                 "high_actor_target_observation": storage.take("observation", target),
             }
         actor_goal = storage.take("achieved_goal", actor)
-    batch = {
-        "observation": storage.take("observation", slots),
-        "action": storage.take("action", slots),
-        "reward": reward,
-        "next_observation": storage.take("next_observation", last),
-        "goal": goal,
-        "terminated": terminated,
-        "discount": discount,
-        "actor_goal": actor_goal,
-        "last": last,
-    }
-    if subgoals is not None:
-        batch |= subgoals
-    if achieved_goals:
-        batch["achieved_goal"] = storage.take("achieved_goal", slots)
-        batch["next_achieved_goal"] = next_achieved
-    return batch
+    achieved = storage.take("achieved_goal", slots) if achieved_goals else None
+    batch = Batch(
+        observation=storage.take("observation", slots),
+        action=storage.take("action", slots),
+        reward=reward,
+        next_observation=storage.take("next_observation", last),
+        goal=goal,
+        achieved_goal=achieved,
+        next_achieved_goal=next_achieved if achieved_goals else None,
+        terminated=terminated,
+        discount=discount,
+        actor_goal=actor_goal,
+        **(subgoals or {}),
+    )
+    return batch, last

@@ -51,13 +51,14 @@ X_AXES: tuple[XAxis, ...] = get_args(XAxis)
 """Columns of ``progress.csv`` that can be the x axis."""
 SUCCESS = "success_rate"
 """The evaluation success rate, the first panel."""
-IGNORED_SETTINGS = ("seed", *BOOKKEEPING, "conventions", "machine")
+IGNORED_SETTINGS = ("seed", *BOOKKEEPING, "conventions", "machine", "env_import")
 """``config.json`` entries that do not split runs into groups: the seed, where and how a
 run is written and shown, its budget and stopping rule (a longer run continues the same
 learning), the evaluation and checkpoint cadence (evaluation uses its own envs), device
 and threads, the ``conventions`` block (probed from the env, so fixed by the other
-settings) and the ``machine`` block (how the cores were used). The settings of the agents
-other than the run's ``algo`` are also ignored."""
+settings), the ``machine`` block (how the cores were used) and ``env_import`` (the
+folder the env was imported from). The settings of the agents other than the run's
+``algo`` are also ignored."""
 
 
 @dataclass(frozen=True)

@@ -180,16 +180,32 @@ def check_new_run_dir(run_dir: Path, config: TrainConfig) -> bool:
 def _how_to_continue(run_dir: Path, config: TrainConfig) -> tuple[str, str]:
     """The state of the run with ``config``'s settings in ``run_dir``, and how to train
     it on: ``--resume`` while it has env steps left, with a larger ``--steps`` once it
-    has finished (a plain ``--resume`` of a finished run is refused)."""
+    has finished (a plain ``--resume`` of a finished run is refused); a run on a dataset
+    alone counts gradient steps, and goes on with a larger ``--offline-steps`` or online
+    with ``--steps``."""
     try:
-        done = int(checkpoint_state(run_dir)["env_steps"])
-        planned = int(json.loads(RunPaths(run_dir).config.read_text())["steps"])
+        state = checkpoint_state(run_dir)
+        saved = json.loads(RunPaths(run_dir).config.read_text())
+        done, planned = int(state["env_steps"]), int(saved["steps"])
+        updates, offline = int(state.get("updates", 0)), int(saved.get("offline_steps") or 0)
     except (CheckpointError, OSError, ValueError, KeyError, TypeError):
         return (
             "already exists",
             f"continue it with --resume {run_dir}, or train into another --out DIR",
         )
     other = "or train into another --out DIR"
+    if offline and not planned:  # a run on a dataset alone: its clock is gradient steps
+        if updates < offline:
+            return (
+                f"already holds this run, stopped at {updates:,} of {offline:,} gradient steps "
+                "on the dataset",
+                f"continue it with --resume {run_dir}, {other}",
+            )
+        return (
+            f"already holds this run, finished at {updates:,} gradient steps on the dataset",
+            f"train it further with --resume {run_dir} --offline-steps N (N above {updates}), "
+            f"go on online with --resume {run_dir} --steps N, {other}",
+        )
     if done < planned:
         return (
             f"already holds this run, stopped at {done:,} of {planned:,} env steps",

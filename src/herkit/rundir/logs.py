@@ -39,8 +39,9 @@ _TAGS = {
 class RunLogger:
     """Appends rows to ``progress.csv`` and, optionally, TensorBoard event files.
 
-    ``resume_from_step`` drops CSV rows logged after that many env steps (a run killed
-    after its last checkpoint), so the file stays monotone in ``env_steps``.
+    ``resume_from_step`` drops CSV rows and TensorBoard points logged after that many env
+    steps (a run killed after its last checkpoint), so the file stays monotone in
+    ``env_steps`` and TensorBoard shows the same points as the file.
     """
 
     def __init__(
@@ -66,9 +67,10 @@ class RunLogger:
         if tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
-            self._writer = SummaryWriter(
-                str(RunPaths(run_dir).tensorboard), purge_step=resume_from_step
-            )
+            # TensorBoard drops the events at steps from purge_step on: those after the
+            # checkpoint's step, as the CSV rows above (the checkpoint's own row is kept).
+            purge = None if resume_from_step is None else int(resume_from_step) + 1
+            self._writer = SummaryWriter(str(RunPaths(run_dir).tensorboard), purge_step=purge)
 
     def log(self, row: dict[str, float]) -> None:
         """Write one row; new metric names extend the header (the file is rewritten once)."""

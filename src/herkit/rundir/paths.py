@@ -11,7 +11,7 @@ A run directory (``herkit train --out RUN``) holds::
     .checkpoint-N/   a checkpoint being written (never read; removed if the write fails)
     error.log        tracebacks of env restarts and of the failure that stopped the run
                      (``error.rankR.log`` for torchrun's rank R > 0)
-    videos/          step-N.mp4 of evaluation episodes
+    videos/          step-N.mp4 of evaluation episodes (gradient-step-N.mp4 on a dataset alone)
     curve.png, report.html   figures drawn from the files above (:mod:`herkit.presentation.figures`)
     .herkit-lock     the owning process (:mod:`herkit.rundir.directory`)
 """
@@ -96,9 +96,12 @@ class RunPaths:
         and of the failure that stopped the run."""
         return self.root / ("error.log" if rank == 0 else f"error.rank{rank}.log")
 
-    def video(self, env_steps: int) -> Path:
-        """``videos/step-N.mp4``: the evaluation episode recorded at ``env_steps``."""
-        return self.root / "videos" / f"step-{env_steps:09d}.mp4"
+    def video(self, step: int, gradient_steps: bool = False) -> Path:
+        """``videos/step-N.mp4``: the evaluation episode recorded at env step ``step``
+        (``videos/gradient-step-N.mp4`` at gradient step ``step`` of a run on its dataset
+        alone)."""
+        name = f"step-{step:09d}.mp4"
+        return self.root / "videos" / (f"gradient-{name}" if gradient_steps else name)
 
     @property
     def curve(self) -> Path:

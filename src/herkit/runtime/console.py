@@ -4,7 +4,6 @@ SIGTERM) that ask it to stop."""
 
 from __future__ import annotations
 
-import math
 import signal
 import sys
 import threading
@@ -13,7 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["Progress", "StopOnSignal", "say"]
+__all__ = ["Progress", "StopOnSignal", "TimeLeft", "say"]
 
 
 def say(text: str) -> None:
@@ -58,11 +57,38 @@ class _Counters(Protocol):
 
 BAR_EVERY_S = 0.25
 """The progress bar is redrawn at most this often (seconds)."""
-PLAIN_MIN_S = 10.0
-"""Where stderr is no terminal, a progress line follows an evaluation unless the last
-line is younger than this (seconds)..."""
-PLAIN_EVERY_S = 60.0
-"""...and one is written at least this often (seconds) while evaluations are rarer."""
+PLAIN_EVERY_S = 30.0
+"""Where stderr is no terminal, a progress line follows every evaluation, and one is
+written at least this often (seconds) while evaluations are rarer."""
+
+
+class TimeLeft:
+    """The time a run has left, from what it has done: its steps at the seconds per step of
+    the stretches that updated the networks (a warm-up of env steps alone is faster than
+    what follows, so it tells nothing of it: no estimate until an update has been timed),
+    plus evaluations at the share of the time they took so far."""
+
+    def __init__(self) -> None:
+        self._training_s = 0.0
+        self._steps = 0
+        self._eval_s = 0.0
+        self._done = 0
+
+    def add(self, seconds: float, steps: int, updates: int, eval_s: float) -> None:
+        """A stretch of the run: its wall ``seconds``, its ``steps`` (of the run's unit),
+        its ``updates`` and the seconds of it spent evaluating (``eval_s``)."""
+        self._eval_s += eval_s
+        self._done += steps
+        if updates > 0 and steps > 0:
+            self._training_s += max(seconds - eval_s, 0.0)
+            self._steps += steps
+
+    def seconds(self, left: int) -> float | None:
+        """Seconds for ``left`` more steps; None before an update has been timed."""
+        if self._steps == 0 or left <= 0:
+            return None
+        evaluating = self._eval_s / self._done if self._done else 0.0
+        return left * (self._training_s / self._steps + evaluating)
 
 
 class Progress:
@@ -81,13 +107,15 @@ class Progress:
         enabled: bool = True,
         updates: int = 0,
         unit: str = "env steps",
+        eval_s: float = 0.0,
     ) -> None:
         self._bar: Any = None
         self._plain = False
         self._total = total
         self.unit = unit
         self._last = self._start = (time.perf_counter(), done, updates)
-        self._said = -math.inf  # when the last plain line was written: none yet
+        self._time_left = TimeLeft()
+        self._eval_s = eval_s  # the run's seconds of evaluation at the last sample
         if not enabled:
             return
         from rich.console import Console
@@ -101,7 +129,6 @@ class Progress:
             MofNCompleteColumn,
             Progress,
             TextColumn,
-            TimeRemainingColumn,
         )
 
         self._bar = Progress(
@@ -111,12 +138,12 @@ class Progress:
             TextColumn("success {task.fields[success]}"),
             TextColumn("{task.fields[sps]} steps/s"),
             TextColumn("{task.fields[ups]} updates/s"),
-            TimeRemainingColumn(),
+            TextColumn("{task.fields[left]}"),
             console=console,
             auto_refresh=False,  # a refresh thread would contend with the loop for the GIL
         )
         self._task = self._bar.add_task(
-            "train", total=total, completed=done, success="-", sps="-", ups="-"
+            "train", total=total, completed=done, success="-", sps="-", ups="-", left=""
         )
         self._bar.start()
 
@@ -124,35 +151,54 @@ class Progress:
         self, state: _Counters, done: int, force: bool = False, evaluated: bool = False
     ) -> None:
         """Show ``done`` (of the unit) and ``state``'s success rate: the bar at most 4 times
-        a second, a plain line after an evaluation (``evaluated``) or a minute after the
-        last one; both at once when ``force`` (the last line gives the whole run's rate)."""
+        a second, a plain line after every evaluation (``evaluated``) and at least every
+        :data:`PLAIN_EVERY_S` seconds; both at once when ``force`` (the last line gives the
+        whole run's rate)."""
         now = time.perf_counter()
         if self._bar is not None:
             due = now - self._last[0] >= BAR_EVERY_S
-        elif self._plain:
-            due = (evaluated and now - self._said >= PLAIN_MIN_S) or (
-                now - self._last[0] >= PLAIN_EVERY_S  # since the last line, or the start
-            )
+        elif self._plain:  # since the last line, or the start
+            due = evaluated or now - self._last[0] >= PLAIN_EVERY_S
         else:
             return
         if not (due or force):
             return
-        then, steps, updates = self._start if force else self._last  # the last interval
+        eval_s = float(getattr(state, "eval_s", 0.0))
+        then, steps, updates = self._last
+        self._time_left.add(
+            now - then, done - steps, state.updates - updates, eval_s - self._eval_s
+        )
+        self._eval_s = eval_s
+        if force:  # the whole run
+            then, steps, updates = self._start
         elapsed = max(now - then, 1e-9)  # of a forced line held evaluation and checkpoint
         rate = (done - steps) / elapsed
         ups = (state.updates - updates) / elapsed
         self._last = (now, done, state.updates)
+        left = self._time_left.seconds(self._total - done)
         if self._bar is None:
-            self._said = now
-            say(self._line(state, done, rate, ups, now - self._start[0]))
+            say(self._line(state, done, rate, ups, now - self._start[0], left))
             return
         success = "-" if np.isnan(state.success_rate) else f"{state.success_rate:.2f}"
         self._bar.update(
-            self._task, completed=done, success=success, sps=f"{rate:,.0f}", ups=f"{ups:,.0f}"
+            self._task,
+            completed=done,
+            success=success,
+            sps=f"{rate:,.0f}",
+            ups=f"{ups:,.0f}",
+            left="" if left is None else f"about {_clock(left)} left",
         )
         self._bar.refresh()
 
-    def _line(self, state: _Counters, done: int, rate: float, ups: float, elapsed: float) -> str:
+    def _line(
+        self,
+        state: _Counters,
+        done: int,
+        rate: float,
+        ups: float,
+        elapsed: float,
+        left_s: float | None,
+    ) -> str:
         """The plain progress line: steps, success, rates, time spent and left."""
         share = done / max(self._total, 1)
         success = (
@@ -165,9 +211,8 @@ class Progress:
             f"{done:,}/{self._total:,} {self.unit} ({share:.0%}), success rate {success}, "
             f"{rates}, {_clock(elapsed)} elapsed"
         )
-        left = self._total - done
-        if left > 0 and rate > 0:
-            line += f", about {_clock(left / rate)} left"
+        if left_s is not None:
+            line += f", about {_clock(left_s)} left"
         return line
 
     def close(self) -> None:

@@ -76,15 +76,23 @@ class CorePlan:
     n_envs: int
     """Training envs."""
     chosen: bool
-    """Whether herkit chose the numbers (else they were given)."""
+    """Whether herkit chose the torch threads (else they were given)."""
     alone: bool = False
     """Whether the learner runs with nothing beside it (no env steps while it learns)."""
     large_update: bool = True
     """Whether the update is large enough to share among threads (:data:`LARGE_UPDATE_WORK`)."""
+    workers_chosen: bool | None = None
+    """Whether herkit chose the env workers (else they were given); None: as :attr:`chosen`."""
 
     def describe(self) -> str:
         """One line for the start of a run."""
-        how = "chosen for" if self.chosen else "given, on"
+        workers_chosen = self.chosen if self.workers_chosen is None else self.workers_chosen
+        if self.n_envs == 1 or self.chosen == workers_chosen:  # one env: no workers to choose
+            how = "chosen for" if self.chosen else "given, on"
+        elif self.chosen:
+            how = "env workers given, threads chosen for"
+        else:
+            how = "threads given, env workers chosen for"
         if self.env_workers == 0:
             envs = f"{self.n_envs} env{'s' if self.n_envs > 1 else ''} in the trainer process"
         elif self.n_envs == 1:
@@ -132,7 +140,7 @@ def plan_cores(
     single env (a pipe round trip costs more than a small env's step).
     """
     cores = available_cores(local_ranks)
-    chosen = torch_threads is None or env_workers is None
+    chosen, workers_chosen = torch_threads is None, env_workers is None
     if torch_threads is None:
         if gpu:
             torch_threads = 1
@@ -143,7 +151,9 @@ def plan_cores(
     if env_workers is None:
         spare = cores - torch_threads
         env_workers = 0 if n_envs == 1 or spare < 1 else min(n_envs, spare)
-    return CorePlan(cores, torch_threads, env_workers, n_envs, chosen, alone, large_update)
+    return CorePlan(
+        cores, torch_threads, env_workers, n_envs, chosen, alone, large_update, workers_chosen
+    )
 
 
 LARGE_UPDATE_WORK = 1 << 24

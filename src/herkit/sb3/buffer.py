@@ -33,6 +33,7 @@ from herkit.sb3.translate import (
     check_arguments,
     check_n_steps,
     declared_ending_of,
+    host_array,
     reward_function,
     same_observations,
     sb3_samples,
@@ -303,9 +304,11 @@ class HerReplayBuffer(_SB3HerReplayBuffer):
             if ending.ends:  # final: a success seen to end its episode stays so
                 self._seen = None
         batch = self.buffer.sample(batch_size)
-        self.last_indices = batch.indices
+        self.last_indices = None if batch.indices is None else host_array(batch.indices)
         self.last_weights = (
-            None if batch.weights is None else self.to_torch(batch.weights.reshape(-1, 1))
+            None
+            if batch.weights is None
+            else self.to_torch(host_array(batch.weights).reshape(-1, 1))
         )
         return sb3_samples(
             batch,

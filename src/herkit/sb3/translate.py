@@ -21,7 +21,7 @@ from gymnasium import spaces
 from stable_baselines3.common.type_aliases import DictReplayBufferSamples
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
-from herkit.buffer.batch import Batch
+from herkit.buffer.batch import Array, Batch
 from herkit.buffer.checks import check_int
 from herkit.buffer.ending import Ending, declared_ending
 from herkit.buffer.goal_env import GOAL_KEYS
@@ -32,6 +32,7 @@ __all__ = [
     "check_arguments",
     "check_n_steps",
     "declared_ending_of",
+    "host_array",
     "reward_function",
     "same_observations",
     "sb3_samples",
@@ -167,6 +168,13 @@ def same_observations(
     return same
 
 
+def host_array(value: Array | None) -> np.ndarray:
+    """A field of a batch from the host buffer SB3 samples from: a numpy array."""
+    if not isinstance(value, np.ndarray):
+        raise ValueError(f"SB3's samples come from a host buffer: numpy arrays, got {type(value)}")
+    return value
+
+
 def sb3_samples(
     batch: Batch,
     normalize_obs: Callable[[dict[str, np.ndarray]], Any],
@@ -179,25 +187,27 @@ def sb3_samples(
     sample's terminal flag and, for n-step samples, the ``discounts`` that SB3's algorithms
     bootstrap with in place of ``gamma``."""
     raw = {
-        "observation": batch.observation,
-        "achieved_goal": batch.achieved_goal,
-        "desired_goal": batch.goal,
-        **(batch.extras or {}),
+        "observation": host_array(batch.observation),
+        "achieved_goal": host_array(batch.achieved_goal),
+        "desired_goal": host_array(batch.goal),
+        **{key: host_array(value) for key, value in (batch.extras or {}).items()},
     }
     raw_next = {
-        "observation": batch.next_observation,
-        "achieved_goal": batch.next_achieved_goal,
-        "desired_goal": batch.goal,
-        **(batch.next_extras or {}),
+        "observation": host_array(batch.next_observation),
+        "achieved_goal": host_array(batch.next_achieved_goal),
+        "desired_goal": host_array(batch.goal),
+        **{key: host_array(value) for key, value in (batch.next_extras or {}).items()},
     }
     observations, next_observations = normalize_obs(raw), normalize_obs(raw_next)
-    reward = normalize_reward(batch.reward.reshape(-1, 1))
-    discounts = {} if batch.discount is None else {"discounts": batch.discount.reshape(-1, 1)}
+    reward = normalize_reward(host_array(batch.reward).reshape(-1, 1))
+    discounts = (
+        {} if batch.discount is None else {"discounts": host_array(batch.discount).reshape(-1, 1)}
+    )
     return DictReplayBufferSamples(
         observations={key: to_torch(value) for key, value in observations.items()},
-        actions=to_torch(batch.action),
+        actions=to_torch(host_array(batch.action)),
         next_observations={key: to_torch(value) for key, value in next_observations.items()},
-        dones=to_torch(batch.terminated.reshape(-1, 1)),
+        dones=to_torch(host_array(batch.terminated).reshape(-1, 1)),
         rewards=to_torch(np.asarray(reward, dtype=np.float32)),
         **{key: to_torch(value) for key, value in discounts.items()},
     )

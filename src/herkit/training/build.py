@@ -34,9 +34,11 @@ from herkit.buffer.settings import HerSettings
 from herkit.config.probe import make_run_env
 from herkit.config.resolve import settle
 from herkit.config.train import TrainConfig
+from herkit.envs.imports import env_import_record
 from herkit.envs.torch_rewards import torch_reward_of
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.rundir.paths import RunPaths
+from herkit.rundir.settings import saved_env_import
 from herkit.runtime.cores import LARGE_UPDATE_WORK, CorePlan, plan_cores, update_work
 from herkit.runtime.distributed import Context
 from herkit.runtime.files import write_text
@@ -69,19 +71,23 @@ def write_run_config(
     default (``provenance``, :mod:`herkit.config.resolve`; None: as the file holds it), the
     env's conventions, what this rank's buffer found of the env's rewards (``env_terms``: how
     often and how much they differ from compute_reward, and how a relabelled goal counts as
-    reached) and ``machine``: how the run uses the cores, and why its precision was chosen.
-    Whether episodes end on success is the buffer's (it holds it: decided at the first
-    success where it was unknown). Replaced atomically."""
+    reached), ``machine``: how the run uses the cores, and why its precision was chosen,
+    and ``env_import``: how to import the env from elsewhere (:mod:`herkit.envs.imports`; a
+    resumed run that finds none keeps the first start's). Whether episodes end on success
+    is the buffer's (it holds it: decided at the first success where it was unknown).
+    Replaced atomically."""
     buffer.flush()
     if provenance is None:
         provenance = _saved(run_dir, "provenance")
     env_terms = {"success_rule": buffer.success_rule(), **buffer.audit.to_dict()}
     ending = buffer.ending
+    env_import = env_import_record(config.env_id) or saved_env_import(run_dir)
     values = {
         **config.with_her(terminal_on_success=ending.ends).to_dict(),
         "provenance": provenance,
         "conventions": conventions.with_ending(ending).to_dict() | {"env_terms": env_terms},
         "machine": machine,
+        **({"env_import": env_import} if env_import is not None else {}),
     }
     write_text(RunPaths(run_dir).config, json.dumps(values, indent=1))
 

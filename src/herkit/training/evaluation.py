@@ -158,12 +158,14 @@ def evaluate_run(
     deterministic: bool = True,
     video: str | Path | None = None,
     device: str = "cpu",
+    env_id: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate the policy of a run's checkpoint on fresh envs, as training evaluates it
     (success by the env's own convention; ``episodes`` of each evaluation task the env
     declares, their success rates in ``tasks``); with ``video``, also write the episodes
     (of the env's own goals) to that ``.mp4`` or ``.gif`` file (played one after another on
-    a single env)."""
+    a single env). ``env_id`` makes another env id than the run's (see
+    :func:`herkit.training.policy.load_policy`)."""
     from herkit.buffer.goal_env import compute_reward_of
     from herkit.presentation.video import check_video_path, write_video
     from herkit.training.build import make_run_env, make_vector_env, resolve_conventions
@@ -173,7 +175,7 @@ def evaluate_run(
         raise ValueError(f"--episodes must be >= 1, got {episodes}")
     if video is not None:
         video = check_video_path(video)
-    policy = load_policy(run_dir, device=device)
+    policy = load_policy(run_dir, device=device, env_id=env_id)
     config, conventions = resolve_conventions(policy.config)
     n_envs = 1 if video is not None else min(episodes, config.n_eval_envs)
     render_mode = "rgb_array" if video is not None else None

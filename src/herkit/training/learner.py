@@ -2,10 +2,11 @@
 env steps are stored and runs them when the loop says so.
 
 ``updates_per_step`` updates are owed per env step stored once updates may start (after
-``warmup_steps``, or at once after gradient steps on a dataset, and on every rank once every
-rank's buffer can be sampled); while a run trains on its dataset alone, one gradient step
-is owed per iteration of the loop (:meth:`Learner.owe_gradient_step`). :meth:`learn` runs
-every update owed: sample a batch, update the agent, refresh the priorities. Where
+the phase's warm-up, :attr:`~herkit.training.phase.Phase.warmup_steps`: none after gradient
+steps on a dataset; and on every rank once every rank's buffer can be sampled); while a
+run trains on its dataset alone, one gradient step is owed per iteration of the loop
+(:meth:`Learner.owe_gradient_step`). :meth:`learn` runs every update owed: sample a
+batch, update the agent, refresh the priorities. Where
 updates are captured as CUDA graphs and the buffer lives on the GPU, the batch is drawn
 there within the captured update (:class:`~herkit.buffer.device_sampler.DeviceSampler`):
 sampling and the update are one graph replay, and prioritized replay's priorities stay
@@ -28,6 +29,7 @@ from herkit.rundir.records import RunRecords
 from herkit.runtime.distributed import Context
 from herkit.runtime.failures import check_finite_metrics
 from herkit.training.parts import RunParts
+from herkit.training.phase import Phase
 from herkit.training.state import LoopState, Metrics
 
 __all__ = ["Learner", "draws_on_device"]
@@ -53,6 +55,7 @@ class Learner:
     updates_per_iteration: float
     """Updates owed per loop iteration: ``updates_per_step`` for each env of this rank."""
     warmup_steps: int
+    """Env steps stored before updates start (:attr:`~herkit.training.phase.Phase.warmup_steps`)."""
     normalize_relabelled_goals: bool
     log_updates_every: int
     can_update: bool = False
@@ -73,10 +76,9 @@ class Learner:
     def owe_updates(self) -> None:
         """Owe ``updates_per_step`` updates per env step of this iteration, once updates
         may start (every rank must agree to start: store-time relabelling holds nothing
-        until an episode has ended, and ranks end episodes at different steps). A run that
-        has updated already (on a dataset, before its env steps) needs no warm-up."""
+        until an episode has ended, and ranks end episodes at different steps)."""
         state = self.state
-        if not self.can_update and (state.env_steps >= self.warmup_steps or state.updates > 0):
+        if not self.can_update and state.env_steps >= self.warmup_steps:
             self.can_update = self.context.all_true(len(self.buffer) > 0)
         if self.can_update:
             state.owed_updates += self.updates_per_iteration
@@ -117,20 +119,21 @@ class Learner:
 
     @classmethod
     def of_run(
-        cls, parts: RunParts, state: LoopState, metrics: Metrics, records: RunRecords
+        cls, parts: RunParts, phase: Phase, metrics: Metrics, records: RunRecords
     ) -> Learner:
-        """The learner of the run of ``parts`` with its counters, metrics and records."""
+        """The learner of the run of ``parts`` in ``phase`` (its counters), with its metrics
+        and records."""
         config = parts.config
         return cls(
             context=parts.context,
             agent=parts.agent,
             buffer=parts.buffer,
-            state=state,
+            state=phase.state,
             metrics=metrics,
             records=records,
             batch_size=config.agent_config().batch_size,
             updates_per_iteration=config.n_envs * config.updates_per_step,
-            warmup_steps=config.warmup_steps,
+            warmup_steps=phase.warmup_steps,
             normalize_relabelled_goals=config.normalize_relabelled_goals,
             log_updates_every=config.log_updates_every,
         )

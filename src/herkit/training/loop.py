@@ -5,7 +5,7 @@ one or two named calls on the parts of the :class:`~herkit.training.run.Training
 :func:`~herkit.training.startup.start_run` sets up: the
 :class:`~herkit.training.collector.Collector` acts and stores, the
 :class:`~herkit.training.learner.Learner` runs the updates owed (its only call site), the
-:class:`~herkit.training.schedule.Schedule` says what is due, and the run evaluates,
+:class:`~herkit.training.phase.Phase` keeps the clock and says what is due, and the run evaluates,
 records and checkpoints. Every run takes this loop: online, offline from a dataset
 (``--dataset``: its first phase owes one gradient step per iteration and stores nothing),
 and offline then online; what differs is where batches come from, never the machinery
@@ -25,10 +25,9 @@ from herkit.runtime import distributed
 from herkit.runtime.console import StopOnSignal
 from herkit.runtime.distributed import Context
 from herkit.runtime.failures import EXIT_CODES, DistributedError, Interrupted, RunFailed
+from herkit.training.phase import Due
 from herkit.training.run import TrainingRun
-from herkit.training.schedule import Due
 from herkit.training.startup import start_run
-from herkit.training.state import clock, steps_done
 from herkit.training.stopping import stop_run
 from herkit.training.update_plan import no_profiler_notes
 
@@ -76,12 +75,12 @@ def _train(
     config: TrainConfig, resume: bool, context: Context, stop: StopOnSignal
 ) -> dict[str, Any]:
     run = _start(config, resume, context)
-    collector, learner, schedule = run.collector, run.learner, run.schedule
+    collector, learner, phase = run.collector, run.learner, run.phase
     state, overlap = run.state, run.parts.overlap
     due = Due()  # what is due after the step just stored
     sent = False  # whether the envs already step on `action`
     try:
-        obs = collector.reset() if state.phase == "online" else {}  # offline: no env yet
+        obs = {} if phase.offline else collector.reset()  # offline: no env yet
         while True:
             # --- learn: every update owed so far (with overlap, the envs step meanwhile)
             if not due.interrupted:
@@ -89,24 +88,24 @@ def _train(
 
             # --- evaluate, record a video, checkpoint: when due, after every update owed
             if due.evaluate:
-                due = schedule.evaluated(due, run.evaluate_and_log())  # target: last
-            if run.parts.video_envs is not None and schedule.video_due(due):
+                due = phase.evaluated(due, run.evaluate_and_log())  # target: last
+            if run.parts.video_envs is not None and phase.video_due(due):
                 run.record_video()
-                schedule.recorded()
-            run.outputs.progress.update(state, clock(state), due.last, due.evaluate)
+                phase.recorded()
+            run.outputs.progress.update(state, phase.step, due.last, due.evaluate)
             if due.checkpoint:
-                schedule.checkpointed(due)
+                phase.checkpointed(due)
                 run.checkpoint()
             if due.last:
                 break
 
             # --- a dataset alone: owe one more gradient step on it, until they are done
             due = Due()  # nothing new is due until a step is stored
-            if not schedule.offline_done:
+            if not phase.offline_done:
                 learner.owe_gradient_step()
-                due = schedule.due(stop)
+                due = phase.due(stop)
                 continue
-            if state.phase == "offline":  # on to the env steps, the dataset kept
+            if phase.offline:  # on to the env steps, the dataset kept
                 run.go_online()
                 obs, sent = collector.reset(), False
 
@@ -118,7 +117,7 @@ def _train(
                 learner.owe_updates()
                 # what is due follows the steps stored alone (not a reset that fails after
                 # them), so that every rank of a torchrun job asks at the same steps
-                due = schedule.due(stop)
+                due = phase.due(stop)
                 obs = collector.reset_ended(next_obs, done)
                 # with overlap, the envs step on the next actions while the networks
                 # learn: actions of the parameters one update batch behind
@@ -139,7 +138,7 @@ def _train(
         run.close()
         run.outputs.presenter.close()  # a failed run's figures: not waited for
     if due.interrupted:
-        raise Interrupted(run.run_dir, steps_done(state))
+        raise Interrupted(run.run_dir, phase.steps_done)
     return summary
 
 

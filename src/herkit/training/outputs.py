@@ -23,25 +23,28 @@ from herkit.runtime.console import Progress
 from herkit.runtime.files import naming, write_text
 from herkit.training.build import write_run_config
 from herkit.training.parts import RunParts
-from herkit.training.state import LoopState, clock, summary_of
+from herkit.training.phase import Phase
+from herkit.training.state import summary_of
 
 __all__ = ["RunOutputs"]
 
 
 class RunOutputs:
-    """The files, logs and progress bar of the run of ``parts`` at ``state``."""
+    """The files, logs and progress bar of the run of ``parts`` in ``phase``."""
 
-    def __init__(self, parts: RunParts, state: LoopState) -> None:
+    def __init__(self, parts: RunParts, phase: Phase) -> None:
         config, main = parts.config, parts.context.is_main
         self.parts = parts
-        self.state = state
+        self.phase = phase
+        self.state = state = phase.state
         self.paths = RunPaths(parts.run_dir)
         resumed = state.resets > 0
-        key = "updates" if state.phase == "offline" else "env_steps"
         self.logger: RunLogger | None = None
         if main:
-            resumed_at = clock(state) if resumed else None
-            self.logger = RunLogger(parts.run_dir, config.tensorboard, resumed_at, step_key=key)
+            resumed_at = phase.step if resumed else None
+            self.logger = RunLogger(
+                parts.run_dir, config.tensorboard, resumed_at, step_key=phase.step_key
+            )
         self.records = RunRecords(
             parts.run_dir,
             config.n_envs,
@@ -57,13 +60,13 @@ class RunOutputs:
     def _progress(self) -> Progress:
         """The progress of the run's phase: its gradient steps on the dataset alone, or
         its env steps."""
-        config, state = self.parts.config, self.state
+        config, phase = self.parts.config, self.phase
         label = f"[bold]{config.env_id}[/] {config.algo}"
         enabled = config.progress and self.parts.context.is_main
-        if state.phase == "offline":
-            total, unit = config.offline_steps, "gradient steps"
-            return Progress(label, total, clock(state), enabled, state.updates, unit=unit)
-        return Progress(label, config.steps, state.env_steps, enabled, state.updates)
+        state = self.state
+        return Progress(
+            label, phase.length, phase.step, enabled, state.updates, phase.unit, state.eval_s
+        )
 
     def go_online(self) -> None:
         """The run's env steps begin: progress counts them, and progress.csv's rows and
@@ -71,7 +74,7 @@ class RunOutputs:
         self.progress.close()
         self.progress = self._progress()
         if self.logger is not None:
-            self.logger.step_key = "env_steps"
+            self.logger.step_key = self.phase.step_key
 
     @property
     def error_log(self) -> Path:
@@ -94,12 +97,13 @@ class RunOutputs:
         self.records.write()
 
     def write_video(self, frames: list[np.ndarray], fps: float) -> None:
-        """``RUN/videos/step-N.mp4`` at the current step, and the video in TensorBoard."""
-        path = self.paths.video(clock(self.state))
+        """``RUN/videos/step-N.mp4`` at the current step (``gradient-step-N.mp4`` on the
+        dataset alone), and the video in TensorBoard."""
+        path = self.paths.video(self.phase.step, gradient_steps=self.phase.offline)
         with naming(path):
             write_video(path, frames, fps)
         if self.logger is not None:
-            self.logger.video("eval/video", frames, clock(self.state), fps)
+            self.logger.video("eval/video", frames, self.phase.step, fps)
 
     def write_summary(self, **extra: Any) -> dict[str, Any]:
         """``summary.json`` (rank 0) with ``extra`` entries; returns the summary."""

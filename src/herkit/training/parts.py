@@ -44,25 +44,19 @@ class RunSeeds:
 
     @property
     def evaluation_offset(self) -> int:
-        """The evaluation envs' offset to ``seed``."""
+        """The evaluation envs' offset to ``seed`` (an evaluation's reset seed:
+        :meth:`~herkit.training.phase.Phase.episode_seed`)."""
         return 10_000 + self.training_offset
 
     @property
     def video_offset(self) -> int:
-        """The video env's offset to ``seed`` (rank 0 records)."""
+        """The video env's offset to ``seed`` (rank 0 records; a video's reset seed:
+        :meth:`~herkit.training.phase.Phase.episode_seed`)."""
         return 20_000
 
     def training_reset(self, resets: int, env_restarts: int) -> int:
         """The seed of a full reset of the training envs: new after each resume and restart."""
         return self.seed + self.training_offset + 7919 * resets + 104_729 * env_restarts
-
-    def evaluation(self, env_steps: int) -> int:
-        """The reset seed of the evaluation at ``env_steps``."""
-        return self.seed + self.evaluation_offset + env_steps
-
-    def video(self, env_steps: int) -> int:
-        """The reset seed of the video recorded at ``env_steps``."""
-        return self.seed + self.video_offset + env_steps
 
 
 @dataclass(kw_only=True)

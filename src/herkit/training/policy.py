@@ -17,6 +17,7 @@ read. A run trained with torchrun loads from rank 0's file (the ranks' networks 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +29,9 @@ import torch
 
 from herkit.agents import GoalAgent
 from herkit.config.train import TrainConfig
+from herkit.envs.imports import prepare_run_env
 from herkit.rundir.checkpoint import load_agent_state
-from herkit.rundir.settings import load_run_config
+from herkit.rundir.settings import load_run_config, saved_env_import
 from herkit.training.build import make_run_agent, make_run_env
 
 __all__ = ["Policy", "load_policy", "make_run_agent"]
@@ -100,15 +102,26 @@ class Policy:
         return make_run_env(self.config, **env_kwargs)
 
 
-def load_policy(run_dir: str | Path, device: str = "cpu") -> Policy:
+def load_policy(run_dir: str | Path, device: str = "cpu", env_id: str | None = None) -> Policy:
     """The trained policy of a run directory (written by ``herkit train``), on ``device``.
+
+    The run's env is made as the run recorded it (``config.json``'s ``env_import``: a
+    ``module:Id``'s module is imported from the folder it was trained from, wherever this
+    runs); ``env_id`` (an id, or ``module:Id``) names it instead, e.g. an id that the
+    training script registered itself.
 
     Raises:
         ValueError: the directory has no valid ``config.json`` or checkpoint (a
-            :class:`herkit.rundir.checkpoint.CheckpointError` for a damaged one), or the device
-            is not available.
+            :class:`herkit.rundir.checkpoint.CheckpointError` for a damaged one), the device
+            is not available, the env cannot be made here (one line on how to name it), or
+            the env named by ``env_id`` has other sizes than the run's.
     """
     config = load_run_config(run_dir)
+    if env_id is not None:
+        if not isinstance(env_id, str) or not env_id:
+            raise ValueError(f"env_id must be a non-empty env id string, got {env_id!r}")
+        config = dataclasses.replace(config, env_id=env_id)
+    prepare_run_env(config.env_id, saved_env_import(run_dir), given=env_id is not None)
     try:
         torch_device = torch.device(device)
     except RuntimeError:
@@ -120,7 +133,15 @@ def load_policy(run_dir: str | Path, device: str = "cpu") -> Policy:
     assert isinstance(observation_space, gym.spaces.Dict)
     agent = make_run_agent(config, observation_space, action_space, torch_device)
     state = load_agent_state(run_dir, torch_device)
-    agent.load_state_dict(state["agent"])
+    try:
+        agent.load_state_dict(state["agent"])
+    except RuntimeError as error:  # another env's spaces: networks of other sizes
+        if env_id is None:
+            raise
+        raise ValueError(
+            f"the policy of {run_dir} does not fit {env_id!r}: its observation, goal or action "
+            f"sizes differ from the run's env ({str(error).splitlines()[-1].strip()})"
+        ) from None
     return Policy(
         agent=agent,
         config=config,

@@ -6,7 +6,7 @@ What it is made of: :class:`~herkit.training.parts.RunParts` (envs, agent, buffe
 settings), :class:`~herkit.training.state.LoopState` (the counters every checkpoint
 saves), :class:`~herkit.training.collector.Collector` (acting and storing),
 :class:`~herkit.training.learner.Learner` (the gradient updates),
-:class:`~herkit.training.schedule.Schedule` (what is due when) and
+:class:`~herkit.training.phase.Phase` (the run's phase: its clock, what is due when) and
 :class:`~herkit.training.outputs.RunOutputs` (logs, records, summary, figures).
 """
 
@@ -28,16 +28,9 @@ from herkit.training.evaluation import evaluate, evaluate_tasks
 from herkit.training.learner import Learner
 from herkit.training.outputs import RunOutputs
 from herkit.training.parts import RunParts
+from herkit.training.phase import Phase
 from herkit.training.restarts import EnvRestarts
-from herkit.training.schedule import Schedule
-from herkit.training.state import (
-    LoopState,
-    Metrics,
-    clock,
-    position,
-    progress_row,
-    target_reached,
-)
+from herkit.training.state import LoopState, Metrics, progress_row, target_reached
 
 __all__ = ["TrainingRun"]
 
@@ -52,16 +45,16 @@ class TrainingRun:
         self.parts = parts
         self.state = state
         self.metrics = Metrics()
-        self.outputs = RunOutputs(parts, state)
+        self.phase = Phase(parts.config, state, parts.context)
+        self.outputs = RunOutputs(parts, self.phase)
         self.restarts = EnvRestarts(parts.config.env_restarts, state, self.outputs.error_log)
         self.collector = Collector(parts, state, self.metrics, self.outputs, self.restarts)
-        self.learner = Learner.of_run(parts, state, self.metrics, self.outputs.records)
+        self.learner = Learner.of_run(parts, self.phase, self.metrics, self.outputs.records)
         if saved is not None:
             self._go_on_from(saved)
-        self.schedule = Schedule(parts.config, state, parts.context)
         self.started = time.perf_counter() - state.wall_s
-        self.last_checkpoint: str | None = position(state) if state.resets > 0 else None
-        """Where the checkpoint on disk was written (:func:`~herkit.training.state.position`;
+        self.last_checkpoint: str | None = self.phase.position if state.resets > 0 else None
+        """Where the checkpoint on disk was written (:attr:`~herkit.training.phase.Phase.position`;
         None: none yet)."""
         self.closed = False
 
@@ -75,7 +68,7 @@ class TrainingRun:
         records); True once the target is reached."""
         parts, state, context = self.parts, self.state, self.parts.context
         config = parts.config
-        seed = parts.seeds.evaluation(state.env_steps)
+        seed = self.phase.episode_seed(parts.seeds.evaluation_offset)
         eval_started = time.perf_counter()
         success, per_task = self.restarts.replay(
             parts.eval_envs,
@@ -110,7 +103,7 @@ class TrainingRun:
     def go_online(self) -> None:
         """The gradient steps on the dataset alone are done: the schedule, the progress and
         the logs count env steps from here, and the run says so."""
-        self.schedule.go_online()
+        self.phase.go_online()
         self.outputs.go_online()
         if self.parts.context.is_main:
             config = self.parts.config
@@ -120,12 +113,12 @@ class TrainingRun:
             )
 
     def record_video(self) -> None:
-        """One deterministic evaluation episode as ``RUN/videos/step-N.mp4`` and in
-        TensorBoard."""
+        """One deterministic evaluation episode as ``RUN/videos/step-N.mp4``
+        (:meth:`~herkit.training.outputs.RunOutputs.write_video`) and in TensorBoard."""
         parts = self.parts
         video_envs = parts.video_envs
         assert video_envs is not None
-        seed = parts.seeds.video(clock(self.state))
+        seed = self.phase.episode_seed(parts.seeds.video_offset)
         frames: list[np.ndarray] = []
 
         def play() -> None:
@@ -154,7 +147,7 @@ class TrainingRun:
             },
         }
         save_checkpoint(parts.run_dir, agent_state, parts.buffer, asdict(state), parts.context)
-        self.last_checkpoint = position(state)
+        self.last_checkpoint = self.phase.position
         if parts.context.is_main:
             self.outputs.write_config()
             self.outputs.presenter.refresh()

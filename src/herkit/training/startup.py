@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +40,8 @@ from herkit.training.build import (
     write_run_config,
 )
 from herkit.training.parts import RunParts, RunSeeds
+from herkit.training.phase import check_steps_left, first_state, saved_state
 from herkit.training.run import TrainingRun
-from herkit.training.schedule import first_state
-from herkit.training.state import saved_state
 from herkit.training.update_plan import choose_update
 
 __all__ = ["start_run"]
@@ -177,29 +175,14 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
 
 
 def _check_resumable(run_dir: Path, config: TrainConfig) -> None:
-    """ValueError unless ``run_dir``'s checkpoint has steps left: gradient steps on its
-    dataset before ``config.offline_steps``, or env steps before ``config.steps``."""
+    """ValueError unless ``run_dir`` holds a checkpoint with steps left with ``config``
+    (:func:`~herkit.training.phase.check_steps_left`)."""
     if run_dir.is_dir() and is_failed_run(run_dir):
         raise ValueError(
             f"run {str(run_dir)!r} failed before its first checkpoint, so there is nothing to "
             "resume: run the same command without --resume (it replaces that directory)"
         )
-    saved = asdict(saved_state(checkpoint_state(run_dir), config))
-    if saved["phase"] == "offline":
-        done = int(saved["updates"])
-        if done < config.offline_steps or config.steps:
-            return
-        raise ValueError(
-            f"run {str(run_dir)!r} has already trained {done:,} gradient steps on its dataset "
-            f"(--offline-steps {config.offline_steps}): pass a larger --offline-steps to "
-            "extend it, or --steps N to go on for N env steps in the env"
-        )
-    done = int(saved["env_steps"])
-    if done >= config.steps:
-        raise ValueError(
-            f"run {str(run_dir)!r} has already trained {done} env steps (--steps "
-            f"{config.steps}): pass a larger --steps to extend it"
-        )
+    check_steps_left(run_dir, checkpoint_state(run_dir), config)
 
 
 def _count_states(agent: Agent, recorded: RecordedEpisodes, chunk: int = 1 << 16) -> None:

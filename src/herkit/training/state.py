@@ -15,11 +15,7 @@ from herkit.rundir.records import Means
 __all__ = [
     "LoopState",
     "Metrics",
-    "clock",
-    "position",
     "progress_row",
-    "saved_state",
-    "steps_done",
     "summary_of",
     "target_reached",
     "target_rule",
@@ -32,7 +28,8 @@ class LoopState:
 
     phase: str = "online"
     """``offline`` while a run trains on its dataset alone (its clock: gradient steps),
-    ``online`` once it steps envs (its clock: env steps)."""
+    ``online`` once it steps envs (its clock: env steps); read and written by
+    :class:`~herkit.training.phase.Phase` alone."""
     env_steps: int = 0
     updates: int = 0
     episodes: int = 0
@@ -94,35 +91,6 @@ def progress_row(state: LoopState, metrics: dict[str, float], episodes: int) -> 
         "success_rate": state.success_rate,
         **metrics,
     }
-
-
-def saved_state(loop: dict[str, Any], config: TrainConfig) -> LoopState:
-    """The counters a checkpoint saved (``loop``), for a run with ``config``: a checkpoint
-    written before runs had phases is offline where its run trained on a dataset and made
-    no env step."""
-    if "phase" not in loop:
-        loop = loop | {"phase": "offline" if config.dataset and not loop["env_steps"] else "online"}
-    return LoopState(**loop)
-
-
-def clock(state: LoopState) -> int:
-    """Where the run is in its phase's unit: gradient steps made while it trains on its
-    dataset alone, else env steps."""
-    return state.updates if state.phase == "offline" else state.env_steps
-
-
-def position(state: LoopState) -> str:
-    """Where the run is, in words: ``gradient step 500`` or ``env step 1,234``."""
-    if state.phase == "offline":
-        return f"gradient step {state.updates:,}"
-    return f"env step {state.env_steps:,}"
-
-
-def steps_done(state: LoopState) -> str:
-    """How far the run has come, in words: ``500 gradient steps`` or ``1,234 env steps``."""
-    if state.phase == "offline":
-        return f"{state.updates:,} gradient steps"
-    return f"{state.env_steps:,} env steps"
 
 
 def summary_of(config: TrainConfig, state: LoopState, world_size: int) -> dict[str, Any]:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from herkit.envs.failures import EnvFailure
 from herkit.runtime.failures import EXIT_CODES, Diverged, RunFailed
 from herkit.runtime.files import append_text
-from herkit.training.state import position
 
 if TYPE_CHECKING:
     from herkit.training.run import TrainingRun
@@ -31,7 +30,7 @@ __all__ = ["stop_run"]
 def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
     """End ``run`` after ``error``: keep the last good state, write ``RUN/error.log`` and
     ``summary.json``, and return the :class:`RunFailed` to raise."""
-    state, run_dir, context = run.state, run.run_dir, run.parts.context
+    state, run_dir, context, phase = run.state, run.run_dir, run.parts.context, run.phase
     if isinstance(error, EnvFailure):
         what, kind = str(error), "env failed"
     elif isinstance(error, Diverged):
@@ -47,19 +46,19 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
         isinstance(error, EnvFailure)
         and single
         and state.env_steps > 0
-        and run.last_checkpoint != position(state)
+        and run.last_checkpoint != phase.position
     ):
         try:  # nothing of the failed step was stored: the last whole step is safe to keep
             run.checkpoint()
         except BaseException as also:
             notes.append(
-                f"writing a checkpoint at {position(state)} also failed:\n"
+                f"writing a checkpoint at {phase.position} also failed:\n"
                 + "".join(traceback.format_exception(also))
             )
     last = run.last_checkpoint
     kept = "no checkpoint yet" if last is None else f"checkpoint at {last} kept"
     log = run.outputs.error_log
-    text = f"herkit: {what} at {position(state)}\n"
+    text = f"herkit: {what} at {phase.position}\n"
     if isinstance(error, EnvFailure):
         text += f"\nThe env's traceback:\n{error.details}\n"
     text += "\nWhere herkit saw it:\n" + "".join(traceback.format_exception(error))
@@ -84,5 +83,5 @@ def stop_run(run: TrainingRun, error: BaseException) -> RunFailed:
         resume = f"{resume} (from that checkpoint), or train anew with other learning settings"
     if run.last_checkpoint is None:
         resume = "nothing to resume: fix the cause and start again"
-    step = f"at {position(state)}"
+    step = f"at {phase.position}"
     return RunFailed(f"{what} {step}; {kept}; {where}; {resume}", EXIT_CODES[kind])

@@ -262,7 +262,8 @@ def test_mrl_feeds_its_normalisers_only_the_steps_it_acts_on(
     monkeypatch.setattr(GoalAgent, "act", spy_act)
     monkeypatch.setattr(GoalAgent, "update_normalizer", spy_feed)
     monkeypatch.setattr(GoalAgent, "update_goal_normalizer", no_goals)
-    recipe = config_for("herkit/PointReach-v0", recipe="mrl-push", algo="ddpg")
+    # the recipe's settings on a fast env (--recipe itself is for the Fetch tasks)
+    recipe = config_for("herkit/PointReach-v0", **RECIPES["mrl-push"])
     config = dataclasses.replace(
         recipe,
         n_envs=2,
@@ -343,3 +344,34 @@ def test_a_runs_first_line_names_its_recipe(capsys: pytest.CaptureFixture[str]) 
     assert first.startswith(
         "herkit: training FetchPush-v4 with ddpg (HER future, recipe baselines)"
     )
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_a_recipe_is_refused_in_one_line_on_a_task_it_was_not_written_for(
+    recipe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bit flipping with --recipe baselines was half applied (38 envs, DQN): refused, and
+    the line names what the recipe was written for."""
+    from herkit.cli import main
+
+    code = main(["train", "herkit/BitFlip-v0", "--recipe", recipe, "--steps", "10"])
+    said = capsys.readouterr().err
+    assert code == 2 and said.count("\n") == 1, said
+    assert said.startswith(f"herkit: error: --recipe {recipe} was written for "), said
+    assert "Fetch" in said and "'herkit/BitFlip-v0'" in said and "without --recipe" in said
+    with pytest.raises(ValueError, match=f"--recipe {recipe} was written for"):
+        config_for("herkit/PointReach-v0", recipe=recipe)
+
+
+def test_help_under_a_recipe_says_whose_defaults_it_shows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from herkit.cli import main
+
+    try:
+        main(["train", "FetchPush-v4", "--recipe", "baselines", "--help"])
+    except SystemExit:
+        pass
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "FetchPush-v4's preset with the settings of --recipe baselines over it" in shown
+    assert "(default: 4864)" in shown  # the recipe's batch (19 x 256)

@@ -434,6 +434,8 @@ def _help_description(default: Any) -> str:
         if preset_values(default.env_id)
         else f"the defaults of an env without a preset, such as {default.env_id}"
     )
+    if default.recipe is not None:
+        whose += f" with the settings of --recipe {default.recipe} over it"
     return textwrap.fill(
         "Train a goal-conditioned agent with HER. The defaults shown are "
         f"{whose}, for --algo {default.algo}; herkit train ENV_ID --help shows another env's, "
@@ -605,6 +607,9 @@ def _flag_named(message: str, args: list[str]) -> str:
             if found is not None:
                 return f"{flag} {words.format(*found.groups())}"
         return f"{flag}: {why}"
+    worded = re.match(r"Error parsing \S+: (--.*)$", message, re.S)  # worded for the flag
+    if worded is not None:
+        return worded.group(1)
     found = re.match(r"Error parsing (\S+): (\w+)(.*)$", message, re.S)
     if found is None:
         return message
@@ -765,7 +770,8 @@ def _one_line(box: str) -> str:
         elif line:
             sections[-1].append(" ".join(line.split()))
     texts = [" ".join(section) for section in sections if section]
-    if len(texts) > 1 and texts[1].startswith(texts[0]):  # the unframed title
+    framed = any(raw.strip()[:1] == "╭" for raw in box.splitlines())
+    if not framed and len(texts) > 1:  # the unframed title
         texts = texts[1:]
     return "; ".join(texts) or box.strip()
 

@@ -57,7 +57,7 @@ from typing import Any
 from herkit.config.agents import DDPGConfig
 from herkit.config.her import RunHerSettings
 
-__all__ = ["RECIPES", "recipe_values"]
+__all__ = ["RECIPES", "RECIPE_TASKS", "check_recipe_task", "recipe_values"]
 
 _MRL_NETWORKS: dict[str, Any] = dict(
     hidden=(512, 512, 512),
@@ -134,6 +134,27 @@ RECIPES: dict[str, dict[str, Any]] = {
     ),
 }
 """The recipes by name: the :class:`~herkit.config.train.TrainConfig` fields each sets."""
+
+
+RECIPE_TASKS: dict[str, tuple[str, str]] = {
+    "baselines": ("Fetch", "the Fetch tasks, as OpenAI's baselines trains them"),
+    "mrl-push": ("Fetch", "the Fetch tasks (mrl's protoge_config, FetchPush by default)"),
+    "mrl-slide": ("Fetch", "FetchPush and FetchSlide (mrl's best_slide_config)"),
+}
+"""What each recipe was written for: the prefix of the env ids it takes, and in words."""
+
+
+def check_recipe_task(recipe: str | None, env_id: str) -> None:
+    """A ValueError where ``recipe`` was not written for ``env_id``'s task, naming what it
+    was written for (nothing for None)."""
+    if recipe is None or recipe not in RECIPE_TASKS:
+        return
+    prefix, written_for = RECIPE_TASKS[recipe]
+    if not env_id.startswith(prefix):
+        raise ValueError(
+            f"--recipe {recipe} was written for {written_for}, not {env_id!r}: train "
+            "without --recipe (the env's preset), or set what you want with flags"
+        )
 
 
 def recipe_values(recipe: str | None) -> dict[str, Any]:

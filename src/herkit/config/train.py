@@ -34,7 +34,7 @@ from herkit.config.agents import OffPolicyConfig, UpdateMode
 from herkit.config.her import RunHerSettings
 from herkit.config.learning import flat_settings, learning_differences
 from herkit.config.presets import preset_values
-from herkit.config.recipes import recipe_values
+from herkit.config.recipes import check_recipe_task, recipe_values
 from herkit.config.registry import AgentEntry, agent_entry, algo_names
 
 __all__ = [
@@ -267,6 +267,7 @@ class TrainConfig:
                 )
         check_bool("overwrite", self.overwrite)
         recipe_values(self.recipe)  # a name it knows, or None
+        check_recipe_task(self.recipe, self.env_id)
         device = self.device
         if not (device in ("cpu", "cuda", "auto", "mps") or device.startswith("cuda:")):
             raise ValueError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")

@@ -22,6 +22,7 @@ from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.datasets import RecordedEpisodes
 from herkit.buffer.her import HerReplayBuffer
 from herkit.config.agents import UPDATE_MODE_WORDS
+from herkit.config.recipes import recipe_values
 from herkit.config.resolve import settle
 from herkit.config.train import TrainConfig
 from herkit.envs.workers import WorkerVectorEnv
@@ -307,7 +308,12 @@ def _announce(
             f"learner: batch {batch} x {config.updates_per_step:g} updates per env step = "
             f"{batch * config.updates_per_step:g} samples per env step"
         )
-    say(f"precision: {machine.get('precision', config.precision + ' (given)')}")
+    given = "given"
+    if config.recipe is not None and recipe_values(config.recipe).get("precision") == (
+        config.precision
+    ):
+        given = f"set by --recipe {config.recipe}"
+    say(f"precision: {machine.get('precision', f'{config.precision} ({given})')}")
     mode = config.update_mode
     why = machine.get("update_mode", f"{mode} (given)").removeprefix(mode).strip()
     say(f"update mode: {mode}: {UPDATE_MODE_WORDS.get(mode, mode)} {why}")

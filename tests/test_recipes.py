@@ -375,3 +375,4 @@ def test_help_under_a_recipe_says_whose_defaults_it_shows(
     shown = " ".join(capsys.readouterr().out.split())
     assert "FetchPush-v4's preset with the settings of --recipe baselines over it" in shown
     assert "(default: 4864)" in shown  # the recipe's batch (19 x 256)
+    assert "--recipe {baselines,mrl-push,mrl-slide}" in shown  # the names, no None

@@ -34,7 +34,7 @@ from herkit.config.agents import OffPolicyConfig, UpdateMode
 from herkit.config.her import RunHerSettings
 from herkit.config.learning import flat_settings, learning_differences
 from herkit.config.presets import preset_values
-from herkit.config.recipes import check_recipe_task, recipe_values
+from herkit.config.recipes import RECIPES, check_recipe_task, recipe_values
 from herkit.config.registry import AgentEntry, agent_entry, algo_names
 
 __all__ = [
@@ -74,9 +74,13 @@ class TrainConfig:
     """The agent: a name of the registry (:mod:`herkit.config.registry`), e.g. dqn
     (discrete actions), ddpg (continuous) or gcivl (offline: it trains on --dataset); its
     settings are :attr:`agent`."""
-    recipe: Literal["baselines", "mrl-push", "mrl-slide"] | None = None
+    recipe: Annotated[
+        Literal["baselines", "mrl-push", "mrl-slide"] | None,
+        tyro.conf.arg(metavar="{" + ",".join(RECIPES) + "}"),
+    ] = None
     """A cited code's Fetch setup for the preset's learning settings (baselines: the HER
-    paper's DDPG; mrl's protoge_config, best_slide_config); flags change any."""
+    paper's DDPG; mrl's protoge_config, best_slide_config); flags change any; refused on a
+    task it was not written for."""
     her: Annotated[RunHerSettings, tyro.conf.OmitArgPrefixes, tyro.conf.arg(name="her")] = (
         RunHerSettings()  # noqa: RUF009 (frozen, so sharing it is safe)
     )

@@ -184,10 +184,10 @@ def _how_to_continue(run_dir: Path, config: TrainConfig) -> tuple[str, str]:
     alone counts gradient steps, and goes on with a larger ``--offline-steps`` or online
     with ``--steps``."""
     try:
-        state = checkpoint_state(run_dir)
+        counters = checkpoint_state(run_dir)
         saved = json.loads(RunPaths(run_dir).config.read_text())
-        done, planned = int(state["env_steps"]), int(saved["steps"])
-        updates, offline = int(state.get("updates", 0)), int(saved.get("offline_steps") or 0)
+        done, planned = int(counters["env_steps"]), int(saved["steps"])
+        updates, offline = int(counters.get("updates", 0)), int(saved.get("offline_steps") or 0)
     except (CheckpointError, OSError, ValueError, KeyError, TypeError):
         return (
             "already exists",

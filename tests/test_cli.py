@@ -328,8 +328,8 @@ def test_the_time_left_waits_for_updates_and_counts_evaluations() -> None:
     updates on, the estimate is the time the rest takes."""
     from herkit.runtime.console import TimeLeft
 
-    time_left = TimeLeft()
-    time_left.add(0.05 + 1.0, 500, 0, 1.0)  # the warm-up and the first evaluation
+    time_left = TimeLeft(updates_per_step=1.0)
+    time_left.add(0.05 + 1.0, 500, 1, 1.0)  # the warm-up (its last step updated), an evaluation
     assert time_left.seconds(4500) is None  # its rate would say 0.5 s
     time_left.add(10.0 + 1.0, 500, 500, 1.0)
     assert time_left.seconds(4000) == pytest.approx(4000 * 0.020 + 8 * 1.0)

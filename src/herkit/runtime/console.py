@@ -64,11 +64,13 @@ written at least this often (seconds) while evaluations are rarer."""
 
 class TimeLeft:
     """The time a run has left, from what it has done: its steps at the seconds per step of
-    the stretches that updated the networks (a warm-up of env steps alone is faster than
-    what follows, so it tells nothing of it: no estimate until an update has been timed),
-    plus evaluations at the share of the time they took so far."""
+    the stretches that updated the networks at least half as often as the run will
+    (``updates_per_step``: a warm-up of env steps alone is faster than what follows, so it
+    tells nothing of it: no estimate until such a stretch has been timed), plus evaluations
+    at the share of the time they took so far."""
 
-    def __init__(self) -> None:
+    def __init__(self, updates_per_step: float | None = None) -> None:
+        self._least = 0.5 * updates_per_step if updates_per_step else 0.0
         self._training_s = 0.0
         self._steps = 0
         self._eval_s = 0.0
@@ -79,7 +81,7 @@ class TimeLeft:
         its ``updates`` and the seconds of it spent evaluating (``eval_s``)."""
         self._eval_s += eval_s
         self._done += steps
-        if updates > 0 and steps > 0:
+        if updates > 0 and steps > 0 and updates >= self._least * steps:
             self._training_s += max(seconds - eval_s, 0.0)
             self._steps += steps
 
@@ -108,13 +110,14 @@ class Progress:
         updates: int = 0,
         unit: str = "env steps",
         eval_s: float = 0.0,
+        updates_per_step: float | None = None,
     ) -> None:
         self._bar: Any = None
         self._plain = False
         self._total = total
         self.unit = unit
         self._last = self._start = (time.perf_counter(), done, updates)
-        self._time_left = TimeLeft()
+        self._time_left = TimeLeft(updates_per_step)
         self._eval_s = eval_s  # the run's seconds of evaluation at the last sample
         if not enabled:
             return

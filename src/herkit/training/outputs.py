@@ -64,8 +64,16 @@ class RunOutputs:
         label = f"[bold]{config.env_id}[/] {config.algo}"
         enabled = config.progress and self.parts.context.is_main
         state = self.state
+        per_step = config.updates_per_step if phase.unit == "env steps" else 1.0
         return Progress(
-            label, phase.length, phase.step, enabled, state.updates, phase.unit, state.eval_s
+            label,
+            phase.length,
+            phase.step,
+            enabled,
+            state.updates,
+            phase.unit,
+            state.eval_s,
+            updates_per_step=per_step,
         )
 
     def go_online(self) -> None:

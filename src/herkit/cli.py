@@ -358,13 +358,10 @@ def _know_named_agent(args: list[str]) -> None:
     torch registers as it is imported); an unknown name is left to the parser to refuse."""
     from herkit.config.registry import agent_entry, algo_names
 
-    for i, arg in enumerate(args):
-        name = arg.partition("=")[2] if arg.startswith("--algo=") else None
-        if arg == "--algo" and i + 1 < len(args):
-            name = args[i + 1]
-        if name is not None and name not in algo_names():
-            with contextlib.suppress(ValueError):
-                agent_entry(name)
+    name = _given_algo(args)
+    if name is not None and name not in algo_names():
+        with contextlib.suppress(ValueError):
+            agent_entry(name)
 
 
 def _flags_view(default: Any, only: str | None = None) -> tuple[type, dict[str, Any]]:
@@ -696,11 +693,12 @@ def with_suggestions(message: str, args: list[str]) -> str:
     body = body.split("; Perhaps you meant")[0]
     message = body + (f" (see {tail}" if see else "")
     known = _train_flags()
-    unknown = set(body.removeprefix("Unrecognized options:").split("; ")[0].split(", "))
+    listed = body.removeprefix("Unrecognized options:").split("; ")[0].split(", ")
+    unknown = {option.strip() for option in listed}
     hints = []
     for arg in args:
         flag = arg.split("=")[0]
-        if not flag.startswith("--") or flag in known or flag not in {u.strip() for u in unknown}:
+        if not flag.startswith("--") or flag in known or flag not in unknown:
             continue
         prefix, _, last = flag[2:].rpartition(".")
         synonym = SYNONYMS.get(last)

@@ -55,7 +55,7 @@ def test_the_gradient_step_on_the_buffers_batch_changes_the_network() -> None:
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.slow("the README's SB3 example as written: SAC learns for 3,000 env steps")
+@pytest.mark.slow("the README's SB3 example as written: SAC learns for 5,000 env steps")
 def test_the_sb3_example_ends_with_its_success_rate_above_a_still_policys(tmp_path: Path) -> None:
     """The example's last line tells a reader whether it learned: the trained policy's
     success rate beside that of a policy that never moves, on the same fresh episodes."""
@@ -68,7 +68,7 @@ def test_the_sb3_example_ends_with_its_success_rate_above_a_still_policys(tmp_pa
     said = re.fullmatch(r"success rate (\d\.\d\d); a still policy's (\d\.\d\d)\n", done.stdout)
     assert said, done.stdout
     learned, still = map(float, said.groups())
-    assert learned >= still + 0.5, done.stdout  # SAC+HER reaches PointReach's goals by 3,000
+    assert learned >= still + 0.5, done.stdout  # seeds 0-3: 0.95, 1.00, 0.90, 0.80 at 5,000
     assert (tmp_path / "buffer.pkl").stat().st_size > 0
 
 

@@ -20,11 +20,11 @@ from herkit.buffer.priority import SumTree, checked_priorities, importance_weigh
 from herkit.buffer.settings import HerSettings
 from herkit.buffer.storage import EpisodeStorage, sample_slots
 
-__all__ = ["Draw", "TransitionSampler"]
+__all__ = ["DrawnSlots", "TransitionSampler"]
 
 
 @dataclass(frozen=True)
-class Draw:
+class DrawnSlots:
     """The transitions of a batch: their slots, in store mode which goal of each (0: its
     own; None: sample mode), and with priorities their leaves and importance weights."""
 
@@ -50,19 +50,19 @@ class TransitionSampler:
         """Transitions that may be sampled."""
         return self.storage.count(self.closed_only)
 
-    def draw(self, batch_size: int, rng: np.random.Generator, beta: float | None) -> Draw:
+    def draw(self, batch_size: int, rng: np.random.Generator, beta: float | None) -> DrawnSlots:
         """The transitions of a batch of ``batch_size`` (``beta``: the importance-sampling
         exponent, None for the settings')."""
         if self.tree is None:
             ledger = self.storage.ledger(self.closed_only)
             slots = sample_slots(ledger, rng.random(batch_size))
             copy = rng.integers(0, self.copies, size=batch_size) if self.copies > 1 else None
-            return Draw(slots, copy)
+            return DrawnSlots(slots, copy)
         indices = self.tree.sample(batch_size, rng.random(batch_size))
         beta = self.beta if beta is None else beta
         weights = importance_weights(NUMPY, self.tree.leaves[indices], self.tree.total, beta)
         copy = indices % self.copies if self.copies > 1 else None
-        return Draw(indices // self.copies, copy, indices, weights)
+        return DrawnSlots(indices // self.copies, copy, indices, weights)
 
     def added(self, base: int, n_envs: int, dropped: np.ndarray) -> None:
         """Give priorities to the ``n_envs`` slots written from ``base`` (in store mode

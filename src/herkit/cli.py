@@ -369,7 +369,8 @@ def _flags_view(default: Any, only: str | None = None) -> tuple[type, dict[str, 
     ``--algo``'s choices the registered agents and a block of settings per agent in place
     of the slot ``agent`` (``only``: that agent's block alone), and the blocks' defaults."""
     from herkit.config.registry import agent_entry, algo_names
-    from herkit.config.train import TrainConfig, agent_preset
+    from herkit.config.resolve import agent_preset
+    from herkit.config.train import TrainConfig
 
     names = algo_names() if only is None else (only,)
     clash = set(algo_names()) & {field.name for field in dataclasses.fields(TrainConfig)}

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from herkit.buffer.conventions import GoalConventions
+from herkit.config.agents import OffPolicyConfig
 from herkit.config.her import RunHerSettings
 from herkit.config.presets import preset_values
 from herkit.config.probe import EnvProbe, hand_over, probe_env, take_probe
@@ -39,7 +40,15 @@ from herkit.config.recipes import recipe_values
 from herkit.config.registry import agent_entry, algo_names
 from herkit.config.train import TrainConfig, on_gpu
 
-__all__ = ["FALLBACK_ALGOS", "LAYERS", "Resolution", "resolve", "setting_values", "settle"]
+__all__ = [
+    "FALLBACK_ALGOS",
+    "LAYERS",
+    "Resolution",
+    "agent_preset",
+    "resolve",
+    "setting_values",
+    "settle",
+]
 
 LAYERS = ("default", "preset", "recipe", "env", "flag", "given", "machine")
 """The layers of a run's settings, lowest first: ``given`` is a whole config handed to
@@ -136,11 +145,7 @@ def resolve(
     for the ``env`` layer (else that layer is empty and the config's env settings stay
     None). ``tell`` says an algorithm the env chose (default: stderr)."""
     given = _given(dict(flags or {}), recipe)
-    device = given.get("device", TrainConfig.device)
-    raw = [
-        ("preset", preset_values(env_id, gpu=on_gpu(device))),
-        ("recipe", recipe_values(given.get("recipe"))),
-    ]
+    raw = _layers(env_id, given.get("device", TrainConfig.device), given.get("recipe"))
     algo = given.get("algo")
     if algo is None:
         named = [layer["algo"] for _, layer in raw if "algo" in layer]
@@ -163,6 +168,16 @@ def resolve(
     assert resolution.conventions is not None
     hand_over(found, resolution.config, resolution.conventions, dict(resolution.provenance))
     return resolution
+
+
+def agent_preset(
+    env_id: str, algo: str, device: str = "cpu", recipe: str | None = None
+) -> OffPolicyConfig:
+    """The settings of the agent ``algo`` for ``env_id`` on ``device`` with ``recipe``, as
+    :func:`resolve` stacks them (those of a run with ``--algo ALGO``, whether or not the
+    rest of that run's settings would suit the agent)."""
+    values, _ = _stack(env_id, algo, _layers(env_id, device, recipe), {})
+    return _agent(algo, values)
 
 
 def settle(config: TrainConfig) -> Resolution:
@@ -210,6 +225,14 @@ def _completed(
         if values[path] is None and value is not None:
             values[path], provenance[path] = value, "env"
     return Resolution(_config(env_id, algo, values), provenance, conventions, found)
+
+
+def _layers(env_id: str, device: str, recipe: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """The preset's and the recipe's layers of a run on ``env_id`` and ``device``."""
+    return [
+        ("preset", preset_values(env_id, gpu=on_gpu(device))),
+        ("recipe", recipe_values(recipe)),
+    ]
 
 
 def _given(flags: dict[str, Any], recipe: str | None) -> dict[str, Any]:
@@ -295,12 +318,15 @@ def _config(env_id: str, algo: str, values: Mapping[str, Any]) -> TrainConfig:
     """The TrainConfig of settings by path (:func:`setting_values`)."""
     top = {key: value for key, value in values.items() if "." not in key}
     her = {key[4:]: value for key, value in values.items() if key.startswith("her.")}
-    own = {
-        key.partition(".")[2]: value for key, value in values.items() if key.startswith(f"{algo}.")
-    }
     top |= {"env_id": env_id, "algo": algo}
-    agent = agent_entry(algo).config(**own)
-    return TrainConfig(her=RunHerSettings.of(None, her), agent=agent, **top)
+    return TrainConfig(her=RunHerSettings.of(None, her), agent=_agent(algo, values), **top)
+
+
+def _agent(algo: str, values: Mapping[str, Any]) -> OffPolicyConfig:
+    """The settings of the agent ``algo`` among settings by path."""
+    prefix = f"{algo}."
+    own = {key[len(prefix) :]: value for key, value in values.items() if key.startswith(prefix)}
+    return agent_entry(algo).config(**own)
 
 
 def _spelled(value: Any) -> str:

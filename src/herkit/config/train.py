@@ -33,14 +33,12 @@ from herkit.buffer.settings import HerSettings, Strategy
 from herkit.config.agents import OffPolicyConfig, UpdateMode
 from herkit.config.her import RunHerSettings
 from herkit.config.learning import flat_settings, learning_differences
-from herkit.config.presets import preset_values
 from herkit.config.recipes import RECIPES, check_recipe_task, recipe_values
 from herkit.config.registry import AgentEntry, agent_entry, algo_names
 
 __all__ = [
     "VALUE_FREE_ALGOS",
     "TrainConfig",
-    "agent_preset",
     "config_from_dict",
     "default_run_name",
     "on_gpu",
@@ -430,34 +428,14 @@ per algorithm then known; :func:`config_from_dict` reads the run's own)."""
 def preset_config(
     env_id: str, device: str = "cpu", recipe: str | None = None, algo: str | None = None
 ) -> TrainConfig:
-    """TrainConfig defaults for ``env_id`` on ``device``: its preset (on a GPU its GPU
-    preset where it has one, :mod:`herkit.config.presets`), else the generic defaults, with
-    ``recipe``'s settings over it (:mod:`herkit.config.recipes`); the device and the recipe
-    are kept in the config. ``algo``: that agent in place of the preset's, with its
-    settings for this env (:func:`agent_preset`)."""
-    values = _preset_values(env_id, device, recipe)
-    chosen = values.get("algo", TrainConfig.algo) if algo is None else algo
-    values = {key: value for key, value in values.items() if key not in algo_names()}
-    values |= {"algo": chosen, "agent": agent_preset(env_id, chosen, device, recipe)}
-    if device != "cpu":
-        values["device"] = device
-    return TrainConfig(env_id=env_id, recipe=recipe, **values)  # type: ignore[arg-type]
+    """TrainConfig defaults for ``env_id`` on ``device``: the settings a run given only the
+    device (and ``algo``: that agent in place of the preset's) takes from the defaults, the
+    env's preset and ``recipe`` (:func:`herkit.config.resolve.resolve`, without the env's
+    probe); the device and the recipe are kept in the config."""
+    from herkit.config.resolve import resolve  # resolve builds on this module
 
-
-def agent_preset(
-    env_id: str, algo: str, device: str = "cpu", recipe: str | None = None
-) -> OffPolicyConfig:
-    """The settings of the agent ``algo`` for ``env_id`` on ``device``: those that the
-    recipe or the env's preset (:mod:`herkit.config.presets`) give it (an item named after
-    the algorithm, ``ddpg=DDPGConfig(batch_size=512)``), else its registry entry's for the
-    env (:meth:`~herkit.config.registry.AgentEntry.preset_config`)."""
-    given: OffPolicyConfig | None = _preset_values(env_id, device, recipe).get(algo)
-    return agent_entry(algo).preset_config(env_id) if given is None else given
-
-
-def _preset_values(env_id: str, device: str, recipe: str | None) -> dict[str, Any]:
-    """The env's preset on ``device`` with the recipe's settings over it."""
-    return preset_values(env_id, gpu=on_gpu(device)) | recipe_values(recipe)
+    flags = {"device": device} | ({} if algo is None else {"algo": algo})
+    return resolve(env_id, recipe, flags, probe=False).config
 
 
 def on_gpu(device: str) -> bool:

@@ -217,3 +217,28 @@ def test_the_command_line_trains_offline(dataset, tmp_path):
         f"or herkit train --resume {run} --offline-steps 40 (train twice as long on the dataset) "
         "or --steps 100000 (go on online in the env)"
     )
+
+
+def test_an_offline_command_makes_the_env_once_to_resolve_and_check_its_dataset(
+    dataset, tmp_path, monkeypatch
+):
+    import herkit.config.probe as probe
+    import herkit.envs
+    from herkit.cli import main
+
+    made: list[str] = []
+    real = herkit.envs.make_goal_env
+
+    def counted(env_id, **kwargs):
+        made.append(env_id)
+        return real(env_id, **kwargs)
+
+    monkeypatch.setattr(probe, "make_goal_env", counted)
+    monkeypatch.setattr(herkit.envs, "make_goal_env", counted)
+    args = ["train", ENV, "--dataset", str(dataset), "--algo", "gcbc", "--offline-steps", "2"]
+    args += ["--eval-every", "2", "--eval-episodes", "1", "--n-eval-envs", "1"]
+    args += ["--env-kwargs", *SHORT, "--gcbc.hidden", "16", "--gcbc.batch-size", "32"]
+    args += ["--torch-threads", "1", "--no-progress", "--no-tensorboard"]
+    assert main([*args, "--out", str(tmp_path / "run")]) == 0
+    # the probe (which also says the dataset's shapes fit), the training and evaluation envs
+    assert made == [ENV] * 3

@@ -184,7 +184,9 @@ def _train_main(args: list[str]) -> None:
         _parse_train(args, default=preset_config(ids[0] if ids else TrainConfig.env_id))
         raise
     if first.dataset is not None and first.resume is None and without_help == args:
-        _check_dataset(first)  # a bad file is said at once, before torch loads
+        from herkit.buffer.datasets import read_ahead
+
+        read_ahead(first.dataset)  # a bad file is said at once (read once: handed to the run)
     if first.resume is not None:
         saved = dataclasses.replace(load_run_config(first.resume), out=first.resume)
         prepare_run_env(saved.env_id, saved_env_import(first.resume))  # from anywhere
@@ -216,7 +218,10 @@ def _train_main(args: list[str]) -> None:
                 algo = algo or config_for(first.env_id).algo
             preset = preset_config(first.env_id, first.device, first.recipe, algo=algo)
         parsed, flags = _parse_flags(args, default=preset)
-        config, resume = _resolved(parsed.env_id, flags).config, False
+        resolution = _resolved(parsed.env_id, flags)
+        config, resume = resolution.config, False
+        if config.dataset is not None and without_help == args:
+            _check_dataset(config, resolution.probe)  # before torch loads
         blocks = {path.split(".")[0] for path in flags if "." in path}
         others = sorted(blocks - {"her", config.algo})
         if others:  # the flags of an agent that does not train would be lost
@@ -256,16 +261,12 @@ def _train_main(args: list[str]) -> None:
         )
 
 
-def _check_dataset(config: Any) -> None:
-    """A DatasetError where ``config``'s dataset is no OGBench-layout file of finite numbers
-    or does not fit its env, said before torch loads: the file is read now and handed over
-    to the run (:func:`herkit.buffer.datasets.read_ahead`)."""
-    from herkit.buffer.datasets import goal_size_for, read_ahead
-    from herkit.envs import make_goal_env
+def _check_dataset(config: Any, found: Any) -> None:
+    """A DatasetError where ``config``'s dataset does not fit its env as the probe ``found``
+    saw it (the file was read ahead: :func:`herkit.buffer.datasets.read_ahead`)."""
+    from herkit.buffer.datasets import read_for_env
 
-    recorded = read_ahead(config.dataset)
-    env = make_goal_env(config.env_id, **config.env_kwargs_dict())
-    goal_size_for(f"dataset {config.dataset!r}", recorded, config.env_id, env)
+    read_for_env(config.dataset, config.env_id, found.observation_space, found.action_space)
 
 
 def _parse_train(args: list[str], default: Any = None) -> Any:

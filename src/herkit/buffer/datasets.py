@@ -35,7 +35,6 @@ a resume against another file is refused.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import os
@@ -58,9 +57,9 @@ __all__ = [
     "RecordedEpisodes",
     "check_dataset_file",
     "from_dataset",
-    "goal_size_for",
     "read_ahead",
     "read_dataset",
+    "read_for_env",
     "read_minari",
     "read_ogbench",
     "unprefixed",
@@ -409,14 +408,25 @@ def check_dataset_file(path: str | os.PathLike[str]) -> dict[str, tuple[int, ...
     return shapes
 
 
-def goal_size_for(label: str, recorded: RecordedEpisodes, env_id: str, env: Any) -> int | None:
-    """The goal size the dataset ``recorded`` is read with for the env ``env`` (closed here,
-    once its spaces are read): None where a goal is the whole state, else its first
-    coordinates (OGBench's ``-oraclerep`` envs: ``xy``); a DatasetError naming the dataset
-    (``label``) and the env where their states or actions do not fit."""
-    with contextlib.closing(env):
-        spaces: Any = env.observation_space
-        action = tuple(env.action_space.shape or ())
+def read_for_env(
+    path: str | os.PathLike[str], env_id: str, spaces: Any, action_space: Any
+) -> RecordedEpisodes:
+    """The dataset at ``path`` (:func:`read_dataset`) read for the env ``env_id`` of
+    observation ``spaces`` and ``action_space``: states and actions of the env's shapes (a
+    DatasetError naming both where not), and the goal of a state its first coordinates where
+    the env's goals are narrower than its states (OGBench's ``-oraclerep`` envs: ``xy``)."""
+    recorded = read_dataset(path)
+    label = f"dataset {str(path)!r}"
+    recorded.goal_size = _goal_size(label, recorded, env_id, spaces, action_space)
+    return recorded
+
+
+def _goal_size(
+    label: str, recorded: RecordedEpisodes, env_id: str, spaces: Any, action_space: Any
+) -> int | None:
+    """The goal size the dataset ``recorded`` is read with for the env (see
+    :func:`read_for_env`): None where a goal is the whole state, else its first coordinates."""
+    action = tuple(action_space.shape or ())
     states = tuple(recorded.states["observation"].shape[1:])
     actions = tuple(recorded.action.shape[1:])
     observation, goal = spaces["observation"].shape, spaces["desired_goal"].shape

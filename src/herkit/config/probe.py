@@ -60,6 +60,10 @@ class EnvProbe:
     """The settings that make the env (:func:`probe_key`): the probe answers for them."""
     discrete: bool
     """Its action space is ``Discrete`` (else a ``Box``)."""
+    observation_space: gym.Space[Any]
+    """Its observation space (a ``Dict``: ``observation``, ``achieved_goal``, ``desired_goal``)."""
+    action_space: gym.Space[Any]
+    """Its action space."""
     info_keys: tuple[str, ...]
     """The info fields its reward reads that the settings did not name (``--shaped-reward``'s)."""
     conventions: GoalConventions
@@ -149,6 +153,8 @@ def probe_env(config: TrainConfig) -> EnvProbe:
     found = EnvProbe(
         key=probe_key(config),
         discrete=discrete,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
         info_keys=needed,
         conventions=conventions,
         task=task,

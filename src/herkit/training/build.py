@@ -27,7 +27,7 @@ import torch
 
 from herkit.agents import Agent, GoalAgent, make_agent
 from herkit.buffer.conventions import GoalConventions
-from herkit.buffer.datasets import RecordedEpisodes, goal_size_for, read_dataset
+from herkit.buffer.datasets import RecordedEpisodes
 from herkit.buffer.goal_env import compute_reward_of
 from herkit.buffer.her import HerReplayBuffer
 from herkit.buffer.settings import HerSettings
@@ -52,7 +52,6 @@ __all__ = [
     "make_run_env",
     "make_vector_env",
     "plan_run_cores",
-    "read_run_dataset",
     "resolve_conventions",
     "saved_machine",
     "write_run_config",
@@ -210,8 +209,8 @@ def build(
     recorded: RecordedEpisodes | None = None,
 ) -> tuple[Agent, HerReplayBuffer]:
     """The agent and the buffer that fit ``envs``, the buffer holding ``recorded`` (the
-    run's dataset, :func:`read_run_dataset`) where given, with room for ``buffer_size`` env
-    steps after it where the run has env steps.
+    run's dataset, :func:`~herkit.buffer.datasets.read_for_env`) where given, with room for
+    ``buffer_size`` env steps after it where the run has env steps.
 
     ``config`` is resolved (:func:`resolve_conventions`, which found ``conventions``): its
     ``reward_range`` bounds the agent's Q targets (None: not clipped) and its HER settings
@@ -256,18 +255,6 @@ def build(
         **placement,
     )
     return agent, buffer
-
-
-def read_run_dataset(config: TrainConfig) -> RecordedEpisodes:
-    """The run's dataset (``--dataset``), read and checked against its env: states and
-    actions of the env's shapes (a DatasetError naming both where not), and the goal of a
-    state its first coordinates where the env's goals are narrower than its states
-    (OGBench's ``-oraclerep`` envs: ``xy``)."""
-    assert config.dataset is not None
-    recorded = read_dataset(config.dataset)  # the file's own problems first: no env needed
-    label = f"dataset {config.dataset!r}"
-    recorded.goal_size = goal_size_for(label, recorded, config.env_id, make_run_env(config))
-    return recorded
 
 
 def buffer_placement(choice: str, device: Any, envs: Any) -> dict[str, Any]:

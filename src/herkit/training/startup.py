@@ -19,7 +19,7 @@ import torch
 from herkit.agents import Agent
 from herkit.agents.updates import check_update_mode
 from herkit.buffer.conventions import GoalConventions
-from herkit.buffer.datasets import RecordedEpisodes
+from herkit.buffer.datasets import RecordedEpisodes, read_for_env
 from herkit.buffer.her import HerReplayBuffer
 from herkit.config.agents import UPDATE_MODE_WORDS
 from herkit.config.recipes import recipe_values
@@ -36,7 +36,6 @@ from herkit.training.build import (
     build,
     make_vector_env,
     plan_run_cores,
-    read_run_dataset,
     saved_machine,
     write_run_config,
 )
@@ -62,14 +61,19 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
     elif main:
         replace = check_new_run_dir(run_dir, config)
     context.barrier()  # every rank has looked before rank 0 creates the directory
-    started = time.perf_counter()
-    recorded = read_run_dataset(config) if config.dataset is not None and not resume else None
-    loaded_s = time.perf_counter() - started
     # the settings as resolved with the env's probe (herkit.config.resolve; made here for a
     # config from Python or config.json, handed over by the command line's resolution)
     resolution = settle(dataclasses.replace(config, out=str(run_dir)))
     config, conventions = resolution.config, resolution.conventions
     assert conventions is not None and resolution.probe is not None
+    started = time.perf_counter()
+    recorded = None
+    if config.dataset is not None and not resume:
+        found = resolution.probe
+        recorded = read_for_env(
+            config.dataset, config.env_id, found.observation_space, found.action_space
+        )
+    loaded_s = time.perf_counter() - started
     device = context.device(config.resolved_device())
     check_precision(config.precision, torch.device(device))
     if config.update_mode != "auto":

@@ -134,7 +134,7 @@ def sweep(options: argparse.Namespace, runs_dir: Path) -> list[dict]:
 
 def long_run(options: argparse.Namespace, runs_dir: Path) -> dict:
     """The 50-bit run with a 0.9 target; returns where it got to."""
-    from herkit.config.train import preset_config
+    from herkit.config.resolve import preset_config
 
     preset = preset_config(ENV_ID)
     settings = dict(LONG)

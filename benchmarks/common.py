@@ -265,7 +265,7 @@ def train_here(
     """``herkit train`` in this process: ``config`` (a TrainConfig, or an env id for its
     preset) with ``changes``, into ``out`` (a temporary folder where none is given), with
     no progress bar or TensorBoard; its summary and progress rows."""
-    from herkit.config.train import preset_config
+    from herkit.config.resolve import preset_config
     from herkit.rundir.logs import read_progress
     from herkit.training.loop import train
 

@@ -16,7 +16,7 @@ import dataclasses
 from common import parser
 
 from herkit.agents.base import ValueScale
-from herkit.config.train import preset_config
+from herkit.config.resolve import preset_config
 from herkit.envs import HERKIT_IDS
 from herkit.training.build import resolve_conventions
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from common import DOCS, code_version, curve, first_steps, machine, markdown, parser, train_here
 
-from herkit.config.train import preset_config
+from herkit.config.resolve import preset_config
 
 RECORD = DOCS / "ingredients.json"
 BUDGETS = {15: 10_000, 25: 40_000}

@@ -38,7 +38,8 @@ from torch.nn import functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from herkit.bench import time_updates
-from herkit.config.train import TrainConfig, preset_config
+from herkit.config.resolve import preset_config
+from herkit.config.train import TrainConfig
 from herkit.runtime.precision import fast_bf16
 from herkit.training.build import build, make_vector_env, plan_run_cores, resolve_conventions
 

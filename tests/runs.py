@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from herkit.config.train import TrainConfig, config_from_dict, preset_config
+from herkit.config.resolve import preset_config
+from herkit.config.train import TrainConfig, config_from_dict
 
 TESTS = Path(__file__).resolve().parent
 """This folder: the modules of the tests' own envs (faulty.py, ledger.py, ...) are here."""

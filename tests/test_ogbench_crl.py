@@ -18,7 +18,8 @@ from herkit import Batch, HerReplayBuffer
 from herkit.agents import crl, make_agent
 from herkit.agents.crl import CRL_ACTOR_GOALS, CRL_VALUE_GOALS, CRLAgent, CRLConfig
 from herkit.config.registry import agent_entry
-from herkit.config.train import TrainConfig, preset_config
+from herkit.config.resolve import preset_config
+from herkit.config.train import TrainConfig
 
 OBS_DIM, GOAL_DIM, ACT_DIM = 5, 3, 2
 UNIT_BOX = gymnasium.spaces.Box(-1.0, 1.0, (ACT_DIM,), np.float32)

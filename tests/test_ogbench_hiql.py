@@ -469,7 +469,8 @@ def test_pointmaze_settings_are_ogbenchs() -> None:
     """The entry's presets are ``impls/hyperparameters.sh``'s HIQL lines for pointmaze, its
     goal mixes and subgoals ``get_config``'s, handed to the buffer."""
     from herkit.config.registry import agent_entry
-    from herkit.config.train import TrainConfig, preset_config
+    from herkit.config.resolve import preset_config
+    from herkit.config.train import TrainConfig
 
     entry = agent_entry("hiql")
     config = preset_config("pointmaze-medium-navigate-v0", algo="hiql").agent

@@ -369,7 +369,8 @@ def test_defaults_are_ogbenchs() -> None:
 
 
 def test_a_qrl_run_draws_random_value_goals_and_takes_pointmazes_alpha() -> None:
-    from herkit.config.train import TrainConfig, preset_config
+    from herkit.config.resolve import preset_config
+    from herkit.config.train import TrainConfig
 
     settings = TrainConfig(algo="qrl").her_settings()
     assert (settings.value_goals, settings.actor_goals) == ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0))

@@ -18,6 +18,7 @@ from ledger import ends_terminated, episode_length
 
 from herkit.buffer.her import HerReplayBuffer
 from herkit.config import DDPGConfig, TrainConfig
+from herkit.config.resolve import run_directory
 from herkit.rundir.checkpoint import load_checkpoint
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
@@ -159,7 +160,7 @@ def test_same_seed_gives_the_same_overlapped_run(tmp_path: Path) -> None:
 def test_resume_continues_an_overlapped_run(tmp_path: Path) -> None:
     config = ledger_config(tmp_path, steps=75)
     train(config)
-    run_dir = Path(config.out_dir())
+    run_dir = run_directory(config)
     before = columns(stored_buffer(run_dir))
     summary = train(dataclasses.replace(config, steps=150), resume=True)
     assert summary["env_steps"] == 150

@@ -15,8 +15,9 @@ import pytest
 import herkit
 from herkit.config.presets import GPU_PRESETS, PRESETS
 from herkit.config.recipes import RECIPES
+from herkit.config.resolve import preset_config
 from herkit.config.run import config_for
-from herkit.config.train import TrainConfig, preset_config
+from herkit.config.train import TrainConfig
 from herkit.runtime.console import StopOnSignal
 from herkit.runtime.distributed import Context
 from herkit.training.phase import Due, Phase, check_steps_left, first_state

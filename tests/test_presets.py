@@ -7,8 +7,9 @@ import json
 import pytest
 
 from herkit.config.presets import GPU_PRESETS, PRESETS, preset_values
+from herkit.config.resolve import preset_config, run_directory
 from herkit.config.run import config_for
-from herkit.config.train import TrainConfig, config_from_dict, preset_config
+from herkit.config.train import TrainConfig, config_from_dict
 
 
 @pytest.mark.parametrize(
@@ -57,7 +58,7 @@ def test_the_command_line_takes_the_gpu_preset_with_device_cuda() -> None:
     parsed = _parse_train(["FetchPush-v4", "--device", "cuda"], default=preset)
     assert parsed == preset
     # the GPU preset's own settings are not news to a GPU run's default name
-    assert str(config.out_dir()) == "runs/FetchPush-v4-ddpg-mix1-2-2-s0"
+    assert str(run_directory(config)) == "runs/FetchPush-v4-ddpg-mix1-2-2-s0"
 
 
 def test_an_env_without_a_preset_gets_the_generic_defaults() -> None:

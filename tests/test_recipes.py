@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from herkit.config.recipes import RECIPES
+from herkit.config.resolve import run_directory
 from herkit.config.run import config_for
 from herkit.config.train import config_from_dict
 
@@ -298,8 +299,8 @@ def test_a_recipe_replaces_the_learning_settings_and_keeps_the_budget() -> None:
     assert slide.agent != preset.agent and slide.n_envs != preset.n_envs
     changed = config_for("FetchSlide-v4", recipe="mrl-slide", seed=3, n_envs=4)
     assert changed.n_envs == 4 and changed.agent == slide.agent  # a flag changes one setting
-    assert changed.out_dir().name.startswith("FetchSlide-v4-mrl-slide-ddpg-mix1-2-2-s3-")
-    assert slide.out_dir().name == "FetchSlide-v4-mrl-slide-ddpg-mix1-2-2-s0"
+    assert run_directory(changed).name.startswith("FetchSlide-v4-mrl-slide-ddpg-mix1-2-2-s3-")
+    assert run_directory(slide).name == "FetchSlide-v4-mrl-slide-ddpg-mix1-2-2-s0"
     assert config_from_dict(slide.to_dict()) == slide
 
 

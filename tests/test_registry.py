@@ -26,7 +26,8 @@ from herkit.config.agents import (
     default_agent_config,
 )
 from herkit.config.registry import AgentEntry, agent_entries, agent_entry, algo_names, register
-from herkit.config.train import TrainConfig, config_from_dict, preset_config
+from herkit.config.resolve import preset_config
+from herkit.config.train import TrainConfig, config_from_dict
 from herkit.rundir.settings import load_run_config
 from runs import QUICK, point_reach_dataset
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from herkit.config import DQNConfig, preset_config
+from herkit.config.resolve import run_directory
 from herkit.rundir.directory import LOCK_NAME, RunDirInUse, RunDirLock
 from herkit.rundir.paths import RunPaths
 from runs import QUICK, herkit, start_until
@@ -111,26 +112,28 @@ def test_default_names_spell_the_settings_a_user_gave() -> None:
         shaped_reward=(1.0, 2.0),
         agent=dataclasses.replace(bitflip.agent_config(), hidden=(64, 64)),
     )
-    assert shaped.out_dir().name == (
+    assert run_directory(shaped).name == (
         "herkit-BitFlip-v0-dqn-future-s0-dqn.hidden=64x64,shaped_reward=1x2"
     )
     maze = preset_config("pointmaze-medium-navigate-v0")
     offline = dataclasses.replace(
         maze, algo="gcivl", dataset="data/pointmaze-medium-navigate-v0.npz", offline_steps=1000
     )
-    assert offline.out_dir().name.startswith("pointmaze-medium-navigate-v0-gcivl-s0")
-    assert "values" not in offline.out_dir().name and "dataset" not in offline.out_dir().name
+    assert run_directory(offline).name.startswith("pointmaze-medium-navigate-v0-gcivl-s0")
+    name = run_directory(offline).name
+    assert "values" not in name and "dataset" not in name
     other = dataclasses.replace(offline, dataset="elsewhere/mine.npz").with_her(
         value_goals=(0.0, 1.0, 0.0)
     )
-    assert other.out_dir().name.startswith("pointmaze-medium-navigate-v0-gcivl-values0-1-0-s0-mine")
+    named = run_directory(other).name
+    assert named.startswith("pointmaze-medium-navigate-v0-gcivl-values0-1-0-s0-mine")
 
 
 @pytest.mark.slow("herkit train runs in subprocesses")
 def test_default_names_keep_tasks_and_learning_settings_apart(tmp_path: Path) -> None:
     base = preset_config("herkit/BitFlip-v0")
     names = {
-        config.out_dir()
+        run_directory(config)
         for config in (
             base,
             dataclasses.replace(base, env_kwargs=("n_bits=30",)),
@@ -142,7 +145,8 @@ def test_default_names_keep_tasks_and_learning_settings_apart(tmp_path: Path) ->
     }
     assert len(names) == 6
     same = dataclasses.replace(base, steps=50, eval_every=7, video_every=3, device="cpu")
-    assert same.out_dir() == base.out_dir() == Path("runs/herkit-BitFlip-v0-dqn-future-s0")
+    expected = Path("runs/herkit-BitFlip-v0-dqn-future-s0")
+    assert run_directory(same) == run_directory(base) == expected
     # The README's examples, in order, each in a directory of its own.
     args = ["--steps", "200", "--eval-every", "200", *QUICK]
     for extra in ([], ["--env-kwargs", "n_bits=30"], ["--k", "2"]):

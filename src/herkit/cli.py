@@ -169,8 +169,9 @@ def report(
 
 
 def _train_main(args: list[str]) -> None:
+    from herkit.config.resolve import preset_config
     from herkit.config.run import config_for
-    from herkit.config.train import TrainConfig, preset_config
+    from herkit.config.train import TrainConfig
     from herkit.envs.imports import prepare_run_env
     from herkit.rundir.settings import load_run_config, saved_env_import
 

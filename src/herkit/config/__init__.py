@@ -10,8 +10,9 @@ from herkit.config import crl as _crl  # noqa: F401  (registers --algo crl)
 from herkit.config import hiql as _hiql  # noqa: F401  (registers --algo hiql)
 from herkit.config import qrl as _qrl  # noqa: F401  (registers --algo qrl)
 from herkit.config.agents import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
+from herkit.config.resolve import preset_config
 from herkit.config.run import config_for
-from herkit.config.train import TrainConfig, preset_config
+from herkit.config.train import TrainConfig
 
 __all__ = [
     "DDPGConfig",

@@ -2,7 +2,7 @@
 
 :func:`learning_differences` says which settings differ between two config dicts,
 leaving out :data:`BOOKKEEPING` and the other algorithms' blocks. The same rule serves
-default run names (:meth:`herkit.config.train.TrainConfig.out_dir`), the hint for a used run
+default run names (:func:`herkit.config.resolve.run_directory`), the hint for a used run
 directory (:mod:`herkit.rundir.directory`) and the grouping of runs in plots
 (:mod:`herkit.presentation.groups`); :data:`RESUME_MAY_CHANGE` is what ``herkit train --resume``
 accepts.

@@ -29,6 +29,7 @@ import dataclasses
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from herkit.buffer.conventions import GoalConventions
@@ -38,14 +39,16 @@ from herkit.config.presets import preset_values
 from herkit.config.probe import EnvProbe, hand_over, probe_env, take_probe
 from herkit.config.recipes import recipe_values
 from herkit.config.registry import agent_entry, algo_names
-from herkit.config.train import TrainConfig, on_gpu
+from herkit.config.train import TrainConfig, default_run_name, on_gpu
 
 __all__ = [
     "FALLBACK_ALGOS",
     "LAYERS",
     "Resolution",
     "agent_preset",
+    "preset_config",
     "resolve",
+    "run_directory",
     "setting_values",
     "settle",
 ]
@@ -163,11 +166,32 @@ def resolve(
         )
         values, provenance = _stack(env_id, algo, raw, given, env_algo=True)
     if "out" not in given:  # the run's directory named as the settings stand, the env's aside
-        values["out"] = str(_config(env_id, algo, values).out_dir())
+        values["out"] = str(run_directory(_config(env_id, algo, values)))
     resolution = _completed(env_id, algo, values, provenance, found)
     assert resolution.conventions is not None
     hand_over(found, resolution.config, resolution.conventions, dict(resolution.provenance))
     return resolution
+
+
+def preset_config(
+    env_id: str, device: str = "cpu", recipe: str | None = None, algo: str | None = None
+) -> TrainConfig:
+    """TrainConfig defaults for ``env_id`` on ``device``: the settings a run given only the
+    device (and ``algo``: that agent in place of the preset's) takes from the defaults, the
+    env's preset and ``recipe`` (:func:`resolve` without the env's probe); the device and
+    the recipe are kept in the config."""
+    flags = {"device": device} | ({} if algo is None else {"algo": algo})
+    return resolve(env_id, recipe, flags, probe=False).config
+
+
+def run_directory(config: TrainConfig) -> Path:
+    """The run directory of ``config``: its ``out``, else a name under ``runs/`` that tells
+    runs of different tasks and learning settings apart (:func:`default_run_name`, against
+    the env's preset)."""
+    if config.out is not None:
+        return Path(config.out)
+    preset = preset_config(config.env_id, config.device, config.recipe, algo=config.algo)
+    return Path("runs") / default_run_name(config, preset)
 
 
 def agent_preset(

@@ -42,7 +42,6 @@ __all__ = [
     "config_from_dict",
     "default_run_name",
     "on_gpu",
-    "preset_config",
 ]
 
 if TYPE_CHECKING:
@@ -361,14 +360,6 @@ class TrainConfig:
             )
         return self.device
 
-    def out_dir(self) -> Path:
-        """The run directory: ``out``, else a name under ``runs/`` that tells runs of
-        different tasks and learning settings apart (see :func:`default_run_name`)."""
-        if self.out is not None:
-            return Path(self.out)
-        preset = preset_config(self.env_id, self.device, self.recipe, algo=self.algo)
-        return Path("runs") / default_run_name(self, preset)
-
     def her_name(self) -> str:
         """How goals are relabelled, in a word: the strategy, or for a goal mix its weights
         relative to the smallest (``mix1:2:2``), or offline value goals'
@@ -425,19 +416,6 @@ OLD_BLOCKS = ("dqn", "ddpg", "td3", "sac", "gcbc", "gcivl", "gciql")
 per algorithm then known; :func:`config_from_dict` reads the run's own)."""
 
 
-def preset_config(
-    env_id: str, device: str = "cpu", recipe: str | None = None, algo: str | None = None
-) -> TrainConfig:
-    """TrainConfig defaults for ``env_id`` on ``device``: the settings a run given only the
-    device (and ``algo``: that agent in place of the preset's) takes from the defaults, the
-    env's preset and ``recipe`` (:func:`herkit.config.resolve.resolve`, without the env's
-    probe); the device and the recipe are kept in the config."""
-    from herkit.config.resolve import resolve  # resolve builds on this module
-
-    flags = {"device": device} | ({} if algo is None else {"algo": algo})
-    return resolve(env_id, recipe, flags, probe=False).config
-
-
 def on_gpu(device: str) -> bool:
     """Whether ``device`` names a GPU (``auto``: where torch sees one)."""
     if device == "auto":
@@ -458,7 +436,7 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
     learn differently never share a default directory; settings in :data:`BOOKKEEPING` are
     left out. An offline agent's goals are named only where given (its own are OGBench's),
     its dataset by the file's name where that is not the env id. ``preset`` is the config
-    of ``config``'s env with nothing changed (:func:`herkit.config.train.preset_config`)."""
+    of ``config``'s env with nothing changed (:func:`herkit.config.resolve.preset_config`)."""
     preset_kwargs = preset.env_kwargs_dict()
     kwargs = {
         key: value

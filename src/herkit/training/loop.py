@@ -15,9 +15,9 @@ around them (threads, progress, signals, checkpoints, NaN checks, records).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
+from herkit.config.resolve import run_directory
 from herkit.config.train import TrainConfig
 from herkit.envs.failures import EnvFailure
 from herkit.rundir.directory import owned_run_dir
@@ -54,7 +54,7 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     context = distributed.init(config.resolved_device(), config.dist_timeout_s)
     try:
         with (
-            owned_run_dir(Path(config.out_dir()), context.is_main),
+            owned_run_dir(run_directory(config), context.is_main),
             StopOnSignal() as stop,
             no_profiler_notes(),  # torch.compile's notes on what it leaves out: nothing lost
         ):
@@ -150,7 +150,7 @@ def _start(config: TrainConfig, resume: bool, context: Context) -> TrainingRun:
     except EnvFailure as failure:
         sys.stderr.write(failure.details + "\n")
         then = (
-            f"continue with: herkit train --resume {config.out_dir()}"
+            f"continue with: herkit train --resume {run_directory(config)}"
             if resume
             else "nothing was trained: fix the cause and start again"
         )

@@ -23,7 +23,7 @@ from herkit.buffer.datasets import RecordedEpisodes, read_for_env
 from herkit.buffer.her import HerReplayBuffer
 from herkit.config.agents import UPDATE_MODE_WORDS
 from herkit.config.recipes import recipe_values
-from herkit.config.resolve import settle
+from herkit.config.resolve import run_directory, settle
 from herkit.config.train import TrainConfig
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.presentation.video import render_frame
@@ -51,7 +51,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
     """Everything before the first step: check the run directory, resolve the env's
     conventions, make the envs, agent and buffer, choose the precision, say what will
     run, and (on resume) restore the checkpoint."""
-    run_dir = Path(config.out_dir())
+    run_dir = run_directory(config)
     main = context.is_main
     replace = False
     if config.dataset is not None and context.active:

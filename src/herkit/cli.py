@@ -16,6 +16,7 @@ import ast
 import contextlib
 import dataclasses
 import difflib
+import functools
 import inspect
 import io
 import itertools
@@ -25,7 +26,7 @@ import re
 import sys
 import textwrap
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Union
 
 import tyro
@@ -626,25 +627,32 @@ def field_help(cls: type) -> dict[str, str]:
     blank-line-separated block, with the source's line breaks and indentation removed."""
     docs: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
-        if not dataclasses.is_dataclass(klass):
-            continue
-        try:
-            body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
-        except (OSError, TypeError):
-            continue
-        statements = getattr(body, "body", [])
-        for field, doc in itertools.pairwise(statements):
-            if (
-                isinstance(field, ast.AnnAssign)
-                and isinstance(field.target, ast.Name)
-                and isinstance(doc, ast.Expr)
-                and isinstance(doc.value, ast.Constant)
-                and isinstance(doc.value.value, str)
-            ):
-                paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(doc.value.value))
-                text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
-                docs[field.target.id] = plain(text)
+        if dataclasses.is_dataclass(klass):
+            docs |= _own_field_help(klass)
     return docs
+
+
+@functools.cache  # a class's source is read by parsing its module: once per class
+def _own_field_help(klass: type) -> Mapping[str, str]:
+    """The attribute docstrings written in the class body of ``klass`` (see :func:`field_help`)."""
+    docs: dict[str, str] = {}
+    try:
+        body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
+    except (OSError, TypeError):
+        return types.MappingProxyType(docs)
+    statements = getattr(body, "body", [])
+    for field, doc in itertools.pairwise(statements):
+        if (
+            isinstance(field, ast.AnnAssign)
+            and isinstance(field.target, ast.Name)
+            and isinstance(doc, ast.Expr)
+            and isinstance(doc.value, ast.Constant)
+            and isinstance(doc.value.value, str)
+        ):
+            paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(doc.value.value))
+            text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+            docs[field.target.id] = plain(text)
+    return types.MappingProxyType(docs)
 
 
 def plain(text: str) -> str:

@@ -219,14 +219,13 @@ def markdown_table(rows: list[dict]) -> str:
     """One line per n: median [min-max] success of each method, and the budget."""
     table = []
     for n_bits in sorted({r["n"] for r in rows}):
-        cells = []
-        for method in METHODS:
-            match = [r for r in rows if r["n"] == n_bits and r["method"] == method]
-            cells.append(
-                f"{match[0]['median']:.2f} [{match[0]['min']:.2f}-{match[0]['max']:.2f}]"
-                if match
-                else "-"
-            )
+        found = {r["method"]: r for r in rows if r["n"] == n_bits}
+        cells = [
+            f"{found[m]['median']:.2f} [{found[m]['min']:.2f}-{found[m]['max']:.2f}]"
+            if m in found
+            else "-"
+            for m in METHODS
+        ]
         steps = next(r["budget"] for r in rows if r["n"] == n_bits)
         table.append([n_bits, f"{steps:,}", *cells])
     columns = ["n", "budget (env steps)", *(v[2] for v in METHODS.values())]

@@ -81,9 +81,7 @@ def plot(records: dict[str, Any], path: Path) -> None:
         )
         for row_axes, goals in zip(axes, settings, strict=True):
             for strategy in STRATEGIES:
-                runs = [
-                    r for r in records.values() if (r["goals"], r["strategy"]) == (goals, strategy)
-                ]
+                runs = runs_of(records, goals, strategy)
                 if not runs:
                     continue
                 stats = seed_statistics(runs)
@@ -105,6 +103,12 @@ def plot(records: dict[str, Any], path: Path) -> None:
         fig.suptitle(f"{ENV_ID}: DQN with and without HER (mean and min-max over seeds)")
 
 
+def runs_of(records: dict[str, Any], goals: str, strategy: str) -> list[dict[str, Any]]:
+    """The recorded runs of one goal setting and strategy, by seed."""
+    found = (r for r in records.values() if (r["goals"], r["strategy"]) == (goals, strategy))
+    return sorted(found, key=lambda r: r["seed"])
+
+
 def agent_name(strategy: str) -> str:
     """``DQN`` or ``DQN+HER final``: a strategy as the figure and table name it."""
     return "DQN" if strategy == "none" else f"DQN+HER {strategy}"
@@ -120,10 +124,7 @@ def table(records: dict[str, Any]) -> str:
     rows = []
     for goals in GOALS:
         for strategy in STRATEGIES:
-            runs = sorted(
-                (r for r in records.values() if (r["goals"], r["strategy"]) == (goals, strategy)),
-                key=lambda r: r["seed"],
-            )
+            runs = runs_of(records, goals, strategy)
             if runs:
                 rows.append(
                     [

@@ -431,10 +431,12 @@ def main() -> None:
     if args.settings and len(settings) != len(args.settings):
         known = ", ".join(repr(s.name) for s in settings_of(args.figure))
         cli.error(f"--settings: {args.figure}'s settings are {known}")
-    grid = [
-        (task, setting, *home_of(args.figure, setting), seed)
+    budget = {task: args.steps or BUDGETS[task] for task in tasks}
+    grid = [  # each run: its task, setting, the figure and setting it lives under, seed, folder
+        (task, setting, figure, home, seed, run_dir(args.runs, figure, task, home, seed))
         for task in tasks
         for setting in settings
+        for figure, home in [home_of(args.figure, setting)]
         for seed in args.seeds
     ]
     if args.find_goals:
@@ -456,9 +458,8 @@ def main() -> None:
         if args.figure != "fig5":
             cli.error("--many-goals: only fig5's runs have one goal")
         many_goal_policy: dict[tuple[str, int, int], str] = {}
-        for task, setting, figure, home, seed in grid:
-            run = run_dir(args.runs, figure, task, home, seed)
-            state = state_of(run, args.steps or BUDGETS[task])
+        for task, setting, _, _, seed, run in grid:
+            state = state_of(run, budget[task])
             if state != "done":
                 print(f"{task} | {setting.name} | seed {seed} | {state}: not judged")
                 continue
@@ -469,7 +470,7 @@ def main() -> None:
                 figure_of, name = REFERENCE["fig5"]  # fig4's DDPG+HER, many goals
                 setting_of = next(s for s in settings_of(figure_of) if s.name == name)
                 reference = run_dir(args.runs, figure_of, task, setting_of, seed)
-                known = state_of(reference, args.steps or BUDGETS[task]) == "done"
+                known = state_of(reference, budget[task]) == "done"
                 level = policy_success(reference, args.many_goals, False, goal) if known else None
                 many_goal_policy[task, seed, goal] = "not run" if level is None else f"{level:.3f}"
             print(
@@ -480,28 +481,20 @@ def main() -> None:
         return
     if args.plan:
         total = 0
-        for task, setting, figure, home, seed in grid:
-            steps = args.steps or BUDGETS[task]
-            state, made = progress_of(run_dir(args.runs, figure, task, home, seed), steps)
-            total += steps - made
+        for task, setting, figure, home, seed, run in grid:
+            state, made = progress_of(run, budget[task])
+            total += budget[task] - made
             shared = f" ({figure}'s {home.name})" if figure != args.figure else ""
-            print(f"{task} | {setting.name}{shared} | seed {seed} | {steps:,} env steps | {state}")
+            steps = f"{budget[task]:,} env steps"
+            print(f"{task} | {setting.name}{shared} | seed {seed} | {steps} | {state}")
         runs = f"{len(grid)} run" + ("" if len(grid) == 1 else "s")
         print(f"{runs}, {total:,} env steps left{pace_of(total)}")
         return
     if not args.draw:
         with ThreadPoolExecutor(args.jobs) as pool:
             futures = [
-                pool.submit(
-                    train,
-                    figure,
-                    task,
-                    home,
-                    seed,
-                    args.steps or BUDGETS[task],
-                    run_dir(args.runs, figure, task, home, seed),
-                )
-                for task, _, figure, home, seed in grid
+                pool.submit(train, figure, task, home, seed, budget[task], run)
+                for task, _, figure, home, seed, run in grid
             ]
             for future in futures:
                 future.result()  # a failure of the script itself is raised, not lost

@@ -1549,7 +1549,6 @@ def run_zoo(options: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "herkit_her.yml").write_text(guide.split("```yaml\n")[1].split("```")[0])
         zoo = [*zoo_line.group(1).split(), "-n", str(options.steps), "--eval-freq", "-1"]
-        zoo += ["--num-threads", str(options.zoo_threads)] if options.zoo_threads else []
         for name, command in (("zoo", ["-u", *zoo]), ("sb3", ["-c", timed])):
             started = time.perf_counter()
             done = subprocess.run([sys.executable, *command], cwd=folder, capture_output=True)
@@ -1840,7 +1839,6 @@ def main() -> None:
         "zoo", help=str(run_zoo.__doc__).split("\n")[0], **described(str(run_zoo.__doc__))
     )
     sub.add_argument("--steps", type=int, default=2_000, help="env steps of the zoo line")
-    sub.add_argument("--zoo-threads", type=int, help="torch threads of the zoo (-1: torch's)")
     sub.set_defaults(run=run_zoo)
 
     for name in ONE_ENV:

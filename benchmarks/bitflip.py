@@ -5,27 +5,12 @@
     python benchmarks/bitflip.py --only-long           # the 50-bit long run only
     python benchmarks/bitflip.py --bits 5 10 --seeds 0 # part of the sweep
 
-Sweep: for every number of bits n (default 5 10 15 20 25 30 40 50), every method (plain
-DQN = ``--strategy none``; DQN+HER ``future`` with k=4; DQN+HER ``final`` with k=4) and
-every seed (default 0 1 2), one ``herkit train`` run of ``herkit/BitFlip-v0`` with the
-env's preset (one hidden layer of 256 as in the paper, batch 256, epsilon-greedy 0.5,
-episode length n, reward 0/-1, episodes end on success) and
-
-- a budget of ``max(5000, BUDGET_PER_BIT * n)`` env steps (``--budget-per-bit``, 1600 by
-  default), one gradient update per 4 env steps;
-- an evaluation every ``budget // 5`` env steps of 20 episodes (deterministic policy);
-- as the run's success rate, the mean of its last two evaluations (at 4/5 and 5/5 of the
-  budget), which halves the variance of a single 20-episode evaluation.
-
-The runs go one at a time (torch on one thread) into ``runs/bitflip/bits{n}-{method}-s{seed}``;
-a run whose ``summary.json`` exists is not run again, so the script can be resumed. Then
-``docs/bitflip.json`` (every run: n, strategy, seed, success, env_steps, wall_s) and
-``docs/figures/bitflip_success.png`` (median over seeds with a min-max band, one line per
-method) are written.
-
-Long run: 50 bits, DQN+HER future k=4, seed 0, the preset, up to 300,000 env steps with
-an evaluation of 100 episodes every 10,000, stopping at 0.9 success. Its curve goes to
-``docs/figures/bitflip_long.png``.
+Sweep: per number of bits, method (DQN, DQN+HER future or final, k=4) and seed, one
+``herkit train herkit/BitFlip-v0`` run with the preset for ``max(5000, BUDGET_PER_BIT * n)``
+env steps, 5 evaluations of 20 episodes; its success is the mean of the last two. Runs go
+one at a time into ``runs/bitflip/`` (a finished one is not run again). Long run: 50 bits,
+DQN+HER future, up to 300,000 env steps, stopping at 0.9. Writes docs/bitflip.json and
+docs/figures/bitflip_success.png and bitflip_long.png.
 """
 
 from __future__ import annotations
@@ -77,8 +62,8 @@ def budget(n_bits: int, per_bit: int) -> int:
 
 
 def train_run(run_dir: Path, n_bits: int, strategy: str, k: int, seed: int, **changes: Any) -> dict:
-    """One training run in this process (skipped when its summary.json exists), its
-    checkpoint removed; its summary and evaluations ``(env_steps, success_rate)``."""
+    """One run in this process (skipped when done), checkpoint removed; its summary and
+    evaluations ``(env_steps, success_rate)``."""
     summary_file = run_dir / "summary.json"
     if not summary_file.exists():
         shutil.rmtree(run_dir, ignore_errors=True)  # a run killed part-way starts again
@@ -234,14 +219,13 @@ def markdown_table(rows: list[dict]) -> str:
     """One line per n: median [min-max] success of each method, and the budget."""
     table = []
     for n_bits in sorted({r["n"] for r in rows}):
-        cells = []
-        for method in METHODS:
-            match = [r for r in rows if r["n"] == n_bits and r["method"] == method]
-            cells.append(
-                f"{match[0]['median']:.2f} [{match[0]['min']:.2f}-{match[0]['max']:.2f}]"
-                if match
-                else "-"
-            )
+        found = {r["method"]: r for r in rows if r["n"] == n_bits}
+        cells = [
+            f"{found[m]['median']:.2f} [{found[m]['min']:.2f}-{found[m]['max']:.2f}]"
+            if m in found
+            else "-"
+            for m in METHODS
+        ]
         steps = next(r["budget"] for r in rows if r["n"] == n_bits)
         table.append([n_bits, f"{steps:,}", *cells])
     columns = ["n", "budget (env steps)", *(v[2] for v in METHODS.values())]

@@ -4,28 +4,20 @@
     python benchmarks/buffer.py --no-peers       # herkit alone, as `herkit bench buffer`
     python benchmarks/buffer.py --help           # every setting (stored sizes, capacity, ...)
 
-``--peers`` (the default) is accepted as well. It runs ``herkit bench buffer``'s
-measurement (:mod:`herkit.bench`: FetchPush shapes, future k=4, adds and samples timed)
-and then gives the same data, in the same process, to stable-baselines3's
-``HerReplayBuffer`` (behind a dummy GoalEnv in a ``DummyVecEnv``, one transition per
-``add`` with its ``infos``, as SB3's off-policy algorithms add) and to cpprb's
-``HindsightReplayBuffer`` (plain and prioritized; ``add`` per step, ``on_episode_end`` per
-episode). cpprb relabels at store time and keeps ``k + 1`` rows per transition, so it is
-given ``capacity * (k + 1)`` rows: every implementation holds the same number of real
-transitions. Peer ratios are peer / herkit, against herkit's ``relabel="sample"`` buffer
-with the same ``prioritized`` setting. Needs the ``bench`` extra (``pip install -e
-'.[bench]'``); results and how to read them: docs/benchmarks.md.
+``herkit bench buffer``'s measurement, then the same data in this process to SB3's
+``HerReplayBuffer`` (one transition per ``add``, as its algorithms add) and cpprb's
+``HindsightReplayBuffer`` (plain and prioritized; given ``capacity * (k + 1)`` rows, as it
+stores ``k + 1`` per transition). Ratios are peer / herkit's ``relabel="sample"`` buffer.
+Needs the ``bench`` extra; results: docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import gc
 import importlib.util
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import cycle, islice
 from typing import Any
 
 import numpy as np
@@ -46,14 +38,11 @@ from herkit.bench import (
 )
 
 PEER_PACKAGES = ("stable_baselines3", "cpprb")
-"""The modules the peers' buffers come from."""
 PEER_HINT = "pip install -e '.[bench]'"
-"""How to install them."""
 DESCRIPTION = (
     "herkit's replay buffer against SB3's and cpprb's on the same FetchPush-shaped data "
     "(herkit bench buffer's measurement, then the peers'; --no-peers: herkit alone)."
 )
-"""``--help``'s first line."""
 
 
 @dataclass(frozen=True)
@@ -102,9 +91,8 @@ def sb3_steps(data: Episodes) -> list[tuple[Any, ...]]:
 
 
 def cpprb_steps(data: Episodes) -> list[tuple[dict[str, np.ndarray], np.ndarray | None]]:
-    """Per step (1 env): cpprb ``add`` keywords, and the goal for ``on_episode_end``
-    after the episode's last step (``None`` elsewhere). cpprb's state is observation
-    and achieved goal side by side (28 floats); its goal function slices the goal."""
+    """Per step (1 env): cpprb ``add`` keywords (its state: observation and achieved goal),
+    and the goal for ``on_episode_end`` after an episode's last step (else ``None``)."""
     state = np.concatenate([data.observation, data.achieved_goal], axis=-1)
     steps = []
     for e in range(POOL_EPISODES):
@@ -116,24 +104,12 @@ def cpprb_steps(data: Episodes) -> list[tuple[dict[str, np.ndarray], np.ndarray 
     return steps
 
 
-def fill_cpprb(buffer: Any, steps: Sequence[tuple[Any, ...]], n: int) -> float:
-    """Add ``n`` steps to a cpprb HER buffer, ending episodes; return the seconds taken."""
-    add, end = buffer.add, buffer.on_episode_end
-    gc.collect()
-    start = time.perf_counter()
-    for kwargs, goal in islice(cycle(steps), n):
-        add(**kwargs)
-        if goal is not None:
-            end(goal)
-    return time.perf_counter() - start
-
-
 # -- the peers ------------------------------------------------------------------------------------
 
 
 def import_peers() -> tuple[Any, Any, Any, Any]:
     """SB3's ``HerReplayBuffer`` and ``DummyVecEnv``, cpprb's ``HindsightReplayBuffer`` and
-    gymnasium; an ImportError with the install command when one is missing."""
+    gymnasium (an ImportError with the install command)."""
     try:
         from cpprb import HindsightReplayBuffer
         from stable_baselines3 import HerReplayBuffer as SB3HerReplayBuffer
@@ -181,8 +157,8 @@ def goal_env_class(gymnasium: Any) -> type:
 
 
 def bench_peers(config: BufferBenchConfig, progress: Callable[[str], None]) -> list[dict[str, Any]]:
-    """Time SB3's buffer and cpprb's (plain and prioritized) on the data herkit gets; rows
-    as :func:`herkit.bench.run_buffer_bench`'s, without ratios yet."""
+    """SB3's and cpprb's buffers timed on herkit's data: rows as
+    :func:`herkit.bench.run_buffer_bench`'s, without ratios yet."""
     sb3_buffer_class, dummy_vec_env, cpprb_buffer_class, gymnasium = import_peers()
     rng = np.random.default_rng(config.seed)
     data = Episodes.generate(config.episode_length, 1, rng)
@@ -243,10 +219,16 @@ def bench_peers(config: BufferBenchConfig, progress: Callable[[str], None]) -> l
             additional_goals=config.k,
             prioritized=prioritized,
         )
+
+        def add(kwargs: dict[str, np.ndarray], goal: Any, cpprb: Any = cpprb) -> None:
+            cpprb.add(**kwargs)
+            if goal is not None:
+                cpprb.on_episode_end(goal)
+
         row = measure(
             "cpprb",
             f"store x{copies}" + (" + PER" if prioritized else ""),
-            partial(fill_cpprb, cpprb, steps),
+            partial(fill, add, steps),
             partial(_real_transitions, cpprb, copies),
             partial(cpprb.sample, config.batch_size),
             config,
@@ -264,8 +246,8 @@ def _real_transitions(cpprb: Any, copies: int) -> int:
 
 
 def add_ratios(rows: list[dict[str, Any]]) -> None:
-    """Set each peer row's ``add_vs_herkit`` and ``sample_vs_herkit``: peer / herkit, against
-    herkit relabel=sample with the same ``prioritized`` (``None`` where there is none)."""
+    """Set each peer row's ``add_vs_herkit`` and ``sample_vs_herkit``: peer / herkit's
+    relabel=sample buffer with the same ``prioritized`` (or ``None``)."""
     baseline: dict[bool, dict[str, Any]] = {}
     for row in rows:  # the first of each: the plain strategy, not a goal mix
         if row["buffer"] == "herkit" and row["relabel"] == "sample":
@@ -284,8 +266,8 @@ def add_ratios(rows: list[dict[str, Any]]) -> None:
 def run_with_peers(
     config: BufferBenchConfig, progress: Callable[[str], None] | None = None
 ) -> list[dict[str, Any]]:
-    """herkit's rows (:func:`herkit.bench.run_buffer_bench`), then, for a
-    :class:`PeerBenchConfig` with ``peers``, SB3's and cpprb's with their ratios to herkit."""
+    """herkit's rows (:func:`herkit.bench.run_buffer_bench`), then, with ``peers``, SB3's
+    and cpprb's with their ratios to herkit."""
     report = progress if progress is not None else (lambda line: None)
     peers = isinstance(config, PeerBenchConfig) and config.peers
     if peers:
@@ -298,8 +280,7 @@ def run_with_peers(
 
 
 def main(args: Sequence[str] | None = None) -> None:
-    """Parse ``args`` (default: the command line; tyro reports a bad value and exits with
-    code 2), run, print the tables and write ``--json-out``."""
+    """Parse ``args`` (default: the command line), run, print the tables, write ``--json-out``."""
     bench_buffer(tyro.cli(PeerBenchConfig, args=args, description=DESCRIPTION), run=run_with_peers)
 
 

@@ -1,13 +1,8 @@
-"""The harness every benchmark script shares: what it records beside its numbers (the
-machine and the code), where it writes them, and the plumbing of its runs (``herkit train``
-in a fresh process or in this one, its progress rows, grids of runs that resume, tables and
-figures).
+"""The harness every benchmark script shares: the machine and code it records, where it
+writes, and the plumbing of its runs, tables and figures.
 
-Records are results: a benchmark writes into ``docs/`` (its records, the pages and figures
-made of them) only when asked, with ``--record`` on its command line. Without it, a run (a
-trial at another budget, setting or commit) works on a copy of ``docs/`` under
-``runs/trials/docs`` (:data:`DOCS`): it reads the records there, adds its own, and redraws
-pages and figures there, and says so when it ends; ``docs/`` stays as it was.
+A benchmark writes into ``docs/`` only with ``--record`` on its command line; without it, a
+trial works on a copy of ``docs/`` under ``runs/trials/docs`` (:data:`DOCS`) and says so.
 """
 
 from __future__ import annotations
@@ -36,15 +31,13 @@ RECORDS = ROOT / "docs"
 TRIALS = ROOT / "runs" / "trials" / "docs"
 """Where a run without ``--record`` writes: a copy of :data:`RECORDS`."""
 RECORDING = "--record" in sys.argv[1:]
-"""Whether this process writes into :data:`RECORDS` (``--record`` given: taken out of the
-command line before the script reads it)."""
+"""Whether this process writes into :data:`RECORDS` (``--record``, taken off the command line)."""
 if RECORDING:
     sys.argv.remove("--record")
 
 
 def _trial_copy() -> Path:
-    """:data:`TRIALS`, its files brought up to date with the records' (a record newer than
-    its copy, or without one, is copied; files a trial added stay)."""
+    """:data:`TRIALS`, with every record newer than its copy (or without one) copied in."""
     for source in RECORDS.rglob("*"):
         if source.is_dir() or "_build" in source.parts or source.suffix == ".lock":
             continue
@@ -56,16 +49,14 @@ def _trial_copy() -> Path:
 
 
 DOCS = RECORDS if RECORDING else _trial_copy()
-"""Where this process reads and writes records, pages and figures: :data:`RECORDS` with
-``--record``, else :data:`TRIALS`."""
+"""Where this process reads and writes: :data:`RECORDS` with ``--record``, else :data:`TRIALS`."""
 FIGURES = DOCS / "figures"
 _WRITTEN_BEFORE = {} if RECORDING else {p: p.stat().st_mtime for p in TRIALS.rglob("*.*")}
 
 
 @atexit.register
 def _say_where_a_trial_wrote() -> None:
-    """At exit, where a run of a benchmark script without ``--record`` wrote what it would
-    have recorded (not said by a process that only imported the scripts, such as a test)."""
+    """At exit, say where a benchmark script run without ``--record`` wrote."""
     if (
         RECORDING
         or not TRIALS.exists()
@@ -91,8 +82,7 @@ def machine() -> dict[str, Any]:
 
 
 def cpu_ticks() -> tuple[int, int]:
-    """The machine's CPU time since boot in clock ticks, all cores: (idle, total)
-    (``/proc/stat``; idle includes iowait)."""
+    """The machine's CPU time since boot in clock ticks, all cores: (idle, total)."""
     fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
     return fields[3] + fields[4], sum(fields)
 
@@ -140,17 +130,15 @@ def commit_of(rev: str) -> str:
 
 @contextmanager
 def record_lock(path: Path) -> Iterator[None]:
-    """Hold the lock of the record file ``path`` (``PATH.lock``), so that jobs ending at
-    once write it, and what is made from it, one after the other."""
+    """Hold the lock of the record file ``path`` (``PATH.lock``)."""
     with open(path.with_name(path.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
 
 def add_run(path: Path, key: str, run: dict[str, Any], machine: dict[str, Any]) -> dict[str, Any]:
-    """Write ``run`` into the record file ``path`` under ``runs[key]``, keeping every other
-    run as the file holds it now (another job may have added or re-run some meanwhile);
-    return all the runs."""
+    """Write ``run`` into the record file ``path`` under ``runs[key]``, keeping the others as
+    the file holds them now; return all the runs."""
     with record_lock(path):  # two jobs ending at once: both runs kept
         record = json.loads(path.read_text()) if path.exists() else {}
         runs = record.get("runs", {}) | {key: run}
@@ -159,8 +147,7 @@ def add_run(path: Path, key: str, run: dict[str, Any], machine: dict[str, Any]) 
 
 
 def add_record(path: Path, record: dict[str, Any]) -> None:
-    """Append ``record`` to the list of comparisons in the record file ``path``
-    (``{"records": [...]}``; earlier ones are kept)."""
+    """Append ``record`` to the record file ``path`` (``{"records": [...]}``)."""
     with record_lock(path):
         records = read_json(path, {"records": []})["records"]
         path.write_text(json.dumps({"records": [*records, record]}, indent=1))
@@ -189,37 +176,31 @@ def parser(doc: str | None) -> argparse.ArgumentParser:
 # -- runs of herkit train ---------------------------------------------------------------------
 
 QUIET = ("--no-progress", "--no-tensorboard")
-"""The flags that keep a benchmark's run of ``herkit train`` to its files."""
 
 
 def herkit_train(
     *args: Any, out: Path | None = None, **run: Any
 ) -> subprocess.CompletedProcess[str]:
-    """``herkit train ARGS`` in a fresh process of this Python (into ``out`` with
-    :data:`QUIET`, where it is given); ``run`` goes to :func:`subprocess.run` (``check=True``
-    unless it says otherwise)."""
+    """``herkit train ARGS`` in a fresh process (into ``out`` with :data:`QUIET`, where
+    given); ``run`` goes to :func:`subprocess.run`."""
     into = [] if out is None else ["--out", out, *QUIET]
     command = [sys.executable, "-m", "herkit", "train", *map(str, [*args, *into])]
     return subprocess.run(command, **{"check": True, "text": True, **run})
 
 
 def with_code(source: Path) -> dict[str, Any]:
-    """:func:`subprocess.run`'s settings that run herkit from ``source/src`` (another
-    commit's worktree, or this one's ``ROOT``)."""
+    """:func:`subprocess.run`'s settings that run herkit from ``source/src``."""
     return {"env": {**os.environ, "PYTHONPATH": str(source / "src")}, "cwd": source}
 
 
 def run_choices(run_dir: Path) -> dict[str, Any]:
-    """What a run chose for its machine at its start (config.json's ``precision``,
-    ``update_mode`` and ``core_plan``, each with its reason), for its record; {} where the
-    run predates them."""
+    """What a run chose for its machine (config.json's precision, update mode, core plan)."""
     chosen = (read_json(run_dir / "config.json", {}) or {}).get("machine") or {}
     return {key: chosen[key] for key in ("precision", "update_mode", "core_plan") if key in chosen}
 
 
 def progress(run_dir: Path, *keys: str) -> list[dict[str, float]]:
-    """The rows of a run's ``progress.csv`` that hold every column of ``keys``, those
-    columns as numbers (every column where no key is given)."""
+    """The rows of a run's progress.csv holding every column of ``keys``, those as numbers."""
     from herkit.rundir.logs import read_progress
 
     rows = read_progress(run_dir)
@@ -234,8 +215,7 @@ def first_at(rows: Iterable[dict[str, Any]], level: float = 0.9) -> dict[str, An
 
 
 def curve(rows: Path | Iterable[dict[str, Any]]) -> list[tuple[int, float]]:
-    """``(env steps, success rate)`` of every evaluation among progress rows (of a run
-    directory's ``progress.csv``, where a path is given)."""
+    """``(env steps, success rate)`` of every evaluation among progress rows (or a run's)."""
     from herkit.rundir.logs import read_progress
 
     found = read_progress(rows) if isinstance(rows, Path) else rows
@@ -243,8 +223,8 @@ def curve(rows: Path | Iterable[dict[str, Any]]) -> list[tuple[int, float]]:
 
 
 def median_band(curves: Sequence[Sequence[dict[str, float]]]) -> tuple[Any, ...]:
-    """Env steps evaluated in every curve (each a list of evaluations), with the median
-    wall time and success there, and the seeds' lowest and highest success (the band)."""
+    """Env steps evaluated in every curve, the median wall time and success there, and the
+    seeds' lowest and highest success."""
     import numpy as np
 
     steps = sorted(set.intersection(*({p["env_steps"] for p in curve} for curve in curves)))
@@ -262,9 +242,8 @@ def first_steps(points: Sequence[tuple[int, float]], level: float = 0.9) -> int 
 def train_here(
     config: Any, out: Path | None = None, **changes: Any
 ) -> tuple[dict[str, Any], list[dict[str, str]]]:
-    """``herkit train`` in this process: ``config`` (a TrainConfig, or an env id for its
-    preset) with ``changes``, into ``out`` (a temporary folder where none is given), with
-    no progress bar or TensorBoard; its summary and progress rows."""
+    """``herkit train`` in this process: ``config`` (or an env id's preset) with ``changes``,
+    into ``out`` (or a temporary folder); its summary and progress rows."""
     from herkit.config.resolve import preset_config
     from herkit.rundir.logs import read_progress
     from herkit.training.loop import train
@@ -279,9 +258,8 @@ def train_here(
 
 
 def run_state(out: Path, steps: int, counter: str = "env_steps") -> tuple[str, int]:
-    """Where a run of a grid stands against its budget of ``steps`` (of ``counter``:
-    ``env_steps``, or ``updates`` offline) and how far it got: ``("done", steps)``,
-    ``("stopped at N", N)`` (a checkpoint to continue from) or ``("new", 0)``."""
+    """Where a run stands against its budget of ``steps`` of ``counter``: ``("done",
+    steps)``, ``("stopped at N", N)`` (a checkpoint) or ``("new", 0)``."""
     from herkit.rundir.checkpoint import CheckpointError, checkpoint_state
 
     summary = read_json(out / "summary.json")
@@ -299,9 +277,8 @@ def run_state(out: Path, steps: int, counter: str = "env_steps") -> tuple[str, i
 def train_or_resume(
     out: Path, state: str, new: Sequence[Any], flags: Sequence[Any], **run: Any
 ) -> subprocess.CompletedProcess[str]:
-    """A run of a grid that resumes, in the :func:`run_state` ``state``: ``herkit train
-    --resume OUT FLAGS`` where it stopped, else ``herkit train NEW --out OUT --overwrite
-    FLAGS`` (``run`` as for :func:`herkit_train`; the exit code is the caller's to read)."""
+    """``herkit train --resume OUT FLAGS`` where the run stopped, else ``herkit train NEW
+    --out OUT --overwrite FLAGS``; the exit code is the caller's to read."""
     if state.startswith("stopped"):
         return herkit_train("--resume", out, *QUIET, *flags, check=False, **run)
     return herkit_train(*new, "--overwrite", *flags, out=out, check=False, **run)
@@ -311,8 +288,7 @@ def train_or_resume(
 
 
 def markdown(columns: Sequence[str], align: str, rows: Iterable[Sequence[Any]]) -> str:
-    """A markdown table: its ``columns``, one ``align`` letter each (``l`` left, ``r``
-    right), and ``rows`` of cells."""
+    """A markdown table of ``columns`` (``align``: a letter each, ``l`` or ``r``) and ``rows``."""
     lines = ["| " + " | ".join(columns) + " |"]
     lines.append("|" + "".join("---:|" if a == "r" else "---|" for a in align))
     lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
@@ -320,14 +296,12 @@ def markdown(columns: Sequence[str], align: str, rows: Iterable[Sequence[Any]]) 
 
 
 def marked(tag: str) -> re.Pattern[str]:
-    """The parts of a docs page that are made from records, each between ``<!-- TAG NAME
-    -->`` and ``<!-- /TAG -->``: its header, NAME, its text and its footer."""
+    """The parts of a page made from records: ``<!-- TAG NAME -->`` ... ``<!-- /TAG -->``."""
     return re.compile(rf"(<!-- {tag} (\S+) -->\n)(.*?)\n?(<!-- /{tag} -->)", re.S)
 
 
 def fill_marked(text: str, parts: re.Pattern[str], make: Callable[[str], str | None]) -> str:
-    """``text`` with each of its marked ``parts`` made again by ``make(NAME)`` (left as it
-    is where that gives None)."""
+    """``text`` with each marked part made again by ``make(NAME)`` (kept where it gives None)."""
 
     def filled(match: re.Match[str]) -> str:
         made = make(match.group(2))
@@ -338,8 +312,8 @@ def fill_marked(text: str, parts: re.Pattern[str], make: Callable[[str], str | N
 
 @contextmanager
 def figure(path: Path, *grid: int, layout: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-    """matplotlib's figure and axes (``subplots(*grid, **kwargs)``), drawn off-screen, laid
-    out (``layout``: ``tight_layout``'s settings) and written to ``path`` at the end."""
+    """matplotlib's ``subplots(*grid, **kwargs)`` off-screen, laid out (``layout``) and
+    written to ``path`` at the end."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -2,10 +2,8 @@
 
     python benchmarks/conventions.py        # prints the table of docs/experiment-log.md
 
-For each env: the reward range that Q targets are clipped to, where success is read,
-whether episodes end on success, and the reward scale that follows (the probe of
-``herkit.buffer.conventions`` with herkit's default seed; gymnasium-robotics envs are left out
-when it is not installed).
+For each env: the reward range Q targets are clipped to, where success is read, whether
+episodes end on success, and the reward scale that follows (``herkit.buffer.conventions``).
 """
 
 from __future__ import annotations
@@ -32,6 +30,7 @@ ENVS: list[tuple[str, tuple[str, ...]]] = [
 
 
 def main() -> None:
+    """Print the table."""
     parser(__doc__).parse_args()
     print("| env | env kwargs | reward range | success from | ends on success | reward scale |")
     print("|---|---|---|---|---|---:|")

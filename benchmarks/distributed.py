@@ -3,12 +3,9 @@
     python benchmarks/distributed.py                 # both, default budget
     python benchmarks/distributed.py --steps 40000   # env steps per run (all ranks)
 
-Each run is `torchrun --nproc-per-node R -m herkit train FetchPush-v4` with the Fetch
-preset of docs/experiment-log.md's section (DDPG+HER; 2 envs, batch 256 and 0.5 updates per env
-step per rank, given as flags since the preset changed), seed 0 and
-the same budget in env steps counted over all ranks (a run whose directory holds a
-summary.json is reused). Writes docs/distributed.json and
-docs/figures/distributed_fetchpush.png (success against env steps and against wall time).
+Each run is `torchrun --nproc-per-node R -m herkit train FetchPush-v4` with the earlier
+Fetch preset's flags, seed 0, one budget of env steps over all ranks (a finished run is
+reused). Writes docs/distributed.json and docs/figures/distributed_fetchpush.png.
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ def run(ranks: int, steps: int, out: Path) -> dict:
 
 
 def main() -> None:
+    """The command line (see the module's docstring)."""
     cli = parser(__doc__)
     cli.add_argument("--steps", type=int, default=40_000, help="env steps per run")
     cli.add_argument("--ranks", type=int, nargs="+", default=[1, 2])

@@ -3,16 +3,10 @@
     python benchmarks/docs_times.py                         # every stated time up to 3 min
     python benchmarks/docs_times.py --pages README.md guide-offline.md --max-minutes 2
 
-A bash line of README.md or docs/*.md whose comment states a time (``# ... (~2 min)``,
-``about 16 s``, ``(<1 min)``) is that command's runtime class. Each page's bash blocks run
-in order, as written, in one fresh folder (a later line reads what an earlier one made;
-``benchmarks/`` is linked in from the checkout), and every line with a stated
-time of at most ``--max-minutes`` is timed. Installs (``bash install.sh``, ``pip``,
-``python3 -m venv``), lines with no stated time and lines for a GPU on a machine without
-one are left out (a line that reads what an untimed line makes fails: its exit code is in
-the record). A line is within its class when it took at most twice the time stated
-(``<N`` counts as N). The record (``--record``: docs/docs_times.json) gives each line's
-stated and measured seconds, its exit code, the machine and the load around it.
+A bash line of README.md or docs/*.md whose comment states a time (``~2 min``, ``about
+16 s``, ``<1 min``) runs in its page's order in one fresh folder and is timed (installs,
+lines stated above ``--max-minutes`` and GPU lines without a GPU left out); it is within
+its class at up to twice the time stated. Record: docs/docs_times.json.
 """
 
 from __future__ import annotations
@@ -31,12 +25,10 @@ RECORD = DOCS / "docs_times.json"
 STATED = re.compile(r"(?:~|about |<\s*)(\d+(?:\.\d+)?)\s*(s|min)\b")
 """A stated time in a line's comment: ``~2 min``, ``about 16 s``, ``<1 min``."""
 SKIPPED = ("bash install.sh", "pip ", "python3 -m venv", "python -m venv")
-"""Lines that install rather than run."""
 
 
 def page_lines(page: Path) -> list[tuple[str, float | None]]:
-    """A page's bash lines in order (continuations joined), each with its stated seconds
-    (None where its comment states none)."""
+    """A page's bash lines in order, each with its stated seconds (or None)."""
     lines: list[tuple[str, float | None]] = []
     for block in re.findall(r"```bash\n(.*?)```", page.read_text(), re.S):
         for line in re.sub(r"\\\n\s*", " ", block).splitlines():

@@ -1,12 +1,7 @@
-"""How long the fast tier of the tests takes: ``python -m pytest`` (every test not marked
-slow) timed on this machine, with its slowest tests, as a new checkout runs it. Run it
-alone on the machine: tests beside other work take several times as long.
+"""How long the fast tier of the tests takes: ``python -m pytest`` timed on this machine,
+with its slowest tests (run it alone; target: 180 s on the slowest 2-core CPU).
 
     python benchmarks/fast_tier.py --record          # then: docs/fast_tier.json
-
-Its target is 180 s on the slowest 2-core CPU these machines have (AMD Zen 3, no
-bfloat16); the tests' own guard only fails a single fast test that runs over
-``HERKIT_FAST_TEST_SECONDS`` (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -19,7 +14,6 @@ import time
 import common
 
 SLOWEST = 10
-"""How many of the slowest tests the record names."""
 
 
 def main() -> None:

@@ -13,27 +13,13 @@
         --updates-per-step 0.125                # the earlier one-process preset
     python benchmarks/fetch.py --table          # every setting's seeds against the targets
 
-Each task and seed is one ``torchrun --nproc-per-node RANKS -m herkit train TASK --seed SEED
---steps STEPS`` job (the task's preset: DDPG+HER future k=4, 3x256 networks; Push 48 envs
-and one update of batch 2048 per 48 env steps, PickAndPlace two, Slide the family's 16 envs
-and one of 512 per 16) with ``--herkit-args`` appended (default: an evaluation of 20
-episodes every 20,000 env steps).
-Env steps are counted over all ranks. A run whose directory (RUNS_DIR/TASK/seedSEED) holds
-a summary.json is not run again. ``--label L`` keeps the records of other settings apart
-(key ``<task>/L/seed<seed>``, runs in RUNS_DIR/TASK/L/seedSEED).
-
-Writes, per task and seed, a record ``<task>/seed<seed>`` into docs/fetch.json (command,
-machine, code version, wall time, env steps per second, the first evaluation at or above
-0.9, the curve, and ``others_cores``: the cores' worth of CPU time that other processes
-used during the run, 0 on an otherwise idle machine), and docs/figures/fetch_<task>.png:
-success against env steps and against wall time, one line per record and, for settings
-run on 2 seeds or more, their median in a thick line within the band of their seeds.
-
-A task counts as solved where the mean success of ``HELD`` (3) evaluations in a row first
-reaches its target (:func:`held_at`), the rule of ``herkit train --target-success``; one
-evaluation of 20 episodes at 0.9 has a standard error near 0.07. ``--table`` prints, per
-task and setting, each seed's first evaluation at the target and where the target first
-held.
+Each task and seed is one ``torchrun --nproc-per-node RANKS -m herkit train TASK --seed
+SEED --steps STEPS`` job (the task's preset) with ``--herkit-args`` appended; env steps
+count over all ranks, and a run whose directory holds a summary.json is not run again.
+``--label L`` keeps other settings' records apart (key ``<task>/L/seed<seed>``). Writes
+docs/fetch.json (a record per task and seed, with ``others_cores``: the cores' worth of
+CPU other processes used meanwhile) and docs/figures/fetch_<task>.png. A task is solved
+where the mean success of ``HELD`` evaluations in a row first reaches its target.
 """
 
 from __future__ import annotations
@@ -55,24 +41,18 @@ import numpy as np
 RESULTS = common.DOCS / "fetch.json"
 HERKIT_ARGS = ["--eval-every", "20000", "--eval-episodes", "20"]
 SOLVED = 0.9
-# The success each task is held to in docs/experiment-log.md (the dashed line of its figure):
-# FetchSlide's published runs plateau below 0.9.
 TARGETS = {"FetchSlide-v4": 0.8}
+"""Targets other than :data:`SOLVED` (FetchSlide's published runs plateau below 0.9)."""
 HELD = 3
-"""Evaluations in a row whose mean success must reach the target for a task to count as
-solved (``herkit train --target-evaluations``'s default)."""
+"""Evaluations in a row whose mean success must reach the target (``herkit train``'s)."""
 SHARED = 0.5
-"""Cores' worth of CPU time other processes took during a run above which its wall time is
-marked as not comparable (runs side by side for their curves in env steps)."""
+"""Others' cores during a run above which its wall time is marked as not comparable."""
 BUDGETS = {"FetchPush-v4": 400_000, "FetchPickAndPlace-v4": 1_000_000, "FetchSlide-v4": 1_000_000}
-"""Env steps at which ``--table`` compares settings on the same budget: a little before the
-Push preset's first seeds reach 0.9, and where the preset's PickAndPlace and Slide curves
-flatten."""
+"""Env steps at which ``--table`` compares settings on the same budget."""
 
 
 def held_at(curve: list[dict[str, float]], target: float, n: int = HELD) -> dict[str, float] | None:
-    """The first evaluation of ``curve`` at which the mean success of the last ``n``
-    evaluations reaches ``target`` (None: never)."""
+    """The first evaluation where the mean success of the last ``n`` reaches ``target``."""
     rates = [point["success_rate"] for point in curve]
     for i in range(n - 1, len(curve)):
         if np.mean(rates[i - n + 1 : i + 1]) >= target:
@@ -81,8 +61,7 @@ def held_at(curve: list[dict[str, float]], target: float, n: int = HELD) -> dict
 
 
 def success_at(curve: list[dict[str, float]], budget: int, n: int = HELD) -> float | None:
-    """The mean success of the last ``n`` evaluations at or before ``budget`` env steps
-    (None: the run stopped before it)."""
+    """The mean success of the last ``n`` evaluations by ``budget`` env steps (or None)."""
     # an evaluation lands a few env steps past its multiple where n_envs does not divide it
     rates = [point["success_rate"] for point in curve if point["env_steps"] <= budget * 1.01]
     if not curve or curve[-1]["env_steps"] < budget - 20_000 or len(rates) < n:
@@ -97,10 +76,8 @@ def eval_episodes(record: dict[str, Any]) -> int:
 
 
 def table(records: dict[str, dict[str, Any]], tasks: list[str]) -> str:
-    """Markdown: per task and setting, each seed's first evaluation at the target, where the
-    target first held (``HELD`` evaluations in a row), the mean success of the last ``HELD``
-    evaluations at the task's budget (``BUDGETS``), episodes per evaluation, its best
-    success, env steps/s and the CPU time other processes took."""
+    """Markdown: per task, setting and seed, where the target was first reached and first
+    held, the success at the task's budget, its best, env steps/s and others' cores."""
 
     def at(point: dict[str, float] | None) -> str:
         if point is None:
@@ -156,8 +133,8 @@ def children_cpu_s() -> float:
 def torchrun_train(
     env_id: str, seed: int, ranks: int, steps: int, out: Path, herkit_args: list[str], minutes=None
 ) -> dict[str, Any]:
-    """One ``torchrun ... herkit train`` job (reused when finished); its record. With
-    ``minutes`` the job gets SIGTERM after that wall time: it checkpoints and stops."""
+    """One ``torchrun ... herkit train`` job (reused when finished; stopped by SIGTERM after
+    ``minutes``); its record."""
     args = ["train", env_id, "--seed", str(seed), "--steps", str(steps), *herkit_args]
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     command = [*torchrun, "--nproc-per-node", str(ranks), "-m", "herkit", *args]
@@ -206,9 +183,8 @@ def torchrun_train(
 def plot_curves(
     groups: dict[str, list[dict[str, Any]]], path: Path, title: str, target: float = SOLVED
 ) -> None:
-    """Success against env steps and against wall time: one thin line per record, per
-    group of 2 or more seeds their median (where every seed was evaluated) in a thick one,
-    and the target success as a dashed line."""
+    """Success against env steps and wall time: a thin line per record, a group's median
+    and band thick, the target dashed."""
     layout = {"rect": (0, 0.01 + 0.035 * len(groups), 1, 1)}
     with common.figure(path, 1, 2, figsize=(11, 4.5), layout=layout) as (fig, axes):
         by_steps, by_time = axes
@@ -245,8 +221,7 @@ def plot_curves(
 
 
 def setting(record: dict[str, Any]) -> str:
-    """What a record's settings are called in the figure: its label (without one: the
-    earlier settings) and its ranks where there are several."""
+    """A record's settings as the figure names them: its label and ranks."""
     name = record.get("label") or "earlier settings"
     return name if record["ranks"] == 1 else f"{name}, {record['ranks']} ranks"
 

@@ -5,14 +5,10 @@
     bash benchmarks/gpu_check.sh              # on the GPU machine: tests, bench, timed Fetch
     python benchmarks/gpu.py record check.tgz # the check's archive into docs/gpu.json
 
-``speed`` runs ``herkit bench update`` (sample + DDPG update per size, batch, precision
-and mode; on CUDA with the buffer on the GPU and the GPU's busy share) and records its
-rows under ``speed/<device>``. ``gpu_check.sh`` is the one script a GPU machine that
-reaches no package index runs in about 10 minutes: it installs the wheels carried with
-the checkout, runs the device tests, ``herkit bench update`` and timed ``herkit train
-FetchPush-v4 / FetchSlide-v4 --device cuda`` runs (their GPU preset), and leaves its
-files in ``$OUT/check.tgz``; ``record`` files them under ``check/<gpu>`` here (``--note``
-says what differed from the script, e.g. a part rerun after a fix).
+``speed`` records ``herkit bench update``'s rows under ``speed/<device>``. ``gpu_check.sh``
+(a GPU machine without a package index, about 10 minutes: the carried wheels, the device
+tests, the bench and timed Fetch runs) leaves ``$OUT/check.tgz``; ``record`` files it under
+``check/<gpu>`` (``--note``: what differed from the script).
 """
 
 from __future__ import annotations
@@ -43,8 +39,7 @@ CARRIED = (
     "docstring-parser==0.18.0",
     "typeguard==4.6.1",
 )
-"""What herkit, its train extra and Fetch need beyond the GPU image's packages (its
-torch, numpy, rich, tensorboard, pytest, hypothesis, imageio...)."""
+"""What herkit, its train extra and Fetch need beyond the GPU image's packages."""
 PLATFORMS = (
     "manylinux_2_28_x86_64",
     "manylinux_2_27_x86_64",
@@ -87,14 +82,12 @@ def read_run(directory: Path, name: str) -> dict[str, Any] | None:
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of a ``herkit bench update --json-out`` file, none where it is missing (a
-    check stopped before it)."""
+    """The rows of a ``herkit bench update --json-out`` file (none where it is missing)."""
     return json.loads(path.read_text())["rows"] if path.exists() else []
 
 
 def record(path: Path, notes: list[str] | None = None) -> str:
-    """File the GPU check's files (its ``check.tgz``, or a folder of them) into
-    :data:`RECORD`, with ``notes`` on how the check ran where it differed from the script."""
+    """File the GPU check's ``check.tgz`` (or its folder) into :data:`RECORD` with ``notes``."""
     if path.is_file():
         with tempfile.TemporaryDirectory() as folder:
             with tarfile.open(path) as archive:

@@ -1,12 +1,8 @@
 """HazardReach: herkit's PointReach with a hazard in the middle, for the SB3 comparison.
 
-A test env for the rules of relabelled samples, written here as a reward wrapper would be
-by a user: the point must reach its goal around a disc of radius 0.3 at the centre of the
-arena. Entering the disc is a crash: -5 on top of the sparse reward, and the episode ends.
-Reaching the goal ends the episode too, and the env declares neither (like highway-env's
-parking): the penalty lies outside ``compute_reward``, which is PointReach's own. Start and
-goal are drawn outside the disc; an episode is truncated after 50 steps
-(``hazard_reach:HazardReach-v0``, made from the benchmarks folder).
+A test env for the rules of relabelled samples, written as a user's reward wrapper: entering
+the disc of radius 0.3 at the centre is a crash (-5 outside ``compute_reward``, the episode
+ends), and so is reaching the goal; the env declares neither. ``hazard_reach:HazardReach-v0``.
 """
 
 from __future__ import annotations
@@ -30,8 +26,7 @@ class HazardReach(gym.Wrapper):  # type: ignore[type-arg]
     """PointReach with a hazard disc at the centre (see the module docstring)."""
 
     terminates_on_success = None
-    """Declares nothing (PointReach's own False would be read through the wrapper), though
-    its episodes do end on success."""
+    """Declares nothing, though its episodes do end on success."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(PointReachEnv(**kwargs))
@@ -52,8 +47,7 @@ class HazardReach(gym.Wrapper):  # type: ignore[type-arg]
         return obs, info
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
-        """PointReach's step; a crash adds the penalty and ends the episode, and so does
-        reaching the goal."""
+        """PointReach's step; a crash (penalised) or the goal ends the episode."""
         obs, reward, _, truncated, info = self.env.step(action)  # PointReach never ends
         crashed = _inside(obs["achieved_goal"])
         info = {**info, "crashed": float(crashed)}

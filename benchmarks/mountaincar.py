@@ -1,20 +1,10 @@
 """DQN with and without HER on goal mountain car: final, future and random strategies.
 
-The HER tutorial among the project's seed documents trains DQN+HER on MountainCar (one
-goal: the flag at 0.5, reward -1 per step until it is reached) and reports that HER learns
-the policy quickly where plain DQN needs far more steps and random exploration; it compares
-the ``final`` and ``random`` strategies. This script repeats that on
-``herkit/MountainCarGoal-v0`` with herkit's preset (DQN, k = 4):
-
-- goals ``fixed``: the single goal of the classic task (``goal_low=0.5 goal_high=0.5``);
-- goals ``random``: the env's default, a new goal in ``[-1.1, 0.5]`` every episode;
-
-and for each, ``--strategy none`` (plain DQN), ``final``, ``future`` and ``random``. Every
-run is ``herkit train`` in its own process on one thread, evaluated every 2,500 env steps
-on 10 episodes of the greedy policy. Measures: the first evaluation at >= 0.9 success (env
-steps and wall time), the first training episode that reached the goal (to the 2,500-step
-evaluation interval: the first interval whose ``train_success_rate`` is above 0), and the
-success at the end.
+The HER tutorial's MountainCar comparison on ``herkit/MountainCarGoal-v0`` with herkit's
+preset (DQN, k = 4): goals ``fixed`` (the classic task's flag at 0.5) or ``random`` (a new
+one every episode), each with strategies none, final, future and random; every run its own
+process on one thread, evaluated every 2,500 env steps. Measures: the first evaluation at
+0.9, the first training success (to the interval), and the success at the end.
 
     python benchmarks/mountaincar.py                       # 3 seeds, both goal settings
     python benchmarks/mountaincar.py --goals fixed --strategies none final --seeds 0
@@ -66,8 +56,8 @@ def measures(rows: list[dict[str, float]]) -> dict[str, Any]:
 
 
 def seed_statistics(runs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """Mean, min and max success over seeds at each evaluation, and the mean wall time
-    there (every run evaluates at the same env steps; only the steps all runs reached)."""
+    """Mean, min and max success over seeds at each evaluation all runs reached, and the
+    mean wall time there."""
     length = min(len(run["rows"]) for run in runs)
     success = np.array([[row["success_rate"] for row in run["rows"][:length]] for run in runs])
     wall = np.array([[row["wall_s"] for row in run["rows"][:length]] for run in runs])
@@ -82,8 +72,7 @@ def seed_statistics(runs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 
 
 def plot(records: dict[str, Any], path: Path) -> None:
-    """Per goal setting (rows): seed-mean success with its min-max band against env steps
-    and against wall time, one line per strategy."""
+    """Per goal setting, the seeds' mean success and band against env steps and wall time."""
     settings = [goals for goals in GOALS if any(r["goals"] == goals for r in records.values())]
     grid = {"figsize": (11, 3.6 * len(settings)), "squeeze": False}
     with common.figure(path, len(settings), 2, **grid) as (fig, axes):
@@ -92,9 +81,7 @@ def plot(records: dict[str, Any], path: Path) -> None:
         )
         for row_axes, goals in zip(axes, settings, strict=True):
             for strategy in STRATEGIES:
-                runs = [
-                    r for r in records.values() if (r["goals"], r["strategy"]) == (goals, strategy)
-                ]
+                runs = runs_of(records, goals, strategy)
                 if not runs:
                     continue
                 stats = seed_statistics(runs)
@@ -116,14 +103,19 @@ def plot(records: dict[str, Any], path: Path) -> None:
         fig.suptitle(f"{ENV_ID}: DQN with and without HER (mean and min-max over seeds)")
 
 
+def runs_of(records: dict[str, Any], goals: str, strategy: str) -> list[dict[str, Any]]:
+    """The recorded runs of one goal setting and strategy, by seed."""
+    found = (r for r in records.values() if (r["goals"], r["strategy"]) == (goals, strategy))
+    return sorted(found, key=lambda r: r["seed"])
+
+
 def agent_name(strategy: str) -> str:
     """``DQN`` or ``DQN+HER final``: a strategy as the figure and table name it."""
     return "DQN" if strategy == "none" else f"DQN+HER {strategy}"
 
 
 def table(records: dict[str, Any]) -> str:
-    """The results as a markdown table: one row per goal setting and strategy, the
-    measures of seeds 0, 1, 2 side by side."""
+    """Markdown: per goal setting and strategy, the seeds' measures side by side."""
 
     def cells(runs: list[dict[str, Any]], key: str, spec: str = ",") -> str:
         values = [run[key] for run in runs]
@@ -132,10 +124,7 @@ def table(records: dict[str, Any]) -> str:
     rows = []
     for goals in GOALS:
         for strategy in STRATEGIES:
-            runs = sorted(
-                (r for r in records.values() if (r["goals"], r["strategy"]) == (goals, strategy)),
-                key=lambda r: r["seed"],
-            )
+            runs = runs_of(records, goals, strategy)
             if runs:
                 rows.append(
                     [

@@ -5,19 +5,12 @@
     python benchmarks/offline.py table                      # the records beside OGBench's
     python benchmarks/offline.py speed --ogbench IMPLS --jax-python PY   # updates vs JAX
 
-``data`` makes the dataset as OGBench's generation script makes pointmaze-medium-navigate-v0
-(:mod:`offline_data`: 1,000 episodes of 1,001 states, a noisy scripted oracle, goals
-redrawn when reached; ``--episodes`` and ``--steps``, states per episode, choose others)
-into ``data/``. ``train`` runs ``herkit train ENV --dataset PATH --algo ALGO
---offline-steps N`` per algorithm and seed (``--steps``: its gradient steps) into
-``runs/offline/`` (a finished run is skipped, a stopped one resumed) and records each in
-``offline.json`` (``--record``: docs/offline.json; see common.py): the success averaged
-over the last three evaluations, as OGBench reports it (its evaluations at 800k, 900k and
-1M of 1M gradient steps; here the last three of the budget given), each task's, the wall
-time, the precision and the machine. ``--hidden`` and ``--batch`` shrink the networks and
-the batch from OGBench's 3 x 512 and 1,024 where two CPU cores cannot afford them;
-``--inputs`` feeds the networks the states as they are (``raw``, OGBench's) or standardised
-by the dataset's mean and deviation (``standardised``, herkit's online agents').
+``data`` makes the dataset as OGBench makes pointmaze-medium-navigate-v0 (:mod:`offline_data`)
+into ``data/``. ``train`` runs ``herkit train ENV --dataset PATH --algo ALGO --offline-steps N``
+per algorithm and seed into ``runs/offline/`` (a finished run is skipped, a stopped one
+resumed) and records each in offline.json with the success averaged over the last three
+evaluations, as OGBench reports it. ``--hidden`` and ``--batch`` shrink OGBench's 3 x 512
+and 1,024; ``--inputs`` feeds the states ``raw`` (OGBench's) or ``standardised``.
 """
 
 from __future__ import annotations
@@ -42,9 +35,7 @@ from herkit.rundir.logs import read_progress
 RECORD = DOCS / "offline.json"
 GOALS_RECORD = DOCS / "offline_goals.json"
 DATASETS_RECORD = DOCS / "datasets.json"
-"""What holding a dataset costs and how fast a bad one is refused."""
 SPEED_RECORD = DOCS / "offline_speed.json"
-"""Gradient steps per second of the guide's command by torch threads."""
 ENV = "pointmaze-medium-navigate-v0"
 DATA = ROOT / "data" / f"{ENV}.npz"
 OGBENCH = {
@@ -55,12 +46,9 @@ OGBENCH = {
     "crl": (29.0, 7.0),
     "hiql": (79.0, 5.0),
 }
-"""OGBench's success (%, mean and standard deviation over 8 seeds) on
-pointmaze-medium-navigate-v0 (Park et al. 2024, arXiv:2410.20092, its table of state-based
-results as read here; 1M gradient steps, batch 1024, 3 x 512 networks, 5 tasks x 50
-episodes, the last three evaluations averaged)."""
+"""OGBench's success (%, mean and deviation over 8 seeds) on pointmaze-medium-navigate-v0
+(Park et al. 2024, arXiv:2410.20092, its state-based table)."""
 ALGOS = tuple(OGBENCH)
-"""OGBench's six agents, in its table's order."""
 LAST_EVALUATIONS = 3
 """Evaluations averaged into a run's figure, as OGBench averages its last three."""
 
@@ -85,8 +73,7 @@ def run_dir(runs: Path, algo: str, seed: int, tag: str) -> Path:
 
 
 def train(args: argparse.Namespace) -> None:
-    """Every (algo, seed) run of the grid, one after another, each recorded when done (a
-    finished run is skipped, a stopped one resumed)."""
+    """Every (algo, seed) run of the grid, each recorded when done."""
     data = dataset(args.data)
     tag = f"steps{args.steps}-h{'x'.join(map(str, args.hidden))}-b{args.batch}-{args.inputs}"
     tag += f"-{args.label}" if args.label else ""
@@ -123,8 +110,7 @@ def dataset(path: str) -> Path:
 
 
 def run_figures(out: Path) -> dict[str, Any]:
-    """A finished run's figures from its progress.csv: the last evaluations' mean success
-    (overall and per task) and its curve."""
+    """A finished run's last evaluations' mean success (overall and per task) and curve."""
     rows = read_progress(out)
     last = rows[-LAST_EVALUATIONS:]
     tasks = sorted(key for key in rows[-1] if key.startswith("success_task_"))
@@ -139,8 +125,7 @@ def run_figures(out: Path) -> dict[str, Any]:
 def record(
     out: Path, algo: str, seed: int, tag: str, this_session_s: float, args: argparse.Namespace
 ) -> None:
-    """Write one finished run into docs/offline.json: its wall time is the run's own
-    (summary.json: every piece of a resumed run), beside this invocation's."""
+    """Write one finished run into offline.json, with the run's own wall time."""
     wall_s = common.read_json(out / "summary.json", {}).get("wall_s", this_session_s)
     run = {
         "env": ENV,
@@ -168,9 +153,8 @@ def record(
 
 
 def budget_words(tag: str, run: dict[str, Any]) -> str:
-    """A record's budget in words, e.g. ``100k steps, 3x256, batch 256, raw inputs``; a
-    record without ``inputs`` is a run of the earlier offline loop, which standardised its
-    inputs; one without its sizes keeps its ``tag``."""
+    """A record's budget in words, e.g. ``100k steps, 3x256, batch 256, raw inputs`` (its
+    ``tag`` where it lacks its sizes)."""
     if not {"steps", "hidden", "batch"} <= run.keys():
         return tag
     hidden = run["hidden"]
@@ -182,8 +166,7 @@ def budget_words(tag: str, run: dict[str, Any]) -> str:
 
 
 def table(_: argparse.Namespace) -> None:
-    """The recorded runs per budget and algorithm beside OGBench's figure (the spread over
-    seeds where there are several)."""
+    """The recorded runs per budget and algorithm beside OGBench's figure."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for key, run in common.read_json(RECORD, {"runs": {}})["runs"].items():
         groups.setdefault((key.rsplit("/", 2)[0], run["algo"]), []).append(run)
@@ -229,8 +212,7 @@ OGBENCH_CONFIG = {
 
 
 def tagged_dataset(episodes: int, seed: int) -> dict[str, np.ndarray]:
-    """OGBench arrays of ``episodes`` episodes of 2 to 40 states, each state ``(episode,
-    row)``: a goal names the state it came from."""
+    """OGBench arrays of ``episodes`` episodes of 2 to 40 states ``(episode, row)``."""
     rng = np.random.default_rng(seed)
     rows = rng.integers(2, 41, size=episodes)
     observations = np.concatenate(
@@ -245,10 +227,8 @@ def tagged_dataset(episodes: int, seed: int) -> dict[str, np.ndarray]:
 def goal_features(
     obs: np.ndarray, goal: np.ndarray, reward: np.ndarray, rows: np.ndarray
 ) -> dict[str, np.ndarray]:
-    """Categorical features of samples (their states ``obs``, goals ``goal`` and rewards)
-    of a tagged dataset of episodes of ``rows`` states: where the sample lies in its
-    episode, where its goal lies from it (its offset, or another episode), the reward, and
-    the reward at an episode's last transition."""
+    """Categorical features of samples of a tagged dataset: where the sample and its goal
+    lie in their episodes, and the rewards."""
     episode, t = obs[:, 0].astype(int), obs[:, 1].astype(int)
     last = rows[episode] - 2  # the last state with a transition
     same = goal[:, 0].astype(int) == episode
@@ -264,9 +244,8 @@ def goal_features(
 
 
 def compare_goals(args: argparse.Namespace) -> None:
-    """herkit's value and actor goals against OGBench's ``GCDataset`` (from a checkout of its
-    repository, ``--ogbench .../impls``; it needs jax and flax), on one tagged dataset:
-    each feature's two samples by a chi-square test of homogeneity."""
+    """herkit's value and actor goals against OGBench's ``GCDataset`` (``--ogbench``) on a
+    tagged dataset, each feature by a chi-square test of homogeneity."""
     from scipy.stats import chi2_contingency
 
     from herkit import HerReplayBuffer
@@ -345,9 +324,7 @@ MEMORY_CASES = {
     "1M x 29, whole-state goals": (1_000_000, 29, 8, None),
     "4M x 69, 2-wide goals": (4_000_000, 69, 21, 2),
 }
-"""Datasets of OGBench's sizes (antmaze's 1M transitions of 29-wide states and 8-wide
-actions; humanoidmaze-giant's 4M of 69 and 21) by their transitions, state and action
-widths and goal size (None: the whole state)."""
+"""Datasets of OGBench's sizes: transitions, state and action widths, goal size."""
 
 HOLD = """
 import json, sys, time
@@ -373,15 +350,12 @@ held = getattr(buffer, "recorded", None)
 print(json.dumps({"load_s": load_s, "rss_held": after - before, "rss_peak": peak - before,
                   "counted": None if held is None else held.nbytes, "transitions": len(buffer)}))
 """
-"""A fresh process that holds a dataset and says what it cost (run with this code, or
-another's on its ``PYTHONPATH``)."""
+"""A fresh process that holds a dataset and says what it cost."""
 
 
 def measure_memory(args: argparse.Namespace) -> None:
-    """What a buffer holding each dataset of :data:`MEMORY_CASES` costs (resident memory,
-    measured in a fresh process) against the bytes of the file's arrays, and how long it
-    takes to read, for this code (or another, with its ``src`` on ``PYTHONPATH`` and a
-    ``--label``)."""
+    """A buffer's resident memory holding each of :data:`MEMORY_CASES` against its arrays'
+    bytes, and its read time (another code's with ``PYTHONPATH`` and ``--label``)."""
     rng = np.random.default_rng(0)
     for name, (transitions, width, actions, goal_size) in MEMORY_CASES.items():
         if args.cases and not any(case in name for case in args.cases):
@@ -428,8 +402,7 @@ def measure_memory(args: argparse.Namespace) -> None:
 
 
 def bad_datasets(folder: Path) -> dict[str, tuple[Path, str]]:
-    """Bad datasets for pointmaze (written into ``folder``), each with a word of what
-    herkit says of it."""
+    """Bad datasets for pointmaze, written into ``folder``."""
     good = {
         "observations": np.zeros((30, 2), np.float32),
         "actions": np.zeros((30, 2), np.float32),
@@ -457,8 +430,7 @@ def bad_datasets(folder: Path) -> dict[str, tuple[Path, str]]:
 
 
 def time_bad_datasets(args: argparse.Namespace) -> None:
-    """``herkit train pointmaze-medium-navigate-v0 --dataset BAD`` for each bad dataset: its
-    closing line, exit code and wall time (median of ``--repeats``)."""
+    """``herkit train ENV --dataset BAD`` per bad dataset: its last line, exit code, time."""
     with tempfile.TemporaryDirectory() as tmp:
         for name, (path, _) in bad_datasets(Path(tmp)).items():
             times, done = [], None
@@ -483,10 +455,8 @@ def time_bad_datasets(args: argparse.Namespace) -> None:
 
 
 def time_threads(args: argparse.Namespace) -> None:
-    """The guide's offline command (GCIVL, 3 x 256, batch 256) for ``--updates`` gradient
-    steps with its default threads and with each of ``--threads``, one after another, on
-    a machine to itself or beside ``--beside`` busy processes (a loop each): gradient steps
-    per second of training (evaluation and start-up left out)."""
+    """Gradient steps/s of the guide's offline command by ``--threads`` (and its default),
+    beside ``--beside`` busy processes."""
     data = dataset(args.data)
     busy = [f"{sys.executable}", "-c", "while True: pass"]
     guide = "--gcivl.hidden 256 256 256 --gcivl.batch-size 256 --eval-episodes 1".split()
@@ -536,17 +506,13 @@ JAX_AGENTS = {
     "qrl": "QRLAgent",
     "hiql": "HIQLAgent",
 }
-"""OGBench's agent class of each algorithm (its impls/agents/ALGO.py)."""
 JAX_STATE = 14
-"""The states' size in the JAX agents' batches: a state and a goal state make 28 inputs, as
-herkit's update benchmark's observation (25) and goal (3) do."""
+"""The states' size in the JAX batches: 28 inputs with the goal, as herkit's benchmark."""
 
 
 def update_speed(args: argparse.Namespace) -> None:
-    """Each agent's update on one thread, herkit (``herkit bench update``'s timing: eager,
-    fp32 and bf16, 3 x ``--width``, batch ``--batch``) beside OGBench's JAX agent (its
-    jitted ``update``, fp32, on pre-drawn batches, ``--jax-python``: an interpreter with
-    jax and flax), alternating sides ``--repeats`` times; updates per second."""
+    """Each agent's updates/s on one thread, herkit's (fp32, bf16) beside OGBench's JAX
+    agent's (``--jax-python``), sides alternating ``--repeats`` times."""
     from herkit.bench.settings import UpdateBenchConfig
     from herkit.bench.update import run_update_bench
 
@@ -583,9 +549,8 @@ def update_speed(args: argparse.Namespace) -> None:
 
 
 def jax_update(args: argparse.Namespace) -> None:
-    """One OGBench agent's jitted update on one XLA thread, timed by herkit's one clock on
-    pre-drawn random batches (the states :data:`JAX_STATE` wide, 4 actions); prints its
-    updates per second as a JSON line (run by ``speed``)."""
+    """One OGBench agent's jitted update on one XLA thread and random batches; prints its
+    updates/s as a JSON line (run by ``speed``)."""
     import os
 
     os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"

@@ -1,29 +1,12 @@
 """An OGBench-layout offline dataset for the point mazes, made as OGBench makes
 ``pointmaze-*-navigate-v0``, without downloading it.
 
-The behaviour policy is OGBench's scripted oracle for the point: BFS over the maze's cells
-to the goal cell, and the action is the unit vector from the point to the centre of the
-neighbouring cell nearest the goal cell by BFS distance (the first of up, left, down, right
-among equals). In the goal cell no neighbour is nearer, so the oracle aims at that cell's
-centre, as OGBench's does; the goal itself lies up to one unit from it on each axis, and
-the noise carries the point within the goal tolerance. Gaussian noise of std ``noise`` is
-added per dimension and the action clipped to ``[-1, 1]``. Each episode is ``steps`` rows
-(``terminate_at_goal=False``, ``max_episode_steps=steps``, as OGBench makes the env): the
-start cell is uniform over the free cells and the goal cell uniform over the vertex cells
-(free cells other than straight corridor cells: free above and below with walls left and
-right, or free left and right with walls above and below), both with OGBench's uniform
-noise of a quarter cell (+-1 for a 4-unit cell) per axis, and the goal is redrawn the same
-way at every step whose ``info["success"]`` holds. The BFS is done once per goal cell, not
-once per step.
-
-The files hold OGBench's keys: ``observations`` (the observation before each action),
-``actions`` (the action applied), ``terminals`` (True on each episode's last row),
-``qpos`` and ``qvel`` (before the action), float32 but ``terminals`` bool. The first
-``episodes`` go to ``--out`` and ``episodes // 10`` more to ``--out`` with ``-val`` before
-``.npz``, as OGBench splits them. Unlike OGBench's script, which never seeds numpy's
-global generator (its files cannot be made again), this one is seeded: every draw comes
-from ``np.random.default_rng(seed)`` (the env's own draws too: its generator and numpy's
-global one, saved and restored around the run, are seeded from it).
+The behaviour policy is OGBench's scripted oracle: the unit vector to the centre of the
+neighbouring cell nearest the goal cell by BFS (the goal cell's own centre inside it), plus
+Gaussian noise of std ``noise``, clipped to ``[-1, 1]``. Episodes are ``steps`` rows from a
+uniform free cell, goals in uniform vertex cells (both with OGBench's quarter-cell noise),
+redrawn whenever reached. The files hold OGBench's keys; ``episodes // 10`` more go to the
+``-val`` file. Unlike OGBench's script, every draw is seeded from ``seed``.
 
     python benchmarks/offline.py data --env pointmaze-medium-v0 --episodes 1000 \\
         --steps 1001 --noise 0.5 --seed 0 --out data/pointmaze-medium-navigate-v0.npz
@@ -49,8 +32,7 @@ MOVES = ((-1, 0), (0, -1), (1, 0), (0, 1))
 
 def maze_cells(maze_map: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The free cells ``(n, 2)`` of ``maze_map`` (1 = wall) and its vertex cells: the free
-    cells other than straight corridor cells (free above and below with walls left and
-    right, or free left and right with walls above and below)."""
+    cells other than straight corridor cells."""
     free = maze_map == 0
     cells = np.argwhere(free)
     vertices = []
@@ -63,9 +45,8 @@ def maze_cells(maze_map: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def subgoal_table(maze_map: np.ndarray) -> np.ndarray:
-    """``table[gi, gj, i, j]``: the cell the oracle heads for from cell ``(i, j)`` with the
-    goal in cell ``(gi, gj)``: the neighbour of least BFS distance to the goal cell where
-    one is nearer than ``(i, j)`` (the first of :data:`MOVES` among equals), else ``(i, j)``."""
+    """``table[gi, gj, i, j]``: the cell the oracle heads for from ``(i, j)`` with the goal
+    in ``(gi, gj)``: the nearest neighbour by BFS distance where one is nearer, else itself."""
     rows, cols = maze_map.shape
     free = maze_map == 0
     table = np.empty((rows, cols, rows, cols, 2), dtype=np.int64)
@@ -122,8 +103,7 @@ class Maze:
         self, xy: np.ndarray, goal_cell: tuple[int, int], goal_xy: np.ndarray | None = None
     ) -> np.ndarray:
         """The oracle's noise-free action at ``xy``: the unit vector to the centre of the
-        cell it heads for (the goal cell's centre once inside it, as OGBench's oracle; the
-        goal ``goal_xy`` itself there where it is given)."""
+        cell it heads for (to ``goal_xy`` in the goal cell, where given)."""
         gi, gj = goal_cell
         i, j = self.cell(xy)
         if not (0 <= i < self.map.shape[0] and 0 <= j < self.map.shape[1]):
@@ -136,8 +116,7 @@ class Maze:
 
 
 def make_env(env_id: str, steps: int) -> Any:
-    """OGBench's env ``env_id`` as its script makes it for data: never ending on success,
-    truncated after ``steps`` steps (the OGBench env itself, not herkit's GoalEnv)."""
+    """OGBench's env ``env_id`` as its script makes it for data (not herkit's GoalEnv)."""
     if not env_id.startswith("pointmaze-"):
         raise ValueError(f"{env_id}: the scripted oracle drives the point mazes (pointmaze-*) only")
     return make_ogbench_env(env_id, terminate_at_goal=False, max_episode_steps=steps).env
@@ -146,8 +125,7 @@ def make_env(env_id: str, steps: int) -> Any:
 def collect(
     env_id: str, episodes: int, steps: int, noise: float, seed: int
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """``episodes`` episodes of ``steps`` rows: the dataset's arrays (:data:`KEYS`), and
-    the goal xy in force at each row (not stored in the files)."""
+    """``episodes`` episodes of ``steps`` rows: the arrays of :data:`KEYS`, and each row's goal."""
     rng = np.random.default_rng(seed)
     env = make_env(env_id, steps)
     base = env.unwrapped
@@ -213,8 +191,7 @@ def make_dataset(
     env_id: str, episodes: int, steps: int, noise: float, seed: int, path: str | Path
 ) -> dict[str, Any]:
     """Write ``episodes`` episodes to ``path`` and ``episodes // 10`` more to its ``-val``
-    file (OGBench's layout, see the module's docstring); returns what was made: the paths,
-    rows, goals reached and the generation speed in env steps per second."""
+    file; the paths, rows, goals reached and env steps per second."""
     path = Path(path)
     val_episodes = episodes // 10
     started = time.perf_counter()

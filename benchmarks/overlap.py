@@ -4,14 +4,9 @@ the same env steps?
     python benchmarks/overlap.py --seeds 0 1 2                       # fp32, both tasks
     python benchmarks/overlap.py --seeds 0 1 2 --precisions fp32 bf16
 
-For 15-bit flipping (herkit's preset, DQN, 10,000 env steps, 50 evaluation episodes every
-1,000) and FetchReach-v4 (the Fetch preset, DDPG, 5,000 env steps, 20 episodes every 500),
-each seed and precision is trained twice with its envs in a worker process: overlapped
-(the default: the envs step while the networks update, so an action comes from the
-parameters one update batch behind) and with ``--no-overlap``. Bit flipping has one env,
-which herkit would step in the trainer process, so ``--env-workers 1`` puts it in a worker
-for both runs. Records (curves, first evaluation >= 0.9, wall time) go to
-docs/overlap.json.
+15-bit flipping and FetchReach-v4 (their presets), each seed and precision trained twice
+with its envs in a worker process: overlapped (the default) and with ``--no-overlap``.
+Records go to docs/overlap.json.
 """
 
 from __future__ import annotations
@@ -52,6 +47,7 @@ def run(env_id: str, seed: int, precision: str, overlap: bool) -> dict[str, Any]
 
 
 def main() -> None:
+    """The command line (see the module's docstring)."""
     cli = parser(__doc__)
     cli.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     cli.add_argument("--precisions", nargs="+", default=["fp32"], choices=["fp32", "bf16"])

@@ -7,31 +7,13 @@
     python benchmarks/paper.py fig7 --plan    # the grid, each run's state, nothing run
     python benchmarks/paper.py fig7 --draw    # the figure and table from the records only
 
-The paper's claims and the settings that check them:
-
-- fig4 (its Figure 3, multi-goal): DDPG (``--strategy none``) fails on push, slide and
-  pick-and-place with sparse rewards; DDPG+HER (future, k = 4) solves them.
-- fig5 (its Figure 4, one goal): with ``--fixed-goal`` DDPG+HER still beats DDPG, and
-  learns slower than with many goals (fig4's DDPG+HER is drawn beside it).
-- fig6 (its Figure 5, shaped rewards): ``--shaped-reward LAM P`` for LAM in {0, 1} and P in
-  {1, 2}, with HER and without; neither learns well (fig4's binary-reward DDPG+HER is
-  drawn beside them).
-- fig7 (its Figure 6, strategies and k): future, final, episode and random with k in
-  {1, 4, 8, 16}, and none, on FetchPush; drawn as the highest and the average success per
-  strategy and k, as the paper draws it.
-
-Each run is ``herkit train TASK`` with the task's preset (DDPG, the paper's algorithm, as
-herkit's Fetch presets have it) and the setting's flags, at one budget of env steps per
-task for every setting of a figure (:data:`BUDGETS`, or ``--steps``). Runs live in
-``RUNS/FIGURE/TASK/SETTING/sSEED`` (``--runs``, default ``runs/paper``); a run that
-finished is skipped, a stopped one continues from its last checkpoint (``--resume``),
-so a grid is run a piece at a time across sessions. A setting with the flags of an earlier
-figure's uses that figure's runs (fig7's ``future k=4`` and ``none`` are fig4's two), so
-no run is made twice; do not run two figures that share runs at once. ``--jobs N`` runs N
-at once (a GPU machine's 16 cores). Every finished run is recorded in ``docs/paper.json``
-(its curve, wall time, commit and machine); the figures go to
-``docs/figures/paper_FIGURE.png``, and the tables of ``docs/paper.md`` are made again from
-the records.
+fig4 to fig7 are the paper's Figures 3 to 6 (multi-goal, one goal, shaped rewards,
+strategies and k; the claims: docs/paper.md). Each run is ``herkit train TASK`` with the
+task's preset and the setting's flags, one budget per task (:data:`BUDGETS`, or
+``--steps``), in ``RUNS/FIGURE/TASK/SETTING/sSEED``: a finished run is skipped, a stopped
+one resumed; a setting with an earlier figure's flags uses that figure's runs. ``--jobs N``
+runs N at once. Records go to docs/paper.json, figures to docs/figures/paper_FIGURE.png,
+and docs/paper.md's tables are made again from the records.
 """
 
 from __future__ import annotations
@@ -49,26 +31,20 @@ from common import run_state as progress_of
 
 RECORD = common.DOCS / "paper.json"
 PAGE = common.DOCS / "paper.md"
-FIGURES = common.FIGURES
 """The docs page of these figures: its marked tables are made from the records."""
+FIGURES = common.FIGURES
 MARKED = common.marked("paper")
-"""A table of a figure (or the compute line) in :data:`PAGE`, between its two markers."""
 TASKS = ("FetchPush-v4", "FetchSlide-v4", "FetchPickAndPlace-v4")
 BUDGETS = {"FetchPush-v4": 700_000, "FetchSlide-v4": 1_000_000, "FetchPickAndPlace-v4": 1_000_000}
-"""Env steps of every run of a task: what herkit's preset needs to solve it on 2 cores
-(FetchPush holds 0.9 by 0.5-0.65M, PickAndPlace by about 1M; Slide levels off near 0.5)."""
+"""Env steps of every run of a task: what herkit's preset needs to solve it on 2 cores."""
 STRATEGIES = ("future", "final", "episode", "random")
 KS = (1, 4, 8, 16)
 SHAPINGS = ((0.0, 1.0), (0.0, 2.0), (1.0, 1.0), (1.0, 2.0))
 """(lambda, p) of the paper's shaped rewards."""
 GOALS_WITHOUT_FREE_SUCCESS: tuple[int, ...] = (17, 33)
-"""fig5's goal seeds (``--goal-seed``) on which a policy that never moves succeeds in none
-of 1,000 FetchPush episodes: the one-goal runs where the object never starts at its goal,
-beside those whose goal is the training seed's. ``python benchmarks/paper.py fig5 --tasks
-FetchPush-v4 --find-goals 4 --chance 1000`` found 17, 33, 48 and 81 among the first 82
-goal seeds (about one goal in twenty); the grid takes the first two for each seed."""
+"""fig5's goal seeds on which a still policy succeeds in none of 1,000 FetchPush episodes
+(``fig5 --tasks FetchPush-v4 --find-goals 4 --chance 1000``)."""
 CHECKPOINT_EVERY = 50_000
-"""Env steps between checkpoints: what a stopped run loses at most."""
 
 
 @dataclass(frozen=True)
@@ -121,9 +97,7 @@ FIGURE_NAMES = ("fig4", "fig5", "fig6", "fig7")
 
 
 def home_of(figure: str, setting: Setting) -> tuple[str, Setting]:
-    """The figure and setting whose runs a setting uses: the first figure with the same
-    flags, so that no run is made twice (fig7's ``future k=4`` and ``none`` are fig4's
-    ``ddpg+her`` and ``ddpg``)."""
+    """The figure and setting whose runs a setting uses: the first with the same flags."""
     for other in FIGURE_NAMES:
         for candidate in settings_of(other):
             if candidate.flags == setting.flags:
@@ -137,13 +111,12 @@ def slug(text: str) -> str:
 
 
 def run_dir(runs: Path, figure: str, task: str, setting: Setting, seed: int) -> Path:
-    """Where a run of the grid lives (fig4's runs also serve fig5's and fig6's reference)."""
+    """Where a run of the grid lives."""
     return runs / figure / task / slug(setting.name) / f"s{seed}"
 
 
 def state_of(out: Path, steps: int) -> str:
-    """``done``, ``stopped at N`` (a checkpoint to continue from) or ``new``: the first of
-    :func:`progress_of` (:func:`common.run_state`)."""
+    """``done``, ``stopped at N`` or ``new`` (:func:`common.run_state`)."""
     return progress_of(out, steps)[0]
 
 
@@ -222,10 +195,7 @@ def records_of(figure: str) -> dict[str, list[dict[str, Any]]]:
 def table(figure: str) -> str:
     """A markdown table of a figure's runs: per task and setting, the seeds, the highest and
     the average success (mean over seeds, with each seed's), and the last evaluation."""
-    rows = [
-        "| task | setting | seeds | highest success | average success | last evaluation |",
-        "|---|---|---|---|---|---|",
-    ]
+    rows = []
     for key, records in records_of(figure).items():
         task, name = key.split("/", 1)
         records = sorted(records, key=lambda r: r["seed"])
@@ -237,13 +207,13 @@ def table(figure: str) -> str:
 
         seeds = ", ".join(str(r["seed"]) for r in records)
         last = cell(lambda r: r["curve"][-1]["success_rate"])
-        rows.append(f"| {task} | {name} | {seeds} | {cell(highest)} | {cell(average)} | {last} |")
-    return "\n".join(rows)
+        rows.append([task, name, seeds, cell(highest), cell(average), last])
+    columns = ["task", "setting", "seeds", "highest success", "average success"]
+    return common.markdown([*columns, "last evaluation"], "llllll", rows)
 
 
 def compute() -> str:
-    """The compute behind every recorded run: how many, their summed wall time (each run's
-    own clock, evaluations included, resumed pieces summed) and the CPUs they ran on."""
+    """The compute behind every recorded run: how many, their summed wall time and CPUs."""
     runs = recorded_runs()
     hours = sum(run["wall_s"] for run in runs) / 3600
     steps = sum(run["steps"] for run in runs)
@@ -252,10 +222,8 @@ def compute() -> str:
 
 
 def chance_level(task: str, episodes: int, goal_seed: int | None = None) -> float:
-    """The success of a policy that never moves (every action 0) over ``episodes`` episodes
-    (reset seeds 0 to ``episodes`` - 1): where the object starts within reach of its goal,
-    the level at which a run that learned nothing sits. With ``goal_seed``, every episode
-    has the one goal of ``--fixed-goal --seed GOAL_SEED``."""
+    """The success of a still policy over ``episodes`` episodes (on the one goal of
+    ``goal_seed`` where given): where a run that learned nothing sits."""
     import numpy as np
 
     from herkit.envs.task_variants import FixedGoal
@@ -267,10 +235,8 @@ def chance_level(task: str, episodes: int, goal_seed: int | None = None) -> floa
 
 
 def policy_success(run: Path, episodes: int, own_goal: bool, goal_seed: int | None = None) -> float:
-    """The success of run ``run``'s last policy (deterministic) over ``episodes`` episodes
-    (reset seeds 0 to ``episodes`` - 1): on the run's own env (``own_goal``: a one-goal run's
-    goal), on the task's env with its goals drawn afresh, or with ``goal_seed`` on the one
-    goal of ``--fixed-goal --goal-seed GOAL_SEED``."""
+    """The success of ``run``'s last policy over ``episodes`` episodes: on its own env
+    (``own_goal``) or the task's, on the one goal of ``goal_seed`` where given."""
     import torch
 
     from herkit.training.policy import load_policy
@@ -286,11 +252,8 @@ def policy_success(run: Path, episodes: int, own_goal: bool, goal_seed: int | No
 
 
 def goals_without_free_success(task: str, count: int, episodes: int) -> list[int]:
-    """The first ``count`` goal seeds (0, 1, ...) whose goal no object start of ``episodes``
-    resets (seeds 0 to ``episodes`` - 1) lies within the task's success distance of: where a
-    policy that never moves never succeeds (it succeeds exactly where the object starts at
-    the goal, :func:`chance_level`), each found seed then checked by playing
-    ``episodes`` still episodes with :func:`chance_level` and printed."""
+    """The first ``count`` goal seeds on which a still policy never succeeds over
+    ``episodes`` resets (each checked with :func:`chance_level`)."""
     import numpy as np
 
     env = fetch_env(task)
@@ -320,8 +283,8 @@ def fetch_env(task: str) -> Any:
 
 
 def success_of(env: Any, act: Any, episodes: int) -> float:
-    """The share of ``episodes`` episodes of ``env`` (reset seeds 0 to ``episodes`` - 1,
-    actions ``act(observation)``) that end in success; closes ``env``."""
+    """The share of ``episodes`` episodes of ``env`` (reset seeds 0, 1, ...; actions
+    ``act(observation)``) that end in success; closes ``env``."""
     successes = 0.0
     for seed in range(episodes):
         observation, _ = env.reset(seed=seed)
@@ -345,8 +308,7 @@ def pace_of(steps: int) -> str:
 
 
 def fill_page(text: str) -> str:
-    """``text`` with every marked part (``<!-- paper FIGURE -->`` ... ``<!-- /paper -->``,
-    or ``compute``) made again from the records: :func:`table` or :func:`compute`."""
+    """``text`` with every marked part made again from the records."""
     return common.fill_marked(
         text, MARKED, lambda what: compute() if what == "compute" else table(what)
     )
@@ -362,9 +324,7 @@ def refresh_page() -> bool:
 
 
 def draw(figure: str) -> Path:
-    """The figure in the paper's layout: success against env steps per task (median of the
-    seeds, the band from the lowest to the highest), or for fig7 the highest and the average
-    success against k per strategy."""
+    """The figure in the paper's layout (fig7: the highest and average success against k)."""
     groups = records_of(figure)
     tasks = sorted({key.split("/")[0] for key in groups}, key=TASKS.index)
     path = FIGURES / f"paper_{figure}.png"
@@ -379,10 +339,8 @@ def draw(figure: str) -> Path:
 
 
 def draw_strategies(axes: Any, tasks: list[str], groups: dict[str, list[dict[str, Any]]]) -> None:
-    """fig7: per task (columns), the highest and the average success (rows) against k, one
-    line per strategy and seed (seed 0 solid with filled markers, other seeds dashed with
-    open ones: a line joins runs of one seed only, never a mean of some seeds beside one
-    seed's point), and no HER's level per seed."""
+    """fig7: per task, the highest and the average success against k, a line per strategy
+    and seed (other seeds than the first dashed), and no HER's level per seed."""
     for column, task in enumerate(tasks):
         for row, (measure, title) in enumerate(((highest, "highest"), (average, "average"))):
             axis = axes[row][column]
@@ -419,9 +377,8 @@ def draw_strategies(axes: Any, tasks: list[str], groups: dict[str, list[dict[str
 def draw_curves(
     axes: Any, tasks: list[str], groups: dict[str, list[dict[str, Any]]], own: set[str]
 ) -> None:
-    """fig4 to fig6: per task, success against env steps, one line per setting (the median
-    of its seeds where every seed was evaluated, the band from the lowest to the highest);
-    dashed, the runs of another figure drawn beside (not among ``own``)."""
+    """fig4 to fig6: per task, success against env steps, a setting's median and band;
+    dashed, another figure's runs (not among ``own``)."""
     for axis, task in zip(axes, tasks, strict=True):
         keys = [key for key in groups if key.startswith(f"{task}/")]
         for index, key in enumerate(keys):
@@ -438,8 +395,9 @@ def draw_curves(
 
 
 def main() -> None:
+    """The command line (see the module's docstring)."""
     cli = common.parser(__doc__)
-    cli.add_argument("figure", choices=["fig4", "fig5", "fig6", "fig7"])
+    cli.add_argument("figure", choices=FIGURE_NAMES)
     cli.add_argument(
         "--tasks", nargs="+", choices=TASKS, help="default: FetchPush-v4 for fig7, all three else"
     )
@@ -473,10 +431,12 @@ def main() -> None:
     if args.settings and len(settings) != len(args.settings):
         known = ", ".join(repr(s.name) for s in settings_of(args.figure))
         cli.error(f"--settings: {args.figure}'s settings are {known}")
-    grid = [
-        (task, setting, *home_of(args.figure, setting), seed)
+    budget = {task: args.steps or BUDGETS[task] for task in tasks}
+    grid = [  # each run: its task, setting, the figure and setting it lives under, seed, folder
+        (task, setting, figure, home, seed, run_dir(args.runs, figure, task, home, seed))
         for task in tasks
         for setting in settings
+        for figure, home in [home_of(args.figure, setting)]
         for seed in args.seeds
     ]
     if args.find_goals:
@@ -498,9 +458,8 @@ def main() -> None:
         if args.figure != "fig5":
             cli.error("--many-goals: only fig5's runs have one goal")
         many_goal_policy: dict[tuple[str, int, int], str] = {}
-        for task, setting, figure, home, seed in grid:
-            run = run_dir(args.runs, figure, task, home, seed)
-            state = state_of(run, args.steps or BUDGETS[task])
+        for task, setting, _, _, seed, run in grid:
+            state = state_of(run, budget[task])
             if state != "done":
                 print(f"{task} | {setting.name} | seed {seed} | {state}: not judged")
                 continue
@@ -511,7 +470,7 @@ def main() -> None:
                 figure_of, name = REFERENCE["fig5"]  # fig4's DDPG+HER, many goals
                 setting_of = next(s for s in settings_of(figure_of) if s.name == name)
                 reference = run_dir(args.runs, figure_of, task, setting_of, seed)
-                known = state_of(reference, args.steps or BUDGETS[task]) == "done"
+                known = state_of(reference, budget[task]) == "done"
                 level = policy_success(reference, args.many_goals, False, goal) if known else None
                 many_goal_policy[task, seed, goal] = "not run" if level is None else f"{level:.3f}"
             print(
@@ -522,28 +481,20 @@ def main() -> None:
         return
     if args.plan:
         total = 0
-        for task, setting, figure, home, seed in grid:
-            steps = args.steps or BUDGETS[task]
-            state, made = progress_of(run_dir(args.runs, figure, task, home, seed), steps)
-            total += steps - made
+        for task, setting, figure, home, seed, run in grid:
+            state, made = progress_of(run, budget[task])
+            total += budget[task] - made
             shared = f" ({figure}'s {home.name})" if figure != args.figure else ""
-            print(f"{task} | {setting.name}{shared} | seed {seed} | {steps:,} env steps | {state}")
+            steps = f"{budget[task]:,} env steps"
+            print(f"{task} | {setting.name}{shared} | seed {seed} | {steps} | {state}")
         runs = f"{len(grid)} run" + ("" if len(grid) == 1 else "s")
         print(f"{runs}, {total:,} env steps left{pace_of(total)}")
         return
     if not args.draw:
         with ThreadPoolExecutor(args.jobs) as pool:
             futures = [
-                pool.submit(
-                    train,
-                    figure,
-                    task,
-                    home,
-                    seed,
-                    args.steps or BUDGETS[task],
-                    run_dir(args.runs, figure, task, home, seed),
-                )
-                for task, _, figure, home, seed in grid
+                pool.submit(train, figure, task, home, seed, budget[task], run)
+                for task, _, figure, home, seed, run in grid
             ]
             for future in futures:
                 future.result()  # a failure of the script itself is raised, not lost

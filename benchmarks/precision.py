@@ -4,10 +4,8 @@
     python benchmarks/precision.py learn --seeds 0 1 2  # 15-bit flipping and FetchReach
     python benchmarks/precision.py compile            # updates/s, eager vs torch.compile
 
-``speed`` times one DDPG update (critic and actor, Adam, one thread) for the network and
-batch sizes of the Fetch recipes. ``learn`` trains herkit's presets on 15-bit flipping
-(DQN) and FetchReach-v4 (DDPG) with ``--precision fp32`` and ``bf16`` and records the
-success of each evaluation. Results go to docs/precision.json.
+``speed`` times one DDPG update (one thread) at the Fetch recipes' sizes; ``learn`` trains
+15-bit flipping and FetchReach-v4 with fp32 and bf16. Results go to docs/precision.json.
 """
 
 from __future__ import annotations
@@ -45,8 +43,7 @@ def ddpg_timing(
     compiled: bool = False,
 ) -> UpdateTiming:
     """DDPG updates (one thread) on one random FetchPush-sized batch, timed for ``seconds``
-    after 20; with ``compiled``, every network's forward goes through ``torch.compile``
-    first (it compiles in the first calls)."""
+    after 20 (``compiled``: every network through ``torch.compile``)."""
     torch.set_num_threads(1)
     config = DDPGConfig(
         hidden=hidden,
@@ -82,6 +79,7 @@ def ddpg_timing(
 
 
 def speed() -> list[dict[str, Any]]:
+    """fp32 against bf16 updates/s at each size, with and without LayerNorm."""
     rows = []
     print("| hidden | batch | LayerNorm | fp32 updates/s | bf16 updates/s | speed-up |")
     print("|---|---:|---|---:|---:|---:|")
@@ -133,8 +131,7 @@ LEARN = {
 
 
 def learn(seeds: list[int]) -> list[dict[str, Any]]:
-    """Each preset of :data:`LEARN` trained with fp32 and with bf16 per seed: the success of
-    each evaluation, the first at 0.9, the last and the wall time."""
+    """Each preset of :data:`LEARN` trained with fp32 and with bf16 per seed; their curves."""
     rows = []
     for env_id, budget in LEARN.items():
         for seed in seeds:
@@ -160,6 +157,7 @@ def learn(seeds: list[int]) -> list[dict[str, Any]]:
 
 
 def main() -> None:
+    """The command line (see the module's docstring)."""
     cli = common.parser(__doc__)
     cli.add_argument("what", choices=["speed", "learn", "compile"])
     cli.add_argument("--seeds", type=int, nargs="+", default=[0])

@@ -12,15 +12,10 @@
     python benchmarks/sb3_compare.py pointmaze                # PointMaze SAC+HER, both libraries
     python benchmarks/sb3_compare.py parking --seeds 0 1 2    # highway-env's parking-v0, both
 
-Without a subcommand, the parts of docs/sb3.md (``--only``; the method is that page's),
-each against SB3 with the same network, batch, learning rate, discount, HER strategy and
-update schedule, every run a fresh process (SB3's through the hidden ``--sb3-run`` and
-``--updates-run`` workers, which write herkit's ``progress.csv`` / ``summary.json``
-columns), each timed measurement on a quiet machine (:func:`quiet_measure`). Writes
-``sb3.json``, ``sb3.md`` and ``figures/sb3_bitflip.png`` (``--record``: in docs/).
-
-Needs stable-baselines3 (``bash install.sh bench``), gymnasium-robotics for Fetch and
-PointMaze (``bash install.sh robotics``), sb3-contrib for TQC, highway-env for parking.
+Without a subcommand, the parts of docs/sb3.md (``--only``; method: that page), each run
+in a fresh process (SB3's through the hidden ``--sb3-run`` and ``--updates-run`` workers)
+on a quiet machine; writes sb3.json, sb3.md and figures/sb3_bitflip.png. Needs
+stable-baselines3, gymnasium-robotics, sb3-contrib (TQC) and highway-env (parking).
 """
 
 from __future__ import annotations
@@ -47,11 +42,8 @@ import common
 import numpy as np
 
 SCRIPT = "benchmarks/sb3_compare.py"
-"""This script, as the commands it records name it (their workers are its hidden modes)."""
 BATCH = 256
-"""Batch size of every update, on both sides."""
 TARGET = 0.9
-"""The success rate whose first evaluation gives "env steps / wall s to 0.9"."""
 
 # -- the SB3 side ------------------------------------------------------------------------------
 
@@ -59,10 +51,8 @@ TARGET = 0.9
 def sb3_model(
     algo: str, env: Any, seed: int, buffer_class: Any = None, her: Any = None, size: int = 10**6
 ) -> Any:
-    """The SB3 model of ``algo`` with herkit's settings (docs/sb3.md's tables): Adam
-    1e-3, gamma 0.98, batch 256, a HER buffer (SB3's, or ``buffer_class`` with ``her``'s
-    settings; future k=4) of ``size``; DQN as herkit's bit-flipping preset, the others
-    3x256 with one update per step of the vector env after 1,000 env steps."""
+    """The SB3 model of ``algo`` with herkit's settings (docs/sb3.md), on SB3's HER buffer
+    or ``buffer_class`` with ``her``'s settings."""
     from stable_baselines3 import DDPG, DQN, SAC, TD3, HerReplayBuffer
     from stable_baselines3.common.noise import NormalActionNoise
 
@@ -106,9 +96,8 @@ def sb3_model(
 def evaluate(
     model: Any, env: Any, episodes: int, seed: int, key: str = "is_success", normalizer: Any = None
 ) -> float:
-    """Success rate of an SB3 model's deterministic policy over ``episodes`` episodes of the
-    (unvectorised) ``env``, read from ``info[key]`` at each episode's end; the observations
-    normalised by ``normalizer`` (a VecNormalize) where one is given."""
+    """Success rate of an SB3 model's deterministic policy over ``episodes`` episodes of
+    ``env`` (``info[key]`` at each end), observations through ``normalizer`` if given."""
     successes = []
     obs, _ = env.reset(seed=seed)
     while len(successes) < episodes:
@@ -133,11 +122,8 @@ def learn(
     seconds: float | None = None,
     say: bool = False,
 ) -> list[dict[str, float]]:
-    """``model.learn`` for ``steps`` env steps (or ``seconds`` of wall time), with
-    :func:`evaluate` on ``eval_env`` every ``every`` env steps (``episodes`` episodes from
-    the reset seed ``seed(env_steps)``, or ``seed + 10_000 + env_steps`` for a number); a
-    row per evaluation: env steps, updates, wall s since learning started (evaluations
-    included), the seconds spent evaluating so far, success rate (printed with ``say``)."""
+    """``model.learn`` for ``steps`` env steps (or ``seconds``), with :func:`evaluate` every
+    ``every`` env steps; a row per evaluation (env steps, updates, wall_s, eval_s, success)."""
     from stable_baselines3.common.callbacks import BaseCallback
 
     def success(env_steps: int) -> float:
@@ -181,8 +167,7 @@ def one_thread() -> None:
 
 
 def sb3_envs(env_id: str, n_envs: int, seed: int, kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    """SB3's vector env of ``n_envs`` of herkit's goal env ``env_id`` (seeded) and a
-    separate env to evaluate on, torch on one thread (:func:`one_thread`)."""
+    """SB3's seeded vector env of ``n_envs`` herkit goal envs and an env to evaluate on."""
     from stable_baselines3.common.env_util import make_vec_env
 
     from herkit.envs import make_goal_env
@@ -213,8 +198,7 @@ def running(pattern: str) -> bool:
 
 
 def wait_quiet(pattern: str) -> dict[str, Any]:
-    """Wait (60 s at a time) while a process matching ``pattern`` runs or, with this script
-    idle, more than MAX_BUSY of the machine's CPU time is busy (someone else's work)."""
+    """Wait while a process matching ``pattern`` runs or the machine is busier than MAX_BUSY."""
     waited = 0
     while True:
         found, busy = running(pattern), busy_fraction()
@@ -228,8 +212,7 @@ def wait_quiet(pattern: str) -> dict[str, Any]:
 
 
 def quiet_measure(measure: Any, pattern: str) -> dict[str, Any]:
-    """``measure()`` on a quiet machine; redone (up to 5 times) when the machine is busy
-    right after it, i.e. someone else's work probably overlapped it."""
+    """``measure()`` on a quiet machine, redone (up to 5 times) while it is busy right after."""
     for attempt in range(1, 6):
         state = wait_quiet(pattern)
         result = measure()
@@ -246,13 +229,12 @@ def quiet_measure(measure: Any, pattern: str) -> dict[str, Any]:
 
 
 class Part(NamedTuple):
-    """A task of the parts' training runs."""
+    """A task of the parts' training runs: its env, budget, evaluations and algorithms."""
 
     env_id: str
     steps: int
     eval_every: int
     algos: tuple[str, ...]
-    """Run on each side."""
 
 
 TASKS = {
@@ -260,14 +242,10 @@ TASKS = {
     "fetchreach": Part("FetchReach-v4", 10_000, 500, ("sac", "ddpg")),
     "fetchpush": Part("FetchPush-v4", 20_000, 20_000, ("sac", "ddpg")),
 }
-"""Per task of the training parts: the env, budget, evaluation interval and algorithms."""
 PARTS = ("bitflip", "fetchreach", "updates", "fetchpush-speed")
-"""The parts ``--only`` takes, in the order they run and the report shows them."""
 EVAL_EPISODES = 10
-"""Deterministic evaluation episodes, on both sides."""
 FETCH_N_ENVS = 2
-"""Training envs on Fetch tasks (herkit's FetchReach preset; FetchPush's before): 0.5
-updates per env step."""
+"""Training envs on Fetch tasks, 0.5 updates per env step."""
 
 
 def summarise(rows: list[dict[str, float]]) -> dict[str, Any]:
@@ -285,7 +263,7 @@ def summarise(rows: list[dict[str, float]]) -> dict[str, Any]:
 
 
 def training_command(lib: str, task: str, algo: str, seed: int, out: Path) -> str:
-    """The command of one run of ``task``: ``herkit train`` or this script's ``--sb3-run``."""
+    """The command of one run: ``herkit train`` or this script's ``--sb3-run``."""
     spec = TASKS[task]
     budget = f"--algo {algo} --steps {spec.steps} --eval-every {spec.eval_every}"
     if lib == "sb3":
@@ -332,8 +310,7 @@ def run_training(
 
 
 def sb3_run(task: str, algo: str, seed: int, out: Path, steps: int, eval_every: int) -> None:
-    """Train SB3 on ``task`` (the ``--sb3-run`` worker); writes progress.csv and
-    summary.json as ``herkit train`` does."""
+    """The ``--sb3-run`` worker: SB3 on ``task``, written as ``herkit train`` writes."""
     from stable_baselines3.common.vec_env import VecNormalize
 
     env_id = TASKS[task].env_id
@@ -358,8 +335,7 @@ def sb3_run(task: str, algo: str, seed: int, out: Path, steps: int, eval_every: 
 
 
 def part_training(task: str, seeds: list[int], out_root: Path, quiet: str) -> dict[str, Any]:
-    """Every run of ``task`` (both libraries, each algorithm, each seed) on a quiet machine;
-    the part's record for sb3.json."""
+    """Every run of ``task`` (libraries, algorithms, seeds) on a quiet machine; its record."""
     spec = TASKS[task]
     runs = [
         run_training(lib, task, algo, seed, out_root, quiet)
@@ -422,9 +398,8 @@ def by_run(part: dict[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
 
 
 def speedup_text(part: dict[str, Any], herkit_algo: str, sb3_algo: str) -> str:
-    """Per seed, SB3 wall s to 0.9 / herkit wall s to 0.9, as the report writes them:
-    ``seed 0: 2.10x, seed 1: > 3.00x`` (a bound where one side never got there: ``>``, SB3
-    needs more than its whole run; ``<``, herkit does)."""
+    """Per seed, SB3 / herkit wall s to 0.9: ``seed 0: 2.10x, seed 1: > 3.00x`` (a bound
+    where one side never got there)."""
     by, texts = by_run(part), []
     for seed in part["seeds"]:
         h, s = by.get(("herkit", herkit_algo, seed)), by.get(("sb3", sb3_algo, seed))
@@ -441,7 +416,7 @@ def speedup_text(part: dict[str, Any], herkit_algo: str, sb3_algo: str) -> str:
 
 
 def budget_ratios(part: dict[str, Any], herkit_algo: str, sb3_algo: str) -> str:
-    """Per seed, SB3 loop wall s / herkit loop wall s for the whole budget: ``2.10x, 1.95x``."""
+    """Per seed, SB3 / herkit loop wall s of the whole budget: ``2.10x, 1.95x``."""
     by = by_run(part)
     pairs = [
         (by.get(("sb3", sb3_algo, seed)), by.get(("herkit", herkit_algo, seed)))
@@ -451,8 +426,7 @@ def budget_ratios(part: dict[str, Any], herkit_algo: str, sb3_algo: str) -> str:
 
 
 def first_differences(part: dict[str, Any], title: str) -> str:
-    """A sentence naming the runs where herkit and SB3 first reached 0.9 at different env
-    steps (same algorithm and seed); empty when there are none."""
+    """A sentence naming the runs where the libraries first reached 0.9 at different steps."""
     by = {key: run["first_0.9_env_steps"] for key, run in by_run(part).items()}
     differ = [
         f"{algo.upper()} seed {seed} (herkit {by[('herkit', algo, seed)]}, "
@@ -571,8 +545,7 @@ def fetchreach_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
 
 
 def fetchreach_note(part: dict[str, Any]) -> str:
-    """What the report's reading notes say about the FetchReach runs (may be empty): where
-    the libraries first reached 0.9 at different env steps, and what one shared first means."""
+    """The report's reading notes on the FetchReach runs (may be empty)."""
     text = first_differences(part, "FetchReach")
     firsts = {r["first_0.9_env_steps"] for r in part["runs"]}
     if len(firsts) == 1 and None not in firsts:
@@ -632,11 +605,8 @@ def speed_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
 FILL = 20_000
 """Random-action FetchPush-v4 transitions both buffers hold."""
 UPDATES = 500
-"""Updates per timing."""
 REPEATS = 3
-"""Timings per row (in one process); the median is reported."""
 WARMUP_UPDATES = 50
-"""Untimed updates before the timings."""
 UPDATE_CONFIGS: list[tuple[str, str, int | None]] = [
     ("herkit", "sac", 1_000_000),
     ("sb3", "sac", 1_000_000),
@@ -678,8 +648,8 @@ def collect_push(path: Path, steps: int, seed: int = 0) -> None:
 def updates_run(
     lib: str, algo: str, threads: int, data_path: Path, buffer_size: int, updates: int, repeats: int
 ) -> dict[str, Any]:
-    """Fill a HER buffer with the saved transitions, then time ``updates`` updates
-    ``repeats`` times (the ``--updates-run`` worker)."""
+    """The ``--updates-run`` worker: a HER buffer of the saved transitions, ``updates``
+    updates timed ``repeats`` times."""
     import torch
 
     from herkit.bench import time_updates
@@ -749,9 +719,8 @@ def updates_run(
 
 
 def part_updates(out_root: Path, quiet: str) -> dict[str, Any]:
-    """Collect :data:`FILL` random FetchPush-v4 transitions once (to ``out_root``), then
-    time every :data:`UPDATE_CONFIGS` row at 1 and 2 torch threads, each in a fresh
-    ``--updates-run`` process on a quiet machine; the part's record."""
+    """Every :data:`UPDATE_CONFIGS` row at 1 and 2 threads, each an ``--updates-run``
+    process on a quiet machine, on :data:`FILL` transitions collected once; its record."""
     out_root.mkdir(parents=True, exist_ok=True)
     data_path = out_root / "fetchpush_random.npz"
     if not data_path.exists():
@@ -887,7 +856,6 @@ def updates_section(part: dict[str, Any]) -> tuple[list[str], list[str]]:
 # -- the report: docs/sb3.md ------------------------------------------------------------------
 
 RESULTS = common.DOCS / "sb3.json"
-"""Every part's record (parts not rerun are kept)."""
 REPORT = common.DOCS / "sb3.md"
 """The report: its marked parts (``<!-- sb3 NAME -->``) are made from RESULTS."""
 MARKED = common.marked("sb3")
@@ -901,8 +869,7 @@ SECTIONS = {
 
 
 def machine_part(results: dict[str, Any]) -> list[str]:
-    """The report's machine: lscpu's first lines, the libraries, herkit's commit when each
-    part started, and each part's wall time."""
+    """The report's machine, libraries, herkit's commit per part and each part's wall time."""
     m = results["machine"]
     versions = m.get("versions") or {key.replace("_", "-"): value for key, value in m.items()}
     names = ("torch", "numpy", "stable-baselines3", "sb3-contrib", "gymnasium")
@@ -964,8 +931,7 @@ def report_part(results: dict[str, Any], name: str) -> str | None:
 
 
 def fill_report(text: str, results: dict[str, Any]) -> str:
-    """The report ``text`` with its marked parts made again from the results of sb3.json:
-    the machine, each part's section and the summary of speed-ups."""
+    """The report ``text`` with its marked parts made again from ``results``."""
     return common.fill_marked(text, MARKED, lambda name: report_part(results, name))
 
 
@@ -975,8 +941,7 @@ def write_report(results: dict[str, Any], path: Path = REPORT) -> None:
 
 
 def run_compare(options: argparse.Namespace) -> None:
-    """Run the parts asked for (or, with a hidden worker flag, one SB3 training run or one
-    timing of updates), then write sb3.json, sb3.md and the bit-flipping figure."""
+    """Run the parts asked for (or a hidden worker), then write sb3.json, sb3.md and the figure."""
     if options.sb3_run:
         out = Path(options.out)
         sb3_run(options.sb3_run, options.algo, options.seed, out, options.steps, options.eval_every)
@@ -1016,14 +981,9 @@ def run_compare(options: argparse.Namespace) -> None:
 
 BUFFER_DOC = """SB3's own algorithms with herkit's buffer (herkit.sb3) against its HerReplayBuffer.
 
-Everything but the ``replay_buffer_class`` is the same on both sides (:func:`sb3_model`:
-3x256 or DQN's [256], batch 256, Adam 1e-3, gamma 0.98, future k = 4, buffer 1,000,000).
-Each task (:data:`BUFFER_TASKS`: its env, algorithm, budget and evaluations; ``parking``
-and ``hazard`` are not in the default list) runs both buffers at once per seed, one per
-core, each its own process on one torch thread; evaluations of the deterministic policy
-on a separate env are in the wall time, and the time inside ``replay_buffer.sample`` is
-measured apart. ``--buffers`` names herkit.sb3's other settings and experiments
-(:data:`VARIANTS`). Results and how to read them: docs/guide-sb3.md.
+All but ``replay_buffer_class`` is the same (:func:`sb3_model`); per task and seed the
+buffers run at once, one process and core each, the time in ``sample`` measured apart.
+``--buffers`` names herkit.sb3's other settings (:data:`VARIANTS`). See docs/guide-sb3.md.
 
     python benchmarks/sb3_compare.py buffer                    # the default tasks, 3 seeds
     python benchmarks/sb3_compare.py buffer --tasks bitflip --seeds 0
@@ -1034,8 +994,7 @@ measured apart. ``--buffers`` names herkit.sb3's other settings and experiments
     python benchmarks/sb3_compare.py buffer --tasks parking --buffers herkit-computed --seeds 0 1
     python benchmarks/sb3_compare.py buffer --paired sb3 herkit   # differences, 95 % intervals
 
-Needs stable-baselines3, gymnasium-robotics for FetchReach and PointMaze and highway-env
-for parking. Writes sb3_buffer.json (merged by task, buffer, seed).
+Writes sb3_buffer.json (merged by task, buffer, seed).
 """
 
 BUFFER_RECORD = common.DOCS / "sb3_buffer.json"
@@ -1043,7 +1002,8 @@ BUFFER_RECORD = common.DOCS / "sb3_buffer.json"
 
 @dataclasses.dataclass(frozen=True)
 class Task:
-    """A task of the buffer comparison: its env, algorithm, budget and evaluations."""
+    """A task of the buffer comparison: its env (and keyword arguments), algorithm, budget,
+    evaluations and the info field of an episode's success."""
 
     env_id: str
     algo: str
@@ -1052,13 +1012,10 @@ class Task:
     eval_every: int
     eval_episodes: int
     kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """The env's keyword arguments."""
     success_key: str = "is_success"
-    """The info field that holds an episode's success."""
 
 
 MAZE = {"continuing_task": False, "max_episode_steps": 100}
-"""PointMaze_UMaze-v3's settings here: an episode ends on success, else after 100 steps."""
 BUFFER_TASKS = {
     "bitflip": Task("herkit/BitFlip-v0", "dqn", 1, 20_000, 1_000, 10, {"n_bits": 15}),
     "pointreach": Task("herkit/PointReach-v0", "td3", 1, 4_000, 500, 20),
@@ -1074,7 +1031,6 @@ BUFFER_TASKS = {
 }
 DEFAULT_TASKS = ("bitflip", "pointreach", "fetchreach", "fetchreach-td3", "pointmaze")
 BUFFERS = ("sb3", "herkit")
-"""The pair each seed runs by default."""
 VARIANTS = {
     "herkit-finished": {},
     "herkit-n3": {"n_steps": 3, "gamma": 0.98},
@@ -1087,13 +1043,11 @@ VARIANTS = {
     "herkit-both": {"keep_env_terms": True, "terminal_on_success": None},
 }
 """Other buffers ``--buffers`` can name, with their herkit.sb3 settings (or, for
-:data:`EXPERIMENTS`, a subclass made here); what each changes and what it showed:
-docs/guide-sb3.md and docs/experiment-log.md."""
+:data:`EXPERIMENTS`, a subclass made here)."""
 
 
 def finished_episodes_only() -> type:
-    """An experiment, not a herkit setting: herkit.sb3's buffer sampling only the steps of
-    finished episodes, as SB3's buffer does (herkit also samples episodes in progress)."""
+    """An experiment: herkit.sb3's buffer sampling only finished episodes, as SB3's does."""
     from herkit import sb3
 
     class FinishedEpisodesOnly(sb3.HerReplayBuffer):
@@ -1109,9 +1063,7 @@ def finished_episodes_only() -> type:
 
 
 def computed_rewards_only() -> type:
-    """An experiment, not a herkit setting: herkit.sb3's buffer storing the env's
-    ``compute_reward`` as each step's reward, as SB3's buffer hands every sample (herkit
-    keeps the env's own step reward and the terms ``compute_reward`` lacks)."""
+    """An experiment: herkit.sb3's buffer storing ``compute_reward`` as each step's reward."""
     from herkit import sb3
 
     class ComputedRewardsOnly(sb3.HerReplayBuffer):
@@ -1127,9 +1079,8 @@ def computed_rewards_only() -> type:
 
 
 def sb3_rewards() -> type:
-    """An experiment, not a herkit setting: herkit.sb3's buffer giving rewards as SB3's
-    buffer does, ``compute_reward`` alone to relabelled samples (herkit adds the terms of
-    the env's reward that ``compute_reward`` lacks) and the env's reward to real ones."""
+    """An experiment: herkit.sb3's buffer giving ``compute_reward`` alone to relabelled
+    samples and the env's reward to real ones, as SB3's does."""
     from herkit import sb3
 
     class Sb3Rewards(sb3.HerReplayBuffer):
@@ -1163,7 +1114,6 @@ EXPERIMENTS = {
     "herkit-computed": computed_rewards_only,
     "herkit-sb3rewards": sb3_rewards,
 }
-"""The buffers of :data:`VARIANTS` that are subclasses made here, not settings."""
 
 
 def buffer_model(task: str, buffer: str, env: Any, seed: int) -> Any:
@@ -1180,8 +1130,7 @@ def buffer_model(task: str, buffer: str, env: Any, seed: int) -> Any:
 
 
 def buffer_worker(task: str, buffer: str, seed: int) -> dict[str, Any]:
-    """One training run in this process (the ``--worker``); its evaluations and the time
-    spent sampling."""
+    """One training run (the ``--worker``): its evaluations and the time spent sampling."""
     spec = BUFFER_TASKS[task]
     env, eval_env = sb3_envs(spec.env_id, spec.n_envs, seed, spec.kwargs)
     model = buffer_model(task, buffer, env, seed)
@@ -1254,8 +1203,8 @@ def run_pair(task: str, seed: int, buffers: tuple[str, ...]) -> None:
 
 
 def same_data(task: str, steps: int, batches: int) -> dict[str, dict[str, float]]:
-    """Both buffers fed the same ``steps`` of random actions in ``task``'s env, then
-    sampled ``batches`` batches of 4,096: what each hands the learner, in numbers."""
+    """Both buffers fed the same ``steps`` random steps, then ``batches`` of 4,096 sampled:
+    what each hands the learner."""
     import stable_baselines3
 
     from herkit import sb3
@@ -1301,10 +1250,8 @@ def task_name(task: str) -> str:
 
 
 def buffer_table(tasks: list[str]) -> str:
-    """Markdown: per task and buffer, the success averaged over seeds and over all the
-    evaluations (the area under the curve), at a quarter, half, three quarters and all of
-    the budget, and over the last 4 evaluations; env steps to the first 0.9, wall times and
-    time in ``sample`` per seed."""
+    """Markdown: per task and buffer, the success over the evaluations, at four budgets and
+    over the last 4; env steps to 0.9, wall times and time in ``sample`` per seed."""
     runs = common.read_json(BUFFER_RECORD)["runs"]
 
     def mean(values: Any) -> str:
@@ -1362,10 +1309,8 @@ def interval(differences: list[float], draws: int = 20_000) -> tuple[float, floa
 
 
 def paired(runs: dict[str, Any], task: str, first: str, second: str) -> dict[str, Any] | None:
-    """The seeds of ``task`` run with both buffers: each one's mean success over the last 4
-    evaluations, runs that reached 0.9, the mean difference (second - first) with its 95 %
-    bootstrap interval, and the mean env steps to 0.9 where both reached it (None: no seed
-    run with both)."""
+    """The seeds of ``task`` run with both buffers: their success over the last 4
+    evaluations, the mean difference with its 95 % interval, env steps to 0.9 (or None)."""
     pairs = [
         (runs.get(f"{task}/{first}/seed{s}"), runs.get(f"{task}/{second}/seed{s}"))
         for s in range(1_000)
@@ -1393,7 +1338,7 @@ def paired(runs: dict[str, Any], task: str, first: str, second: str) -> dict[str
 
 
 MIN_INTERVAL_SEEDS = 3
-"""Paired seeds below which no interval is shown: a bootstrap over two pairs says nothing."""
+"""Paired seeds below which no interval is shown."""
 
 
 def difference(found: dict[str, Any]) -> str:
@@ -1436,8 +1381,7 @@ RULES = {
     "herkit": ("no (default)", "from the env, with terms (default)"),
 }
 """herkit.sb3's buffers by their rules for relabelled samples: the env's terms kept in the
-reward, and a reached goal terminal (``from the env``: where it is seen to end episodes on
-success; ``with terms``: and its rewards hold terms beyond ``compute_reward``)."""
+reward, and a reached goal terminal."""
 
 
 def rules_table(tasks: list[str]) -> str:
@@ -1491,19 +1435,14 @@ TQC_DOC = """SB3's TQC with rl-zoo's FetchPush settings against herkit, at equal
     python benchmarks/sb3_compare.py tqc --minutes 20     # one SB3 run, then the table
     python benchmarks/sb3_compare.py tqc --table          # the table from the records
 
-TQC as rl-baselines3-zoo's ``hyperparams/tqc.yml`` trains FetchPush (:func:`zoo_tqc`),
-stopped after ``--minutes`` of wall time (evaluations included), 20 evaluation episodes
-every ``--eval-every`` env steps, torch's default threads. Writes sb3_tqc.json and prints,
-beside it, every FetchPush-v4 record of fetch.json at the same wall time
-(docs/experiment-log.md).
+Writes sb3_tqc.json and prints it beside fetch.json's FetchPush-v4 records at that wall time.
 """
 
 TQC_RECORD = common.DOCS / "sb3_tqc.json"
 
 
 def zoo_tqc(minutes: float, eval_every: int, seed: int) -> dict[str, Any]:
-    """TQC with rl-zoo's FetchPush hyperparameters, trained until ``minutes`` of wall time
-    have passed; its record with the curve of evaluations."""
+    """TQC with rl-zoo's FetchPush hyperparameters for ``minutes``; its record and curve."""
     import gymnasium as gym
     import gymnasium_robotics
     from sb3_contrib import TQC
@@ -1593,12 +1532,8 @@ def run_tqc(options: argparse.Namespace) -> None:
 
 
 def run_zoo(options: argparse.Namespace) -> None:
-    """The ``zoo`` subcommand: docs/guide-sb3.md's first rl-zoo3 line (its YAML file, the
-    line as written plus ``-n STEPS --eval-freq -1``; ``--zoo-threads`` times another
-    ``--num-threads``) against README's SB3 example as written, each in a fresh process, in
-    env steps per second of ``learn()``: the zoo's from SB3's last log line (``fps``), the
-    example's from its ``learn`` timed. Target: the zoo within 1.5x of the example. Writes
-    sb3_zoo.json."""
+    """The ``zoo`` subcommand: docs/guide-sb3.md's rl-zoo3 line against README's SB3
+    example, env steps per second of ``learn()`` each (target: within 1.5x); sb3_zoo.json."""
     guide, readme = (common.ROOT / "docs" / "guide-sb3.md").read_text(), common.ROOT / "README.md"
     zoo_line = re.search(r"^python (-m rl_zoo3\.train .*)$", guide, re.M)
     example = re.search(r"sb3 example: start -->\n```python\n(.*?)```", readme.read_text(), re.S)
@@ -1614,7 +1549,6 @@ def run_zoo(options: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "herkit_her.yml").write_text(guide.split("```yaml\n")[1].split("```")[0])
         zoo = [*zoo_line.group(1).split(), "-n", str(options.steps), "--eval-freq", "-1"]
-        zoo += ["--num-threads", str(options.zoo_threads)] if options.zoo_threads else []
         for name, command in (("zoo", ["-u", *zoo]), ("sb3", ["-c", timed])):
             started = time.perf_counter()
             done = subprocess.run([sys.executable, *command], cwd=folder, capture_output=True)
@@ -1643,14 +1577,9 @@ def run_zoo(options: argparse.Namespace) -> None:
 
 ONE_ENV_DOC = """SAC+HER on one env that herkit's authors did not write: herkit beside SB3.
 
-``pointmaze``: PointMaze_UMaze-v3 (gymnasium-robotics; 0/1 rewards, success in
-``info["success"]``, episodes end on success, else after 100 steps) as ``herkit train
-PointMaze_UMaze-v3`` launches it (``--algo td3`` for its TD3). ``parking``: highway-env's
-parking-v0 with herkit's generic SAC defaults (``herkit train highway_env:parking-v0
---algo sac``). SB3 runs SAC with its HerReplayBuffer and herkit's settings
-(:func:`sb3_model`); both evaluate every 2,000 env steps, record the seconds spent
-evaluating (left out of the figure's time axis), and run one after the other on one
-thread each. Method and results: docs/experiment-log.md.
+``pointmaze`` (PointMaze_UMaze-v3) and ``parking`` (highway-env's parking-v0) as ``herkit
+train`` launches them, SB3's SAC with herkit's settings (:func:`sb3_model`); both evaluate
+every 2,000 env steps, one thread each, one after the other. See docs/experiment-log.md.
 
     python benchmarks/sb3_compare.py pointmaze                 # seed 0, 50,000 env steps, both
     python benchmarks/sb3_compare.py pointmaze --seeds 0 1 2 --only herkit
@@ -1663,16 +1592,13 @@ Writes pointmaze.json or parking.json (merged by library and seed) and its figur
 
 
 class OneEnv(NamedTuple):
-    """How each library runs one of the single-env comparisons."""
+    """How each library runs a single-env comparison: gymnasium's id and the module that
+    registers it (SB3's), the env and flags of ``herkit train``, the budget and evaluations."""
 
     env_id: str
-    """gymnasium's id (SB3's env)."""
     module: str
-    """The module that registers it."""
     herkit_id: str
-    """The env as ``herkit train`` names it."""
     herkit_flags: tuple[str, ...]
-    """Beyond herkit's defaults (the preset's, where it has one)."""
     kwargs: dict[str, Any]
     steps: int
     eval_episodes: int
@@ -1681,10 +1607,7 @@ class OneEnv(NamedTuple):
 
 
 EVAL_EVERY = 2_000
-"""Env steps between evaluations, on both sides."""
 COLUMNS = ("env_steps", "wall_s", "eval_s", "success_rate")
-"""What each evaluation records: ``eval_s``, the seconds spent evaluating so far, is left
-out of the training time on the figure's time axis."""
 ONE_ENV = {
     "pointmaze": OneEnv(
         "PointMaze_UMaze-v3",
@@ -1734,8 +1657,7 @@ def one_env_rows(
 
 
 def train_minutes(row: dict[str, float]) -> float:
-    """Wall time of a row without its run's evaluations, in minutes (with them where they
-    were not recorded)."""
+    """Wall time of a row without its run's evaluations (where recorded), in minutes."""
     return (row["wall_s"] - row.get("eval_s", 0.0)) / 60
 
 
@@ -1760,8 +1682,7 @@ def by_side(records: dict[str, Any]) -> dict[str, list[list[dict[str, float]]]]:
 
 
 def plot_one_env(name: str, records: dict[str, Any], path: Path) -> None:
-    """Success against env steps and against wall time: each seed thin, each side's mean
-    over its seeds thick."""
+    """Success against env steps and wall time: each seed thin, each side's mean thick."""
     spec = ONE_ENV[name]
     with common.figure(path, 1, 2, figsize=(11, 4)) as (fig, axes):
         colors = {"herkit": "tab:blue", "sb3": "tab:orange", "herkit-td3": "tab:green"}
@@ -1792,9 +1713,8 @@ def plot_one_env(name: str, records: dict[str, Any], path: Path) -> None:
 
 
 def at_budgets(records: dict[str, Any]) -> str:
-    """A markdown table: each side's success, mean over its seeds, at every evaluation's
-    env steps and every 2 minutes of training wall time (the last evaluation done by then;
-    0 before the first)."""
+    """Markdown: each side's mean success at every evaluation's env steps and every 2
+    minutes of training wall time."""
     runs = by_side(records)
     every_run = [rows for side in runs for rows in runs[side]]
     steps = sorted({row["env_steps"] for rows in every_run for row in rows})
@@ -1813,8 +1733,8 @@ def at_budgets(records: dict[str, Any]) -> str:
 
 
 def run_one_env(options: argparse.Namespace) -> None:
-    """The ``pointmaze`` and ``parking`` subcommands: run each seed and library, one after
-    the other, recording each run as it ends (or, with ``--table``, print the budgets)."""
+    """The ``pointmaze`` and ``parking`` subcommands: each seed and library, recorded as it
+    ends (``--table``: print the budgets)."""
     name = options.command
     record = common.DOCS / f"{name}.json"
     if options.table:
@@ -1853,8 +1773,7 @@ def described(doc: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    """The side-by-side parts without a subcommand; ``buffer``, ``tqc``, ``pointmaze`` and
-    ``parking`` as their docstrings say."""
+    """The command line (see the module's and the subcommands' docstrings)."""
     cli = common.parser(__doc__)
     cli.add_argument("--only", nargs="*", choices=PARTS, help="parts to run (default all)")
     cli.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -1920,7 +1839,6 @@ def main() -> None:
         "zoo", help=str(run_zoo.__doc__).split("\n")[0], **described(str(run_zoo.__doc__))
     )
     sub.add_argument("--steps", type=int, default=2_000, help="env steps of the zoo line")
-    sub.add_argument("--zoo-threads", type=int, help="torch threads of the zoo (-1: torch's)")
     sub.set_defaults(run=run_zoo)
 
     for name in ONE_ENV:

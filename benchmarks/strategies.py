@@ -3,12 +3,9 @@
     python benchmarks/strategies.py                  # 4 strategies x k in {1,2,4,8}, + none
     python benchmarks/strategies.py --seeds 0 1 2
 
-Each run is `herkit train FetchReach-v4 --strategy S --k K` with the Fetch preset (DDPG+HER,
-baselines' settings), a fixed budget of env steps and an evaluation (10 episodes) every
-250 env steps. The measure is sample efficiency: the env steps at which the success rate
-first reaches 0.9, and the mean success over all evaluations (area under the curve).
-Wall time does not enter, so the runs may share the machine with other work. Writes
-strategies.json and figures/strategies.png (``--record``: in docs/, see common.py).
+Each run is `herkit train FetchReach-v4 --strategy S --k K` with the Fetch preset, evaluated
+every 250 env steps; measures: env steps to 0.9 and the mean success (wall time does not
+enter). Writes strategies.json and figures/strategies.png.
 """
 
 from __future__ import annotations
@@ -74,6 +71,7 @@ def plot(results: list[dict], path: Path) -> None:
 
 
 def main() -> None:
+    """The command line (see the module's docstring)."""
     cli = parser(__doc__)
     cli.add_argument("--seeds", type=int, nargs="+", default=[0])
     cli.add_argument("--steps", type=int, default=4000, help="env steps per run")

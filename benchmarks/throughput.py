@@ -4,23 +4,10 @@
     python benchmarks/throughput.py --recipes preset large --seconds 20
     python benchmarks/throughput.py --env FetchReach-v4 --device cuda
 
-For each recipe (a set of ``herkit train`` flags on top of the env's preset), measured one
-after the other in this process, with the threads and env workers that herkit chooses
-for this machine (printed):
-
-- the matrix-multiply peak of torch on those threads, fp32 and bf16 (autocast), as the
-  best GFLOP/s over a few shapes the size of the networks' layers;
-- envs alone: env steps/s of the recipe's training envs, in the recipe's worker
-  processes, stepped with random actions (resets included);
-- learner alone: samples/s and updates/s of ``buffer.sample`` plus the agent's update at
-  the recipe's batch size and precision, on a buffer filled with the envs' transitions;
-  the update's floating-point operations are counted by torch (FlopCounterMode), giving
-  GFLOP/s against the peak of its precision;
-- the loop: ``herkit train`` with the recipe for ``--loop-steps`` env steps, env steps/s
-  between the first log row after warm-up and the last, evaluation time taken out;
-  against the overlap's ideal, min(envs alone, learner alone / samples per env step).
-
-Records go to docs/throughput.json (one per env, recipe and device) with the machine.
+For each recipe (``herkit train`` flags on the env's preset), with the threads and workers
+herkit chooses here: torch's matmul peak (fp32, bf16), the envs alone (random actions), the
+learner alone (sample + update, GFLOP/s against the peak), and the loop (``herkit train``
+for ``--loop-steps``) against the ideal min(envs, learner). Writes docs/throughput.json.
 """
 
 from __future__ import annotations
@@ -80,8 +67,7 @@ def recipe_config(env_id: str, flags: list[str], device: str) -> TrainConfig:
 
 
 def matmul_peak(threads: int, device: str, seconds: float = 1.0) -> dict[str, float]:
-    """Best GFLOP/s of ``x @ w.T`` (F.linear) over a few layer-sized shapes, fp32 and bf16
-    (autocast, as the agents run it)."""
+    """Best GFLOP/s of ``F.linear`` over a few layer-sized shapes, fp32 and bf16 (autocast)."""
     torch.set_num_threads(threads)
     peak: dict[str, float] = {}
     for precision in ("fp32", "bf16"):

@@ -64,6 +64,7 @@ def write_table(results: dict[str, dict]) -> str:
 
 
 def main() -> None:
+    """The command line (see the module's docstring)."""
     cli = common.parser(__doc__)
     cli.add_argument("--only", nargs="*", choices=sorted(RUNS), help="runs to do")
     cli.add_argument("--out", default="runs/benchmarks", help="where run directories go")

@@ -1,19 +1,13 @@
 """Do short seeded runs train exactly as they did at an earlier commit?
 
-For a change that must not alter learning where it does not apply (e.g. keeping the env's
-reward terms, which herkit's envs, Fetch and PointMaze do not have), a bit-identical run is
-a stronger check than learning curves within seed noise. This script checks out REV into a
-temporary git worktree, runs the same ``herkit train`` command line with that code and
-with the working tree's, one after the other, and compares every column of progress.csv
-except the timings (``wall_s``, ``sps``, ``ups``, ``eval_s``): success rates, losses, Q
-values, updates.
+The same ``herkit train`` runs with the code of REV (a temporary git worktree) and the
+working tree's, every column of progress.csv but the timings compared.
 
     python benchmarks/unchanged.py --against 3b03fe7
     python benchmarks/unchanged.py --against HEAD~1 --only bitflip fetchreach
 
-Adds a record to docs/unchanged.json (earlier ones are kept: one per comparison made): per
-case, the command, whether the rows are identical, and the largest difference of any
-column where they are not.
+Adds a record to docs/unchanged.json: per case, whether the rows are identical, else the
+largest difference of each column.
 """
 
 from __future__ import annotations
@@ -34,7 +28,6 @@ CASES: dict[str, list[str]] = {
     "fetchreach": ["FetchReach-v4", "--steps", "2000", "--eval-every", "1000"],
     "pointmaze": ["PointMaze_UMaze-v3", "--steps", "3000", "--eval-every", "1000"],
 }
-"""Short runs of every env family herkit ships or presets, with their default settings."""
 
 RECORD = common.DOCS / "unchanged.json"
 
@@ -65,6 +58,7 @@ def compare(old: list[dict[str, str]], new: list[dict[str, str]]) -> dict[str, o
 
 
 def main() -> None:
+    """The command line (see the module's docstring)."""
     cli = common.parser(__doc__)
     cli.add_argument("--against", required=True, help="the earlier commit (any git rev)")
     cli.add_argument("--only", nargs="+", choices=sorted(CASES), default=sorted(CASES))

@@ -1,13 +1,8 @@
 """Is the learner's update as fast as at an earlier commit, on this machine?
 
-Times sample + update (what the training loop does per update: ``buffer.sample(batch)``,
-the batch's goals fed to the goal normaliser, ``agent.update``) with the code of REV (a
-temporary git worktree) and with the working tree's, in turns (each side first in half
-of them), in fresh processes, one torch thread, DDPG on FetchPush's shapes from a host
-buffer of 16 envs, eager, for each size and precision, timed by the working tree's
-``herkit.bench.clock.time_updates`` on both sides. Prints the median updates/s of
-each side over the repeats and adds a record to docs/update_speed.json (earlier records
-are kept: one per comparison made).
+Times sample + update (DDPG on FetchPush's shapes, one thread) with the code of REV (a
+temporary git worktree) and the working tree's, in turns, in fresh processes, by the
+working tree's ``time_updates`` on both sides; adds a record to docs/update_speed.json.
 
     python benchmarks/update_speed.py --against HEAD~3
     python benchmarks/update_speed.py --against 0af653d --repeats 5 --seconds 4
@@ -29,8 +24,7 @@ CASES = [((256, 256, 256), False, 256), ((512, 512, 512), True, 2048)]
 """(hidden, LayerNorm, batch) of each row: baselines' Fetch networks, and mrl's."""
 
 CLOCK = ROOT / "src" / "herkit" / "bench" / "clock.py"
-"""The one clock of update timings: the working tree's, loaded by its path on both sides (it
-imports nothing of herkit), so that only the code timed differs."""
+"""The working tree's clock, loaded by its path on both sides: only the code timed differs."""
 CHILD = r"""
 import importlib.util, inspect, json, sys
 import gymnasium, numpy as np, torch
@@ -85,6 +79,7 @@ def time_once(source: Path, case: list[object]) -> float:
 
 
 def main() -> None:
+    """The command line (see the module's docstring)."""
     cli = parser(__doc__)
     cli.add_argument("--against", required=True, help="the earlier commit (any git rev)")
     cli.add_argument("--repeats", type=int, default=3)

@@ -138,11 +138,15 @@ def record_lock(path: Path) -> Iterator[None]:
 
 def add_run(path: Path, key: str, run: dict[str, Any], machine: dict[str, Any]) -> dict[str, Any]:
     """Write ``run`` into the record file ``path`` under ``runs[key]``, keeping the others as
-    the file holds them now; return all the runs."""
+    the file holds them now; return all the runs. The file's ``machine`` is its first run's:
+    a run on another machine (or other versions) keeps its own ``machine``."""
     with record_lock(path):  # two jobs ending at once: both runs kept
         record = json.loads(path.read_text()) if path.exists() else {}
+        first = record.get("machine", machine)
+        if first != machine:
+            run = run | {"machine": machine}
         runs = record.get("runs", {}) | {key: run}
-        path.write_text(json.dumps(record | {"machine": machine, "runs": runs}, indent=1))
+        path.write_text(json.dumps(record | {"machine": first, "runs": runs}, indent=1))
     return runs
 
 

@@ -168,7 +168,8 @@ def budget_words(tag: str, run: dict[str, Any]) -> str:
 def table(_: argparse.Namespace) -> None:
     """The recorded runs per budget and algorithm beside OGBench's figure."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for key, run in common.read_json(RECORD, {"runs": {}})["runs"].items():
+    record = common.read_json(RECORD, {"runs": {}})
+    for key, run in record["runs"].items():
         groups.setdefault((key.rsplit("/", 2)[0], run["algo"]), []).append(run)
     rows = []
     for (tag, algo), group in sorted(groups.items(), key=lambda item: ALGOS.index(item[0][1])):
@@ -188,10 +189,19 @@ def table(_: argparse.Namespace) -> None:
                 per_task,
                 f"{mean:.0f} ± {std:.0f}",
                 " / ".join(f"{run['wall_s'] / 60:.0f}" for run in group),
+                " / ".join(
+                    sorted({processor(run.get("machine", record["machine"])) for run in group})
+                ),
             ]
         )
     columns = ["budget", "algo", "seeds", "herkit success %", "tasks 1-5 %"]
-    print(common.markdown([*columns, "OGBench % (8 seeds)", "wall min"], "lllllll", rows))
+    columns += ["OGBench % (8 seeds)", "wall min", "machine (2 cores)"]
+    print(common.markdown(columns, "llllllll", rows))
+
+
+def processor(machine: dict[str, Any]) -> str:
+    """A record's machine in a word or two: its processor's name without trademarks."""
+    return machine["processor"].replace("(R)", "").removesuffix(" Processor")
 
 
 OGBENCH_CONFIG = {

@@ -42,11 +42,15 @@ def test_the_table_stands_each_algorithm_beside_ogbench(tmp_path, monkeypatch, c
         }
         for seed, value in ((0, 0.6), (1, 0.7))
     }
-    record.write_text(json.dumps({"runs": runs}))
+    runs["b/gcivl/s1"]["machine"] = {"processor": "AMD EPYC"}  # a run of another machine
+    machine = {"processor": "Intel(R) Xeon(R) Processor"}
+    record.write_text(json.dumps({"machine": machine, "runs": runs}))
     monkeypatch.setattr(script, "RECORD", record)
     script.main(["table"])
     row = capsys.readouterr().out.splitlines()[-1]
-    assert row == "| b | gcivl | 0, 1 | 65 ± 7 | 100 / 50 | 63 ± 6 | 10 / 10 |"
+    assert (
+        row == "| b | gcivl | 0, 1 | 65 ± 7 | 100 / 50 | 63 ± 6 | 10 / 10 | AMD EPYC / Intel Xeon |"
+    )
 
 
 def test_training_without_the_dataset_says_how_to_make_it(tmp_path):

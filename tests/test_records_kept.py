@@ -5,6 +5,7 @@ copy under runs/trials/docs and says so, and docs/ stays as it was."""
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,22 @@ def test_a_trial_at_another_budget_does_not_replace_the_record(tmp_path: Path) -
     assert snapshot() == before
     trial = (TRIALS / "paper.json").read_text()
     assert '"steps": 2000' in trial and "a trial, not a record" in done.stderr
+
+
+def test_a_run_recorded_on_another_machine_keeps_its_machine(tmp_path: Path) -> None:
+    """The runs of one record file may come from several machines: the file's ``machine``
+    stays its first run's, and a run of another machine carries its own."""
+    from scripts import load_benchmark
+
+    add_run = load_benchmark("common").add_run
+    path = tmp_path / "record.json"
+    xeon, zen4 = {"processor": "Intel(R) Xeon(R)"}, {"processor": "AMD EPYC"}
+    add_run(path, "a", {"success": 0.5}, xeon)
+    add_run(path, "b", {"success": 0.6}, xeon)
+    runs = add_run(path, "c", {"success": 0.7}, zen4)
+    assert json.loads(path.read_text())["machine"] == xeon
+    assert runs == {
+        "a": {"success": 0.5},
+        "b": {"success": 0.6},
+        "c": {"success": 0.7, "machine": zen4},
+    }

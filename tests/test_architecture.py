@@ -136,7 +136,7 @@ def room_of(module: str) -> str:
 LAYERS = [
     ["__main__"],
     ["cli"],
-    ["commands"],
+    ["commands", "flags"],
     ["herkit", "bench"],
     ["training"],
     ["presentation"],

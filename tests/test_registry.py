@@ -281,12 +281,12 @@ def test_a_new_agent_is_one_file_and_one_import_line(
 
 def test_the_help_of_a_new_agent_shows_its_flags(registry_kept: None) -> None:
     from herkit.agents.offline import GCBCAgent
-    from herkit.cli import _train_flags
     from herkit.config import agents
     from herkit.config.agents import GCBCConfig
+    from herkit.flags import train_flags
 
     register(AgentEntry("tinybc", GCBCConfig, GCBCAgent, "a test's agent", offline=True))
-    assert "--tinybc.hidden" in _train_flags() and "tinybc" in agents.ALGOS
+    assert "--tinybc.hidden" in train_flags() and "tinybc" in agents.ALGOS
     assert "tinybc" not in ALGOS  # imported before: a snapshot (read agents.ALGOS, or the registry)
 
 

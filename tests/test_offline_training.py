@@ -219,9 +219,10 @@ def test_the_command_line_trains_offline(dataset, tmp_path):
     )
 
 
-def test_an_offline_command_makes_the_env_once_to_resolve_and_check_its_dataset(
+def test_an_offline_command_makes_the_env_once_and_reads_its_dataset_once(
     dataset, tmp_path, monkeypatch
 ):
+    import herkit.buffer.datasets as datasets
     import herkit.config.probe as probe
     import herkit.envs
     from herkit.cli import main
@@ -235,6 +236,14 @@ def test_an_offline_command_makes_the_env_once_to_resolve_and_check_its_dataset(
 
     monkeypatch.setattr(probe, "make_goal_env", counted)
     monkeypatch.setattr(herkit.envs, "make_goal_env", counted)
+    read: list[str] = []
+    real_read = datasets._read_npz
+
+    def counted_read(path):
+        read.append(path)
+        return real_read(path)
+
+    monkeypatch.setattr(datasets, "_read_npz", counted_read)
     args = ["train", ENV, "--dataset", str(dataset), "--algo", "gcbc", "--offline-steps", "2"]
     args += ["--eval-every", "2", "--eval-episodes", "1", "--n-eval-envs", "1"]
     args += ["--env-kwargs", *SHORT, "--gcbc.hidden", "16", "--gcbc.batch-size", "32"]
@@ -242,3 +251,4 @@ def test_an_offline_command_makes_the_env_once_to_resolve_and_check_its_dataset(
     assert main([*args, "--out", str(tmp_path / "run")]) == 0
     # the probe (which also says the dataset's shapes fit), the training and evaluation envs
     assert made == [ENV] * 3
+    assert read == [str(dataset)]  # read once: the command line's check hands it to the run

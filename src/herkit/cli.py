@@ -27,6 +27,7 @@ import tyro
 
 from herkit import __version__
 from herkit.bench import BufferBenchConfig, UpdateBenchConfig, bench_buffer
+from herkit.buffer.datasets import goal_size_for, read_ahead
 from herkit.commands import SUMMARIES, TAGLINE
 from herkit.config.learning import RESUME_MAY_CHANGE
 from herkit.envs.failures import EnvFailure
@@ -186,10 +187,9 @@ def _train_main(args: list[str]) -> None:
         ids = [arg for arg in args if not arg.startswith("-") and ("/" in arg or "-v" in arg)]
         _parse_train(args, default=preset_config(ids[0] if ids else TrainConfig.env_id))
         raise
+    recorded = None  # the dataset read ahead, handed to the run
     if first.dataset is not None and first.resume is None and without_help == args:
-        from herkit.buffer.datasets import read_ahead
-
-        read_ahead(first.dataset)  # a bad file is said at once (read once: handed to the run)
+        recorded = read_ahead(first.dataset)  # a bad file is said at once
     if first.resume is not None:
         saved = dataclasses.replace(load_run_config(first.resume), out=first.resume)
         prepare_run_env(saved.env_id, saved_env_import(first.resume))  # from anywhere
@@ -223,8 +223,10 @@ def _train_main(args: list[str]) -> None:
         parsed, flags = _parse_flags(args, default=preset)
         resolution = _resolved(parsed.env_id, flags)
         config, resume = resolution.config, False
-        if config.dataset is not None and without_help == args:
-            _check_dataset(config, resolution.probe)  # before torch loads
+        if recorded is not None:  # its shapes against the env's, before torch loads
+            found = resolution.probe
+            spaces = (found.observation_space, found.action_space)
+            goal_size_for(recorded, config.dataset, config.env_id, *spaces)
         blocks = {path.split(".")[0] for path in flags if "." in path}
         others = sorted(blocks - {"her", config.algo})
         if others:  # the flags of an agent that does not train would be lost
@@ -262,14 +264,6 @@ def _train_main(args: list[str]) -> None:
             f"the policy), or {on}",
             file=sys.stderr,
         )
-
-
-def _check_dataset(config: Any, found: Any) -> None:
-    """A DatasetError where ``config``'s dataset does not fit its env as the probe ``found``
-    saw it (the file was read ahead: :func:`herkit.buffer.datasets.read_ahead`)."""
-    from herkit.buffer.datasets import read_for_env
-
-    read_for_env(config.dataset, config.env_id, found.observation_space, found.action_space)
 
 
 def _parse_train(args: list[str], default: Any = None) -> Any:

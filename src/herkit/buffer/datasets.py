@@ -57,6 +57,7 @@ __all__ = [
     "RecordedEpisodes",
     "check_dataset_file",
     "from_dataset",
+    "goal_size_for",
     "read_ahead",
     "read_dataset",
     "read_for_env",
@@ -416,16 +417,21 @@ def read_for_env(
     DatasetError naming both where not), and the goal of a state its first coordinates where
     the env's goals are narrower than its states (OGBench's ``-oraclerep`` envs: ``xy``)."""
     recorded = read_dataset(path)
-    label = f"dataset {str(path)!r}"
-    recorded.goal_size = _goal_size(label, recorded, env_id, spaces, action_space)
+    recorded.goal_size = goal_size_for(recorded, path, env_id, spaces, action_space)
     return recorded
 
 
-def _goal_size(
-    label: str, recorded: RecordedEpisodes, env_id: str, spaces: Any, action_space: Any
+def goal_size_for(
+    recorded: RecordedEpisodes,
+    path: str | os.PathLike[str],
+    env_id: str,
+    spaces: Any,
+    action_space: Any,
 ) -> int | None:
-    """The goal size the dataset ``recorded`` is read with for the env (see
-    :func:`read_for_env`): None where a goal is the whole state, else its first coordinates."""
+    """The goal size the dataset ``recorded`` (read from ``path``) is read with for the env
+    (see :func:`read_for_env`): None where a goal is the whole state, else its first
+    coordinates; a DatasetError naming the file and the env where they do not fit."""
+    label = f"dataset {str(path)!r}"
     action = tuple(action_space.shape or ())
     states = tuple(recorded.states["observation"].shape[1:])
     actions = tuple(recorded.action.shape[1:])

@@ -87,14 +87,28 @@ def test_standardised_inputs_count_every_state_of_the_dataset(dataset, tmp_path)
     assert load_agent_state(tmp_path / "raw")["agent"]["obs_normalizer"]["count"] == 0
 
 
-def test_herkit_eval_plays_each_task_of_an_offline_run(dataset, tmp_path):
+def test_herkit_eval_plays_each_task_of_an_offline_run(dataset, tmp_path, capsys):
+    """N episodes of each task, the same ones every time; the text says which checkpoint,
+    the mean over the tasks and each task's rate."""
+    from herkit.cli import main
     from herkit.training.evaluation import evaluate_run
     from herkit.training.loop import train
 
     train(offline(dataset, tmp_path / "run", "gcbc", offline_steps=15))
     result = evaluate_run(tmp_path / "run", episodes=2, seed=0)
     assert result["episodes"] == 10 and len(result["tasks"]) == 5
-    assert result["success_rate"] == pytest.approx(np.mean(result["tasks"]))
+    assert result["episodes_per_task"] == 2 and result["updates"] == 15
+    assert result["success_rate"] == pytest.approx(np.mean(result["tasks"]), abs=1e-4)
+    assert evaluate_run(tmp_path / "run", episodes=2, seed=0) == result
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "run"), "--episodes", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "(deterministic, checkpoint at 15 gradient steps on the dataset)" in lines[0]
+    assert "success rate (mean over the tasks)" in lines[0]
+    assert lines[0].endswith("over 2 episodes of each of 5 tasks (10)")
+    assert lines[1:] == [
+        f"  task {k}: success rate {rate:.3f}" for k, rate in enumerate(result["tasks"], 1)
+    ]
 
 
 @pytest.mark.slow("three offline runs")

@@ -180,8 +180,8 @@ def test_the_presets_evaluate_and_checkpoint_at_the_same_steps_as_before(
 
 def loop_events(phase: Phase, updates_per_step: int = 1) -> list[tuple[Any, ...]]:
     """The loop of loop.py on ``phase`` alone (updates owed run at once, nothing learns):
-    what it did, where (:attr:`Phase.position`), and the reset seeds of its evaluations
-    (envs at offset 10,000) and videos (20,000)."""
+    what it did, where (:attr:`Phase.position`), and the keys of its evaluations (envs at
+    offset 10,000) and videos (20,000)."""
     state, stop, due = phase.state, StopOnSignal(), Due()
     events: list[tuple[Any, ...]] = []
     while True:
@@ -189,10 +189,10 @@ def loop_events(phase: Phase, updates_per_step: int = 1) -> list[tuple[Any, ...]
         state.owed_updates -= math.floor(state.owed_updates)
         if due.evaluate:
             due = phase.evaluated(due, target_reached=False)
-            events.append(("evaluate", phase.position, phase.episode_seed(10_000)))
+            events.append(("evaluate", phase.position, phase.episode_key(10_000)))
         if phase.video_every and phase.video_due(due):  # a run with videos
             phase.recorded()
-            events.append(("video", phase.position, phase.episode_seed(20_000)))
+            events.append(("video", phase.position, phase.episode_key(20_000)))
         if due.checkpoint:
             phase.checkpointed(due)
             events.append(("checkpoint", phase.position))
@@ -215,28 +215,29 @@ def test_the_clock_what_is_due_and_the_seeds_across_the_move_online() -> None:
     """45 gradient steps on a dataset, then 64 env steps of 16 envs: each phase is due at
     the multiples of the intervals on its own clock, the phase's end evaluates and
     checkpoints (the run's end also records a video), and the evaluations and videos are
-    seeded by the env steps made (0 on the dataset alone: the same episodes every time)."""
+    keyed by the run's seed, their envs' offset, the phase and its clock: each plays
+    episodes of its own."""
     run = config(
         seed=3, offline_steps=45, steps=64, eval_every=20, checkpoint_every=30, video_every=25
     )
     phase = Phase(run, first_state(run), Context())
     assert (phase.unit, phase.length, phase.step_key) == ("gradient steps", 45, "updates")
     gradient = [
-        ("evaluate", "gradient step 20", 10_003),
-        ("video", "gradient step 25", 20_003),
+        ("evaluate", "gradient step 20", (3, 10_000, 0, 20)),
+        ("video", "gradient step 25", (3, 20_000, 0, 25)),
         ("checkpoint", "gradient step 30", None),
-        ("evaluate", "gradient step 40", 10_003),
-        ("evaluate", "gradient step 45", 10_003),
+        ("evaluate", "gradient step 40", (3, 10_000, 0, 40)),
+        ("evaluate", "gradient step 45", (3, 10_000, 0, 45)),
         ("checkpoint", "gradient step 45", None),
         ("online", "45 gradient steps", "gradient steps", 45),
     ]
     env = [
-        ("evaluate", "env step 32", 10_035),
-        ("video", "env step 32", 20_035),
+        ("evaluate", "env step 32", (3, 10_000, 1, 32)),
+        ("video", "env step 32", (3, 20_000, 1, 32)),
         ("checkpoint", "env step 32", None),
-        ("evaluate", "env step 48", 10_051),
-        ("evaluate", "env step 64", 10_067),
-        ("video", "env step 64", 20_067),
+        ("evaluate", "env step 48", (3, 10_000, 1, 48)),
+        ("evaluate", "env step 64", (3, 10_000, 1, 64)),
+        ("video", "env step 64", (3, 20_000, 1, 64)),
         ("checkpoint", "env step 64", None),
     ]
     expected = [event[:2] if event[2] is None else event for event in gradient + env]
@@ -245,15 +246,15 @@ def test_the_clock_what_is_due_and_the_seeds_across_the_move_online() -> None:
     assert (phase.step, phase.state.updates, phase.steps_done) == (64, 45 + 64, "64 env steps")
 
 
-def test_an_online_run_is_online_from_the_start_and_seeded_by_its_env_steps() -> None:
+def test_an_online_run_is_online_from_the_start_and_keyed_by_its_env_steps() -> None:
     """Without a dataset: the clock is env steps from the first, updates wait for the
     warm-up (a run that trained on a dataset first waits for none)."""
     run = config(steps=48, eval_every=32, checkpoint_every=48, warmup_steps=100)
     phase = Phase(run, first_state(run), Context())
     assert not phase.offline and phase.offline_done and phase.warmup_steps == 100
     assert loop_events(phase) == [
-        ("evaluate", "env step 32", 10_032),
-        ("evaluate", "env step 48", 10_048),
+        ("evaluate", "env step 32", (0, 10_000, 1, 32)),
+        ("evaluate", "env step 48", (0, 10_000, 1, 48)),
         ("checkpoint", "env step 48"),
     ]
     assert (

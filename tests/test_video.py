@@ -20,7 +20,7 @@ from herkit.buffer.conventions import SuccessSignal
 from herkit.presentation.video import RenderError, label_frames, render_frame, write_video
 from herkit.rundir.paths import RunPaths
 from herkit.training.build import make_vector_env
-from herkit.training.evaluation import evaluate
+from herkit.training.evaluation import episode_seeds, evaluate
 from herkit.training.loop import train
 from runs import herkit as herkit_cli
 from runs import quiet
@@ -47,6 +47,12 @@ def test_eval_video_has_one_frame_per_step_played(
     assert result["episodes"] == 4 and result["frames"] == steps
     frames = iio.imread(video, index=None)
     assert frames.shape[0] == steps and frames.shape[1:3] == (112, 288)  # 8 bits
+    said = done.stderr.splitlines()  # the time it takes, first, and each episode as it ends
+    assert "herkit: recording 4 episodes (at most 32 frames, " in said[0]
+    assert [line.split(" recorded")[0] for line in said[1:5]] == [
+        f"herkit: episode {k}/4" for k in range(1, 5)
+    ]
+    assert "left" in said[1] and "left" not in said[4]
 
 
 @pytest.mark.slow("training, then herkit eval in subprocesses")
@@ -69,7 +75,8 @@ def test_returns_and_lengths_are_those_of_the_episodes_played(bitflip_run: Path)
     policy = herkit.load_policy(bitflip_run)
     envs = make_vector_env(policy.config, 3, seed_offset=0)
     try:
-        result = evaluate(policy.agent, envs, 10, seed=5, success_of=SuccessSignal("is_success"))
+        seeds = episode_seeds((5,), 10)
+        result = evaluate(policy.agent, envs, seeds, success_of=SuccessSignal("is_success"))
     finally:
         envs.close()
     assert len(result.returns) == len(result.lengths) == len(result.successes) == 10

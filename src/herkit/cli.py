@@ -36,6 +36,7 @@ from herkit.flags import (
     auto_flags,
     given_algo,
     parse,
+    speaking,
     unwrap_help,
     with_suggestions,
 )
@@ -75,9 +76,10 @@ def evaluate_run(
 
     Args:
         run_dir: run directory written by `herkit train`.
-        episodes: evaluation episodes (default 100; 5 with --video).
+        episodes: evaluation episodes (default 100; 5 with --video); of each of the env's
+            evaluation tasks where it declares them (OGBench's five).
         json_out: print one JSON object instead of text.
-        seed: seed of the evaluation envs.
+        seed: seed of the evaluation's episodes (the same seed, the same episodes).
         stochastic: sample actions as in training (default: deterministic policy).
         video: also write the episodes, one after another, to this .mp4 or .gif file.
         device: torch device of the policy (cpu, cuda).
@@ -101,15 +103,36 @@ def evaluate_run(
     if json_out:
         print(json.dumps(result))
         return
-    mode = "deterministic" if result["deterministic"] else "stochastic"
-    print(
-        f"{result['env_id']} {result['algo']} ({mode}, checkpoint at {result['env_steps']:,} "
-        f"env steps): success rate {result['success_rate']:.3f}, mean return "
-        f"{result['mean_return']:.2f}, mean length {result['mean_length']:.1f} over "
-        f"{result['episodes']} episode{'s' if result['episodes'] != 1 else ''}"
-    )
+    for line in eval_lines(result):
+        print(line)
     if "video" in result:
         print(f"video: {result['video']} ({result['frames']} frames)")
+
+
+def eval_lines(result: dict[str, Any]) -> list[str]:
+    """The text of ``herkit eval``'s ``result``: which checkpoint, the success rate (the
+    mean over the tasks, each task's on its own line where the env has several), mean
+    return and length, and the episodes played."""
+    mode = "deterministic" if result["deterministic"] else "stochastic"
+    if result.get("dataset"):
+        where = f"{result['updates']:,} gradient steps on the dataset"
+        if result["env_steps"]:
+            where += f" and {result['env_steps']:,} env steps"
+    else:
+        where = f"{result['env_steps']:,} env steps"
+    tasks = result.get("tasks", [])
+    each = result.get("episodes_per_task", result["episodes"])
+    played = f"{each} episode{'s' * (each != 1)}"
+    if tasks:
+        played += f" of each of {len(tasks)} tasks ({result['episodes']})"
+    rate = "success rate" + (" (mean over the tasks)" if tasks else "")
+    lines = [
+        f"{result['env_id']} {result['algo']} ({mode}, checkpoint at {where}): {rate} "
+        f"{result['success_rate']:.3f}, mean return {result['mean_return']:.2f}, mean length "
+        f"{result['mean_length']:.1f} over {played}"
+    ]
+    lines += [f"  task {i}: success rate {rate_i:.3f}" for i, rate_i in enumerate(tasks, 1)]
+    return lines
 
 
 def plot(
@@ -530,7 +553,7 @@ def _top_level(commands: dict[str, Callable[..., Any]]) -> Callable[..., None]:
     (which :func:`main` answers before any parsing; here so that ``--help`` lists it)."""
     chosen = Union[  # type: ignore[valid-type]  # noqa: UP007 (a Union built at run time)
         tuple(
-            Annotated[Any, tyro.conf.subcommand(name, constructor=command)]
+            Annotated[Any, tyro.conf.subcommand(name, constructor=speaking(command))]
             for name, command in commands.items()
         )
     ]

@@ -15,6 +15,7 @@ import inspect
 import io
 import itertools
 import re
+import sys
 import textwrap
 import types
 from collections.abc import Callable, Mapping
@@ -29,18 +30,26 @@ __all__ = [
     "given_algo",
     "parse",
     "plain",
+    "speaking",
     "train_flags",
     "unwrap_help",
     "with_suggestions",
 ]
 
 
+_REPLACED: list[Any] = []
+"""The stderr that each :func:`parse` in progress holds back (innermost last)."""
+
+
 def parse(
     parser: Callable[..., Any], target: Any, args: list[str], prog: str, **kwargs: Any
 ) -> Any:
     """``parser(target, args=args, prog=prog)`` (tyro) whose usage errors (an unknown flag,
-    a bad value) raise one-line ValueErrors instead of printing a box and exiting."""
+    a bad value) raise one-line ValueErrors instead of printing a box and exiting. tyro's
+    own output to stderr is held back meanwhile; a command that tyro runs speaks through
+    :func:`speaking`."""
     captured = io.StringIO()
+    _REPLACED.append(sys.stderr)
     try:
         with contextlib.redirect_stderr(captured):
             return parser(target, args=args, prog=prog, **kwargs)
@@ -49,6 +58,21 @@ def parse(
             raise
         message = _flag_named(_one_line(captured.getvalue()), args)
         raise ValueError(f"{message} (see {prog} --help)") from None
+    finally:
+        _REPLACED.pop()
+
+
+def speaking(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` with its own stderr: the one :func:`parse` held back while tyro parsed
+    its flags (tyro calls a subcommand's function as it parses), so that what the command
+    says (progress, warnings) is seen."""
+
+    @functools.wraps(command)
+    def spoken(*args: Any, **kwargs: Any) -> Any:
+        with contextlib.redirect_stderr(_REPLACED[-1] if _REPLACED else sys.stderr):
+            return command(*args, **kwargs)
+
+    return spoken
 
 
 VALUE_ERRORS = (

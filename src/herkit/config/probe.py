@@ -23,6 +23,7 @@ from herkit.buffer.ending import Ending
 from herkit.buffer.goal_env import compute_reward_of, wrapper_attr
 from herkit.envs import make_goal_env
 from herkit.envs.failures import EnvFailure, Failed, raised
+from herkit.envs.seeding import seeded_episodes
 from herkit.envs.task_variants import FixedGoal, ShapedReward, reward_info_keys
 
 if TYPE_CHECKING:
@@ -38,8 +39,11 @@ def make_run_env(config: TrainConfig, **env_kwargs: Any) -> gym.Env:
     """The run's env: ``config.env_id`` made with its ``env_kwargs`` (``env_kwargs`` given
     here override them), with the goal and reward of ``--fixed-goal`` and
     ``--shaped-reward`` (:mod:`herkit.envs.task_variants`). Every env of a run (training,
-    evaluation, probes, a loaded policy's) is made here."""
+    evaluation, probes, a loaded policy's) is made here, its episodes fixed by their reset
+    seeds (:func:`~herkit.envs.seeding.seeded_episodes`: numpy's global generator and its
+    action space seeded at each reset)."""
     env = make_goal_env(config.env_id, **{**config.env_kwargs_dict(), **env_kwargs})
+    env = seeded_episodes(env)
     try:
         if config.shaped_reward is not None:
             env = ShapedReward(env, *config.shaped_reward)

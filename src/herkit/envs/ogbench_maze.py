@@ -15,6 +15,11 @@ OGBench's maze envs return a flat observation and give the goal once, as
   success as it does (``terminate_at_goal``, True by default), and says so to herkit
   (``terminates_on_success``).
 
+OGBench's mazes draw their start and goal noise (and a reset's task, the teleport maze's
+destination) from numpy's global generator: the env comes in
+:class:`~herkit.envs.seeding.SeededEpisodes`, so that ``reset(seed=s)`` fixes the episode,
+in one process or in workers.
+
 ``reset(options={"task_id": k})`` starts OGBench's evaluation task ``k``
 (:attr:`OGBenchGoalEnv.evaluation_tasks` lists them). :func:`make_ogbench_env` makes one by
 id, a dataset id (``pointmaze-medium-navigate-v0``) or an env id (``pointmaze-medium-v0``).
@@ -31,6 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from herkit.envs.core import goal_observation_space
+from herkit.envs.seeding import SeededEpisodes
 
 __all__ = ["OGBENCH_MAZE_ID", "OGBenchGoalEnv", "make_ogbench_env"]
 
@@ -123,6 +129,9 @@ def make_ogbench_env(env_id: str, **kwargs: Any) -> OGBenchGoalEnv:
     token) or an env id (``pointmaze-medium-v0``: made by ``gymnasium.make`` once ogbench has
     registered it, as ``make_env_and_datasets`` would wrongly drop its maze size).
     ``kwargs`` go to the env (e.g. ``terminate_at_goal=False``, ``max_episode_steps``).
+    Its draws from numpy's global generator are the episode's
+    (:class:`~herkit.envs.seeding.SeededEpisodes`; reseeded at every step in the teleport
+    maze, which draws its destination while it steps).
 
     Raises:
         ModuleNotFoundError: ogbench is not installed (one line: the extra to install).
@@ -148,4 +157,5 @@ def make_ogbench_env(env_id: str, **kwargs: Any) -> OGBenchGoalEnv:
         close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.8)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise ValueError(f"unknown OGBench env id {env_id!r}{hint}: {error}") from None
-    return OGBenchGoalEnv(env)
+    teleports = getattr(env.unwrapped, "_teleport_info", None) is not None
+    return OGBenchGoalEnv(SeededEpisodes(env, every_step=teleports))

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["Progress", "StopOnSignal", "TimeLeft", "say"]
+__all__ = ["Progress", "StopOnSignal", "TimeLeft", "clock", "say"]
 
 
 def say(text: str) -> None:
@@ -189,7 +189,7 @@ class Progress:
             success=success,
             sps=f"{rate:,.0f}",
             ups=f"{ups:,.0f}",
-            left="" if left is None else f"about {_clock(left)} left",
+            left="" if left is None else f"about {clock(left)} left",
         )
         self._bar.refresh()
 
@@ -212,10 +212,10 @@ class Progress:
             rates += f", {ups:,.0f} updates/s"
         line = (
             f"{done:,}/{self._total:,} {self.unit} ({share:.0%}), success rate {success}, "
-            f"{rates}, {_clock(elapsed)} elapsed"
+            f"{rates}, {clock(elapsed)} elapsed"
         )
         if left_s is not None:
-            line += f", about {_clock(left_s)} left"
+            line += f", about {clock(left_s)} left"
         return line
 
     def close(self) -> None:
@@ -233,7 +233,7 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
-def _clock(seconds: float) -> str:
+def clock(seconds: float) -> str:
     """``seconds`` as m:ss, or h:mm:ss from an hour on."""
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)

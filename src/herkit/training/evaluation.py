@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ import numpy as np
 from herkit.agents import Agent
 from herkit.buffer.conventions import SuccessSignal
 from herkit.buffer.goal_env import wrapper_attr
+from herkit.envs.workers import WorkerVectorEnv
 from herkit.presentation.video import label_frames, render_frame
 
 __all__ = ["EvalResult", "evaluate", "evaluate_run"]
@@ -66,27 +69,46 @@ class EvalResult:
         }
 
 
+def episode_seeds(key: Sequence[int], episodes: int) -> list[int]:
+    """The reset seeds of the ``episodes`` episodes of one evaluation (of one task), each a
+    function of the evaluation's ``key`` (non-negative integers: the run's seed, the envs'
+    offset, the phase and step at which it runs, the task's index: :meth:`Phase.episode_key
+    <herkit.training.phase.Phase.episode_key>`) and the episode's index alone, whichever env
+    or worker plays it."""
+    if any(part < 0 for part in key):
+        raise ValueError(f"an evaluation's key must be non-negative integers, got {tuple(key)}")
+    return [
+        int(np.random.SeedSequence([*key, episode]).generate_state(1)[0])
+        for episode in range(episodes)
+    ]
+
+
 def evaluate(
     agent: Agent,
-    envs: gym.vector.VectorEnv,
-    episodes: int,
-    seed: int,
+    envs: WorkerVectorEnv,
+    seeds: Sequence[int],
     success_of: SuccessSignal,
     deterministic: bool = True,
     frames: list[np.ndarray] | None = None,
     options: dict[str, Any] | None = None,
+    on_episode: Callable[[int], None] | None = None,
 ) -> EvalResult:
-    """Play ``episodes`` whole episodes on ``envs`` (autoreset disabled) with the policy.
+    """Play one whole episode per seed of ``seeds`` on ``envs`` (autoreset disabled) with
+    the policy: episode ``j`` starts with ``reset(seed=seeds[j])``
+    (:func:`episode_seeds`), on whichever env is free.
 
     An episode's success is ``success_of`` at its last step. Where ``frames`` is a list, the
     frame after every step is appended to it (``envs`` must be one env made with
     ``render_mode="rgb_array"``), labelled with the episode's number and outcome; there is
     one frame per step played. ``options`` go to every reset (an env's evaluation task,
-    e.g. OGBench's ``{"task_id": 1}``).
+    e.g. OGBench's ``{"task_id": 1}``). ``on_episode`` is called with the number of episodes
+    ended after each one ends.
     """
     if frames is not None and envs.num_envs != 1:
         raise ValueError(f"recording frames needs one env, got {envs.num_envs}")
-    obs, _ = envs.reset(seed=seed, options=options)
+    episodes = len(seeds)
+    first = [int(seeds[i]) if i < episodes else None for i in range(envs.num_envs)]
+    obs, _ = envs.reset(seed=first, options=options)
     counting = np.arange(envs.num_envs) < episodes  # envs whose current episode counts
     started = int(counting.sum())
     returns = np.zeros(envs.num_envs)
@@ -102,6 +124,7 @@ def evaluate(
             episode_frames.append(render_frame(envs))
         done = terminated | truncated
         finished = done & counting
+        following: list[int | None] | None = None  # the seeds of the episodes started next
         if finished.any():
             success = success_of(info, obs)
             if success is None:
@@ -115,14 +138,22 @@ def evaluate(
                 word = {True: "success", False: "failure", None: "no success signal"}[outcome]
                 text = f"episode {number}/{episodes}: {word}"
                 frames.extend(label_frames(episode_frames, text, outcome))
+            if on_episode is not None:
+                on_episode(len(result.successes))
             again = finished & (np.cumsum(finished) <= episodes - started)
+            following = [None] * envs.num_envs
+            for offset, env in enumerate(np.flatnonzero(again)):
+                following[env] = int(seeds[started + offset])
             started += int(again.sum())
             counting = (counting & ~finished) | again
         if done.any():
             returns[done] = 0.0
             lengths[done] = 0
             episode_frames = []
-            obs, _ = envs.reset(options={**(options or {}), "reset_mask": done})
+            obs, _ = envs.reset(
+                seed=following,
+                options={**(options or {}), "reset_mask": done},
+            )
     return result
 
 
@@ -136,19 +167,26 @@ def evaluation_tasks(env: gym.Env) -> list[dict[str, Any] | None]:
 
 def evaluate_tasks(
     agent: Agent,
-    envs: gym.vector.VectorEnv,
+    envs: WorkerVectorEnv,
     episodes: int,
-    seed: int,
+    key: Sequence[int],
     success_of: SuccessSignal,
     tasks: list[dict[str, Any] | None],
-) -> tuple[float, list[float]]:
-    """:func:`evaluate` with ``episodes`` episodes of each of ``tasks`` (reset options);
-    returns the mean success over the tasks and each task's."""
-    per_task = [
-        evaluate(agent, envs, episodes, seed + i, success_of, options=task).success_rate
+    deterministic: bool = True,
+) -> list[EvalResult]:
+    """:func:`evaluate` with ``episodes`` episodes of each of ``tasks`` (reset options),
+    task ``i``'s seeded by :func:`episode_seeds` of ``(*key, i)``; each task's result."""
+    return [
+        evaluate(
+            agent, envs, episode_seeds((*key, i), episodes), success_of, deterministic, options=task
+        )
         for i, task in enumerate(tasks)
     ]
-    return float(np.mean(per_task)), per_task
+
+
+EVAL_COMMAND_OFFSET = 30_000
+"""The offset to ``herkit eval --seed`` in its evaluations' keys (a run's evaluations are at
+10,000 and up, its videos at 20,000: :class:`herkit.training.parts.RunSeeds`)."""
 
 
 def evaluate_run(
@@ -162,10 +200,13 @@ def evaluate_run(
 ) -> dict[str, Any]:
     """Evaluate the policy of a run's checkpoint on fresh envs, as training evaluates it
     (success by the env's own convention; ``episodes`` of each evaluation task the env
-    declares, their success rates in ``tasks``); with ``video``, also write the episodes
-    (of the env's own goals) to that ``.mp4`` or ``.gif`` file (played one after another on
-    a single env). ``env_id`` makes another env id than the run's (see
-    :func:`herkit.training.policy.load_policy`)."""
+    declares, their success rates in ``tasks``, the mean over them in ``success_rate``);
+    with ``video``, also write the episodes (of the env's own goals) to that ``.mp4`` or
+    ``.gif`` file (played one after another on a single env, the time it will take said
+    first and each episode said as it ends). ``env_id`` makes another env id than the run's
+    (see :func:`herkit.training.policy.load_policy`). The same arguments give the same
+    episodes: episode ``j`` of task ``i`` is seeded by :func:`episode_seeds` of ``(seed,
+    30_000, i)``."""
     from herkit.buffer.goal_env import compute_reward_of
     from herkit.presentation.video import check_video_path, write_video
     from herkit.training.build import make_run_env, make_vector_env, resolve_conventions
@@ -173,6 +214,8 @@ def evaluate_run(
 
     if episodes < 1:
         raise ValueError(f"--episodes must be >= 1, got {episodes}")
+    if seed < 0:
+        raise ValueError(f"--seed must be >= 0, got {seed}")
     if video is not None:
         video = check_video_path(video)
     policy = load_policy(run_dir, device=device, env_id=env_id)
@@ -183,6 +226,7 @@ def evaluate_run(
         config, n_envs, seed_offset=seed, render_mode=render_mode, label="evaluation env"
     )
     frames: list[np.ndarray] | None = [] if video is not None else None
+    on_episode = None
     try:
         success_of = SuccessSignal(
             conventions.success_key,
@@ -194,34 +238,85 @@ def evaluate_run(
         if video is None:  # the tasks the env declares, read from an env made and closed
             with contextlib.closing(make_run_env(config)) as env:
                 tasks = evaluation_tasks(env)
+        else:
+            on_episode = VideoProgress(envs, episodes)
+        key = (seed, EVAL_COMMAND_OFFSET)
         results = [
             evaluate(
                 policy.agent,
                 envs,
-                episodes,
-                seed + i,
+                episode_seeds((*key, i), episodes),
                 success_of,
                 deterministic,
                 frames,
                 options=task,
+                on_episode=on_episode,
             )
             for i, task in enumerate(tasks)
         ]
-        result = EvalResult.joined(results)
         fps = float(envs.metadata.get("render_fps") or 30)
     finally:
         envs.close()
+    rates = [r.success_rate for r in results]
+    result = EvalResult.joined(results)
     out: dict[str, Any] = {
         "env_id": config.env_id,
         "algo": config.algo,
         **result.summary(),
+        "success_rate": round(float(np.mean(rates)), 4),
         "deterministic": deterministic,
         "success_key": conventions.success_key,
         "env_steps": policy.env_steps,
+        "updates": policy.updates,
+        "dataset": config.dataset,
+        "episodes_per_task": episodes,
     }
     if len(tasks) > 1:  # the env's evaluation tasks, `episodes` each
-        out["tasks"] = [r.success_rate for r in results]
+        out["tasks"] = [round(rate, 4) for rate in rates]
     if video is not None and frames is not None:
         out["video"] = str(write_video(video, frames, fps))
         out["frames"] = len(frames)
     return out
+
+
+class VideoProgress:
+    """What a recording of ``episodes`` episodes on ``envs`` (one env that renders) will
+    take, said at once from the time of one frame, and each episode said as it ends, with
+    the time left at the pace so far: frames are drawn on the CPU, 0.15 s each for an
+    OGBench maze, so a video of long episodes takes minutes."""
+
+    def __init__(self, envs: WorkerVectorEnv, episodes: int) -> None:
+        from herkit.runtime.console import clock, say
+
+        self.episodes = episodes
+        self.started = time.perf_counter()
+        envs.reset(seed=0)
+        render_frame(envs)
+        frame_s = time.perf_counter() - self.started
+        limit = episode_limit(envs)
+        frames = f"at most {episodes * limit:,} frames" if limit else "its frames"
+        worst = f": up to about {clock(episodes * limit * frame_s)}" if limit else ""
+        say(
+            f"recording {episodes} episode{'s' * (episodes != 1)} ({frames}, "
+            f"{frame_s:.2f} s a frame here){worst}"
+        )
+        self.started = time.perf_counter()
+
+    def __call__(self, ended: int) -> None:
+        """Say that ``ended`` episodes are recorded, and the time left at this pace."""
+        from herkit.runtime.console import clock, say
+
+        spent = time.perf_counter() - self.started
+        left = spent / ended * (self.episodes - ended)
+        tail = f", about {clock(left)} left" if ended < self.episodes else ""
+        say(f"episode {ended}/{self.episodes} recorded in {clock(spent)}{tail}")
+
+
+def episode_limit(envs: WorkerVectorEnv) -> int | None:
+    """The most steps an episode of ``envs`` lasts: its spec's ``max_episode_steps``, or
+    the ``max_steps`` of an env that counts its own (herkit's bit flipping and grid world:
+    they depend on its size); None where neither says."""
+    limit = getattr(envs.spec, "max_episode_steps", None)
+    if limit is None and not envs.workers:
+        limit = getattr(envs.envs[0].unwrapped, "max_steps", None)
+    return int(limit) if isinstance(limit, int | np.integer) else None

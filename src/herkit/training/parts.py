@@ -45,13 +45,13 @@ class RunSeeds:
     @property
     def evaluation_offset(self) -> int:
         """The evaluation envs' offset to ``seed`` (an evaluation's reset seed:
-        :meth:`~herkit.training.phase.Phase.episode_seed`)."""
+        :meth:`~herkit.training.phase.Phase.episode_key`)."""
         return 10_000 + self.training_offset
 
     @property
     def video_offset(self) -> int:
         """The video env's offset to ``seed`` (rank 0 records; a video's reset seed:
-        :meth:`~herkit.training.phase.Phase.episode_seed`)."""
+        :meth:`~herkit.training.phase.Phase.episode_key`)."""
         return 20_000
 
     def training_reset(self, resets: int, env_restarts: int) -> int:

@@ -22,12 +22,10 @@ learner, its start and its stop ask it for
   keeps the same schedule;
 - the move from the first phase to the second (:meth:`Phase.go_online`): the clock counts
   env steps from there, and what is due starts again at the multiples above them;
-- the seed of an evaluation's or a video's episodes (:meth:`Phase.episode_seed`): the
-  run's seed, the envs' offset and the env steps made so far. Online that is the clock;
-  while a run trains on its dataset alone it is 0, so every evaluation and video of that
-  phase plays the same episodes and the curve over gradient steps compares the policies on
-  the same goals (a video of that phase was seeded by the gradient step before; its
-  evaluations were seeded as now);
+- the key of an evaluation's or a video's episodes (:meth:`Phase.episode_key`): the run's
+  seed, the envs' offset, the phase and its clock, so that each evaluation plays episodes
+  of its own (as OGBench's do: the mean of the last three is over three times the
+  episodes) and a resumed run plays the episodes the whole run plays at that step;
 - whether updates wait for a warm-up (:attr:`Phase.warmup_steps`): none after gradient
   steps on a dataset.
 """
@@ -182,12 +180,13 @@ class Phase:
 
     # --- seeds and warm-up
 
-    def episode_seed(self, offset: int) -> int:
-        """The reset seed of an evaluation or a video now, played on envs seeded at
-        ``offset`` to the run's seed (:class:`~herkit.training.parts.RunSeeds`): that sum
-        and the env steps made so far (the same episodes for every evaluation while the
-        run trains on its dataset alone)."""
-        return self.seed + offset + self.state.env_steps
+    def episode_key(self, offset: int) -> tuple[int, int, int, int]:
+        """The key of an evaluation or a video now, played on envs at ``offset`` to the
+        run's seed (:class:`~herkit.training.parts.RunSeeds`): the run's seed, that offset,
+        the phase (0 on the dataset alone, 1 online) and its clock. Its episodes' reset seeds
+        are :func:`~herkit.training.evaluation.episode_seeds` of it: a function of where the
+        run is, so that a resumed run plays the episodes the whole run plays there."""
+        return (self.seed, offset, int(not self.offline), self.step)
 
     @property
     def warmup_steps(self) -> int:

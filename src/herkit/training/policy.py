@@ -54,6 +54,9 @@ class Policy:
     """The run directory it was loaded from."""
     env_steps: int
     """Env steps the run had trained when its checkpoint was written."""
+    updates: int = 0
+    """Gradient steps the run had made when its checkpoint was written (on its dataset,
+    then online)."""
 
     @property
     def env_id(self) -> str:
@@ -149,4 +152,5 @@ def load_policy(run_dir: str | Path, device: str = "cpu", env_id: str | None = N
         action_space=action_space,
         run_dir=Path(run_dir),
         env_steps=int(state["loop"]["env_steps"]),
+        updates=int(state["loop"].get("updates", 0)),
     )

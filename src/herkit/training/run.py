@@ -24,7 +24,7 @@ from herkit.rundir.checkpoint import save_checkpoint
 from herkit.runtime.console import say
 from herkit.runtime.failures import DistributedError
 from herkit.training.collector import Collector
-from herkit.training.evaluation import evaluate, evaluate_tasks
+from herkit.training.evaluation import episode_seeds, evaluate, evaluate_tasks
 from herkit.training.learner import Learner
 from herkit.training.outputs import RunOutputs
 from herkit.training.parts import RunParts
@@ -68,21 +68,22 @@ class TrainingRun:
         records); True once the target is reached."""
         parts, state, context = self.parts, self.state, self.parts.context
         config = parts.config
-        seed = self.phase.episode_seed(parts.seeds.evaluation_offset)
+        key = self.phase.episode_key(parts.seeds.evaluation_offset)
         eval_started = time.perf_counter()
-        success, per_task = self.restarts.replay(
+        results = self.restarts.replay(
             parts.eval_envs,
             lambda: evaluate_tasks(
                 parts.agent,
                 parts.eval_envs,
                 config.eval_episodes,
-                seed,
+                key,
                 parts.success_of,
                 parts.tasks,
             ),
         )
+        per_task = [result.success_rate for result in results]
         state.eval_s += time.perf_counter() - eval_started
-        state.success_rate = context.mean(success)
+        state.success_rate = context.mean(float(np.mean(per_task)))
         state.wall_s = time.perf_counter() - self.started
         episodes = int(context.all_sum(np.array([state.episodes]))[0])  # every rank
         self.learner.read_metrics()
@@ -118,12 +119,12 @@ class TrainingRun:
         parts = self.parts
         video_envs = parts.video_envs
         assert video_envs is not None
-        seed = self.phase.episode_seed(parts.seeds.video_offset)
+        seeds = episode_seeds(self.phase.episode_key(parts.seeds.video_offset), 1)
         frames: list[np.ndarray] = []
 
         def play() -> None:
             frames.clear()
-            evaluate(parts.agent, video_envs, 1, seed, parts.success_of, frames=frames)
+            evaluate(parts.agent, video_envs, seeds, parts.success_of, frames=frames)
 
         self.restarts.replay(video_envs, play)
         self.outputs.write_video(frames, float(video_envs.metadata.get("render_fps") or 30))

@@ -74,6 +74,36 @@ def offline_args(dataset: Path, steps: int = 60) -> list[str]:
     ]
 
 
+@pytest.fixture(scope="module")
+def maze_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three episodes of 101 states of OGBench's medium maze, made as OGBench makes them."""
+    pytest.importorskip("ogbench")
+    from scripts import load_benchmark
+
+    path = tmp_path_factory.mktemp("maze") / "pointmaze-medium-navigate-v0.npz"
+    load_benchmark("offline_data").make_dataset("pointmaze-medium-v0", 3, 101, 0.5, 0, path)
+    return path
+
+
+def maze_args(dataset: Path) -> list[str]:
+    """GCIVL on OGBench's medium maze (which draws its start and goal noise from numpy's
+    global generator) shrunk to 0.65 units a cell: the start and goal noise alone decides
+    whether task 3 is reached, in about half its episodes, so that the success columns
+    tell episodes apart. Episodes of 5 steps, 8 of each task on 4 envs."""
+    return [
+        "train",
+        "pointmaze-medium-navigate-v0",
+        *offline_args(dataset)[2:],
+        "--eval-episodes",
+        "8",
+        "--n-eval-envs",
+        "4",
+        "--env-kwargs",
+        "maze_unit=0.65",
+        "max_episode_steps=5",
+    ]
+
+
 def train(args: list[str], out: Path, *more: str) -> None:
     assert main([*args, "--out", str(out), *more]) == 0
 
@@ -131,16 +161,26 @@ def a_busy_core() -> Iterator[None]:
         busy.wait()
 
 
-@pytest.mark.parametrize("kind", ["offline", "bitflip"])
+MAZE_RUNS = pytest.mark.slow("two runs on OGBench's maze, evaluations in worker processes")
+
+
+@pytest.mark.parametrize("kind", ["offline", "bitflip", pytest.param("ogbench", marks=MAZE_RUNS)])
 def test_the_same_command_gives_the_same_numbers_busy_or_idle(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    args = offline_args(request.getfixturevalue("dataset")) if kind == "offline" else BITFLIP
+    args = {
+        "offline": lambda: offline_args(request.getfixturevalue("dataset")),
+        "bitflip": lambda: BITFLIP,
+        "ogbench": lambda: maze_args(request.getfixturevalue("maze_dataset")),
+    }[kind]()
     train(args, tmp_path / "idle")
     with a_busy_core():
         train(args, tmp_path / "busy")
     assert choices(tmp_path / "busy") == choices(tmp_path / "idle")
     assert_same_numbers(tmp_path / "busy", tmp_path / "idle")
+    if kind == "ogbench":  # the episodes decide the success columns: they are the same
+        reached = {row["success_task_3"] for row in rows(RunPaths(tmp_path / "idle").progress)}
+        assert reached - {"0", "1"}, reached
 
 
 SIGNAL_AT = """
@@ -167,14 +207,25 @@ learner has made ``N`` gradient steps: a signal at a chosen place, with nothing 
 own code changed."""
 
 
-@pytest.mark.parametrize(("signame", "exit_code"), [("SIGKILL", -9), ("SIGINT", 130)])
+@pytest.mark.parametrize(
+    ("signame", "exit_code", "env"),
+    [
+        ("SIGKILL", -9, "point"),
+        ("SIGINT", 130, "point"),
+        pytest.param("SIGKILL", -9, "maze", marks=MAZE_RUNS),
+    ],
+)
 def test_an_offline_run_stopped_and_resumed_ends_as_the_uninterrupted_one(
-    signame: str, exit_code: int, dataset: Path, tmp_path: Path
+    signame: str, exit_code: int, env: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     """Stopped at gradient step 35: after the checkpoint at 20 and the evaluation at 20,
     mid-way through an interval of updates.csv (rows every 8) and of progress.csv. SIGKILL
-    leaves the checkpoint at 20; SIGINT writes one at 35."""
-    args = offline_args(dataset)
+    leaves the checkpoint at 20; SIGINT writes one at 35. The resumed run's evaluations
+    play the whole run's episodes, OGBench's maze's too."""
+    if env == "maze":
+        args = maze_args(request.getfixturevalue("maze_dataset"))
+    else:
+        args = offline_args(request.getfixturevalue("dataset"))
     killed = tmp_path / "killed"
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
     process = subprocess.Popen(  # beside the whole run: both cores at work

@@ -11,7 +11,8 @@ Importing this package registers herkit's envs with gymnasium:
 :func:`make_goal_env` makes any of these, any registered gymnasium goal env, ``module:Id``
 ids and the gymnasium-robotics Fetch tasks, and refuses envs that are not goal envs; an
 env whose goals are dicts comes wrapped in :class:`FlatGoals` (flat goals for the buffer,
-its own dicts for its ``compute_reward``).
+its own dicts for its ``compute_reward``). :class:`SeededEpisodes` fixes an episode by its
+reset seed where the env draws from numpy's global generator.
 """
 
 from herkit.envs.bitflip import BitFlipEnv
@@ -20,6 +21,7 @@ from herkit.envs.flat_goals import FlatGoals
 from herkit.envs.grid_world import GridWorldEnv
 from herkit.envs.mountain_car_goal import MountainCarGoalEnv
 from herkit.envs.point_reach import PointReachEnv
+from herkit.envs.seeding import SeededEpisodes
 from herkit.envs.registration import (
     FETCH_IDS,
     HERKIT_IDS,
@@ -39,6 +41,7 @@ __all__ = [
     "GridWorldEnv",
     "MountainCarGoalEnv",
     "PointReachEnv",
+    "SeededEpisodes",
     "is_goal_env",
     "make_goal_env",
     "register_envs",

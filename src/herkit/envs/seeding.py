@@ -9,9 +9,9 @@ worker processes forked from one trainer draw the same numbers (their copies of 
 generator start alike): two envs play the same episode.
 
 :class:`SeededEpisodes` gives those draws to the episode. Each reset draws an episode key
-from the wrapper's own generator (seeded by ``reset(seed=)``; an unseeded reset goes on
-with it) and seeds numpy's global generator and the env's action space with it, before the
-env resets; with ``every_step``, each step reseeds numpy's global generator from the key
+from the wrapper's own generator (seeded by ``reset(seed=)``, which seeds the env's action
+space too; an unseeded reset goes on with both) and seeds numpy's global generator with
+it, before the env resets; with ``every_step``, each step reseeds numpy's global generator from the key
 and the step's index too, so that envs stepped in turn in one process never draw each
 other's numbers. An episode is then a function of its reset seed (and, after an unseeded
 reset, of the seed of the last seeded one), in one process or in workers.
@@ -57,13 +57,15 @@ class SeededEpisodes(gym.Wrapper):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Reset ``env``; its episode's key comes from ``seed`` where given, else from the
-        keys of the last seeded reset (fresh entropy if there was none)."""
-        if seed is not None or self._keys is None:
+        keys of the last seeded reset (fresh entropy if there was none). A seeded reset
+        seeds the env's action space too (its own stream, which unseeded resets go on
+        with: seeding a space costs more than an episode of a fast env)."""
+        if seed is not None or self._keys is None:  # the action space's stream too
             self._keys = np.random.default_rng(seed)
+            self.env.unwrapped.action_space.seed(int(self._keys.integers(KEY_BOUND)))
         self._key = int(self._keys.integers(KEY_BOUND))
         self._steps = 0
         np.random.seed(self._key)  # noqa: NPY002 (the generator the env draws from)
-        self.env.unwrapped.action_space.seed(self._key)
         return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:

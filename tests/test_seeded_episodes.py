@@ -21,8 +21,9 @@ class GlobalDraws(gym.Env):
     """An env that draws from numpy's global generator at reset and at every step, and
     from its action space at reset (as OGBench's mazes do), and shows what it drew."""
 
-    observation_space = gym.spaces.Box(-np.inf, np.inf, (3,))
-    action_space = gym.spaces.Box(-1.0, 1.0, (1,))
+    def __init__(self) -> None:
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (3,))
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (1,))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         super().reset(seed=seed)

@@ -21,7 +21,6 @@ from herkit.envs.flat_goals import FlatGoals
 from herkit.envs.grid_world import GridWorldEnv
 from herkit.envs.mountain_car_goal import MountainCarGoalEnv
 from herkit.envs.point_reach import PointReachEnv
-from herkit.envs.seeding import SeededEpisodes
 from herkit.envs.registration import (
     FETCH_IDS,
     HERKIT_IDS,
@@ -30,6 +29,7 @@ from herkit.envs.registration import (
     register_envs,
     register_robotics_envs,
 )
+from herkit.envs.seeding import SeededEpisodes
 
 __all__ = [
     "FETCH_IDS",

@@ -11,9 +11,9 @@ generator start alike): two envs play the same episode.
 :class:`SeededEpisodes` gives those draws to the episode. Each reset draws an episode key
 from the wrapper's own generator (seeded by ``reset(seed=)``, which seeds the env's action
 space too; an unseeded reset goes on with both) and seeds numpy's global generator with
-it, before the env resets; with ``every_step``, each step reseeds numpy's global generator from the key
-and the step's index too, so that envs stepped in turn in one process never draw each
-other's numbers. An episode is then a function of its reset seed (and, after an unseeded
+it, before the env resets; with ``every_step``, each step reseeds numpy's global generator
+from the key and the step's index too, so that envs stepped in turn in one process never
+draw each other's numbers. An episode is then a function of its reset seed (and, after an unseeded
 reset, of the seed of the last seeded one), in one process or in workers.
 """
 

@@ -623,7 +623,10 @@ def test_summaries_hold_figures_rounded_to_what_they_are_worth() -> None:
     ("args", "hint"),
     [
         (["--step", "10"], "--step: did you mean --steps?"),
-        (["--learning-rate", "3"], "--learning-rate: did you mean --ALGO.lr (ALGO: your --algo)?"),
+        (["--learning-rate", "3"], "--learning-rate: did you mean --dqn.lr?"),  # the preset's
+        (["pointmaze-medium-navigate-v0", "--learning_rate", "3"], "did you mean --gcivl.lr?"),
+        (["--algo", "gcivl", "--batch", "3"], "--batch: did you mean --gcivl.batch-size?"),
+        (["--her.k", "3"], "--her.k: did you mean --k?"),
         (["--algo", "sac", "--learning-rate", "3"], "--learning-rate: did you mean --sac.lr?"),
         (["--algo", "sac", "--batch", "3"], "--batch: did you mean --sac.batch-size?"),
         (["--timesteps", "3"], "--timesteps: did you mean --steps?"),

@@ -35,8 +35,10 @@ from herkit.extras import needs_extra
 from herkit.flags import (
     auto_flags,
     given_algo,
+    ogbench_flags,
     parse,
     speaking,
+    split_agent_flags,
     unwrap_help,
     with_suggestions,
 )
@@ -201,7 +203,7 @@ def _train_main(args: list[str]) -> None:
     from herkit.envs.imports import prepare_run_env
     from herkit.rundir.settings import load_run_config, saved_env_import
 
-    args = auto_flags(args)
+    args, named = split_agent_flags(auto_flags(args))  # OGBench's --agent.KEY: read below
     # First pass for the env id (and --resume), so that --help shows that env's preset.
     without_help = [arg for arg in args if arg not in ("-h", "--help")]
     try:
@@ -210,6 +212,9 @@ def _train_main(args: list[str]) -> None:
         ids = [arg for arg in args if not arg.startswith("-") and ("/" in arg or "-v" in arg)]
         _parse_train(args, default=preset_config(ids[0] if ids else TrainConfig.env_id))
         raise
+    if named:  # OGBench's names of the run's agent's settings, as herkit's flags
+        args = _ogbench_read(args, named, first)
+        without_help = [arg for arg in args if arg not in ("-h", "--help")]
     recorded = None  # the dataset read ahead, handed to the run
     if first.dataset is not None and first.resume is None and without_help == args:
         recorded = read_ahead(first.dataset)  # a bad file is said at once
@@ -289,6 +294,26 @@ def _train_main(args: list[str]) -> None:
         )
 
 
+def _ogbench_read(args: list[str], named: list[Any], first: Any) -> list[str]:
+    """``args`` with herkit's flags for OGBench's ``--agent.KEY`` flags ``named``
+    (:func:`herkit.flags.split_agent_flags`), read for the run's agent: the saved run's
+    with ``--resume``, else ``--algo``'s or the env's preset's (``first``: the other flags
+    read over TrainConfig's defaults); how they were read is said on stderr."""
+    from herkit.config.resolve import preset_config
+    from herkit.rundir.settings import load_run_config
+
+    if first.resume is not None:
+        run = load_run_config(first.resume)
+    else:
+        algo = first.algo if given_algo(args) else None
+        run = preset_config(first.env_id, first.device, first.recipe, algo=algo)
+    settings = run.her_settings()
+    goals = {"value_goals": settings.value_goals, "actor_goals": settings.actor_goals}
+    flags, said = ogbench_flags(named, run.algo, goals, args)
+    print(said, file=sys.stderr)
+    return [*args, *flags]
+
+
 def _parse_train(args: list[str], default: Any = None) -> Any:
     """``herkit train ARGS`` read into a TrainConfig (over ``default``, by default
     TrainConfig's own defaults)."""
@@ -319,7 +344,8 @@ def _parse_flags(args: list[str], default: Any = None) -> tuple[Any, dict[str, A
     try:
         parsed = parse(tyro.cli, view, args, "herkit train", **kwargs)
     except ValueError as error:
-        raise ValueError(with_suggestions(str(error), args)) from None
+        algo = given_algo(args) or default.algo  # the run's agent: its flags suggested
+        raise ValueError(with_suggestions(str(error), args, algo)) from None
     config = TrainConfig(
         **{field.name: getattr(parsed, field.name) for field in dataclasses.fields(TrainConfig)}
     )

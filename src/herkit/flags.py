@@ -1,8 +1,10 @@
 """Reading ``herkit`` command-line flags with tyro, in herkit's words: usage errors as
 one-line ValueErrors (:func:`parse`), a flag's help its field's docstring unwrapped
 (:func:`unwrap_help`), an unknown flag answered with the flag herkit has for it
-(:func:`with_suggestions`), and bare flags for settings that may be left to the env
-(:func:`auto_flags`)."""
+(:func:`with_suggestions`, among the flags the parser takes: :func:`train_flags`), bare
+flags for settings that may be left to the env (:func:`auto_flags`), and OGBench's
+``--agent.KEY`` flags read as herkit's (:func:`split_agent_flags`, :func:`ogbench_flags`;
+the names are :mod:`herkit.config.ogbench_names`')."""
 
 from __future__ import annotations
 
@@ -18,19 +20,27 @@ import re
 import sys
 import textwrap
 import types
+import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 __all__ = [
+    "ANSWERS",
     "AUTO_FLAGS",
     "SYNONYMS",
+    "SYNONYM_WORDS",
     "VALUE_ERRORS",
+    "AgentFlag",
     "auto_flags",
     "field_help",
     "given_algo",
+    "ogbench_flags",
     "parse",
     "plain",
+    "setting_flags",
     "speaking",
+    "split_agent_flags",
+    "suggestion",
     "train_flags",
     "unwrap_help",
     "with_suggestions",
@@ -173,7 +183,6 @@ def unwrap_help(cls: type) -> None:
 
 SYNONYMS = {
     "learning-rate": "lr",
-    "learning_rate": "lr",
     "batch": "batch-size",
     "discount": "gamma",
     "tau": "polyak",
@@ -181,16 +190,32 @@ SYNONYMS = {
     "goal-selection-strategy": "strategy",
     "total-timesteps": "steps",
     "timesteps": "steps",
-    "env": "env-id",
     "num-envs": "n-envs",
+    "train-steps": "offline-steps",
+    "eval-interval": "eval-every",
+    "save-interval": "checkpoint-every",
+    "log-interval": "log-updates-every",
 }
-"""Other libraries' names for herkit's flags (the last part of a flag's name)."""
+"""Other libraries' names for herkit's flags (the last part of a flag's name, ``-`` for
+``_``): Stable-Baselines3's, OGBench's (its ``main.py``'s; its agents' ``--agent.KEY`` are
+:mod:`herkit.config.ogbench_names`'), the usual words."""
+
+SYNONYM_WORDS = {"tau": "polyak = 1 - tau"}
+"""What a synonym's answer adds where herkit's flag means something else."""
+
+ANSWERS = {
+    "env": "the env id is herkit train's first argument: herkit train ENV_ID",
+    "env-id": "the env id is herkit train's first argument: herkit train ENV_ID",
+    "env-name": "the env id is herkit train's first argument: herkit train ENV_ID",
+}
+"""Names answered in words where herkit has no flag for them."""
 
 
-def with_suggestions(message: str, args: list[str]) -> str:
+def with_suggestions(message: str, args: list[str], algo: str) -> str:
     """``message`` of an unrecognised flag in one line, with the flag herkit has for it
-    (another library's name for it, or a near spelling) in place of tyro's suggestions,
-    which quote every similar flag's whole help text."""
+    (another library's name for it, or a near spelling; an agent's setting of ``algo``, the
+    run's agent) in place of tyro's suggestions, which quote every similar flag's whole
+    help text. Every flag suggested is one of :func:`train_flags`."""
     if not message.startswith("Unrecognized options:"):
         return message
     body, see, tail = message.rpartition(" (see ")
@@ -198,7 +223,7 @@ def with_suggestions(message: str, args: list[str]) -> str:
         body, tail = message, ""
     body = body.split("; Perhaps you meant")[0]
     message = body + (f" (see {tail}" if see else "")
-    known = train_flags()
+    known = train_flags(algo)
     listed = body.removeprefix("Unrecognized options:").split("; ")[0].split(", ")
     unknown = {option.strip() for option in listed}
     hints = []
@@ -206,26 +231,46 @@ def with_suggestions(message: str, args: list[str]) -> str:
         flag = arg.split("=")[0]
         if not flag.startswith("--") or flag in known or flag not in unknown:
             continue
-        prefix, _, last = flag[2:].rpartition(".")
-        synonym = SYNONYMS.get(last)
-        guess = f"--{prefix + '.' if prefix else ''}{synonym}" if synonym else None
-        if synonym and not prefix and guess not in known:  # an agent's setting: --ALGO.lr
-            algo = given_algo(args)
-            guess = f"--{algo}.{synonym}" if algo else f"--ALGO.{synonym} (ALGO: your --algo)"
-            if algo and guess not in known:
-                guess = None
-            else:
-                hints.append(f"{flag}: did you mean {guess}?")
-                continue
-        if guess not in known:
-            close = difflib.get_close_matches(flag, known, n=1, cutoff=0.75)
-            guess = close[0] if close else None
-        if guess is not None:
-            hints.append(f"{flag}: did you mean {guess}?")
+        hint = suggestion(flag, algo, known)
+        if hint is not None:
+            hints.append(f"{flag}: {hint}")
     if not hints:
         return message
     body, see, _ = message.partition(" (see ")
     return f"{body}; {'; '.join(hints)}" + (f" (see {_}" if see else "")
+
+
+def suggestion(flag: str, algo: str, known: list[str]) -> str | None:
+    """What herkit has for the unknown ``flag`` in a run of ``algo`` (``did you mean
+    --gcivl.lr?``), among the ``known`` flags (:func:`train_flags` of ``algo``); None where
+    nothing comes near. The run's agent's settings are looked at first, then the other
+    flags of ``herkit train`` (for ``--her.X``, config.json's name of a HER setting, the
+    other way round)."""
+    prefix, _, last = flag[2:].rpartition(".")
+    name = last.replace("_", "-")
+    if name in ANSWERS and not prefix:
+        return ANSWERS[name]
+    blocks = ["", algo] if prefix == "her" else [algo, ""]
+    herkit = SYNONYMS.get(name, name)
+    words = f" ({SYNONYM_WORDS[name]})" if name in SYNONYM_WORDS else ""
+    for block in blocks:
+        guess = f"--{block}.{herkit}" if block else f"--{herkit}"
+        if guess in known:
+            return f"did you mean {guess}{words}?"
+    best, score = None, 0.75
+    for block in blocks:
+        typed = f"--{block}.{name}" if block else f"--{name}"
+        pool = [known_flag for known_flag in known if _block(known_flag) == block]
+        for close in difflib.get_close_matches(typed, pool, n=1, cutoff=score):
+            ratio = difflib.SequenceMatcher(None, typed, close).ratio()
+            if best is None or ratio > score:
+                best, score = close, ratio
+    return None if best is None else f"did you mean {best}?"
+
+
+def _block(flag: str) -> str:
+    """The agent a flag belongs to (``--gcivl.lr``: ``gcivl``), "" for the others."""
+    return flag[2:].rpartition(".")[0]
 
 
 def given_algo(args: list[str]) -> str | None:
@@ -238,26 +283,42 @@ def given_algo(args: list[str]) -> str | None:
     return None
 
 
-def train_flags() -> list[str]:
-    """Every ``herkit train`` flag, ``--k`` to ``--sac.target-entropy`` (an agent's settings
-    ``--ALGO.FIELD`` for each registered agent)."""
+def train_flags(algo: str | None = None) -> list[str]:
+    """Every flag the ``herkit train`` parser takes, ``--algo`` to ``--sac.target-entropy``
+    (``--no-X`` beside each boolean ``--X``; the HER settings' without a prefix; the
+    settings of each registered agent as ``--ALGO.FIELD``, of ``algo`` alone where given),
+    read from the config dataclasses as tyro reads them (a suppressed or positional field
+    is no flag)."""
     from herkit.config.registry import agent_entries
     from herkit.config.train import TrainConfig
 
-    flags = []
-    for field in dataclasses.fields(TrainConfig):
-        if dataclasses.is_dataclass(field.default):
-            flags += [
-                f"--{field.name}.{sub.name.replace('_', '-')}"
-                for sub in dataclasses.fields(field.default)
-            ]
-        elif field.name != "agent":
-            flags.append(f"--{field.name.replace('_', '-')}")
+    flags = [*_field_flags(TrainConfig, ""), *(f"--{name}" for name in AUTO_FLAGS)]
+    flags += [f"--no-{name}" for name in AUTO_FLAGS]
     for entry in agent_entries():
-        flags += [
-            f"--{entry.name}.{sub.name.replace('_', '-')}"
-            for sub in dataclasses.fields(entry.config)
-        ]
+        if algo is None or entry.name == algo:
+            flags += _field_flags(entry.config, f"{entry.name}.")
+    return list(dict.fromkeys(flags))
+
+
+def _field_flags(cls: type, prefix: str) -> list[str]:
+    """The flags of the dataclass ``cls``'s fields, each named ``--PREFIXFIELD``."""
+    import tyro
+
+    hints = typing.get_type_hints(cls, include_extras=True)
+    flags = []
+    for field in dataclasses.fields(cls):
+        hint = hints[field.name]
+        markers = typing.get_args(hint)[1:] if typing.get_origin(hint) is Annotated else ()
+        if any(marker in (tyro.conf.Suppress, tyro.conf.Positional) for marker in markers):
+            continue
+        name = field.name.replace("_", "-")
+        if dataclasses.is_dataclass(field.default):
+            omitted = any(marker is tyro.conf.OmitArgPrefixes for marker in markers)
+            flags += _field_flags(type(field.default), prefix if omitted else f"{prefix}{name}.")
+        elif hint is bool or (markers and typing.get_args(hint)[0] is bool):
+            flags += [f"--{prefix}{name}", f"--{prefix}no-{name}"]
+        else:
+            flags.append(f"--{prefix}{name}")
     return flags
 
 
@@ -296,3 +357,126 @@ def auto_flags(args: list[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+AgentFlag = tuple[str, str, list[str]]
+"""An OGBench user's ``--agent.KEY`` flag: as typed, its key (``_`` for ``-``) and its
+value's texts (none for a bool flag given alone)."""
+
+
+def split_agent_flags(args: list[str]) -> tuple[list[str], list[AgentFlag]]:
+    """``args`` without OGBench's ``--agent`` flags, and those flags: ``--agent.KEY=VALUE``
+    or ``--agent.KEY VALUE`` (sizes also ``--agent.KEY 512 512``; a bool alone, True, and
+    ``--noagent.KEY`` or ``--agent.no_KEY``, False), read by
+    :func:`herkit.config.ogbench_names.ogbench_settings` for the run's agent. OGBench's agent
+    file, ``--agent=agents/gcivl.py`` (or ``--agent.agent_name=gcivl``), is ``--algo
+    gcivl``; a ValueError where it names another agent than ``--algo``."""
+    from herkit.config.ogbench_names import key_kind
+
+    rest: list[str] = []
+    found: list[AgentFlag] = []
+    named: list[tuple[str, str]] = []  # the agent files given: as typed, the agent's name
+    i = 0
+    while i < len(args):
+        arg, start = args[i], i
+        i += 1
+        if arg == "--agent" or arg.startswith("--agent="):
+            text = arg.partition("=")[2]
+            if not text and i < len(args) and not args[i].startswith("-"):
+                text, i = args[i], i + 1
+            if not text:
+                raise ValueError(
+                    "--agent expects OGBench's agent file, e.g. --agent=agents/gcivl.py"
+                )
+            named.append((" ".join(args[start:i]), text.rpartition("/")[2].removesuffix(".py")))
+            continue
+        if not arg.startswith(("--agent.", "--noagent.")):
+            rest.append(arg)
+            continue
+        flag, equals, value = arg.partition("=")
+        key = flag.partition(".")[2].replace("-", "_")
+        negated = flag.startswith("--noagent.")
+        if not negated and key.startswith("no_") and key_kind(key) is None:
+            if key_kind(key[3:]) == "bool":  # --agent.no-KEY: KEY False
+                negated, key = True, key[3:]
+        kind = key_kind(key)
+        if negated:
+            texts = ["False"]
+        elif equals:
+            texts = [value]
+        elif kind == "bool":
+            texts = []
+            if i < len(args) and args[i].lower() in ("true", "false", "1", "0", "yes", "no"):
+                texts, i = [args[i]], i + 1
+        elif kind == "ints":
+            texts = []
+            while i < len(args) and re.fullmatch(r"[\[(]?[\d,\s]+[\])]?", args[i]):
+                texts.append(args[i])
+                i += 1
+        else:
+            texts = []
+            if i < len(args) and not args[i].startswith("--"):
+                texts, i = [args[i]], i + 1
+        if not texts and kind != "bool" and not negated:
+            raise ValueError(f"{flag} expects a value: {flag}=VALUE")
+        typed = " ".join(args[start:i])
+        if key == "agent_name":
+            named.append((typed, texts[0]))
+            continue
+        found.append((typed, key, texts))
+    algo = given_algo(rest)
+    for typed, name in named:
+        if (algo or name) != name:
+            raise ValueError(
+                f"{typed} names OGBench's {name}, but the run's agent is {algo} (--algo): give one"
+            )
+        algo = name
+    found[:0] = [(typed, "agent_name", [name]) for typed, name in named]  # said first
+    if algo is not None and given_algo(rest) is None:
+        rest += ["--algo", algo]
+    return rest, found
+
+
+def setting_flags(path: str, value: Any) -> list[str]:
+    """The ``herkit train`` flags that set the setting ``path`` (``algo``, ``steps``,
+    ``her.k``, ``gcivl.lr``: the HER settings' flags have no prefix) to ``value``: a bool as
+    ``--X`` or ``--no-X``, sizes one by one."""
+    block, _, name = path.rpartition(".")
+    prefix = "" if block in ("", "her") else f"{block}."
+    name = name.replace("_", "-")
+    if isinstance(value, bool):
+        return [f"--{prefix}{name}" if value else f"--{prefix}no-{name}"]
+    if isinstance(value, tuple):
+        return [f"--{prefix}{name}", *(str(item) for item in value)]
+    return [f"--{prefix}{name}", str(value)]
+
+
+def ogbench_flags(
+    found: list[AgentFlag], algo: str, goals: Mapping[str, Any], args: list[str]
+) -> tuple[list[str], str]:
+    """herkit's flags for OGBench's ``--agent.KEY`` flags ``found`` (by
+    :func:`split_agent_flags`) in a run of ``algo`` whose goal mixes are otherwise ``goals``,
+    and one line that says how each was read; a ValueError where one is refused, or where
+    ``args`` (the other flags) set the same setting."""
+    from herkit.config.ogbench_names import ogbench_settings
+
+    flags: list[str] = []
+    said = []
+    given = {arg.split("=")[0] for arg in args if arg.startswith("--")}
+    for read in ogbench_settings(found, algo, goals):
+        if not read.settings:
+            said.append(f"{read.typed} {read.why}")
+        for path, value in read.settings.items():
+            setting = setting_flags(path, value)
+            twins = (
+                {setting[0], setting_flags(path, not value)[0]}
+                if isinstance(value, bool)
+                else {setting[0]}
+            )
+            if twins & given:
+                raise ValueError(
+                    f"{read.typed} and {sorted(twins & given)[0]} both set {path}: give one"
+                )
+            flags += setting
+            said.append(f"{read.typed} as {' '.join(setting)}")
+    return flags, "herkit: OGBench's names read as herkit's: " + "; ".join(said)

@@ -337,6 +337,40 @@ def test_the_time_left_waits_for_updates_and_counts_evaluations() -> None:
     assert time_left.seconds(0) is None
 
 
+def test_help_counts_steps_and_episodes_as_each_kind_of_run_does(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every agent's --help: the cadences count env steps, or gradient steps on a dataset
+    alone; episodes per task on an env with tasks; a field's help names no other agent
+    (GCBC's unused discount is GCBC's alone)."""
+    from herkit.cli import main
+
+    monkeypatch.setenv("COLUMNS", "100")
+    for algo in algo_names():
+        with pytest.raises(SystemExit) as done:
+            main(["train", "--algo", algo, "--help"])
+        assert done.value.code == 0
+        text = " ".join(capsys.readouterr().out.replace("│", " ").split())
+        help_of = {  # a flag's description: after its name, up to its default
+            flag: re.findall(rf"{flag} ([A-Z].*?) \(default", text)[0]
+            for flag in ("--eval-every INT", "--eval-episodes INT", "--checkpoint-every INT")
+        }
+        assert help_of["--eval-every INT"] == (
+            "Env steps between evaluations (gradient steps while on a dataset alone)."
+        )
+        assert help_of["--eval-episodes INT"] == (
+            "Episodes per evaluation (of each task, on an env with tasks)."
+        )
+        assert "(gradient steps while on a dataset" in help_of["--checkpoint-every INT"]
+        unused = set(re.findall(r"[Uu]nused by (\w+)", text))
+        assert unused <= {algo.upper()}, (algo, unused)
+        if algo == "gcbc":
+            assert "--gcbc.gamma FLOAT Unused by GCBC: it has no value function" in text
+        if algo == "gciql":  # a sentence, not a method's name left by its markup
+            assert "(OGBench's default 0.3; 0.003 on pointmaze, as OGBench's pointmaze " in text
+            assert ", pointmaze)" not in text
+
+
 @pytest.mark.slow("a PointMaze training run in a subprocess")
 def test_pointmaze_by_id_alone(tmp_path: Path) -> None:
     pytest.importorskip("gymnasium_robotics", reason="needs herkit[robotics]")

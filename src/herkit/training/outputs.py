@@ -54,7 +54,7 @@ class RunOutputs:
             resumed_at=(state.env_steps, state.updates) if resumed else None,
         )
         self.progress = self._progress()
-        self.presenter = Presenter(parts.run_dir, f"{config.env_id} {config.algo}+HER")
+        self.presenter = Presenter(parts.run_dir, f"{config.env_id} {config.method_name()}")
         self.closed = False
 
     def _progress(self) -> Progress:
@@ -116,7 +116,9 @@ class RunOutputs:
     def write_summary(self, **extra: Any) -> dict[str, Any]:
         """``summary.json`` (rank 0) with ``extra`` entries; returns the summary."""
         parts = self.parts
-        summary = summary_of(parts.config, self.state, parts.context.world_size)
+        logged = [] if self.logger is None else self.logger.rows
+        evaluations = [row for row in logged if self.phase.logged_in_phase(row)]
+        summary = summary_of(parts.config, self.state, parts.context.world_size, evaluations)
         summary["run_dir"] = str(parts.run_dir)
         summary |= extra
         if parts.context.is_main:

@@ -35,6 +35,7 @@ learner, its start and its stop ask it for
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,11 @@ class Phase:
         """How far the run has come, in words: ``500 gradient steps`` or ``1,234 env
         steps``."""
         return f"{self.step:,} {self.unit}"
+
+    def logged_in_phase(self, row: Mapping[str, str]) -> bool:
+        """Whether the progress.csv ``row`` was logged in the phase the run is in: at 0 env
+        steps while it trains on its dataset alone, after its first env step once online."""
+        return (float(row["env_steps"]) == 0) == self.offline
 
     def planned(self) -> int:
         """Where the run will be once the updates owed have run (they run before anything

@@ -41,9 +41,12 @@ class RunOutputs:
         resumed = state.resets > 0
         self.logger: RunLogger | None = None
         if main:
-            resumed_at = phase.step if resumed else None
             self.logger = RunLogger(
-                parts.run_dir, config.tensorboard, resumed_at, step_key=phase.step_key
+                parts.run_dir,
+                config.tensorboard,
+                phase.step if resumed else None,
+                step_key=phase.step_key,
+                tensorboard_from=phase.tensorboard_step if resumed else None,
             )
         self.records = RunRecords(
             parts.run_dir,
@@ -77,8 +80,9 @@ class RunOutputs:
         )
 
     def go_online(self) -> None:
-        """The run's env steps begin: progress counts them, and progress.csv's rows and
-        TensorBoard's steps follow them."""
+        """The run's env steps begin: progress counts them, progress.csv's rows follow them,
+        and TensorBoard's steps go on from the gradient steps made
+        (:attr:`~herkit.training.phase.Phase.tensorboard_step`)."""
         self.progress.close()
         self.progress = self._progress()
         if self.logger is not None:
@@ -101,7 +105,7 @@ class RunOutputs:
     def log(self, row: dict[str, float]) -> None:
         """A row of ``progress.csv`` (and TensorBoard), and the records kept so far."""
         if self.logger is not None:
-            self.logger.log(row)
+            self.logger.log(row, self.phase.tensorboard_step)
         self.records.write()
 
     def write_video(self, frames: list[np.ndarray], fps: float) -> None:
@@ -111,7 +115,7 @@ class RunOutputs:
         with naming(path):
             write_video(path, frames, fps)
         if self.logger is not None:
-            self.logger.video("eval/video", frames, self.phase.step, fps)
+            self.logger.video("eval/video", frames, self.phase.tensorboard_step, fps)
 
     def write_summary(self, **extra: Any) -> dict[str, Any]:
         """``summary.json`` (rank 0) with ``extra`` entries; returns the summary."""

@@ -35,6 +35,9 @@ class LoopState:
     :class:`~herkit.training.phase.Phase` alone."""
     env_steps: int = 0
     updates: int = 0
+    updates_offline: int = 0
+    """Gradient steps made on the dataset alone before the run's first env step (0 for a
+    run without a dataset phase); written by :class:`~herkit.training.phase.Phase`."""
     episodes: int = 0
     wall_s: float = 0.0
     eval_s: float = 0.0

@@ -337,6 +337,39 @@ def test_the_time_left_waits_for_updates_and_counts_evaluations() -> None:
     assert time_left.seconds(0) is None
 
 
+def test_a_phase_of_more_than_a_day_says_so_once_with_the_flag_that_sets_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OGBench's 1,000,000 gradient steps at 2 s a step (a large update on a CPU): after
+    30 s, the first plain line says about 23 days left, and one line says what fits a day;
+    a phase of 1,000 such steps (33 minutes) says nothing more than its progress."""
+    import herkit.runtime.console as console
+
+    now = [0.0]
+    monkeypatch.setattr(console, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    state = types.SimpleNamespace(updates=0, success_rate=math.nan, eval_s=0.0)
+    flag = "--offline-steps"
+    long = console.Progress("env", 1_000_000, 0, unit="gradient steps", budget_flag=flag)
+    for done in (15, 30):  # a line at least every 30 s: one judgement, said once
+        now[0], state.updates = 2.0 * done, done
+        long.update(state, done)
+    short = console.Progress("env", 1_000, 0, unit="env steps", updates_per_step=1.0)
+    now[0], state.updates = 60.0 + 2.0 * 15, 45
+    short.update(state, 15)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 4, lines
+    assert lines[0].startswith("herkit: 15/1,000,000 gradient steps (0%), success rate not ")
+    assert lines[0].endswith(", 0:30 elapsed, about 23 days 4 h left")  # 999,985 x 2 s
+    assert ", 0.5 gradient steps/s, " in lines[0]  # not 0 steps/s
+    assert lines[1] == (
+        "herkit: this run is long: about 23 days 4 h left for 999,985 gradient steps at the "
+        "speed so far; about 43,000 gradient steps fit in a day (--offline-steps 43000 ends "
+        "there; a run resumed with a larger --offline-steps trains on)"
+    )
+    assert lines[2].startswith("herkit: 30/1,000,000 gradient steps") and "day" in lines[2]
+    assert lines[3].startswith("herkit: 15/1,000 env steps") and lines[3].endswith(":50 left")
+
+
 def test_help_counts_steps_and_episodes_as_each_kind_of_run_does(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

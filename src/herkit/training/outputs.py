@@ -77,6 +77,7 @@ class RunOutputs:
             phase.unit,
             state.eval_s,
             updates_per_step=per_step,
+            budget_flag=phase.budget_flag,
         )
 
     def go_online(self) -> None:

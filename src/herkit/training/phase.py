@@ -169,6 +169,11 @@ class Phase:
         return self.state.updates if self.offline else self.state.updates_offline + self.step
 
     @property
+    def budget_flag(self) -> str:
+        """The flag that sets the phase's length: ``--offline-steps`` or ``--steps``."""
+        return "--offline-steps" if self.offline else "--steps"
+
+    @property
     def position(self) -> str:
         """Where the run is, in words: ``gradient step 500`` or ``env step 1,234``."""
         return f"{self.unit.removesuffix('s')} {self.step:,}"

@@ -131,6 +131,7 @@ def test_an_offline_agent_refuses_her_relabelling_in_one_line(dataset, tmp_path,
     naming its goal mixes; a preset's (Fetch on a GPU) is no setting of its run."""
     from herkit.cli import main
     from herkit.config.resolve import preset_config
+    from herkit.config.train import config_from_dict
 
     args = ["train", ENV, "--dataset", str(dataset), "--offline-steps", "10"]
     assert main([*args, "--strategy", "final", "--k", "2", "--out", str(tmp_path / "r")]) == 2
@@ -140,6 +141,9 @@ def test_an_offline_agent_refuses_her_relabelling_in_one_line(dataset, tmp_path,
         "--actor-goals (see herkit train --help)"
     )
     assert not (tmp_path / "r").exists()
+    old = offline(dataset, tmp_path / "old").to_dict()  # as config.json held it before
+    old["her"] |= {"strategy": "final", "k": 2, "value_goals": None, "actor_goals": None}
+    assert config_from_dict(old) == offline(dataset, tmp_path / "old")  # it never acted
     for algo in OFFLINE_ALGOS:  # the GPU preset's goal mix is for its online agents
         assert preset_config("FetchPush-v4", "cuda", algo=algo).her.goal_mix is None
     assert preset_config("FetchPush-v4", "cuda").her.goal_mix == (0.2, 0.4, 0.4)

@@ -337,6 +337,73 @@ def test_the_time_left_waits_for_updates_and_counts_evaluations() -> None:
     assert time_left.seconds(0) is None
 
 
+def test_a_phase_of_more_than_a_day_says_so_once_with_the_flag_that_sets_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OGBench's 1,000,000 gradient steps at 2 s a step (a large update on a CPU): after
+    30 s, the first plain line says about 23 days left, and one line says what fits a day;
+    a phase of 1,000 such steps (33 minutes) says nothing more than its progress."""
+    import herkit.runtime.console as console
+
+    now = [0.0]
+    monkeypatch.setattr(console, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    state = types.SimpleNamespace(updates=0, success_rate=math.nan, eval_s=0.0)
+    flag = "--offline-steps"
+    long = console.Progress("env", 1_000_000, 0, unit="gradient steps", budget_flag=flag)
+    for done in (15, 30):  # a line at least every 30 s: one judgement, said once
+        now[0], state.updates = 2.0 * done, done
+        long.update(state, done)
+    short = console.Progress("env", 1_000, 0, unit="env steps", updates_per_step=1.0)
+    now[0], state.updates = 60.0 + 2.0 * 15, 45
+    short.update(state, 15)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 4, lines
+    assert lines[0].startswith("herkit: 15/1,000,000 gradient steps (0%), success rate not ")
+    assert lines[0].endswith(", 0:30 elapsed, about 23 days 4 h left")  # 999,985 x 2 s
+    assert ", 0.5 gradient steps/s, " in lines[0]  # not 0 steps/s
+    assert lines[1] == (
+        "herkit: this run is long: about 23 days 4 h left for 999,985 gradient steps at the "
+        "speed so far; about 43,000 gradient steps fit in a day (--offline-steps 43000 ends "
+        "there; a run resumed with a larger --offline-steps trains on)"
+    )
+    assert lines[2].startswith("herkit: 30/1,000,000 gradient steps") and "day" in lines[2]
+    assert lines[3].startswith("herkit: 15/1,000 env steps") and lines[3].endswith(":50 left")
+
+
+def test_help_counts_steps_and_episodes_as_each_kind_of_run_does(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every agent's --help: the cadences count env steps, or gradient steps on a dataset
+    alone; episodes per task on an env with tasks; a field's help names no other agent
+    (GCBC's unused discount is GCBC's alone)."""
+    from herkit.cli import main
+
+    monkeypatch.setenv("COLUMNS", "100")
+    for algo in algo_names():
+        with pytest.raises(SystemExit) as done:
+            main(["train", "--algo", algo, "--help"])
+        assert done.value.code == 0
+        text = " ".join(capsys.readouterr().out.replace("│", " ").split())
+        help_of = {  # a flag's description: after its name, up to its default
+            flag: re.findall(rf"{flag} ([A-Z].*?) \(default", text)[0]
+            for flag in ("--eval-every INT", "--eval-episodes INT", "--checkpoint-every INT")
+        }
+        assert help_of["--eval-every INT"] == (
+            "Env steps between evaluations (gradient steps while on a dataset alone)."
+        )
+        assert help_of["--eval-episodes INT"] == (
+            "Episodes per evaluation (of each task, on an env with tasks)."
+        )
+        assert "(gradient steps while on a dataset" in help_of["--checkpoint-every INT"]
+        unused = set(re.findall(r"[Uu]nused by (\w+)", text))
+        assert unused <= {algo.upper()}, (algo, unused)
+        if algo == "gcbc":
+            assert "--gcbc.gamma FLOAT Unused by GCBC: it has no value function" in text
+        if algo == "gciql":  # a sentence, not a method's name left by its markup
+            assert "(OGBench's default 0.3; 0.003 on pointmaze, as OGBench's pointmaze " in text
+            assert ", pointmaze)" not in text
+
+
 @pytest.mark.slow("a PointMaze training run in a subprocess")
 def test_pointmaze_by_id_alone(tmp_path: Path) -> None:
     pytest.importorskip("gymnasium_robotics", reason="needs herkit[robotics]")

@@ -74,6 +74,81 @@ def test_an_offline_run_trains_gradient_steps_and_evaluates_every_task(dataset, 
     assert saved["dataset"] == str(dataset) and saved["algo"] == algo
 
 
+def test_an_offline_run_says_gradient_steps_tasks_and_goal_mixes(
+    dataset, tmp_path, capsys, monkeypatch
+):
+    """Its start lines, config.json, summary.json, curve and report: gradient steps,
+    episodes per task and the goal mixes it draws, not HER's strategy and k; summary.json
+    gives OGBench's figure, the mean of the last three evaluations, per task too."""
+    import herkit.training.outputs as outputs
+    from herkit.rundir.settings import load_run_config
+    from herkit.training.loop import train
+
+    titles = []
+
+    class Titled(outputs.Presenter):
+        def __init__(self, run_dir, title):
+            titles.append(title)
+            super().__init__(run_dir, title)
+
+    monkeypatch.setattr(outputs, "Presenter", Titled)
+    run = tmp_path / "run"
+    config = offline(dataset, run, offline_steps=60)  # evaluations at 15, 30, 45, 60
+    summary = train(config)
+    said = capsys.readouterr().err
+    assert (
+        "herkit: evaluation: 1 episode of each of 5 tasks every 15 gradient steps on the "
+        "dataset\n" in said
+    )
+    assert titles == [f"{ENV} gcivl"]  # the curve's: no HER
+    saved = json.loads((run / "config.json").read_text())
+    assert list(saved["her"])[:4] == ["value_goals", "value_future", "actor_goals", "gc_negative"]
+    assert saved["her"]["value_goals"] == [0.2, 0.5, 0.3]  # OGBench's, written out
+    assert saved["her"]["actor_goals"] == [0.0, 1.0, 0.0]
+    assert not {"strategy", "k", "relabel", "goal_mix", "n_step", "gamma"} & set(saved["her"])
+    assert load_run_config(run).her == config.her  # read back: the agent's own mixes
+    assert json.loads((run / "summary.json").read_text()) == summary
+    assert "strategy" not in summary
+    assert (summary["value_goals"], summary["actor_goals"]) == ([0.2, 0.5, 0.3], [0.0, 1.0, 0.0])
+    logged = rows(run)[-3:]
+    assert summary["success_rate_last3_at"] == [30, 45, 60]
+    assert summary["success_rate_last3"] == pytest.approx(
+        np.mean([float(row["success_rate"]) for row in logged]), abs=1e-4
+    )
+    assert summary["success_rate"] == float(logged[-1]["success_rate"])
+    tasks = [f"success_task_{k}" for k in range(1, 6)]
+    assert summary["success_rate_by_task"] == [float(logged[-1][task]) for task in tasks]
+    assert summary["success_rate_last3_by_task"] == pytest.approx(
+        [np.mean([float(row[task]) for row in logged]) for task in tasks], abs=1e-4
+    )
+    report = (run / "report.html").read_text()
+    assert "goals <b>value goals 0.2 0.5 0.3, actor goals 0 1 0</b>" in report
+    assert "HER strategy" not in report
+
+
+def test_an_offline_agent_refuses_her_relabelling_in_one_line(dataset, tmp_path, capsys):
+    """--strategy, --k, --goal-mix, ... would be silently unused by an offline agent: refused,
+    naming its goal mixes; a preset's (Fetch on a GPU) is no setting of its run."""
+    from herkit.cli import main
+    from herkit.config.resolve import preset_config
+    from herkit.config.train import config_from_dict
+
+    args = ["train", ENV, "--dataset", str(dataset), "--offline-steps", "10"]
+    assert main([*args, "--strategy", "final", "--k", "2", "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "herkit: error: --strategy and --k set HER's relabelling, which gcivl (an offline "
+        "agent) does not use: it draws its goals from OGBench's goal mixes, --value-goals and "
+        "--actor-goals (see herkit train --help)"
+    )
+    assert not (tmp_path / "r").exists()
+    old = offline(dataset, tmp_path / "old").to_dict()  # as config.json held it before
+    old["her"] |= {"strategy": "final", "k": 2, "value_goals": None, "actor_goals": None}
+    assert config_from_dict(old) == offline(dataset, tmp_path / "old")  # it never acted
+    for algo in OFFLINE_ALGOS:  # the GPU preset's goal mix is for its online agents
+        assert preset_config("FetchPush-v4", "cuda", algo=algo).her.goal_mix is None
+    assert preset_config("FetchPush-v4", "cuda").her.goal_mix == (0.2, 0.4, 0.4)
+
+
 def test_standardised_inputs_count_every_state_of_the_dataset(dataset, tmp_path):
     from herkit.rundir.checkpoint import load_agent_state
     from herkit.training.loop import train
@@ -144,6 +219,7 @@ def test_online_steps_go_on_in_the_env_with_the_recorded_data_kept(dataset, tmp_
     # the warm-up of an online run (1,000 env steps here) is no wait for one that has learned
     summary = train(offline(dataset, run, algo="gciql", steps=40, warmup_steps=1000), resume=True)
     assert summary["env_steps"] == 40 and summary["updates"] == 30 + 40
+    assert summary["success_rate_last3_at"] == [15, 30, 40]  # the online phase's (env steps)
     _, after = load_checkpoint(run, lambda a, d, i: np.zeros(len(a)))
     assert len(after) == recorded + 40
     assert after.recorded is not None and before.recorded is not None

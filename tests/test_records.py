@@ -275,3 +275,79 @@ def test_tensorboard_of_a_resumed_run_holds_every_row_of_progress_csv(tmp_path: 
     rows = [(int(row["env_steps"]), float(row["success_rate"])) for row in read_progress(run)]
     assert [step for step, _ in logged] == [step for step, _ in rows] == [32, 64, 96, 128]
     assert [value for _, value in logged] == pytest.approx([value for _, value in rows])
+
+
+KILL_AT = """
+import os, signal, sys
+import herkit.presentation.presenter as presenter
+import herkit.training.learner as learner
+from herkit.cli import main
+
+at, learn = int(sys.argv[1]), learner.Learner.learn
+
+def learn_then_die(self):
+    learn(self)
+    if self.state.updates == at:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+learner.Learner.learn = learn_then_die
+presenter.Presenter.refresh = lambda self: None  # no figures drawn meanwhile
+sys.exit(main(sys.argv[2:]))
+"""
+"""``python -c KILL_AT N ARGS``: ``herkit ARGS``, SIGKILLed once its learner has made ``N``
+gradient steps."""
+
+
+@pytest.mark.slow("an offline-then-online run in a subprocess, killed, and resumed")
+def test_tensorboard_keeps_both_phases_of_a_run_killed_and_resumed_online(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """60 gradient steps on a dataset, then 40 env steps (an update each), an evaluation
+    every 10 steps of each phase, a checkpoint every 20; killed at env step 35, after the
+    evaluation at 30, and resumed from the checkpoint at env step 20. TensorBoard holds each
+    row of progress.csv once, on one rising axis: a gradient step G, then 60 + E for env
+    step E (``train/env_steps`` holds E); the point logged after the checkpoint is dropped
+    and made again, no gradient step's point is lost."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from herkit.cli import main
+    from herkit.presentation.presenter import Presenter
+    from runs import TESTS, point_reach_dataset
+
+    dataset = point_reach_dataset(tmp_path / "point-reach.npz")
+    run = tmp_path / "run"
+    paths = RunPaths(run)
+    args = ["train", "herkit/PointReach-v0", "--dataset", str(dataset), "--algo", "gcivl"]
+    args += ["--gcivl.hidden", "32", "32", "--gcivl.batch-size", "64", "--offline-steps", "60"]
+    args += ["--steps", "40", "--eval-every", "10", "--checkpoint-every", "20"]
+    args += ["--eval-episodes", "2", "--torch-threads", "1", "--no-progress", "--out", str(run)]
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
+    command = [sys.executable, "-c", KILL_AT, str(60 + 35), *args]
+    killed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert killed.returncode == -9, killed.stderr
+
+    def points(tag: str) -> list[tuple[int, float]]:
+        events = EventAccumulator(str(paths.tensorboard))
+        events.Reload()
+        return [(event.step, event.value) for event in events.Scalars(tag)]
+
+    state = json.loads((paths.checkpoint / "state.json").read_text())["state"]
+    assert (state["phase"], state["env_steps"], state["updates_offline"]) == ("online", 20, 60)
+    assert [step for step, _ in points("eval/success_rate")][-1] == 60 + 30  # after it
+    monkeypatch.setattr(Presenter, "final", lambda self: None)
+    assert main(["train", "--resume", str(run)]) == 0
+    rows = read_progress(run)
+    offline = [row for row in rows if row["env_steps"] == "0"]
+    assert [int(row["updates"]) for row in offline] == [10, 20, 30, 40, 50, 60]
+    assert [int(row["env_steps"]) for row in rows[len(offline) :]] == [10, 20, 30, 40]
+    logged = points("eval/success_rate")
+    steps = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
+    assert [step for step, _ in logged] == steps
+    assert [value for _, value in logged] == pytest.approx([float(r["success_rate"]) for r in rows])
+    assert points("train/env_steps")[-4:] == [(70, 10), (80, 20), (90, 30), (100, 40)]
+    assert [step for step, _ in points("train/updates")] == steps[6:]  # online: updates differ

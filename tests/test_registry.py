@@ -25,6 +25,7 @@ from herkit.config.agents import (
     config_class,
     default_agent_config,
 )
+from herkit.config.her import AGENTS_OWN, HER_ONLY
 from herkit.config.registry import AgentEntry, agent_entries, agent_entry, algo_names, register
 from herkit.config.resolve import preset_config
 from herkit.config.train import TrainConfig, config_from_dict
@@ -130,7 +131,12 @@ def test_a_config_json_of_the_old_layout_loads_with_its_values(tmp_path: Path) -
     for name, value in new.items():  # every other value as the old file has it
         if name != "her":
             assert json.loads(json.dumps(value)) == old[name], name
-    assert {name: new["her"][name] for name in old["her"]} == old["her"]  # later ones: defaults
+    # an offline agent's: its goal mixes written out (None was its own, OGBench's), HER's
+    # relabelling and the agent's own buffer settings left out; later ones at their defaults
+    mixes = {"value_goals": [0.2, 0.5, 0.3], "actor_goals": [0.0, 1.0, 0.0]}
+    kept = {k: v for k, v in old["her"].items() if k not in (*HER_ONLY, *AGENTS_OWN, "gamma")}
+    assert {name: new["her"][name] for name in kept} == kept | mixes
+    assert config_from_dict(new) == config  # and read back as the agent's own
     assert set(old) - set(new) == {
         "dqn",
         "ddpg",

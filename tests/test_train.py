@@ -107,6 +107,33 @@ def test_recipe_ingredients_run_the_loop(tmp_path: Path, algo: str) -> None:
     assert resumed["env_steps"] == 450
 
 
+def test_a_summary_gives_the_mean_of_the_last_three_evaluations_of_its_phase() -> None:
+    """OGBench's figure: the last three evaluations' mean (of those there are where fewer),
+    the steps they were made at, and per task where the env has tasks; a curve names HER
+    only where the run relabels."""
+    from herkit.training.state import last_evaluations
+
+    offline = [
+        {"env_steps": "0", "updates": str(n), "success_rate": rate, "success_task_1": task}
+        for n, rate, task in ((10, "0.1", "0"), (20, "0.2", "0.5"), (30, "0.6", "1"))
+    ]
+    assert last_evaluations(offline) == {
+        "success_rate_last3": 0.3,
+        "success_rate_last3_at": [10, 20, 30],
+        "success_rate_by_task": [1.0],
+        "success_rate_last3_by_task": [0.5],
+    }
+    online = [{"env_steps": "500", "updates": "900", "success_rate": "0.25"}]
+    assert last_evaluations(online) == {
+        "success_rate_last3": 0.25,
+        "success_rate_last3_at": [500],
+    }
+    assert last_evaluations([]) == {}
+    assert TrainConfig().method_name() == "dqn+HER"
+    assert TrainConfig().with_her(strategy="none").method_name() == "dqn"
+    assert TrainConfig(algo="gcivl").method_name() == "gcivl"
+
+
 @pytest.mark.slow("learning runs: HER and its control to a success target")
 def test_her_learns_one_fixed_goal_because_relabelled_goals_are_normalised(
     tmp_path: Path,

@@ -284,6 +284,9 @@ def _train_main(args: list[str]) -> None:
         else:
             steps = 2 * summary["env_steps"]
             on = f"herkit train --resume {run.root} --steps {steps} (train twice as long)"
+        last = len(summary.get("success_rate_last3_at", ()))
+        if last > 1:  # OGBench's figure
+            at += f" (the last {last} evaluations' mean: {summary['success_rate_last3']:.2f})"
         print(
             f"herkit: done: success rate {summary['success_rate']:.2f} at {at}; run "
             f"directory {run.root}\n"

@@ -305,10 +305,10 @@ class OfflineGCConfig(ActorCriticConfig):
     lr: float = 3e-4
     """Adam learning rate of every network."""
     gamma: float = 0.99
-    """Discount factor (unused by GCBC)."""
+    """Discount factor."""
     polyak: float = 0.995
     """Target-network averaging per update: target <- polyak * target + (1 - polyak) *
-    online (OGBench's tau = 1 - polyak = 0.005; unused by GCBC)."""
+    online (OGBench's tau = 1 - polyak = 0.005)."""
     batch_size: int = 1024
     """Transitions per gradient step (sampled by the trainer)."""
     clip_return: bool = False
@@ -333,6 +333,11 @@ class OfflineGCConfig(ActorCriticConfig):
 @dataclass(frozen=True)
 class GCBCConfig(OfflineGCConfig):
     """Goal-conditioned behavioural cloning: maximise log pi(a | s, actor goal)."""
+
+    gamma: float = 0.99
+    """Unused by GCBC: it has no value function to discount."""
+    polyak: float = 0.995
+    """Unused by GCBC: it has no target network."""
 
 
 register(
@@ -382,8 +387,8 @@ class GCIQLConfig(OfflineGCConfig):
     expectile: float = 0.9
     """Expectile of the value loss, in (0, 1) (0.5: mean squared error)."""
     alpha: float = 0.3
-    """DDPG+BC's behavioural-cloning weight (OGBench's default 0.3; its pointmaze runs use
-    0.003, :meth:`pointmaze`)."""
+    """DDPG+BC's behavioural-cloning weight (OGBench's default 0.3; 0.003 on pointmaze, as
+    OGBench's pointmaze runs, herkit's preset there)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -33,6 +33,8 @@ class CRLConfig(OfflineGCConfig):
     future states at geometric offsets (gamma); no target network (polyak and
     target_every unused)."""
 
+    polyak: float = 0.995
+    """Unused by CRL: it has no target network."""
     latent_dim: int = 512
     """Size of the representations phi(s, a) and psi(g)."""
     alpha: float = 0.1

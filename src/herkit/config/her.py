@@ -8,6 +8,7 @@ defaulted once, by the buffer's record, and a run's buffer is built from it as i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -16,7 +17,7 @@ import tyro
 from herkit.buffer.settings import FutureLaw, HerSettings, Strategy, StrategyName
 from herkit.buffer.strategies import strategy_help
 
-__all__ = ["AGENTS_OWN", "RunHerSettings"]
+__all__ = ["AGENTS_OWN", "HER_ONLY", "OFFLINE_LEFT_OUT", "RunHerSettings", "goal_mix_words"]
 
 AGENTS_OWN: dict[str, tuple[Any, str]] = {
     "actor_future": ("uniform", "--hiql.actor-geom-sample"),
@@ -24,6 +25,26 @@ AGENTS_OWN: dict[str, tuple[Any, str]] = {
 }
 """The buffer settings a run's agent decides (its registry entry's ``buffer``), not flags:
 each one's value in a run's :class:`RunHerSettings` and the flag that sets it."""
+
+HER_ONLY = ("strategy", "k", "relabel", "goal_mix", "goal_mix_warmup", "n_step")
+"""HER's relabelling: where a relabelled goal comes from and how returns are summed. An
+offline agent draws its goals from its goal mixes instead (value goals, actor goals), so a
+run of one refuses these unless at their defaults and its config.json leaves them out."""
+
+OFFLINE_LEFT_OUT = (*HER_ONLY, *AGENTS_OWN, "gamma")
+"""The HER settings an offline agent's records (config.json, the report) leave out: HER's
+relabelling (:data:`HER_ONLY`) and what its own settings decide (the discount, HIQL's
+subgoals: in its block)."""
+
+
+def goal_mix_words(value_goals: Sequence[float] | None, actor_goals: Sequence[float] | None) -> str:
+    """An offline agent's goal mixes in words, ``value goals 0.2 0.5 0.3, actor goals 0 1
+    0`` (each its (current, future, random) weights; a mix that is None left out)."""
+    return ", ".join(
+        f"{name} goals {' '.join(f'{round(weight, 6):g}' for weight in mix)}"
+        for name, mix in (("value", value_goals), ("actor", actor_goals))
+        if mix is not None
+    )
 
 
 @dataclass(frozen=True)
@@ -69,6 +90,11 @@ class RunHerSettings(HerSettings):
             raise ValueError(f"her must be a HerSettings, got {type(settings).__name__}")
         values = {} if settings is None else settings.values()
         return cls(**(values | dict(changes or {})))
+
+    def given(self, names: Sequence[str]) -> list[str]:
+        """The settings among ``names`` that differ from their defaults."""
+        default = RunHerSettings()
+        return [name for name in names if getattr(self, name) != getattr(default, name)]
 
     def buffer_settings(self, gamma: float) -> HerSettings:
         """These settings for the buffer, with the agent's discount ``gamma``."""

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from herkit.buffer.settings import HerSettings
+from herkit.config.her import OFFLINE_LEFT_OUT
 from herkit.config.registry import algo_names
 
 __all__ = ["BOOKKEEPING", "RESUME_MAY_CHANGE", "flat_settings", "learning_differences"]
@@ -52,9 +53,12 @@ and threads."""
 def flat_settings(values: Mapping[str, Any]) -> dict[str, Any]:
     """A config dict (:meth:`TrainConfig.to_dict`, or an older run's config.json with the HER
     settings at the top) as JSON values with its HER settings at the top, by their names,
-    those it lacks at their defaults."""
+    those it lacks at their defaults; an offline agent's without those its records leave
+    out (:data:`~herkit.config.her.OFFLINE_LEFT_OUT`)."""
     flat = json.loads(json.dumps(dict(values)))  # tuples: lists
     her = HerSettings().to_dict() | flat.pop("her", {})
+    if flat.get("algo") in algo_names(offline=True):  # HER's relabelling is none of its own
+        her = {name: value for name, value in her.items() if name not in OFFLINE_LEFT_OUT}
     return {name: flat.get(name, value) for name, value in her.items()} | flat
 
 

@@ -30,6 +30,8 @@ class QRLConfig(OfflineGCConfig):
     (``polyak``, ``target_every`` and ``clip_return`` are unused); its value goals are
     random states (:data:`QRL_VALUE_GOALS`)."""
 
+    polyak: float = 0.995
+    """Unused by QRL: it has no target network."""
     quasimetric: Literal["iqe", "mrn"] = "iqe"
     """The quasimetric over the latents: iqe (interval quasimetric embedding) or mrn
     (metric residual network)."""

@@ -34,7 +34,7 @@ from typing import Any
 
 from herkit.buffer.conventions import GoalConventions
 from herkit.config.agents import OffPolicyConfig
-from herkit.config.her import RunHerSettings
+from herkit.config.her import HER_ONLY, RunHerSettings
 from herkit.config.presets import preset_values
 from herkit.config.probe import EnvProbe, hand_over, probe_env, take_probe
 from herkit.config.recipes import recipe_values
@@ -304,6 +304,8 @@ def _stack(
                 continue
             values[key], provenance[key] = value, name
         nested = {} if "her" not in layer else {"her": RunHerSettings.of(layer["her"]).values()}
+        if entry.offline and "her" in nested:  # HER's relabelling: no setting of its run
+            nested["her"] = {k: v for k, v in nested["her"].items() if k not in HER_ONLY}
         if block is not None:
             nested[algo] = _fields(block)
         for prefix, settings in nested.items():

@@ -31,7 +31,7 @@ from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 from herkit.buffer.conventions import SuccessKey
 from herkit.buffer.settings import HerSettings, Strategy
 from herkit.config.agents import OffPolicyConfig, UpdateMode
-from herkit.config.her import RunHerSettings
+from herkit.config.her import HER_ONLY, OFFLINE_LEFT_OUT, RunHerSettings
 from herkit.config.learning import flat_settings, learning_differences
 from herkit.config.recipes import RECIPES, check_recipe_task, recipe_values
 from herkit.config.registry import AgentEntry, agent_entry, algo_names
@@ -142,16 +142,18 @@ class TrainConfig:
     updates_per_step: float = 1.0
     """Gradient updates per env step (after warm-up)."""
     eval_every: int = 2_000
-    """Env steps between evaluations."""
+    """Env steps between evaluations (gradient steps while on a dataset alone)."""
     eval_episodes: int = 10
-    """Episodes per evaluation (deterministic policy, separate envs)."""
+    """Episodes per evaluation (of each task, on an env with tasks)."""
     n_eval_envs: int = 1
-    """Envs that run the evaluation episodes."""
+    """Envs that run the evaluation episodes (of the deterministic policy)."""
     checkpoint_every: int = 50_000
-    """Env steps between checkpoints (one is also written at the end)."""
+    """Env steps between checkpoints, and one at the end (gradient steps while on a dataset
+    alone)."""
     video_every: int = 0
-    """Env steps between videos of one evaluation episode, written to RUN/videos/ (and
-    TensorBoard); 0: none. The env must render rgb_array frames."""
+    """Env steps between videos of one evaluation episode (gradient steps while on a dataset
+    alone), written to RUN/videos/ (and TensorBoard); 0: none. The env must render
+    rgb_array frames."""
     log_updates_every: int = 50
     """Gradient updates per row of RUN/updates.csv (their mean losses and Q values)."""
     resume: str | None = None
@@ -253,6 +255,14 @@ class TrainConfig:
                     f"reward_range must be (low, high) with low <= high, got {self.reward_range}"
                 )
         object.__setattr__(self, "her", RunHerSettings.of(self.her))
+        given = self.her.given(HER_ONLY) if entry.offline else []
+        if given:
+            flags = " and ".join(f"--{name.replace('_', '-')}" for name in given)
+            raise ValueError(
+                f"{flags} {'set' if len(given) > 1 else 'sets'} HER's relabelling, which "
+                f"{self.algo} (an offline agent) does not use: it draws its goals from "
+                "OGBench's goal mixes, --value-goals and --actor-goals"
+            )
         self.her_settings()  # the checks that need the agent's discount
         check_bool("fixed_goal", self.fixed_goal)
         if self.goal_seed is not None:
@@ -320,6 +330,19 @@ class TrainConfig:
         own = {} if entry.buffer is None else entry.buffer(self.agent_config())
         return dataclasses.replace(settings, value_goals=value, actor_goals=actor, **own)
 
+    def goal_mixes(self) -> dict[str, list[float] | None]:
+        """An offline agent's goal mixes as its records write them: ``value_goals`` and
+        ``actor_goals``, (current, future, random) weights, its own where none are given
+        (value goals None for an agent without a value function, GCBC)."""
+        settings = self.her_settings()
+        return {
+            name: None if mix is None else list(mix)
+            for name, mix in (
+                ("value_goals", settings.value_goals),
+                ("actor_goals", settings.actor_goals),
+            )
+        }
+
     def with_her(self, **changes: Any) -> TrainConfig:
         """This config with ``changes`` to its HER settings."""
         return dataclasses.replace(self, her=RunHerSettings.of(self.her, changes))
@@ -374,12 +397,27 @@ class TrainConfig:
         unit = min(weight for weight in mix if weight > 0)  # the mix kept as probabilities
         return "mix" + ":".join(f"{round(weight / unit, 6):g}" for weight in mix)
 
+    def method_name(self) -> str:
+        """The run's method as a curve's title names it: ``ddpg+HER``, the algorithm alone
+        without relabelling (``--strategy none``) or for an offline agent (its goals are
+        its goal mixes, :meth:`goal_mixes`)."""
+        relabels = not self.entry().offline and self.her_name() != "none"
+        return f"{self.algo}+HER" if relabels else self.algo
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (what config.json holds): the agent's settings as the
-        block named after :attr:`algo` (``"dqn": {...}``), last."""
+        block named after :attr:`algo` (``"dqn": {...}``), last. An offline agent's ``her``
+        block starts with its goal mixes (:meth:`goal_mixes`) and leaves out what
+        :data:`~herkit.config.her.OFFLINE_LEFT_OUT` names (HER's relabelling, which it does
+        not use, and what its own settings decide)."""
         values = dataclasses.asdict(self)
         agent = values.pop("agent")
-        return values | {"her": self.her.to_dict(), self.algo: agent}
+        her = self.her.to_dict()
+        if self.entry().offline:  # the goal settings first, the mixes as they are drawn
+            goals = ("value_goals", "value_future", "actor_goals", "gc_negative")
+            kept = {k: v for k, v in her.items() if k not in OFFLINE_LEFT_OUT}
+            her = {name: kept.pop(name) for name in goals} | self.goal_mixes() | kept
+        return values | {"her": her, self.algo: agent}
 
 
 def config_from_dict(values: dict[str, Any]) -> TrainConfig:
@@ -404,7 +442,15 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
             fields["offline_steps"], fields["steps"] = fields.get("steps", 0), online
     # a config.json written before TrainConfig held a HerSettings has its fields at the top
     her = {name: fields.pop(name) for name in HerSettings.names() if name in fields}
-    fields["her"] = RunHerSettings.of(None, dict(fields.get("her") or {}) | her)
+    her = dict(fields.get("her") or {}) | her
+    if entry.offline:
+        for name in HER_ONLY:  # HER's relabelling, which an offline agent never used
+            her.pop(name, None)
+        for name, own in (("value_goals", entry.value_goals), ("actor_goals", entry.actor_goals)):
+            mix = her.get(name)
+            if mix is not None and own is not None and _same_mix(mix, own):
+                her[name] = None  # written out as the agent's own: read back as its own
+    fields["her"] = RunHerSettings.of(None, her)
     unknown = sorted(set(fields) - {field.name for field in dataclasses.fields(TrainConfig)})
     if unknown:
         raise ValueError(f"unknown settings {', '.join(unknown)}")
@@ -470,6 +516,13 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
     if changes:
         parts.append(_short(",".join(sorted(changes))))
     return "-".join(parts)
+
+
+def _same_mix(mix: Any, own: tuple[float, ...]) -> bool:
+    """Whether the weights ``mix`` (as config.json holds them) are ``own``'s."""
+    return len(mix) == len(own) and all(
+        is_number(a) and abs(a - b) <= 1e-12 for a, b in zip(mix, own, strict=True)
+    )
 
 
 def _spoken(names: tuple[str, ...], last: str) -> str:

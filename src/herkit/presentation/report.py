@@ -39,6 +39,8 @@ from plotly.colors import hex_to_rgb, qualitative
 from plotly.io import to_html
 from plotly.offline import get_plotlyjs
 
+from herkit.config.her import goal_mix_words
+from herkit.config.registry import agent_entry, algo_names
 from herkit.presentation.groups import (
     SUCCESS,
     Group,
@@ -138,10 +140,12 @@ def _header(runs: Sequence[Path], names: list[str], configs: list[Config]) -> st
         found = [str(c[key]) for c in configs if c is not None and c.get(key) is not None]
         return html.escape(", ".join(dict.fromkeys(found)) or "unknown")
 
+    described = [_goals(config) for config in configs if config is not None]
+    goals = html.escape("; ".join(dict.fromkeys(described)) or "unknown")
     return (
         f"<h1>herkit training report: {html.escape(', '.join(names))}</h1>"
         f"<p class='facts'>env <b>{values('env_id')}</b> &middot; algorithm "
-        f"<b>{values('algo')}</b> &middot; HER strategy <b>{values('strategy')}</b> &middot; "
+        f"<b>{values('algo')}</b> &middot; goals <b>{goals}</b> &middot; "
         f"{len(runs)} run{'s' if len(runs) != 1 else ''}</p>"
         "<p class='help'>Hover over a curve for its values; drag to zoom, double-click to "
         "zoom out; click a legend entry to hide or show it.</p>" + _runs_table(runs, names, configs)
@@ -153,7 +157,7 @@ def _runs_table(runs: Sequence[Path], names: list[str], configs: list[Config]) -
         "run",
         "env",
         "algorithm",
-        "HER strategy (k)",
+        "goals",
         "seed",
         "env steps",
         "training time",
@@ -172,7 +176,7 @@ def _runs_table(runs: Sequence[Path], names: list[str], configs: list[Config]) -
             name,
             config.get("env_id", ""),
             config.get("algo", ""),
-            f"{config.get('strategy', '')} ({config.get('k', '')})" if config else "",
+            _goals(config) if config else "",
             config.get("seed", ""),
             f"{steps:,}" if isinstance(steps, int) else "",
             f"{wall:.1f} s" if isinstance(wall, int | float) else "",
@@ -181,6 +185,22 @@ def _runs_table(runs: Sequence[Path], names: list[str], configs: list[Config]) -
         rows.append("".join(f"<td>{html.escape(str(cell))}</td>" for cell in cells))
     header = "".join(f"<th>{cell}</th>" for cell in head)
     return f"<table><tr>{header}</tr><tr>{'</tr><tr>'.join(rows)}</tr></table>"
+
+
+def _goals(config: dict[str, Any]) -> str:
+    """How a run drew its goals, in words, from its config.json (HER settings at the top):
+    HER's strategy and k, its goal mix, or an offline agent's goal mixes (null: the
+    agent's own)."""
+    algo = config.get("algo")
+    if algo in algo_names(offline=True):
+        entry = agent_entry(algo)
+        value = config.get("value_goals") or entry.value_goals
+        return goal_mix_words(value, config.get("actor_goals") or entry.actor_goals)
+    if config.get("goal_mix") is not None:
+        return "HER goal mix " + ":".join(f"{weight:g}" for weight in config["goal_mix"])
+    if config.get("strategy") in ("none", None) or not config.get("k"):
+        return "no HER"
+    return f"HER {config['strategy']} (k {config['k']})"
 
 
 class _Figure:

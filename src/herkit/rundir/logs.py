@@ -37,11 +37,16 @@ _TAGS = {
 
 
 class RunLogger:
-    """Appends rows to ``progress.csv`` and, optionally, TensorBoard event files.
+    """Appends rows to ``progress.csv`` and, optionally, TensorBoard event files (each
+    column a scalar at the step :meth:`log` is given, by default the row's ``step_key``; a
+    column that holds the step itself is left out).
 
-    ``resume_from_step`` drops CSV rows and TensorBoard points logged after that many env
-    steps (a run killed after its last checkpoint), so the file stays monotone in
-    ``env_steps`` and TensorBoard shows the same points as the file.
+    ``resume_from_step`` drops the CSV rows logged after that step of ``step_key`` (a run
+    killed after its last checkpoint), so the file stays monotone in it, and the
+    TensorBoard points after ``tensorboard_from`` (the checkpoint's TensorBoard step;
+    ``resume_from_step`` where None), so that TensorBoard shows the same points as the file.
+    TensorBoard drops the points after a step whatever their tag: its steps must rise
+    over the whole run.
     """
 
     def __init__(
@@ -50,6 +55,7 @@ class RunLogger:
         tensorboard: bool = True,
         resume_from_step: int | None = None,
         step_key: str = "env_steps",
+        tensorboard_from: int | None = None,
     ) -> None:
         self.path = RunPaths(run_dir).progress
         self.step_key = step_key
@@ -69,11 +75,13 @@ class RunLogger:
 
             # TensorBoard drops the events at steps from purge_step on: those after the
             # checkpoint's step, as the CSV rows above (the checkpoint's own row is kept).
-            purge = None if resume_from_step is None else int(resume_from_step) + 1
+            last = resume_from_step if tensorboard_from is None else tensorboard_from
+            purge = None if last is None else int(last) + 1
             self._writer = SummaryWriter(str(RunPaths(run_dir).tensorboard), purge_step=purge)
 
-    def log(self, row: dict[str, float]) -> None:
-        """Write one row; new metric names extend the header (the file is rewritten once)."""
+    def log(self, row: dict[str, float], tensorboard_step: int | None = None) -> None:
+        """Write one row; new metric names extend the header (the file is rewritten once).
+        TensorBoard gets its columns at ``tensorboard_step`` (None: the row's ``step_key``)."""
         text = {key: _format(value) for key, value in row.items()}
         self.rows.append(text)
         columns = list(dict.fromkeys([*self.columns, *row]))
@@ -83,9 +91,9 @@ class RunLogger:
         else:
             append_text(self.path, _csv_text([[text.get(name, "") for name in self.columns]]))
         if self._writer is not None:
-            step = int(row[self.step_key])
+            step = int(row[self.step_key]) if tensorboard_step is None else tensorboard_step
             for key, value in row.items():
-                if key != self.step_key and math.isfinite(value):
+                if math.isfinite(value) and not (key == self.step_key and value == step):
                     self._writer.add_scalar(_TAGS.get(key, f"train/{key}"), value, step)
             self._writer.flush()
 

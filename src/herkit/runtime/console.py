@@ -60,6 +60,11 @@ BAR_EVERY_S = 0.25
 PLAIN_EVERY_S = 30.0
 """Where stderr is no terminal, a progress line follows every evaluation, and one is
 written at least this often (seconds) while evaluations are rarer."""
+DAY_S = 86_400.0
+"""A run whose time left is estimated above this (seconds) says so, once."""
+JUDGE_AFTER_S = 10.0
+"""Seconds of training timed before a run's length is judged (the first steps are slower:
+allocations, caches)."""
 
 
 class TimeLeft:
@@ -85,6 +90,11 @@ class TimeLeft:
             self._training_s += max(seconds - eval_s, 0.0)
             self._steps += steps
 
+    @property
+    def timed_s(self) -> float:
+        """The seconds of training timed so far (evaluations aside)."""
+        return self._training_s
+
     def seconds(self, left: int) -> float | None:
         """Seconds for ``left`` more steps; None before an update has been timed."""
         if self._steps == 0 or left <= 0:
@@ -99,7 +109,9 @@ class Progress:
     live success rate, steps/s and updates/s (the envs' and the learner's rates side by
     side); elsewhere (a log file, a pipe, a job scheduler) a plain ``herkit: ...`` line
     after each evaluation and at least every :data:`PLAIN_EVERY_S` seconds, with the time
-    left. Silent when disabled."""
+    left. Once :data:`JUDGE_AFTER_S` seconds of training are timed, a phase with more than
+    a day left says so in one line, with how many steps fit a day and the flag that sets
+    them (``budget_flag``). Silent when disabled."""
 
     def __init__(
         self,
@@ -111,11 +123,14 @@ class Progress:
         unit: str = "env steps",
         eval_s: float = 0.0,
         updates_per_step: float | None = None,
+        budget_flag: str = "--steps",
     ) -> None:
         self._bar: Any = None
         self._plain = False
         self._total = total
         self.unit = unit
+        self._budget_flag = budget_flag
+        self._judged = False  # whether the run's length has been judged (once)
         self._last = self._start = (time.perf_counter(), done, updates)
         self._time_left = TimeLeft(updates_per_step)
         self._eval_s = eval_s  # the run's seconds of evaluation at the last sample
@@ -179,19 +194,42 @@ class Progress:
         ups = (state.updates - updates) / elapsed
         self._last = (now, done, state.updates)
         left = self._time_left.seconds(self._total - done)
+        long_run = self._judge(done, left)
         if self._bar is None:
             say(self._line(state, done, rate, ups, now - self._start[0], left))
+            if long_run:
+                say(long_run)
             return
+        if long_run:
+            say(long_run)  # above the bar (rich prints what reaches stderr there)
         success = "-" if np.isnan(state.success_rate) else f"{state.success_rate:.2f}"
         self._bar.update(
             self._task,
             completed=done,
             success=success,
-            sps=f"{rate:,.0f}",
-            ups=f"{ups:,.0f}",
+            sps=_rate(rate),
+            ups=_rate(ups),
             left="" if left is None else f"about {clock(left)} left",
         )
         self._bar.refresh()
+
+    def _judge(self, done: int, left_s: float | None) -> str | None:
+        """The line that says the phase takes more than a day (once, after
+        :data:`JUDGE_AFTER_S` seconds of training timed), or None."""
+        if self._judged or left_s is None or self._time_left.timed_s < JUDGE_AFTER_S:
+            return None
+        self._judged = True
+        left = self._total - done
+        if left_s <= DAY_S:
+            return None
+        per_day = left * DAY_S / left_s
+        flag = self._budget_flag
+        return (
+            f"this run is long: about {clock(left_s)} left for {left:,} {self.unit} at the "
+            f"speed so far; about {_two_digits(per_day):,} {self.unit} fit in a day "
+            f"({flag} {_two_digits(done + per_day)} ends there; a run resumed with a larger "
+            f"{flag} trains on)"
+        )
 
     def _line(
         self,
@@ -207,9 +245,9 @@ class Progress:
         success = (
             "not evaluated yet" if np.isnan(state.success_rate) else f"{state.success_rate:.2f}"
         )
-        rates = f"{rate:,.0f} {self.unit}/s"
+        rates = f"{_rate(rate)} {self.unit}/s"
         if self.unit == "env steps":
-            rates += f", {ups:,.0f} updates/s"
+            rates += f", {_rate(ups)} updates/s"
         line = (
             f"{done:,}/{self._total:,} {self.unit} ({share:.0%}), success rate {success}, "
             f"{rates}, {clock(elapsed)} elapsed"
@@ -234,7 +272,24 @@ def _is_terminal(stream: Any) -> bool:
 
 
 def clock(seconds: float) -> str:
-    """``seconds`` as m:ss, or h:mm:ss from an hour on."""
+    """``seconds`` as m:ss, h:mm:ss from an hour on, or days and hours from a day on
+    (``23 days 1 h``)."""
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
+    if hours >= 24:
+        days, hours = divmod(round(seconds / 3600), 24)
+        return f"{days} day{'s' if days != 1 else ''} {hours} h"
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _rate(per_second: float) -> str:
+    """A rate as a progress line shows it: whole from 10 on (``1,234``), else to two
+    significant digits (``0.48``: a large update on a CPU is no 0 steps/s)."""
+    return f"{per_second:,.0f}" if per_second >= 10 else f"{per_second:.2g}"
+
+
+def _two_digits(count: float) -> int:
+    """``count`` rounded down to its first two digits (at least 1): 43,200 -> 43,000."""
+    whole = max(int(count), 1)
+    scale = 10 ** max(len(str(whole)) - 2, 0)
+    return whole // scale * scale

@@ -41,9 +41,12 @@ class RunOutputs:
         resumed = state.resets > 0
         self.logger: RunLogger | None = None
         if main:
-            resumed_at = phase.step if resumed else None
             self.logger = RunLogger(
-                parts.run_dir, config.tensorboard, resumed_at, step_key=phase.step_key
+                parts.run_dir,
+                config.tensorboard,
+                phase.step if resumed else None,
+                step_key=phase.step_key,
+                tensorboard_from=phase.tensorboard_step if resumed else None,
             )
         self.records = RunRecords(
             parts.run_dir,
@@ -54,7 +57,7 @@ class RunOutputs:
             resumed_at=(state.env_steps, state.updates) if resumed else None,
         )
         self.progress = self._progress()
-        self.presenter = Presenter(parts.run_dir, f"{config.env_id} {config.algo}+HER")
+        self.presenter = Presenter(parts.run_dir, f"{config.env_id} {config.method_name()}")
         self.closed = False
 
     def _progress(self) -> Progress:
@@ -74,11 +77,13 @@ class RunOutputs:
             phase.unit,
             state.eval_s,
             updates_per_step=per_step,
+            budget_flag=phase.budget_flag,
         )
 
     def go_online(self) -> None:
-        """The run's env steps begin: progress counts them, and progress.csv's rows and
-        TensorBoard's steps follow them."""
+        """The run's env steps begin: progress counts them, progress.csv's rows follow them,
+        and TensorBoard's steps go on from the gradient steps made
+        (:attr:`~herkit.training.phase.Phase.tensorboard_step`)."""
         self.progress.close()
         self.progress = self._progress()
         if self.logger is not None:
@@ -101,7 +106,7 @@ class RunOutputs:
     def log(self, row: dict[str, float]) -> None:
         """A row of ``progress.csv`` (and TensorBoard), and the records kept so far."""
         if self.logger is not None:
-            self.logger.log(row)
+            self.logger.log(row, self.phase.tensorboard_step)
         self.records.write()
 
     def write_video(self, frames: list[np.ndarray], fps: float) -> None:
@@ -111,12 +116,14 @@ class RunOutputs:
         with naming(path):
             write_video(path, frames, fps)
         if self.logger is not None:
-            self.logger.video("eval/video", frames, self.phase.step, fps)
+            self.logger.video("eval/video", frames, self.phase.tensorboard_step, fps)
 
     def write_summary(self, **extra: Any) -> dict[str, Any]:
         """``summary.json`` (rank 0) with ``extra`` entries; returns the summary."""
         parts = self.parts
-        summary = summary_of(parts.config, self.state, parts.context.world_size)
+        logged = [] if self.logger is None else self.logger.rows
+        evaluations = [row for row in logged if self.phase.logged_in_phase(row)]
+        summary = summary_of(parts.config, self.state, parts.context.world_size, evaluations)
         summary["run_dir"] = str(parts.run_dir)
         summary |= extra
         if parts.context.is_main:

@@ -33,6 +33,7 @@ learner, its start and its stop ask it for
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,20 @@ class Phase:
         return "updates" if self.offline else "env_steps"
 
     @property
+    def tensorboard_step(self) -> int:
+        """TensorBoard's step now, one axis for the whole run: gradient steps while the run
+        trains on its dataset alone, then those gradient steps plus the env steps made
+        (an online point at step ``G + E`` is ``E`` env steps after ``G`` gradient steps on
+        the dataset; ``E`` alone for a run without a dataset phase). It rises over both
+        phases, so that a resume drops only the points logged after its checkpoint."""
+        return self.state.updates if self.offline else self.state.updates_offline + self.step
+
+    @property
+    def budget_flag(self) -> str:
+        """The flag that sets the phase's length: ``--offline-steps`` or ``--steps``."""
+        return "--offline-steps" if self.offline else "--steps"
+
+    @property
     def position(self) -> str:
         """Where the run is, in words: ``gradient step 500`` or ``env step 1,234``."""
         return f"{self.unit.removesuffix('s')} {self.step:,}"
@@ -166,6 +181,11 @@ class Phase:
         """How far the run has come, in words: ``500 gradient steps`` or ``1,234 env
         steps``."""
         return f"{self.step:,} {self.unit}"
+
+    def logged_in_phase(self, row: Mapping[str, str]) -> bool:
+        """Whether the progress.csv ``row`` was logged in the phase the run is in: at 0 env
+        steps while it trains on its dataset alone, after its first env step once online."""
+        return (float(row["env_steps"]) == 0) == self.offline
 
     def planned(self) -> int:
         """Where the run will be once the updates owed have run (they run before anything
@@ -218,11 +238,13 @@ class Phase:
         )
 
     def go_online(self) -> None:
-        """The dataset's gradient steps are done: the clock counts env steps from here, and
-        the next evaluation, checkpoint and video are due at the next multiples of their
-        intervals above the env steps so far."""
+        """The dataset's gradient steps are done: the clock counts env steps from here (and
+        TensorBoard's on from the gradient steps made), and the next evaluation, checkpoint
+        and video are due at the next multiples of their intervals above the env steps so
+        far."""
         state = self.state
         state.phase = ONLINE
+        state.updates_offline = state.updates
         state.next_eval = self._next(self.eval_every)
         state.next_checkpoint = self._next(self.checkpoint_every)
         state.next_video = self._next(self.video_every)

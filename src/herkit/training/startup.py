@@ -22,6 +22,7 @@ from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.datasets import RecordedEpisodes, read_for_env
 from herkit.buffer.her import HerReplayBuffer
 from herkit.config.agents import UPDATE_MODE_WORDS
+from herkit.config.her import goal_mix_words
 from herkit.config.recipes import recipe_values
 from herkit.config.resolve import run_directory, settle
 from herkit.config.train import TrainConfig
@@ -291,17 +292,10 @@ def _announce(
             f"{config.offline_steps:,} gradient steps on it{then}, in {run_dir}"
         )
         her_settings = config.her_settings()
-        mixes = [
-            f"{name} goals {' '.join(f'{w:g}' for w in mix)}"
-            for name, mix in (
-                ("value", her_settings.value_goals),
-                ("actor", her_settings.actor_goals),
-            )
-            if mix is not None
-        ]
+        mixes = goal_mix_words(her_settings.value_goals, her_settings.actor_goals)
         if her_settings.subgoal_steps is not None:  # HIQL's
-            mixes.append(f"subgoals {her_settings.subgoal_steps} steps on")
-        say(f"goals: {', '.join(mixes)} (current, future, random states; OGBench's rules)")
+            mixes += f", subgoals {her_settings.subgoal_steps} steps on"
+        say(f"goals: {mixes} (current, future, random states; OGBench's rules)")
     say(f"{config.env_id}: {conventions.describe()}")
     say(f"machine: {core_plan}")
     batch = config.agent_config().batch_size
@@ -327,8 +321,16 @@ def _announce(
             "one update batch behind (--no-overlap to wait for the envs)"
         )
     each = f" of each of {tasks} tasks" if tasks > 1 else ""
-    unit = "gradient steps on the dataset, then env steps" if config.offline_steps else "env steps"
-    say(f"evaluation: {config.eval_episodes} episodes{each} every {config.eval_every:,} {unit}")
+    every = [
+        f"every {config.eval_every:,} {unit}"
+        for unit, steps in (
+            ("gradient steps on the dataset", config.offline_steps),
+            ("env steps", config.steps),
+        )
+        if steps
+    ]
+    episodes = f"{config.eval_episodes} episode{'s' if config.eval_episodes != 1 else ''}"
+    say(f"evaluation: {episodes}{each} {', then '.join(every)}")
     for warning in conventions.warnings:
         say(f"warning: {warning}")
 

@@ -4,6 +4,7 @@ run's ``progress.csv`` rows and ``summary.json`` say of them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,8 +14,10 @@ from herkit.config.train import TrainConfig
 from herkit.rundir.records import Means
 
 __all__ = [
+    "LAST_EVALUATIONS",
     "LoopState",
     "Metrics",
+    "last_evaluations",
     "progress_row",
     "summary_of",
     "target_reached",
@@ -32,6 +35,9 @@ class LoopState:
     :class:`~herkit.training.phase.Phase` alone."""
     env_steps: int = 0
     updates: int = 0
+    updates_offline: int = 0
+    """Gradient steps made on the dataset alone before the run's first env step (0 for a
+    run without a dataset phase); written by :class:`~herkit.training.phase.Phase`."""
     episodes: int = 0
     wall_s: float = 0.0
     eval_s: float = 0.0
@@ -93,15 +99,30 @@ def progress_row(state: LoopState, metrics: dict[str, float], episodes: int) -> 
     }
 
 
-def summary_of(config: TrainConfig, state: LoopState, world_size: int) -> dict[str, Any]:
+LAST_EVALUATIONS = 3
+"""How many of a phase's last evaluations ``summary.json``'s ``success_rate_last3`` averages
+(OGBench reports the mean of the last three)."""
+
+
+def summary_of(
+    config: TrainConfig,
+    state: LoopState,
+    world_size: int,
+    evaluations: Sequence[Mapping[str, str]] = (),
+) -> dict[str, Any]:
     """What ``summary.json`` says of a run at ``state`` (its figures rounded to what they
-    are worth: a success rate of 20 episodes to 4 places)."""
+    are worth: a success rate of 20 episodes to 4 places): how it drew its goals (HER's
+    strategy, or an offline agent's goal mixes), the last evaluation's success rate and the
+    mean of the last :data:`LAST_EVALUATIONS` of ``evaluations`` (:func:`last_evaluations`:
+    the progress.csv rows of the phase the run is in)."""
+    goals = config.goal_mixes() if config.entry().offline else {"strategy": config.her_name()}
     summary: dict[str, Any] = {
         "env_id": config.env_id,
         "algo": config.algo,
-        "strategy": config.her_name(),  # a goal mix by its weights
+        **goals,
         "seed": config.seed,
         "success_rate": round(state.success_rate, 4),
+        **last_evaluations(evaluations),
         "env_steps": state.env_steps,
         "updates": state.updates,
         "wall_s": round(state.wall_s, 3),
@@ -118,6 +139,40 @@ def summary_of(config: TrainConfig, state: LoopState, world_size: int) -> dict[s
             summary["solved_at_updates"] = state.solved_at_updates
         summary["solved_at_wall_s"] = round(state.solved_at_wall_s or 0.0, 3)
     return summary
+
+
+def last_evaluations(rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """``summary.json``'s figures of the evaluations ``rows`` (progress.csv rows, in order):
+    ``success_rate_last3``, the mean success rate of the last :data:`LAST_EVALUATIONS` (of
+    them all where there are fewer), and ``success_rate_last3_at``, the steps they were
+    made at (the rows' ``updates`` while a run trains on its dataset alone, else
+    ``env_steps``); on an env with evaluation tasks also ``success_rate_by_task`` (the last
+    evaluation's, task 1 first) and ``success_rate_last3_by_task``. Nothing for no rows."""
+    last = list(rows)[-LAST_EVALUATIONS:]
+    if not last:
+        return {}
+    offline = all(float(row["env_steps"]) == 0 for row in last)
+    clock = "updates" if offline else "env_steps"
+    figures: dict[str, Any] = {
+        "success_rate_last3": _mean(row["success_rate"] for row in last),
+        "success_rate_last3_at": [int(float(row[clock])) for row in last],
+    }
+    tasks = sorted(
+        (int(name.removeprefix("success_task_")), name)
+        for name in last[-1]
+        if name.startswith("success_task_")
+    )
+    if tasks:
+        figures["success_rate_by_task"] = [round(float(last[-1][name]), 4) for _, name in tasks]
+        figures["success_rate_last3_by_task"] = [
+            _mean(row[name] for row in last if name in row) for _, name in tasks
+        ]
+    return figures
+
+
+def _mean(cells: Any) -> float:
+    """The mean of progress.csv cells (numbers as text), rounded to 4 places."""
+    return round(float(np.mean([float(cell) for cell in cells])), 4)
 
 
 def target_rule(config: TrainConfig) -> str:

@@ -67,6 +67,7 @@ def make_data(args: argparse.Namespace) -> None:
     out = Path(args.out or ROOT / "data" / f"{args.name}.npz")
     changes = {"env": args.env, "episodes": args.episodes, "steps": args.steps}
     changes |= {"noise": args.noise, "kind": args.kind}
+    code = code_version()  # the code that makes it, as it starts
     load, started = os.getloadavg()[0], time.perf_counter()
     made = make_named(args.name, args.seed, out, **changes)
     wall_s = time.perf_counter() - started  # the episodes and the files
@@ -95,7 +96,7 @@ def make_data(args: argparse.Namespace) -> None:
         "steps_per_s": round(made["steps_per_s"], 1),
         "load_average_at_start": round(load, 2),
         "load_average_at_end": round(os.getloadavg()[0], 2),
-        **code_version(),
+        **code,
         "command": f"{command} --seed {args.seed} --record",
     }
     changed = ", ".join(f"{key} {value}" for key, value in given.items())

@@ -436,7 +436,11 @@ def _check_shapes(label: str, shapes: Mapping[str, tuple[int, ...]]) -> None:
         names = [*OGBENCH_KEYS, *(key for key in OGBENCH_FORMS if key in shapes)]
         raise DatasetError(
             f"{label}: observations (N, ...), actions (N, ...) and terminals (N,) must have one "
-            f"row per {per}, got shapes " + ", ".join(f"{name} {shapes[name]}" for name in names)
+            f"row per {per}, got shapes "
+            + ", ".join(
+                str(shapes[name]) if name in OGBENCH_KEYS else f"{name} {shapes[name]}"
+                for name in names
+            )
         )
     if transitions and shapes["next_observations"] != shapes["observations"]:
         raise DatasetError(

@@ -2,7 +2,9 @@
 writes, and the plumbing of its runs, tables and figures.
 
 A benchmark writes into ``docs/`` only with ``--record`` on its command line; without it, a
-trial works on a copy of ``docs/`` under ``runs/trials/docs`` (:data:`DOCS`) and says so.
+trial writes under ``runs/trials/docs`` (:data:`DOCS`) what it writes, and says so: a record
+it adds a run to is copied there with the run added (:func:`source`, :func:`add_run`),
+nothing else.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import fcntl
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,27 +30,41 @@ ROOT = Path(__file__).resolve().parent.parent
 RECORDS = ROOT / "docs"
 """The records and the pages made of them, in the repository."""
 TRIALS = ROOT / "runs" / "trials" / "docs"
-"""Where a run without ``--record`` writes: a copy of :data:`RECORDS`."""
+"""Where a run without ``--record`` writes: the files it writes, named as in :data:`RECORDS`."""
 RECORDING = "--record" in sys.argv[1:]
 """Whether this process writes into :data:`RECORDS` (``--record``, taken off the command line)."""
 if RECORDING:
     sys.argv.remove("--record")
 
 
-def _trial_copy() -> Path:
-    """:data:`TRIALS`, with every record newer than its copy (or without one) copied in."""
-    for source in RECORDS.rglob("*"):
-        if source.is_dir() or "_build" in source.parts or source.suffix == ".lock":
-            continue
-        target = TRIALS / source.relative_to(RECORDS)
-        if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+def _trial_folder() -> Path:
+    """:data:`TRIALS`, made where missing (empty: a trial copies nothing in advance)."""
+    TRIALS.mkdir(parents=True, exist_ok=True)
     return TRIALS
 
 
-DOCS = RECORDS if RECORDING else _trial_copy()
-"""Where this process reads and writes: :data:`RECORDS` with ``--record``, else :data:`TRIALS`."""
+DOCS = RECORDS if RECORDING else _trial_folder()
+"""Where this process writes: :data:`RECORDS` with ``--record``, else :data:`TRIALS` (read a
+file of it through :func:`source`)."""
+
+
+def source(path: Path) -> Path:
+    """The file to read for ``path``, a file of :data:`DOCS`: in a trial, the trial's own
+    copy where it wrote one at least as new as the record, else the record in
+    :data:`RECORDS`; ``path`` itself with ``--record`` or outside :data:`TRIALS`."""
+    if RECORDING:
+        return path
+    try:
+        record = RECORDS / path.resolve().relative_to(TRIALS.resolve())
+    except ValueError:
+        return path
+    if not record.exists():
+        return path
+    if path.exists() and path.stat().st_mtime >= record.stat().st_mtime:
+        return path
+    return record
+
+
 FIGURES = DOCS / "figures"
 _WRITTEN_BEFORE = {} if RECORDING else {p: p.stat().st_mtime for p in TRIALS.rglob("*.*")}
 
@@ -141,7 +156,7 @@ def add_run(path: Path, key: str, run: dict[str, Any], machine: dict[str, Any]) 
     the file holds them now; return all the runs. The file's ``machine`` is its first run's:
     a run on another machine (or other versions) keeps its own ``machine``."""
     with record_lock(path):  # two jobs ending at once: both runs kept
-        record = json.loads(path.read_text()) if path.exists() else {}
+        record = read_json(path)
         first = record.get("machine", machine)
         if first != machine:
             run = run | {"machine": machine}
@@ -166,8 +181,10 @@ def shown(path: Path) -> str:
 
 
 def read_json(path: Path, default: Any = None) -> Any:
-    """The JSON of ``path``; ``default`` (an empty dict unless given) where there is none."""
-    return json.loads(path.read_text()) if path.exists() else ({} if default is None else default)
+    """The JSON of ``path`` (of its :func:`source` in a trial); ``default`` (an empty dict
+    unless given) where there is none."""
+    found = source(path)
+    return json.loads(found.read_text()) if found.exists() else ({} if default is None else default)
 
 
 def parser(doc: str | None) -> argparse.ArgumentParser:

@@ -1,16 +1,19 @@
 """Offline goal-conditioned RL against OGBench's table: make the data, train, evaluate.
 
     python benchmarks/offline.py data                       # pointmaze-medium-navigate, 1M steps
+    python benchmarks/offline.py data pointmaze-giant-stitch-v0   # any of OGBench's pointmaze 8
     python benchmarks/offline.py train --algos gcbc gcivl gciql --seeds 0 1 --steps 100000
     python benchmarks/offline.py table                      # the records beside OGBench's
     python benchmarks/offline.py speed --ogbench IMPLS --jax-python PY   # updates vs JAX
 
-``data`` makes the dataset as OGBench makes pointmaze-medium-navigate-v0 (:mod:`offline_data`)
-into ``data/``. ``train`` runs ``herkit train ENV --dataset PATH --algo ALGO --offline-steps N``
-per algorithm and seed into ``runs/offline/`` (a finished run is skipped, a stopped one
-resumed) and records each in offline.json with the success averaged over the last three
-evaluations, as OGBench reports it. ``--hidden`` and ``--batch`` shrink OGBench's 3 x 512
-and 1,024; ``--inputs`` feeds the states ``raw`` (OGBench's) or ``standardised``.
+``data [NAME]`` makes one of OGBench's pointmaze datasets as OGBench's script makes it
+(:mod:`offline_data`; pointmaze-medium-navigate-v0 by default) into ``data/NAME.npz`` and its
+``-val`` file; ``--record`` keeps its time in datasets.json. ``train`` runs ``herkit train
+ENV --dataset PATH --algo ALGO --offline-steps N`` per algorithm and seed into
+``runs/offline/`` (a finished run is skipped, a stopped one resumed) and records each in
+offline.json with the success averaged over the last three evaluations, as OGBench reports
+it. ``--hidden`` and ``--batch`` shrink OGBench's 3 x 512 and 1,024; ``--inputs`` feeds the
+states ``raw`` (OGBench's) or ``standardised``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -29,6 +33,7 @@ from typing import Any
 import common
 import numpy as np
 from common import DOCS, ROOT, add_run, code_version, machine
+from offline_data import DATASETS
 
 from herkit.rundir.logs import read_progress
 
@@ -54,17 +59,49 @@ LAST_EVALUATIONS = 3
 
 
 def make_data(args: argparse.Namespace) -> None:
-    """Write the dataset (and its -val file) with :func:`offline_data.make_dataset`."""
-    from offline_data import make_dataset
+    """Write the dataset ``args.name`` (and its -val file) with :func:`offline_data.make_named`,
+    the recipe's settings changed by the flags given; with ``--record``, its time into
+    datasets.json."""
+    from offline_data import make_named
 
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    make_dataset(args.env, args.episodes, args.steps, args.noise, args.seed, out)
+    out = Path(args.out or ROOT / "data" / f"{args.name}.npz")
+    changes = {"env": args.env, "episodes": args.episodes, "steps": args.steps}
+    changes |= {"noise": args.noise, "kind": args.kind}
+    code = code_version()  # the code that makes it, as it starts
+    load, started = os.getloadavg()[0], time.perf_counter()
+    made = make_named(args.name, args.seed, out, **changes)
+    wall_s = time.perf_counter() - started  # the episodes and the files
+    recipe = DATASETS[args.name]
+    episodes = args.episodes or recipe.episodes
+    steps = args.steps or recipe.steps
     print(
-        f"{out}: {args.episodes} episodes x {args.steps} states in "
-        f"{time.perf_counter() - started:.0f} s"
+        f"{out}: {episodes:,} episodes x {steps:,} states (+{episodes // 10:,} in its -val "
+        f"file) in {wall_s:.0f} s ({made['steps_per_s']:,.0f} env steps/s), "
+        f"{made['goals_reached']:,} goals reached, {made['episodes_at_a_goal']:,} episodes "
+        "at a goal"
     )
+    given = {key: value for key, value in changes.items() if value is not None}
+    command = f"python benchmarks/offline.py data {args.name}" + "".join(
+        f" --{key} {value}" for key, value in given.items()
+    )
+    run = {
+        "dataset": args.name,
+        "recipe": {key: value for key, value in vars(recipe).items() if key != "line"} | given,
+        "seed": args.seed,
+        "rows": made["rows"],
+        "goals_reached": made["goals_reached"],
+        "episodes_at_a_goal": made["episodes_at_a_goal"],
+        "wall_s": round(wall_s, 1),
+        "episodes_s": round(made["seconds"], 1),
+        "steps_per_s": round(made["steps_per_s"], 1),
+        "load_average_at_start": round(load, 2),
+        "load_average_at_end": round(os.getloadavg()[0], 2),
+        **code,
+        "command": f"{command} --seed {args.seed} --record",
+    }
+    changed = ", ".join(f"{key} {value}" for key, value in given.items())
+    key = f"made/{args.name}" + (f" ({changed})" if changed else "")
+    add_run(DATASETS_RECORD, key, run, machine())
 
 
 def run_dir(runs: Path, algo: str, seed: int, tag: str) -> Path:
@@ -605,13 +642,22 @@ def main(argv: list[str] | None = None) -> None:
     """The command line (see the module's docstring)."""
     cli = common.parser(__doc__)
     commands = cli.add_subparsers(dest="command", required=True)
-    data = commands.add_parser("data", help="make the dataset")
-    data.add_argument("--env", default="pointmaze-medium-v0")
-    data.add_argument("--episodes", type=int, default=1000)
-    data.add_argument("--steps", type=int, default=1001, help="states per episode")
-    data.add_argument("--noise", type=float, default=0.5)
+    data = commands.add_parser("data", help="make one of OGBench's pointmaze datasets")
+    data.add_argument(
+        "name",
+        nargs="?",
+        default=ENV,
+        choices=tuple(DATASETS),
+        metavar="NAME",
+        help=f"the dataset: {', '.join(DATASETS)} (default: {ENV})",
+    )
+    data.add_argument("--env", default=None, help="another maze (the name's by default)")
+    data.add_argument("--kind", choices=("navigate", "stitch"), default=None)
+    data.add_argument("--episodes", type=int, default=None, help="(the name's by default)")
+    data.add_argument("--steps", type=int, default=None, help="states per episode")
+    data.add_argument("--noise", type=float, default=None)
     data.add_argument("--seed", type=int, default=0)
-    data.add_argument("--out", default=str(DATA))
+    data.add_argument("--out", default=None, help="the .npz file (default: data/NAME.npz)")
     data.set_defaults(run=make_data)
     runs = commands.add_parser("train", help="train and record the grid")
     runs.add_argument("--algos", nargs="+", choices=ALGOS, default=list(ALGOS))

@@ -316,10 +316,11 @@ def fill_page(text: str) -> str:
 
 def refresh_page() -> bool:
     """Make :data:`PAGE`'s tables again from the records (False where there is no page)."""
-    if not PAGE.exists():
+    page = common.source(PAGE)  # a trial's own page, else the record's
+    if not page.exists():
         return False
     with common.record_lock(RECORD):  # two jobs ending at once: the later one's tables
-        PAGE.write_text(fill_page(PAGE.read_text()))
+        PAGE.write_text(fill_page(page.read_text()))
     return True
 
 

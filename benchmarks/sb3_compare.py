@@ -937,7 +937,7 @@ def fill_report(text: str, results: dict[str, Any]) -> str:
 
 def write_report(results: dict[str, Any], path: Path = REPORT) -> None:
     """docs/sb3.md (or ``path``) with its marked parts made again from ``results``."""
-    path.write_text(fill_report(path.read_text(), results))
+    path.write_text(fill_report(common.source(path).read_text(), results))
 
 
 def run_compare(options: argparse.Namespace) -> None:

@@ -244,12 +244,16 @@ def setup_for(page: Path, cwd: Path, train: bool = True) -> None:
     if page.name == "guide-own-env.md":  # its module, imported by herkit train mymodule:Env
         code = [b.code for b in blocks(page) if b.language == "python"]
         (cwd / "myreach.py").write_text(code[0])
-    if page.name == "guide-offline.md":  # the dataset its commands train from, small
+    if page.name == "guide-offline.md":  # the datasets its commands train from, small
         from scripts import load_benchmark
 
-        make = load_benchmark("offline_data").make_dataset
-        for name in ("pointmaze-medium-navigate-v0", "pointmaze-small"):
-            make("pointmaze-medium-v0", 3, 101, 0.5, 0, cwd / "data" / f"{name}.npz")
+        data = load_benchmark("offline_data")
+        named = set(re.findall(r"data/(pointmaze-[\w-]+)\.npz", page.read_text()))
+        for name in sorted(named & set(data.DATASETS)):
+            data.make_named(name, 0, cwd / "data" / f"{name}.npz", episodes=3, steps=101)
+        data.make_dataset(
+            "pointmaze-medium-v0", 3, 101, 0.5, 0, cwd / "data" / "pointmaze-small.npz"
+        )
     if page.name == "guide-training.md" and train:  # load_policy of a finished default run
         out = cwd / "runs" / "herkit-BitFlip-v0-dqn-future-s0"
         done = herkit_cli(

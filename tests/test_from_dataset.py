@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from herkit import HerReplayBuffer
 from herkit.buffer.backend import NUMPY
-from herkit.buffer.datasets import DatasetError, MissingDataset
+from herkit.buffer.datasets import DatasetError, MissingDataset, check_dataset_file
 from herkit.buffer.rules import future_state_steps
 
 
@@ -428,3 +428,103 @@ def test_geometric_actor_goals_follow_the_discount():
     assert ahead.min() == 1
     assert abs((ahead == 1).mean() - 0.1) < 0.01
     assert abs(ahead.mean() - 10) < 0.3
+
+
+# -- the forms of ogbench.load_dataset --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ogbench_file(tmp_path_factory):
+    """A pointmaze-medium file as OGBench's script writes it (12 episodes of 31 states, its
+    keys, terminals on each last row), and OGBench's own loader."""
+    pytest.importorskip("ogbench")
+    from ogbench.utils import load_dataset
+    from scripts import load_benchmark
+
+    path = tmp_path_factory.mktemp("ogbench") / "pointmaze-medium-stitch-v0.npz"
+    load_benchmark("offline_data").make_dataset("pointmaze-medium-v0", 12, 31, 0.5, 0, path)
+    return path, load_dataset
+
+
+@pytest.mark.parametrize("compact", [False, True], ids=["regular", "compact"])
+def test_load_datasets_forms_hold_the_files_transitions(ogbench_file, tmp_path, compact):
+    """``ogbench.load_dataset``'s output, saved, loads as the file it came from: every one of
+    its 12 x 30 transitions (not 12 x 29), the same states, actions and draws."""
+    path, load_dataset = ogbench_file
+    form = load_dataset(str(path), compact_dataset=compact, add_info=True)
+    assert ("valids" in form) == compact and ("next_observations" in form) != compact
+    saved = tmp_path / "form.npz"
+    np.savez(saved, **form)
+    mix = {"value_goals": (0.2, 0.5, 0.3), "actor_goals": (0, 1, 0), "gamma": 0.99}
+    for source in (saved, form):  # the file, or the arrays as load_dataset returns them
+        raw = HerReplayBuffer.from_dataset(path, reward_fn, seed=3, **mix)
+        read = HerReplayBuffer.from_dataset(source, reward_fn, seed=3, **mix)
+        assert len(read) == len(raw) == 12 * 30
+        mine, theirs = read.recorded, raw.recorded
+        assert mine is not None and theirs is not None
+        np.testing.assert_array_equal(mine.states["observation"], theirs.states["observation"])
+        np.testing.assert_array_equal(mine.first_row, theirs.first_row)
+        np.testing.assert_array_equal(mine.lengths, theirs.lengths)
+        np.testing.assert_array_equal(mine.action[mine.state_row], theirs.action[theirs.state_row])
+        a, b = read.sample(256), raw.sample(256)
+        for field in ("observation", "action", "next_observation", "goal", "actor_goal"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    if not compact:  # each transition is a row of the form: (s, a, s') as OGBench gives it
+        batch = HerReplayBuffer.from_dataset(saved, reward_fn, seed=1).sample(500)
+        rows = {
+            tuple(np.concatenate(row))
+            for row in zip(
+                form["observations"], form["actions"], form["next_observations"], strict=True
+            )
+        }
+        drawn = np.concatenate([batch.observation, batch.action, batch.next_observation], 1)
+        assert {tuple(row) for row in drawn} <= rows
+
+
+def test_the_compact_forms_valids_not_its_terminals_end_the_episodes(ogbench_file):
+    """In the compact form ``terminals`` are true on an episode's last two rows; read as a
+    file's, they would cut every episode one transition short."""
+    path, load_dataset = ogbench_file
+    compact = load_dataset(str(path), compact_dataset=True)
+    assert compact["terminals"].sum() == 2 * 12 and (compact["valids"] == 0).sum() == 12
+    assert len(HerReplayBuffer.from_dataset(compact, reward_fn)) == 12 * 30
+    without = {key: compact[key] for key in ("observations", "actions", "terminals")}
+    assert len(HerReplayBuffer.from_dataset(without, reward_fn)) == 12 * 29  # the file's rule
+
+
+def test_forms_that_are_not_episodes_are_refused_in_one_line(ogbench_file, tmp_path):
+    path, load_dataset = ogbench_file
+    regular = load_dataset(str(path))
+    shuffled = {key: value[::-1] for key, value in regular.items()}
+    both = regular | {"valids": np.ones(len(regular["terminals"]))}
+    narrow = regular | {"next_observations": regular["next_observations"][:, :1]}
+    for arrays, words in (
+        (shuffled, "its next_observations are not its next rows' observations .row 1's"),
+        (both, "holds both next_observations and valids, which no form of OGBench's has"),
+        (narrow, r"next_observations must be shaped as observations \(360, 2\), got \(360, 1\)"),
+    ):
+        file = tmp_path / "bad.npz"
+        np.savez(file, **arrays)
+        for source in (file, arrays):
+            with pytest.raises(DatasetError, match=words) as caught:
+                HerReplayBuffer.from_dataset(source, reward_fn)
+            assert "\n" not in str(caught.value)
+    with pytest.raises(DatasetError, match=f"dataset '{tmp_path / 'bad.npz'}'"):
+        check_dataset_file(tmp_path / "bad.npz")  # what the command line checks first
+
+
+def test_regular_form_episodes_split_where_its_terminals_say():
+    """Hand-written transitions of episodes of 3, 1 and 2 transitions (a last one without
+    its terminal): each episode's last next observation becomes its last state."""
+    data = tagged([4, 2, 3])
+    keep = ~data["terminals"]
+    regular = {
+        "observations": data["observations"][keep],
+        "actions": data["actions"][keep],
+        "next_observations": data["observations"][np.flatnonzero(keep) + 1],
+        "terminals": np.array([0, 0, 1, 1, 0, 0], np.float32),
+    }
+    buffer = HerReplayBuffer.from_dataset(regular, reward_fn)
+    assert len(buffer) == 6 and buffer.recorded is not None
+    np.testing.assert_array_equal(buffer.recorded.states["observation"], data["observations"])
+    np.testing.assert_array_equal(buffer.recorded.lengths, [3, 1, 2])

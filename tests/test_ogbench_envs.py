@@ -160,3 +160,77 @@ def test_goals_are_redrawn_in_vertex_cells_after_each_success(data_script) -> No
     maze = data_script.Maze(make_ogbench_env("pointmaze-medium-v0").unwrapped)
     vertices = {tuple(cell) for cell in maze.vertices}
     assert all(maze.cell(goal) in vertices for goal in goals)
+
+
+MAZES = ("medium", "large", "giant", "teleport")
+
+
+@pytest.mark.parametrize("maze", MAZES)
+def test_the_oracle_heads_where_ogbenchs_oracle_subgoal_does(data_script, maze) -> None:
+    """herkit's table of the oracle's next cell against OGBench's own ``get_oracle_subgoal``
+    (a BFS per call) at random positions and goals of every pointmaze, the teleport maze's
+    cell that no corridor reaches among them; and the cells a stitch episode may aim for
+    against the BFS map OGBench computes from the start."""
+    base = data_script.make_env(f"pointmaze-{maze}-v0", 10).unwrapped
+    maze_ = data_script.Maze(base)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        start = maze_.cells[rng.integers(len(maze_.cells))]
+        goal = maze_.cells[rng.integers(len(maze_.cells))]
+        xy, goal_xy = maze_.jittered(start, rng), maze_.jittered(goal, rng)
+        subgoal, _ = base.get_oracle_subgoal(xy, goal_xy)
+        want = (subgoal - xy) / (np.linalg.norm(subgoal - xy) + 1e-6)
+        got = maze_.direction(xy, (int(goal[0]), int(goal[1])))
+        np.testing.assert_allclose(got, want, atol=1e-12)
+    for start in maze_.cells:
+        _, bfs = base.get_oracle_subgoal(maze_.centre(start), maze_.centre(start))
+        theirs = {tuple(cell) for cell in np.argwhere(bfs == data_script.STITCH_CELLS)}
+        mine = {tuple(cell) for cell in maze_.stitch_goals(start)}
+        assert mine == (theirs or {tuple(start)})
+
+
+def test_the_teleport_maze_is_ogbenchs_id_and_holds_a_cell_only_a_teleport_reaches(
+    data_script,
+) -> None:
+    import gymnasium
+
+    assert "pointmaze-teleport-v0" in gymnasium.registry  # the env id OGBench registers
+    env = make_ogbench_env("pointmaze-teleport-stitch-v0")  # its datasets' ids make it
+    assert env.unwrapped._maze_type == "teleport"
+    maze = data_script.Maze(env.unwrapped)
+    alone = [tuple(c) for c in maze.cells if (maze.distances[c[0], c[1]] < 100).sum() == 1]
+    assert alone == [(1, 7)]  # a teleport's way out, walled in
+    assert [tuple(c) for c in maze.stitch_goals(np.array([1, 7]))] == [(1, 7)]
+
+
+def test_a_stitch_dataset_keeps_one_goal_four_cells_away_per_episode(data_script) -> None:
+    episodes, steps = 6, 51
+    data, goals = data_script.collect("pointmaze-large-v0", episodes, steps, 0.5, 2, "stitch")
+    assert data["terminals"].sum() == episodes and data["terminals"][steps - 1]
+    maze = data_script.Maze(make_ogbench_env("pointmaze-large-v0").unwrapped)
+    for episode in range(episodes):
+        rows = slice(episode * steps, (episode + 1) * steps)
+        assert (goals[rows] == goals[rows][0]).all()  # never redrawn, even when reached
+        start = maze.cell(data["observations"][rows][0].astype(np.float64))
+        goal = maze.cell(goals[rows][0])
+        assert maze.distances[start][goal] == data_script.STITCH_CELLS
+    again, _ = data_script.collect("pointmaze-large-v0", episodes, steps, 0.5, 2, "stitch")
+    np.testing.assert_array_equal(again["observations"], data["observations"])
+    with pytest.raises(ValueError, match="kind must be 'navigate' or 'stitch', got 'explore'"):
+        data_script.collect("pointmaze-large-v0", 1, 5, 0.5, 0, "explore")
+
+
+def test_a_dataset_is_made_by_its_name_with_its_recipe(data_script, tmp_path) -> None:
+    recipe = data_script.DATASETS["pointmaze-giant-navigate-v0"]
+    assert (recipe.env, recipe.kind, recipe.episodes, recipe.steps) == (
+        "pointmaze-giant-v0",
+        "navigate",
+        500,
+        2001,
+    )
+    path = tmp_path / "giant.npz"
+    made = data_script.make_named("pointmaze-teleport-stitch-v0", 0, path, episodes=10, steps=21)
+    assert made["rows"] == 11 * 21 and made["paths"] == [str(path), str(tmp_path / "giant-val.npz")]
+    assert made["episodes_at_a_goal"] <= 11
+    with pytest.raises(ValueError, match="no recipe for the dataset 'pointmaze-tiny-v0'"):
+        data_script.make_named("pointmaze-tiny-v0", 0, path)

@@ -1,6 +1,7 @@
 """Records in docs/ are results: a benchmark run writes there only when asked
-(``--record``); without it (a trial at another budget, setting or commit) it writes into a
-copy under runs/trials/docs and says so, and docs/ stays as it was."""
+(``--record``); without it (a trial at another budget, setting or commit) it writes what it
+writes under runs/trials/docs, copying nothing else, and says so, and docs/ stays as it
+was."""
 
 from __future__ import annotations
 
@@ -36,13 +37,50 @@ def benchmark(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[s
     )
 
 
+def trial_files() -> dict[str, int]:
+    """The files under runs/trials/docs by the time each was last written."""
+    found = sorted(TRIALS.rglob("*")) if TRIALS.exists() else []
+    return {str(path): path.stat().st_mtime_ns for path in found if path.is_file()}
+
+
 def test_only_record_writes_into_docs() -> None:
     where = "import common; print(common.DOCS, common.RECORDING, sys.argv[1:])"
     code = f"import sys; sys.path.insert(0, 'benchmarks'); {where}"
+    before = trial_files()
     trial = benchmark("-c", code, "--other")
+    assert trial_files() == before  # a trial copies nothing in advance
     record = benchmark("-c", code, "--record", "--other")
     assert trial.stdout.split() == [str(TRIALS), "False", "['--other']"], trial.stderr
     assert record.stdout.split() == [str(DOCS), "True", "['--other']"], record.stderr
+
+
+def test_a_trial_copies_only_the_records_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trial reads the records where it has not written its own copy, and a record it adds
+    a run to is copied with the run added, into the trial's folder alone."""
+    from scripts import load_benchmark
+
+    common = load_benchmark("common")
+    records, trials = tmp_path / "docs", tmp_path / "trials"
+    records.mkdir()
+    for name in ("kept.json", "other.json"):
+        (records / name).write_text(json.dumps({"machine": {"cpu": 1}, "runs": {"a": 1}}))
+    monkeypatch.setattr(common, "RECORDS", records)
+    monkeypatch.setattr(common, "TRIALS", trials)
+    monkeypatch.setattr(common, "RECORDING", False)
+    assert common.read_json(trials / "kept.json")["runs"] == {"a": 1}  # the record's
+    assert not trials.exists()
+    trials.mkdir()
+    runs = common.add_run(trials / "kept.json", "b", {"x": 2}, {"cpu": 1})
+    assert runs == {"a": 1, "b": {"x": 2}}
+    assert sorted(path.name for path in trials.iterdir()) == ["kept.json", "kept.json.lock"]
+    assert json.loads((records / "kept.json").read_text())["runs"] == {"a": 1}
+    assert common.read_json(trials / "kept.json")["runs"] == runs  # the trial's own now
+    assert common.source(trials / "other.json") == records / "other.json"
+    assert common.source(trials / "new.json") == trials / "new.json"
+    monkeypatch.setattr(common, "RECORDING", True)
+    assert common.source(records / "kept.json") == records / "kept.json"
 
 
 @pytest.mark.skipif(not (DOCS / "paper.json").exists(), reason="no paper records")

@@ -15,12 +15,23 @@ episode (about 26 bytes).
 
 Two layouts are read:
 
-- **OGBench's** (a ``.npz`` file or a mapping of arrays): ``observations (N, ...)``,
-  ``actions (N, ...)`` and ``terminals (N,)``, one row per state, ``terminals`` true on each
-  episode's last row (``qpos``, ``qvel`` and other keys are ignored). An episode of ``L``
-  rows gives ``L - 1`` transitions; the action of its last row has no successor. An episode
-  ends by a timeout: the layout does not tell a real termination from the end of a
-  recording.
+- **OGBench's** (a ``.npz`` file or a mapping of arrays), in the three forms OGBench has:
+
+  - its files (what OGBench downloads and its generation scripts write):
+    ``observations (N, ...)``, ``actions (N, ...)`` and ``terminals (N,)``, one row per
+    state, ``terminals`` true on each episode's last row (``qpos``, ``qvel`` and other keys
+    are ignored). An episode of ``L`` rows gives ``L - 1`` transitions; the action of its
+    last row has no successor;
+  - ``ogbench.load_dataset(path, compact_dataset=True)``'s: the file's rows with
+    ``valids (N,)``, 0 on each episode's last row (the row without a transition); its
+    ``terminals`` (true on an episode's last two rows) are not read;
+  - ``ogbench.load_dataset(path)``'s (regular): one row per transition,
+    ``next_observations (N, ...)`` beside ``observations``, ``terminals`` true on each
+    episode's last transition. Its states are taken back as the file holds them (an
+    episode's next observations are its next rows' observations, else a DatasetError).
+
+  Either way an episode ends by a timeout: the layout does not tell a real termination from
+  the end of a recording.
 - **Minari's** (a ``minari`` dataset object, local): its episodes' ``observations`` (a
   GoalEnv dict of arrays one longer than the actions), ``actions``, ``rewards``,
   ``terminations``; the env's rewards are kept.
@@ -68,6 +79,10 @@ __all__ = [
 
 OGBENCH_KEYS = ("observations", "actions", "terminals")
 """The arrays an OGBench-layout dataset must hold."""
+
+OGBENCH_FORMS = ("next_observations", "valids")
+"""The arrays that make a dataset ``ogbench.load_dataset``'s regular form
+(``next_observations``) or its compact form (``valids``), where one is held."""
 
 TRANSITION_COLUMNS = ("reward", "reward_extra", "success", "terminated")
 """The columns a recorded transition holds besides its states (the env's terms of
@@ -379,7 +394,7 @@ def check_dataset_file(path: str | os.PathLike[str]) -> dict[str, tuple[int, ...
                     f"{', '.join(OGBENCH_KEYS)}; it holds {', '.join(names) or 'none'})"
                 )
             shapes: dict[str, tuple[int, ...]] = {}
-            for key in OGBENCH_KEYS:
+            for key in (*OGBENCH_KEYS, *(key for key in OGBENCH_FORMS if key in names)):
                 with archive.open(names[key]) as member:
                     version = np.lib.format.read_magic(member)
                     header = (
@@ -400,13 +415,38 @@ def check_dataset_file(path: str | os.PathLike[str]) -> dict[str, tuple[int, ...
         if isinstance(error, DatasetError):
             raise
         raise DatasetError(f"{label} cannot be read as an .npz file: {error}") from None
+    _check_shapes(label, shapes)
+    return shapes
+
+
+def _check_shapes(label: str, shapes: Mapping[str, tuple[int, ...]]) -> None:
+    """A DatasetError unless ``shapes`` (by array name) are those of one of OGBench's forms
+    (see the module's docstring): one row per state (per transition in the regular form),
+    ``terminals`` and ``valids`` flat, ``next_observations`` shaped as ``observations``."""
+    if set(OGBENCH_FORMS) <= shapes.keys():
+        raise DatasetError(
+            f"{label} holds both next_observations and valids, which no form of OGBench's "
+            "has: save the file's arrays as ogbench.load_dataset returns them (one form) or "
+            "as the file holds them (observations, actions, terminals)"
+        )
     rows = [shape[0] if shape else None for shape in shapes.values()]
+    transitions = "next_observations" in shapes
     if len(set(rows)) != 1 or None in rows or len(shapes["observations"]) < 2:
+        per = "transition" if transitions else "state"
+        names = [*OGBENCH_KEYS, *(key for key in OGBENCH_FORMS if key in shapes)]
         raise DatasetError(
             f"{label}: observations (N, ...), actions (N, ...) and terminals (N,) must have one "
-            "row per state, got shapes " + ", ".join(str(shape) for shape in shapes.values())
+            f"row per {per}, got shapes "
+            + ", ".join(
+                str(shapes[name]) if name in OGBENCH_KEYS else f"{name} {shapes[name]}"
+                for name in names
+            )
         )
-    return shapes
+    if transitions and shapes["next_observations"] != shapes["observations"]:
+        raise DatasetError(
+            f"{label}: next_observations must be shaped as observations "
+            f"{shapes['observations']}, got {shapes['next_observations']}"
+        )
 
 
 def read_for_env(
@@ -458,7 +498,8 @@ def _read_npz(path: str) -> dict[str, np.ndarray]:
     check_dataset_file(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
-            return {key: archive[key] for key in OGBENCH_KEYS}
+            held = [key for key in (*OGBENCH_KEYS, *OGBENCH_FORMS) if key in archive.files]
+            return {key: archive[key] for key in held}
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
         raise DatasetError(f"dataset {path!r} cannot be read as an .npz file: {error}") from None
 
@@ -466,36 +507,45 @@ def _read_npz(path: str) -> dict[str, np.ndarray]:
 def read_ogbench(
     arrays: Mapping[str, Any], goal_size: int | None = None, source: DatasetSource | None = None
 ) -> RecordedEpisodes:
-    """Episodes of OGBench's layout (see the module)."""
+    """Episodes of OGBench's layout, in any of its forms (see the module)."""
     label = "dataset" if source is None else f"dataset {source.path!r}"
     missing = [key for key in OGBENCH_KEYS if key not in arrays]
     if missing:
         raise DatasetError(
             f"{label} lacks {', '.join(missing)} (OGBench's layout: {', '.join(OGBENCH_KEYS)})"
         )
-    obs, actions = np.asarray(arrays["observations"]), np.asarray(arrays["actions"])
-    terminals = np.asarray(arrays["terminals"])
-    for name, value in (("observations", obs), ("actions", actions), ("terminals", terminals)):
+    names = [*OGBENCH_KEYS, *(key for key in OGBENCH_FORMS if key in arrays)]
+    given = {name: np.asarray(arrays[name]) for name in names}
+    for name, value in given.items():
         if value.dtype == object or not (
             value.dtype == bool or np.issubdtype(value.dtype, np.number)
         ):
             raise DatasetError(f"{label}: {name} must be numeric, got dtype {value.dtype}")
+    _check_shapes(label, {name: value.shape for name, value in given.items()})
+    obs, actions = given["observations"], given["actions"]
     n = len(obs)
-    if obs.ndim < 2 or len(actions) != n or terminals.reshape(-1).shape != (n,):
+    if n == 0:
+        raise DatasetError(f"{label}: no episode of two states or more (no transition to store)")
+    if given["terminals"].reshape(-1).shape != (n,) or any(
+        given[name].reshape(-1).shape != (n,) for name in ("valids",) if name in given
+    ):
         raise DatasetError(
-            f"{label}: observations (N, ...), actions (N, ...) and terminals (N,) must have "
-            f"one row per state, got shapes {obs.shape}, {actions.shape}, {terminals.shape}"
+            f"{label}: terminals{' and valids' * ('valids' in given)} must hold one number "
+            f"per row, got shapes " + ", ".join(f"{k} {v.shape}" for k, v in given.items())
         )
-    for name, value in (("observations", obs), ("actions", actions)):
-        if value.dtype.kind == "f":
-            finite = np.isfinite(value.reshape(n, -1)).all(axis=1)
-            if not finite.all():
-                bad = int((~finite).sum())
-                raise DatasetError(
-                    f"{label}: {name} hold non-finite values (NaN or inf) in {bad:,} rows, the "
-                    f"first at row {int(np.argmin(finite)):,}"
-                )
-    ends = np.flatnonzero(terminals.reshape(-1) != 0)
+    for name in ("observations", "actions", "next_observations"):
+        if name in given:
+            _check_finite(label, name, given[name])
+    if "next_observations" in given:  # load_dataset's regular form: a row per transition
+        obs, actions, last = _states_of_transitions(
+            label, obs, actions, given["next_observations"], given["terminals"].reshape(-1)
+        )
+    elif "valids" in given:  # its compact form: the file's rows, 0 where no transition is
+        last = given["valids"].reshape(-1) == 0
+    else:
+        last = given["terminals"].reshape(-1) != 0
+    n = len(obs)
+    ends = np.flatnonzero(last)
     if n and (len(ends) == 0 or ends[-1] != n - 1):
         ends = np.append(ends, n - 1)  # the last episode, recorded without its terminal
     starts = np.concatenate([[0], ends[:-1] + 1]) if len(ends) else ends
@@ -516,6 +566,59 @@ def read_ogbench(
         source=source,
         goal_size=goal_size,
     )
+
+
+def _check_finite(label: str, name: str, value: np.ndarray) -> None:
+    """A DatasetError where the float array ``value`` (the dataset's ``name``) holds NaN or
+    infinity, naming how many rows and the first."""
+    if value.dtype.kind != "f":
+        return
+    finite = np.isfinite(value.reshape(len(value), -1)).all(axis=1)
+    if not finite.all():
+        bad = int((~finite).sum())
+        raise DatasetError(
+            f"{label}: {name} hold non-finite values (NaN or inf) in {bad:,} rows, the "
+            f"first at row {int(np.argmin(finite)):,}"
+        )
+
+
+def _states_of_transitions(
+    label: str,
+    obs: np.ndarray,
+    actions: np.ndarray,
+    next_obs: np.ndarray,
+    terminals: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The states, actions (one row per state, an episode's last unused) and each row's
+    "last of its episode" of ``ogbench.load_dataset``'s regular form: transitions whose
+    ``terminals`` mark each episode's last one. Within an episode each next observation
+    must be the next row's observation (as OGBench's loader makes them), else a
+    DatasetError: these transitions are not episodes of consecutive states."""
+    n = len(obs)
+    last = terminals != 0
+    last[-1] = True  # the last transition ends its episode, marked or not
+    inner = np.flatnonzero(~last[:-1])  # rows whose successor is in their episode
+    equal = (next_obs[inner] == obs[inner + 1]).reshape(len(inner), -1).all(axis=1)
+    if not equal.all():
+        row = int(inner[np.argmin(equal)])
+        raise DatasetError(
+            f"{label}: its next_observations are not its next rows' observations (row "
+            f"{row:,}'s, inside an episode by its terminals): herkit reads episodes of "
+            "consecutive states, as ogbench.load_dataset returns them; save the file's own "
+            "arrays (observations, actions, terminals) or load_dataset's compact form "
+            "(compact_dataset=True)"
+        )
+    ends = np.flatnonzero(last)
+    before = np.concatenate([[0], np.cumsum(last)[:-1]])  # episodes ended before each row
+    at = np.arange(n) + before  # each transition's first state, in the states' rows
+    final = ends + before[ends] + 1  # each episode's last state
+    states = np.empty((n + len(ends), *obs.shape[1:]), obs.dtype)
+    states[at], states[final] = obs, next_obs[ends]
+    moves = np.empty((n + len(ends), *actions.shape[1:]), actions.dtype)
+    moves[at], moves[final] = actions, actions[ends]  # the last state's action is unused
+    ending = np.zeros(n + len(ends), bool)
+    ending[final] = True
+    return states, moves, ending
 
 
 def read_minari(dataset: Any) -> RecordedEpisodes:

@@ -375,6 +375,22 @@ register(
         "herkit.agents.offline:GCIVLAgent",
         "offline implicit V-learning, an AWR actor",
         offline=True,
+        presets={  # OGBench's impls/hyperparameters.sh, the lines that give each value
+            # hyperparameters.sh:30,82
+            "pointmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:56,69,82,95
+            "pointmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:134,186
+            "antmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:160,173,186,199
+            "antmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:212,225,238
+            "antmaze-*-explore-": {"actor_goals": (0.0, 0.0, 1.0)},
+            # hyperparameters.sh:251,264,277,290,303,316
+            "humanoidmaze-": {"gamma": 0.995},
+            # hyperparameters.sh:290,303,316
+            "humanoidmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+        },
     )
 )
 
@@ -417,7 +433,24 @@ register(
         "herkit.agents.offline:GCIQLAgent",
         "offline implicit Q-learning, a DDPG+BC actor",
         offline=True,
-        presets={"pointmaze-": {"alpha": 0.003}},  # OGBench's hyperparameters.sh
+        presets={  # OGBench's impls/hyperparameters.sh, the lines that give each value
+            # hyperparameters.sh:6,19,32,45,58,71,84,97
+            "pointmaze-": {"alpha": 0.003},
+            # hyperparameters.sh:32,84
+            "pointmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:58,71,84,97
+            "pointmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:136,188
+            "antmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:162,175,188,201
+            "antmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:214,227,240
+            "antmaze-*-explore-": {"actor_goals": (0.0, 0.0, 1.0), "alpha": 0.01},
+            # hyperparameters.sh:253,266,279,292,305,318
+            "humanoidmaze-": {"alpha": 0.1, "gamma": 0.995},
+            # hyperparameters.sh:292,305,318
+            "humanoidmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+        },
     )
 )
 

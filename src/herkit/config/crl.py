@@ -1,8 +1,8 @@
 """OGBench's CRL as ``herkit train --algo crl`` knows it, without torch: its settings
 (:class:`CRLConfig`, ``--crl.*``) and its registry entry (:mod:`herkit.config.registry`),
 whose goal mixes are OGBench's crl config's (:data:`CRL_VALUE_GOALS`,
-:data:`CRL_ACTOR_GOALS`) and whose pointmaze settings are OGBench's
-``impls/hyperparameters.sh`` (alpha 0.03). The agent is
+:data:`CRL_ACTOR_GOALS`) and whose settings per dataset are OGBench's
+``impls/hyperparameters.sh`` (alpha 0.03 on pointmaze; the entry's ``presets``). The agent is
 :class:`herkit.agents.crl.CRLAgent`, imported when a run builds it.
 """
 
@@ -57,6 +57,23 @@ register(
         offline=True,
         value_goals=CRL_VALUE_GOALS,
         actor_goals=CRL_ACTOR_GOALS,
-        presets={"pointmaze-": {"alpha": 0.03}},  # OGBench's hyperparameters.sh
+        presets={  # OGBench's impls/hyperparameters.sh, the lines that give each value
+            # hyperparameters.sh:10,23,36,49,62,75,88,101
+            "pointmaze-": {"alpha": 0.03},
+            # hyperparameters.sh:36,88
+            "pointmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:62,75,88,101
+            "pointmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:140,192
+            "antmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:166,179,192,205
+            "antmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:218,231,244
+            "antmaze-*-explore-": {"actor_goals": (0.0, 0.0, 1.0), "alpha": 0.003},
+            # hyperparameters.sh:257,270,283,296,309,322
+            "humanoidmaze-": {"gamma": 0.995},
+            # hyperparameters.sh:296,309,322
+            "humanoidmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+        },
     )
 )

@@ -9,8 +9,9 @@ a 10-dimensional goal representation; its value goals 20 % current, 50 % future
 (geometric), 30 % random states, its high actor's goals future states (uniform), the low
 actor's subgoals and the high actor's targets by ``HGCDataset``'s rules
 (:func:`herkit.buffer.rules.subgoal_slots`; the entry hands ``subgoal_steps`` and
-``actor_geom_sample`` to the buffer). Its pointmaze settings (``impls/hyperparameters.sh``)
-are the entry's ``presets``.
+``actor_geom_sample`` to the buffer). Its settings per dataset (``impls/hyperparameters.sh``:
+discount 0.995 on the giant mazes, actor goals 0, 0.5, 0.5 on the stitch datasets, ...) are
+the entry's ``presets``.
 """
 
 from __future__ import annotations
@@ -87,11 +88,25 @@ register(
         value_goals=HIQL_VALUE_GOALS,
         actor_goals=HIQL_ACTOR_GOALS,
         buffer=_subgoals,
-        # OGBench's hyperparameters.sh for pointmaze-*-navigate (its stitch datasets also
-        # take actor goals 0 0.5 0.5: --actor-goals)
-        presets={
-            "pointmaze-": {"high_alpha": 3.0, "low_alpha": 3.0},
-            "pointmaze-giant-": {"high_alpha": 3.0, "low_alpha": 3.0, "gamma": 0.995},
+        presets={  # OGBench's impls/hyperparameters.sh, the lines that give each value
+            # hyperparameters.sh:38,90
+            "pointmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:64,77,90,103
+            "pointmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:142,194
+            "antmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:168,181,194,207
+            "antmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:220,233,246
+            "antmaze-*-explore-": {
+                "actor_goals": (0.0, 0.0, 1.0),
+                "high_alpha": 10.0,
+                "low_alpha": 10.0,
+            },
+            # hyperparameters.sh:259,272,285,298,311,324
+            "humanoidmaze-": {"gamma": 0.995, "subgoal_steps": 100},
+            # hyperparameters.sh:298,311,324
+            "humanoidmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
         },
     )
 )

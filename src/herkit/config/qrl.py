@@ -1,7 +1,7 @@
 """QRL's settings and its registry entry (``--algo qrl``, ``--qrl.*``): torch-free, so that
 ``herkit train --help`` lists it without importing the agent (:mod:`herkit.agents.qrl`).
 
-Defaults, goal mixes and pointmaze's settings are OGBench's (``impls/agents/qrl.py``'s
+Defaults, goal mixes and settings per dataset are OGBench's (``impls/agents/qrl.py``'s
 ``get_config`` and ``impls/hyperparameters.sh``, commit 1d41409).
 """
 
@@ -69,8 +69,25 @@ QRL = register(
         "offline quasimetric RL, a DDPG+BC actor through a latent dynamics model",
         offline=True,
         value_goals=QRL_VALUE_GOALS,
-        presets={"pointmaze-": {"alpha": 0.0003}},  # OGBench's hyperparameters.sh
+        presets={  # OGBench's impls/hyperparameters.sh, the lines that give each value
+            # hyperparameters.sh:8,21,34,47,60,73,86,99
+            "pointmaze-": {"alpha": 0.0003},
+            # hyperparameters.sh:34,86
+            "pointmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:60,73,86,99
+            "pointmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:138,190
+            "antmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:164,177,190,203
+            "antmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:216,229,242
+            "antmaze-*-explore-": {"actor_goals": (0.0, 0.0, 1.0), "alpha": 0.001},
+            # hyperparameters.sh:255,268,281,294,307,320
+            "humanoidmaze-": {"alpha": 0.001, "gamma": 0.995},
+            # hyperparameters.sh:294,307,320
+            "humanoidmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+        },
     )
 )
 """QRL's entry: random value goals, OGBench's future actor goals (the default), alpha
-0.0003 on pointmaze."""
+0.0003 on pointmaze and OGBench's other settings per dataset."""

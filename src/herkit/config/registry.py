@@ -5,9 +5,11 @@ An entry says everything herkit needs to know of an agent before it builds one: 
 and default settings, whether it learns online or from a dataset (``offline``), the goal
 mixes of an offline agent's batches (its value goals, none for an agent without a value
 function, and its actor goals; OGBench's by default) and the buffer settings its settings
-decide (``buffer``: HIQL's subgoals), its settings per env family (``presets``) and its
-one-line help. The agent class itself is named as ``"module:Class"`` and imported only when
-a run builds the agent, so that the command line reads the entries without importing torch.
+decide (``buffer``: HIQL's subgoals), its settings and goal mixes per env family or
+dataset (``presets``: OGBench's ``impls/hyperparameters.sh`` for OGBench's agents, each
+value once and its lines cited) and its one-line help. The agent class itself is named as
+``"module:Class"`` and imported only when a run builds the agent, so that the command line
+reads the entries without importing torch.
 
 Everything that lists agents is built from here: :data:`~herkit.config.agents.Algo`,
 :data:`~herkit.config.agents.ALGOS`, :data:`~herkit.config.agents.OFFLINE_ALGOS`,
@@ -25,6 +27,8 @@ a name it does not know.
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +37,7 @@ from typing import Any
 from herkit.buffer.rules import OGBENCH_ACTOR_GOALS, OGBENCH_VALUE_GOALS
 
 __all__ = [
+    "GOAL_MIXES",
     "AgentEntry",
     "agent_entries",
     "agent_entry",
@@ -47,6 +52,11 @@ Settings = Any
 
 Mix = tuple[float, float, float]
 """Goal-mix weights: the current state's goal, a future one of its episode, a random one."""
+
+GOAL_MIXES = ("value_goals", "actor_goals")
+"""The names an entry's :attr:`AgentEntry.presets` may give besides its settings' fields:
+an offline agent's goal mixes on those envs (the run's ``her.value_goals`` and
+``her.actor_goals``, ``--value-goals`` and ``--actor-goals``)."""
 
 
 @dataclass(frozen=True)
@@ -80,9 +90,13 @@ class AgentEntry:
     actor_goals: Mix = OGBENCH_ACTOR_GOALS
     """An offline agent's actor goals where ``--actor-goals`` is not given."""
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    """Settings per env family: an env-id prefix (as the presets',
-    :mod:`herkit.config.presets`) -> the fields that differ from the defaults there, e.g.
-    GCIQL's ``{"pointmaze-": {"alpha": 0.003}}``; the longest matching prefix counts."""
+    """Settings per env family or dataset: an env-id prefix (as the presets',
+    :mod:`herkit.config.presets`), where ``*`` stands for any characters, -> the values that
+    differ from the defaults there: fields of :attr:`config` and the goal mixes of
+    :data:`GOAL_MIXES`. Every matching prefix counts, a longer one (more characters besides
+    ``*``) over a shorter, so that each value is held once: GCIQL's
+    ``{"pointmaze-": {"alpha": 0.003}, "pointmaze-giant-": {"gamma": 0.995},
+    "pointmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)}}``."""
     buffer: Callable[[Settings], Mapping[str, Any]] | None = None
     """An offline agent's buffer settings (:class:`~herkit.buffer.settings.HerSettings`
     fields, not flags) that its settings decide, e.g. HIQL's ``subgoal_steps``; None: none."""
@@ -97,17 +111,29 @@ class AgentEntry:
         """The agent's default settings."""
         return self.config() if self.default is None else self.default()
 
-    def preset_config(self, env_id: str) -> Settings:
-        """The agent's settings for ``env_id``: its defaults with its :attr:`presets` for
-        the longest prefix that ``env_id`` (or a ``module:Id``'s id) starts with."""
-        import dataclasses
-
-        config = self.default_config()
+    def preset_values(self, env_id: str) -> dict[str, Any]:
+        """The :attr:`presets` values for ``env_id`` (or a ``module:Id``'s id): those of every
+        prefix it matches, a longer prefix's over a shorter's."""
         name = env_id.split(":")[-1]
-        matches = [key for key in self.presets if name == key or name.startswith(key)]
-        if not matches:
-            return config
-        return dataclasses.replace(config, **self.presets[max(matches, key=len)])
+        matches = [key for key in self.presets if fnmatch.fnmatchcase(name, key + "*")]
+        values: dict[str, Any] = {}
+        for key in sorted(matches, key=lambda key: len(key.replace("*", ""))):
+            values |= self.presets[key]
+        return values
+
+    def preset_config(self, env_id: str) -> Settings:
+        """The agent's settings for ``env_id``: its defaults with its :attr:`presets`'
+        settings there (:meth:`preset_values`, goal mixes aside)."""
+        values = self.preset_values(env_id)
+        changes = {key: value for key, value in values.items() if key not in GOAL_MIXES}
+        config = self.default_config()
+        return dataclasses.replace(config, **changes) if changes else config
+
+    def preset_goals(self, env_id: str) -> dict[str, Mix]:
+        """The goal mixes (:data:`GOAL_MIXES`) that the agent's :attr:`presets` give for
+        ``env_id``: ``{"actor_goals": (0.0, 0.5, 0.5)}`` on a stitch dataset, {} mostly."""
+        values = self.preset_values(env_id)
+        return {key: values[key] for key in GOAL_MIXES if key in values}
 
     def checked(self, config: Any) -> Settings:
         """``config`` if it is of this agent's settings class and suits it, else ValueError."""
@@ -153,6 +179,16 @@ def register(entry: AgentEntry) -> AgentEntry:
         raise ValueError(f"an agent named {name!r} is registered already ({held.agent})")
     if not isinstance(entry.help, str) or "\n" in entry.help.strip():
         raise ValueError(f"agent {name!r}: help must be one line, got {entry.help!r}")
+    known = {item.name for item in dataclasses.fields(entry.config)}
+    for key, values in entry.presets.items():
+        unknown = sorted(set(values) - known - set(GOAL_MIXES))
+        if unknown:
+            raise ValueError(
+                f"agent {name!r}: its presets for {key!r} name {', '.join(unknown)}, which are "
+                f"neither {entry.config.__name__} fields nor goal mixes ({', '.join(GOAL_MIXES)})"
+            )
+        if not entry.offline and set(values) & set(GOAL_MIXES):
+            raise ValueError(f"agent {name!r}: goal mixes in its presets need offline=True")
     _ENTRIES[name] = entry
     return entry
 

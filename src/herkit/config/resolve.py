@@ -6,7 +6,8 @@ Every setting of a :class:`~herkit.config.train.TrainConfig` (by path: ``steps``
 
 1. ``default``: TrainConfig's own, and the agent's registry entry's;
 2. ``preset``: the env's preset (its GPU preset on a GPU; :mod:`herkit.config.presets`),
-   with the agent's settings for the env (the preset's block, else its registry entry's);
+   with the agent's settings for the env (the preset's block, else its registry entry's)
+   and its goal mixes there (its entry's: ``her.actor_goals`` on OGBench's stitch datasets);
 3. ``recipe``: ``--recipe``'s settings (:mod:`herkit.config.recipes`);
 4. ``env``: what one probe of the env decides (:mod:`herkit.config.probe`): the algorithm
    where none is given and the preset's does not fit the action space; the settings left
@@ -304,6 +305,8 @@ def _stack(
                 continue
             values[key], provenance[key] = value, name
         nested = {} if "her" not in layer else {"her": RunHerSettings.of(layer["her"]).values()}
+        if name == "preset":  # the agent's goal mixes for the env (OGBench's stitch datasets')
+            nested.setdefault("her", {}).update(entry.preset_goals(env_id))
         if entry.offline and "her" in nested:  # HER's relabelling: no setting of its run
             nested["her"] = {k: v for k, v in nested["her"].items() if k not in HER_ONLY}
         if block is not None:

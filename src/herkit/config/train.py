@@ -506,7 +506,8 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
     if config.recipe is not None:
         parts.append(config.recipe)
     parts.append(config.algo)
-    own_goals = config.her.value_goals is None and config.her.actor_goals is None
+    goals = ("value_goals", "actor_goals")  # the preset's (an agent's own for the env)?
+    own_goals = all(getattr(config.her, name) == getattr(preset.her, name) for name in goals)
     if not config.entry().offline or not own_goals:
         parts.append(config.her_name().replace(":", "-"))
     parts.append(f"s{config.seed}")

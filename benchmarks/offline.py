@@ -36,6 +36,7 @@ from common import DOCS, ROOT, add_run, code_version, machine
 from offline_data import DATASETS
 
 from herkit.rundir.logs import read_progress
+from herkit.training.state import last_evaluations
 
 RECORD = DOCS / "offline.json"
 GOALS_RECORD = DOCS / "offline_goals.json"
@@ -54,8 +55,6 @@ OGBENCH = {
 """OGBench's success (%, mean and deviation over 8 seeds) on pointmaze-medium-navigate-v0
 (Park et al. 2024, arXiv:2410.20092, its state-based table)."""
 ALGOS = tuple(OGBENCH)
-LAST_EVALUATIONS = 3
-"""Evaluations averaged into a run's figure, as OGBench averages its last three."""
 
 
 def make_data(args: argparse.Namespace) -> None:
@@ -147,15 +146,16 @@ def dataset(path: str) -> Path:
 
 
 def run_figures(out: Path) -> dict[str, Any]:
-    """A finished run's last evaluations' mean success (overall and per task) and curve."""
+    """A finished run's last evaluations' mean success (overall and per task, as its
+    summary.json gives them: :func:`herkit.training.state.last_evaluations`) and curve."""
     rows = read_progress(out)
-    last = rows[-LAST_EVALUATIONS:]
-    tasks = sorted(key for key in rows[-1] if key.startswith("success_task_"))
+    last = last_evaluations(rows)
+    tasks = last.get("success_rate_last3_by_task", [])
     return {
-        "success": statistics.fmean(float(row["success_rate"]) for row in last),
-        "tasks": {key: statistics.fmean(float(row[key]) for row in last) for key in tasks},
+        "success": last["success_rate_last3"],
+        "tasks": {f"success_task_{k}": rate for k, rate in enumerate(tasks, 1)},
         "curve": [[int(float(row["updates"])), float(row["success_rate"])] for row in rows],
-        "evaluations_averaged": len(last),
+        "evaluations_averaged": len(last["success_rate_last3_at"]),
     }
 
 

@@ -10,7 +10,8 @@ it) is herkit's bit flipping with these keyword arguments:
 - ``token``: a file; the env fails only if it can delete it (so one env object of all the
   processes fails, once);
 - ``armed_from_seed``: only an env reset with a seed at least this large fails (training
-  envs are seeded from the run's seed, evaluation envs from seed + 10,000).
+  envs are seeded from the run's seed and a small offset, evaluation episodes by 32-bit
+  hashes: past 10,000 all but one in some 400,000).
 """
 
 from __future__ import annotations

@@ -140,14 +140,17 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
             robotics = register_robotics_envs()
             raise ValueError(_unknown_id(env_id, name, list(gym.registry), robotics))
     try:
-        env = gym.make(name, **kwargs)
-    except TypeError as error:
+        with warnings.catch_warnings(record=True) as warned:  # said once the env is made
+            env = gym.make(name, **kwargs)
+    except TypeError as error:  # the one-line error says more than gymnasium's warnings
         raise ValueError(_bad_kwargs_message(env_id, name, kwargs, error)) from None
     except gym.error.DependencyNotInstalled as error:  # e.g. FetchPush-v1 needs mujoco-py
         newest = _newest_versions(list(gym.registry)).get(_family(name), name)
         reason = str(error).split(" (HINT")[0].splitlines()[0].rstrip(".")
         instead = f" (its current version is {newest})" if newest != name else ""
         raise ValueError(f"cannot make {env_id!r}: {reason}{instead}") from None
+    for warning in warned:
+        warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     if not is_goal_env(env):
         env.close()
         raise ValueError(

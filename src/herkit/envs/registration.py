@@ -139,8 +139,12 @@ def make_goal_env(env_id: str, **kwargs: Any) -> gym.Env:
         if version is not None or find_highest_version(namespace, base) is None:
             robotics = register_robotics_envs()
             raise ValueError(_unknown_id(env_id, name, list(gym.registry), robotics))
+    warned: list[warnings.WarningMessage] = []
     try:
-        with warnings.catch_warnings(record=True) as warned:  # said once the env is made
+        if "render_mode" in kwargs:  # frames asked for: gymnasium's warnings said once made
+            with warnings.catch_warnings(record=True) as warned:
+                env = gym.make(name, **kwargs)
+        else:
             env = gym.make(name, **kwargs)
     except TypeError as error:  # the one-line error says more than gymnasium's warnings
         raise ValueError(_bad_kwargs_message(env_id, name, kwargs, error)) from None

@@ -50,6 +50,8 @@ OGBENCH_AGENTS = ("gcbc", "gcivl", "gciql", "crl", "qrl", "hiql")
 """OGBench's agents, by the names herkit registers them under (``--algo``)."""
 
 _SIZES = (512, 512, 512)
+ONE_HIDDEN = "`--ALGO.hidden` (one size for the actor and the value networks alike)"
+"""What herkit has for OGBench's separate actor and value network sizes."""
 _GOALS = {  # the dataset keys every agent's get_config() has, with GCIVL's values
     "value_p_curgoal": 0.2,
     "value_p_trajgoal": 0.5,
@@ -196,13 +198,13 @@ NAMES: tuple[OGBenchName, ...] = (
         "actor_hidden_dims",
         ("gcivl", "gciql", "crl", "qrl", "hiql"),
         "ints",
-        instead="`--ALGO.hidden` (one size for the actor and the value networks alike)",
+        instead=ONE_HIDDEN,
     ),
     OGBenchName(
         "value_hidden_dims",
         ("gcivl", "gciql", "crl", "qrl", "hiql"),
         "ints",
-        instead="`--ALGO.hidden` (one size for the actor and the value networks alike)",
+        instead=ONE_HIDDEN,
     ),
     OGBenchName(
         "layer_norm",

@@ -112,7 +112,7 @@ def test_tables_and_figures_come_from_the_records(
 def test_the_docs_page_holds_the_tables_of_the_records() -> None:
     """docs/paper.md's tables and compute line are what the records make (``--draw``
     writes them), so that the page cannot drift from the runs."""
-    page = paper.PAGE.read_text()
+    page = paper.common.source(paper.PAGE).read_text()  # a trial's copy or the record
     marked = paper.MARKED.findall(page)
     assert {what for _, what, _, _ in marked} == {"compute", "fig4", "fig5", "fig6", "fig7"}
     assert paper.fill_page(page) == page

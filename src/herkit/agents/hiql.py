@@ -53,7 +53,7 @@ import torch
 from torch import nn
 
 from herkit.agents.base import TorchBatch, adam
-from herkit.agents.loss_parts import ValueScale
+from herkit.agents.loss_parts import ValueScale, in_one_pass
 from herkit.agents.networks import ConstantStdActor, ValueEnsemble, fan_avg_init, mlp
 from herkit.agents.offline import (
     AWR_MAX_WEIGHT,
@@ -186,7 +186,11 @@ class HIQLAgent(OfflineAgent):
     # --- the update -------------------------------------------------------------------------
     def _values(self, net: nn.Module, state_x: torch.Tensor, rep: torch.Tensor) -> torch.Tensor:
         """``V_i(s || rep)`` of every head ``(2, B)``, the states those of ``state_x``."""
-        return net(torch.cat([state_x[:, : self.observation_dim], rep], dim=-1))
+        return net(self._value_input(state_x, rep))
+
+    def _value_input(self, state_x: torch.Tensor, rep: torch.Tensor) -> torch.Tensor:
+        """``s || rep``, the states those of ``state_x``: a value head's input."""
+        return torch.cat([state_x[:, : self.observation_dim], rep], dim=-1)
 
     def _update(
         self, batch: TorchBatch, actor_step: bool, move_targets: bool
@@ -215,10 +219,13 @@ class HIQLAgent(OfflineAgent):
 
         # value (IVL): the target heads over the online representation
         with torch.no_grad():
-            next_w = self._values(self.value_target, batch.next_x, next_rep)  # (2, B)
+            next_w, w = in_one_pass(
+                self.value_target,
+                self._value_input(batch.next_x, next_rep),
+                self._value_input(batch.x, rep_x.detach()),
+            )  # (2, B) each
             q = self._td_target(batch, next_w)
-            adv = self._td_target(batch, next_w.min(dim=0).values)
-            adv = adv - self._values(self.value_target, batch.x, rep_x.detach()).mean(dim=0)
+            adv = self._td_target(batch, next_w.min(dim=0).values) - w.mean(dim=0)
         v = self._values(self.value, batch.x, rep_x)  # (2, B)
         # mean over samples and heads, times the number of heads: the sum of the heads' losses
         value_loss = expectile_loss(adv, q - v, config.expectile, batch.weights) * len(v)
@@ -253,10 +260,17 @@ class HIQLAgent(OfflineAgent):
         low_rep, next_low_rep, high_rep, target_rep, subgoal_rep = reps
         assert batch.next_low_x is not None and batch.target_x is not None
         with torch.no_grad():  # the online value, no gradient
-            low_adv = self._values(self.value, batch.next_low_x, next_low_rep).mean(dim=0)
-            low_adv = low_adv - self._values(self.value, batch.x, low_rep.detach()).mean(dim=0)
-            high_adv = self._values(self.value, batch.target_x, target_rep).mean(dim=0)
-            high_adv = high_adv - self._values(self.value, batch.x, high_rep).mean(dim=0)
+            next_low_v, low_v, target_v, high_v = (
+                values.mean(dim=0)
+                for values in in_one_pass(
+                    self.value,
+                    self._value_input(batch.next_low_x, next_low_rep),
+                    self._value_input(batch.x, low_rep.detach()),
+                    self._value_input(batch.target_x, target_rep),
+                    self._value_input(batch.x, high_rep),
+                )
+            )
+            low_adv, high_adv = next_low_v - low_v, target_v - high_v
             low_weight = (config.low_alpha * low_adv).exp().clamp(max=AWR_MAX_WEIGHT)
             high_weight = (config.high_alpha * high_adv).exp().clamp(max=AWR_MAX_WEIGHT)
         unit_action = self._unit_action(batch)

@@ -5,14 +5,14 @@ clipped to (:class:`ValueScale`, :func:`return_bounds`), :func:`adam`, :func:`fr
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-__all__ = ["ValueScale", "adam", "frozen", "return_bounds", "weighted_mean"]
+__all__ = ["ValueScale", "adam", "frozen", "in_one_pass", "return_bounds", "weighted_mean"]
 
 
 def return_bounds(reward_range: tuple[float, float], gamma: float) -> tuple[float, float]:
@@ -96,3 +96,14 @@ def frozen(module: nn.Module) -> Iterator[None]:
 def weighted_mean(values: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
     """``mean(weights * values)``, or ``mean(values)`` without weights."""
     return values.mean() if weights is None else (weights * values).mean()
+
+
+def in_one_pass(
+    net: Callable[[torch.Tensor], torch.Tensor], *inputs: torch.Tensor, dim: int = -1
+) -> tuple[torch.Tensor, ...]:
+    """``net(x)`` of each of ``inputs``, run as one pass over them joined along the batch
+    and split back along the output's ``dim`` (a value ensemble's ``(n_heads, B)``: the
+    last). The same numbers as a pass each (rows do not mix), in half the operations or
+    fewer: what an eager update on a CPU pays for is operations more than arithmetic."""
+    joined = net(torch.cat(inputs))
+    return joined.split([len(x) for x in inputs], dim=dim)

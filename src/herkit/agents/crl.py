@@ -41,7 +41,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from herkit.agents.base import TorchBatch
-from herkit.agents.loss_parts import frozen
+from herkit.agents.loss_parts import call_frozen
 from herkit.agents.networks import Activation, fan_avg_init, mlp
 from herkit.agents.offline import OfflineAgent, ddpg_bc_loss, ddpg_bc_terms
 from herkit.config.crl import CRL_ACTOR_GOALS, CRL_VALUE_GOALS, CRLConfig
@@ -165,8 +165,7 @@ class CRLAgent(OfflineAgent):
         if actor_step:
             actor_x, _ = self._actor_inputs(batch)
             mean, log_prob, actor_metrics = self._behaviour(actor_x, unit_action)
-            with frozen(self.critic):
-                q_pi = self.critic(*self._split(actor_x), mean.clamp(-1.0, 1.0))[0]
+            q_pi = call_frozen(self.critic, *self._split(actor_x), mean.clamp(-1.0, 1.0))[0]
             q_pi = q_pi.min(dim=0).values
             terms = ddpg_bc_terms(q_pi, *ddpg_bc_loss(q_pi, log_prob, self.config.alpha))
             loss = loss + terms["actor_loss"]

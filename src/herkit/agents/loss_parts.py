@@ -8,11 +8,20 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
 
-__all__ = ["ValueScale", "adam", "frozen", "in_one_pass", "return_bounds", "weighted_mean"]
+__all__ = [
+    "ValueScale",
+    "adam",
+    "call_frozen",
+    "frozen",
+    "in_one_pass",
+    "return_bounds",
+    "weighted_mean",
+]
 
 
 def return_bounds(reward_range: tuple[float, float], gamma: float) -> tuple[float, float]:
@@ -91,6 +100,15 @@ def frozen(module: nn.Module) -> Iterator[None]:
     finally:
         for p in params:
             p.requires_grad_(True)
+
+
+def call_frozen(module: nn.Module, *args: torch.Tensor) -> Any:
+    """``module(*args)`` with its parameters as constants: the gradient reaches ``args``
+    only (the critic of an actor's loss). The same numbers and gradients as a call within
+    :func:`frozen`, without changing the parameters' ``requires_grad``, which a compiled
+    update cannot trace (it would break the update into several graphs)."""
+    constants = {name: param.detach() for name, param in module.named_parameters()}
+    return torch.func.functional_call(module, constants, args)
 
 
 def weighted_mean(values: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:

@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from herkit.agents.base import BoxAgent, TorchBatch
-from herkit.agents.loss_parts import ValueScale, frozen, in_one_pass, weighted_mean
+from herkit.agents.loss_parts import ValueScale, call_frozen, in_one_pass, weighted_mean
 from herkit.agents.networks import ConstantStdActor, Critic, ValueEnsemble
 from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig, OfflineGCConfig
 
@@ -334,8 +334,7 @@ class GCIQLAgent(OfflineAgent):
         if actor_step:
             actor_x, _ = self._actor_inputs(batch)
             mean, log_prob, actor_metrics = self._behaviour(actor_x, unit_action)
-            with frozen(self.critic):
-                q_pi = self.critic(actor_x, mean.clamp(-1.0, 1.0)).min(dim=0).values
+            q_pi = call_frozen(self.critic, actor_x, mean.clamp(-1.0, 1.0)).min(dim=0).values
             q_loss = -q_pi.mean() / (q_pi.detach().abs().mean() + 1e-6)
             bc_loss = -config.alpha * log_prob.mean()
             actor_loss = q_loss + bc_loss

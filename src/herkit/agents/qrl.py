@@ -45,7 +45,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from herkit.agents.base import TorchBatch
-from herkit.agents.loss_parts import frozen
+from herkit.agents.loss_parts import call_frozen
 from herkit.agents.networks import MLP, fan_avg_init, mlp
 from herkit.agents.offline import OfflineAgent, ddpg_bc_loss, ddpg_bc_terms
 from herkit.config.qrl import QRLConfig
@@ -135,10 +135,12 @@ class QuasimetricValue(nn.Module):
         if self.quasimetric == "iqe":
             self.alpha = nn.Parameter(torch.zeros(()))
 
-    def distance(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """``q(x, y)`` of latents (OGBench's ``is_phi=True``) ``(...)``."""
+    def distance(self, x: torch.Tensor, y: torch.Tensor, frozen: bool = False) -> torch.Tensor:
+        """``q(x, y)`` of latents (OGBench's ``is_phi=True``) ``(...)``; ``frozen``: the
+        gradient reaches ``x`` and ``y`` only (not IQE's mixing parameter)."""
         if self.quasimetric == "iqe":
-            return iqe(x, y, self.dim_per_component, torch.sigmoid(self.alpha))
+            alpha = self.alpha.detach() if frozen else self.alpha
+            return iqe(x, y, self.dim_per_component, torch.sigmoid(alpha))
         return mrn(x, y)
 
     def goal_latent(self, goal: torch.Tensor) -> torch.Tensor:
@@ -246,10 +248,9 @@ class QRLAgent(OfflineAgent):
             mean, log_prob, actor_metrics = self._behaviour(actor_x, unit_action)
             with torch.no_grad():
                 z_actor_goal = value.goal_latent(actor_x[:, obs_dim:])
-            with frozen(value), frozen(self.dynamics):
-                z_obs_fixed = z_obs.detach()
-                step = self.dynamics(torch.cat([z_obs_fixed, mean.clamp(-1.0, 1.0)], dim=-1))
-                q = -value.distance(z_obs_fixed + step, z_actor_goal)
+            z_obs_fixed = z_obs.detach()  # value and dynamics frozen: the actor's gradient
+            step = call_frozen(self.dynamics, torch.cat([z_obs_fixed, mean.clamp(-1.0, 1.0)], -1))
+            q = -value.distance(z_obs_fixed + step, z_actor_goal, frozen=True)
             terms = ddpg_bc_terms(q, *ddpg_bc_loss(q, log_prob, config.alpha))
             loss = loss + terms["actor_loss"]
             optimizers.append(self.optimizers["actor"])

@@ -221,7 +221,10 @@ def ratio_words(ratio: float) -> str:
 
 
 def side_summary(runs: list[dict[str, dict[str, Any]]], way: str) -> dict[str, Any]:
-    """One side's figures of ``way`` over its repeats: medians and every repeat's."""
+    """One side's figures of ``way`` over its repeats: medians and every repeat's. Its
+    GFLOP/s are its FLOPs per update by its own tool (``gflops``) and by matrix products
+    alone (``matmul_gflops``, like for like on both sides) times its median rate; its share of
+    the peak the latter's over its framework's matrix peak on the same core."""
     rates = [run[way]["updates_per_s"] for run in runs]
     ratios = [run[way]["cpu_per_wall"] for run in runs]
     rate = statistics.median(rates)
@@ -234,27 +237,34 @@ def side_summary(runs: list[dict[str, dict[str, Any]]], way: str) -> dict[str, A
         "cpu_per_wall_each": ratios,
         "calls": [run[way]["calls"] for run in runs],
         "warmup_s": [run[way]["warmup_s"] for run in runs],
-        "flops": flops["flops"],
-        "flops_tool": flops["flops_tool"],
-        "matmul_flops": flops["matmul_flops"],
-        "matmul_flops_tool": flops["matmul_flops_tool"],
+        **{key: flops[key] for key in ("flops", "flops_tool", "matmul_flops", "matmul_flops_tool")},
         "gflops": flops["flops"] * rate / 1e9,
         "matmul_gflops": flops["matmul_flops"] * rate / 1e9,
         "peak_gflops": statistics.median(peaks) if peaks else None,
         "peak_cpu_per_wall": [run["peak"]["cpu_per_wall"] for run in runs if "peak" in run],
-        "threads": [run["pinning"] for run in runs],
-        "versions": runs[0]["versions"],
+        "threads_pinned": [
+            f"{run['pinning']['threads_pinned']}/{run['pinning']['threads']}" for run in runs
+        ],
+        "versions": {k: v for k, v in runs[0]["versions"].items() if k != "side"},
     }
-    if summary["peak_gflops"]:
+    if peaks:
         summary["peak_share"] = summary["matmul_gflops"] / summary["peak_gflops"]
     if way == "draw":
         alone = statistics.median(run["draw_alone"]["updates_per_s"] for run in runs)
         summary["draws_alone_per_s"] = alone
-        summary["draw_share"] = rate / alone  # of draw + update's time, the draw's
+        summary["draw_share"] = rate / alone  # the draw's share of draw + update's time
     for key in ("precision", "mode"):
         if key in runs[0][way]:
             summary[key] = runs[0][way][key]
     return summary
+
+
+def one_core(sides: dict[str, dict[str, Any]]) -> bool:
+    """Whether every timed window of both sides ran on one core, alone (:data:`ONE_CORE`)."""
+    low, high = ONE_CORE
+    ratios = [r for side in sides.values() for r in side["cpu_per_wall_each"]]
+    ratios += [r for side in sides.values() for r in side["peak_cpu_per_wall"]]
+    return all(low <= ratio <= high for ratio in ratios)
 
 
 def speed(args: argparse.Namespace, record: Path) -> None:
@@ -266,6 +276,7 @@ def speed(args: argparse.Namespace, record: Path) -> None:
         raise SystemExit(
             f"no dataset at {args.data}: make it first (python benchmarks/offline.py data)"
         )
+    code = code_version()  # the code that runs, as it starts
     for size in args.sizes:
         parse_size(size)
         for algo in args.algos:
@@ -278,17 +289,7 @@ def speed(args: argparse.Namespace, record: Path) -> None:
             for way in args.ways:
                 sides = {side: side_summary(runs[side], way) for side in SIDES}
                 herkit, jax = sides["herkit"], sides["ogbench-jax"]
-                print(
-                    f"{size} {algo} {way}: herkit {herkit['updates_per_s']:.1f} updates/s "
-                    f"(CPU/wall {ratio_words(herkit['cpu_per_wall'])}, "
-                    f"{herkit['matmul_gflops']:.1f} GFLOP/s, {herkit['peak_share']:.0%} of "
-                    f"torch's {herkit['peak_gflops']:.0f}), OGBench JAX "
-                    f"{jax['updates_per_s']:.1f} (CPU/wall {ratio_words(jax['cpu_per_wall'])}, "
-                    f"{jax['matmul_gflops']:.1f} GFLOP/s, {jax['peak_share']:.0%} of XLA's "
-                    f"{jax['peak_gflops']:.0f}); JAX/herkit "
-                    f"{jax['updates_per_s'] / herkit['updates_per_s']:.2f}",
-                    flush=True,
-                )
+                print(row_text(f"{size} {algo} {way}", sides), flush=True)
                 run = {
                     "algo": algo,
                     "size": size,
@@ -302,11 +303,30 @@ def speed(args: argparse.Namespace, record: Path) -> None:
                     "dataset": Path(args.data).name,
                     "sides": sides,
                     "jax_over_herkit": jax["updates_per_s"] / herkit["updates_per_s"],
+                    "one_core_alone": one_core(sides),
                     "ogbench_impls": args.ogbench,
-                    **code_version(),
+                    **code,
                     "command": command_line(args, algo, size),
                 }
                 add_run(record, f"fair/{size}/{algo}/{way}", run, machine())
+
+
+def row_text(head: str, sides: dict[str, dict[str, Any]]) -> str:
+    """One recorded row in a line: each side's rate, CPU/wall, GFLOP/s and share of its
+    peak (and of draw + update's time, its draw's), and JAX's rate over herkit's."""
+    parts = []
+    for side, name, peak in (("herkit", "herkit", "torch"), ("ogbench-jax", "OGBench JAX", "XLA")):
+        figures = sides[side]
+        text = f"{name} {figures['updates_per_s']:.1f} updates/s (CPU/wall "
+        text += f"{ratio_words(figures['cpu_per_wall'])}, {figures['matmul_gflops']:.1f} GFLOP/s"
+        if figures["peak_gflops"]:
+            text += f", {figures['peak_share']:.0%} of {peak}'s {figures['peak_gflops']:.0f}"
+        if "draw_share" in figures:
+            text += f"; drawing {figures['draw_share']:.1%} of the time"
+        parts.append(text + ")")
+    ratio = sides["ogbench-jax"]["updates_per_s"] / sides["herkit"]["updates_per_s"]
+    alone = "" if one_core(sides) else " [not alone on one core: indicative only]"
+    return f"{head}: {', '.join(parts)}; JAX/herkit {ratio:.2f}{alone}"
 
 
 WAY_WORDS = {

@@ -627,6 +627,7 @@ def main(argv: list[str] | None = None) -> None:
     speed.add_argument(
         "--sizes",
         nargs="+",
+        type=offline_speed.checked_size,
         default=list(offline_speed.SIZES),
         help="LAYERSxWIDTH:BATCH each (default: 3x256:256, herkit's table; 3x512:1024, OGBench's)",
     )

@@ -19,9 +19,10 @@ Both time two ways (``--ways``) with one loop (:func:`ogbench_jax.timed`):
 Each row carries the CPU time of all the process's threads over the window's wall time
 (``cpu_per_wall``: 1.0 for a side alone on its core; above 1.02 it used more than one core,
 below 0.95 something else ran on its core), the FLOPs of one update by each side's own tool
-(torch's ``FlopCounterMode``: matrix products; XLA's ``cost_analysis()``: every op, and the
-jaxpr's matrix products beside it), the core's fp32 matrix peak in each framework (a 1024 x
-512 by 512 x 512 product, GFLOP/s) and each side's achieved GFLOP/s and share of its peak.
+(torch's ``FlopCounterMode``: matrix products; XLA's ``cost_analysis()``: every op of the
+compiled update, and the jaxpr's matrix products beside it), the core's fp32 matrix peak in
+each framework (a 1024 x 512 by 512 x 512 product, GFLOP/s) and each side's achieved GFLOP/s
+(its FLOPs times its updates/s) and share of its framework's peak.
 The medians over the repeats go to ``offline_speed.json`` under ``fair/SIZE/ALGO/WAY``.
 """
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -210,6 +212,15 @@ def run_worker(command: list[str]) -> dict[str, dict[str, Any]]:
     return rows
 
 
+def checked_size(size: str) -> str:
+    """``size`` where it reads as ``LAYERSxWIDTH:BATCH`` (argparse's error otherwise)."""
+    try:
+        parse_size(size)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return size
+
+
 def ratio_words(ratio: float) -> str:
     """A CPU/wall ratio with what it says of the core."""
     low, high = ONE_CORE
@@ -222,9 +233,10 @@ def ratio_words(ratio: float) -> str:
 
 def side_summary(runs: list[dict[str, dict[str, Any]]], way: str) -> dict[str, Any]:
     """One side's figures of ``way`` over its repeats: medians and every repeat's. Its
-    GFLOP/s are its FLOPs per update by its own tool (``gflops``) and by matrix products
-    alone (``matmul_gflops``, like for like on both sides) times its median rate; its share of
-    the peak the latter's over its framework's matrix peak on the same core."""
+    GFLOP/s (``gflops``) are its FLOPs per update by its own tool times its median rate, and
+    ``peak_share`` their share of its framework's matrix peak on the same core;
+    ``matmul_gflops`` counts the matrix products alone (on JAX's side from the jaxpr,
+    before XLA removes what it finds unused or repeated)."""
     rates = [run[way]["updates_per_s"] for run in runs]
     ratios = [run[way]["cpu_per_wall"] for run in runs]
     rate = statistics.median(rates)
@@ -248,7 +260,7 @@ def side_summary(runs: list[dict[str, dict[str, Any]]], way: str) -> dict[str, A
         "versions": {k: v for k, v in runs[0]["versions"].items() if k != "side"},
     }
     if peaks:
-        summary["peak_share"] = summary["matmul_gflops"] / summary["peak_gflops"]
+        summary["peak_share"] = summary["gflops"] / summary["peak_gflops"]
     if way == "draw":
         alone = statistics.median(run["draw_alone"]["updates_per_s"] for run in runs)
         summary["draws_alone_per_s"] = alone
@@ -277,8 +289,11 @@ def speed(args: argparse.Namespace, record: Path) -> None:
             f"no dataset at {args.data}: make it first (python benchmarks/offline.py data)"
         )
     code = code_version()  # the code that runs, as it starts
+    if args.core not in os.sched_getaffinity(0):
+        raise SystemExit(
+            f"core {args.core} is not one of this machine's: {os.sched_getaffinity(0)}"
+        )
     for size in args.sizes:
-        parse_size(size)
         for algo in args.algos:
             runs: dict[str, list[dict[str, dict[str, Any]]]] = {side: [] for side in SIDES}
             for repeat in range(args.repeats):
@@ -318,7 +333,7 @@ def row_text(head: str, sides: dict[str, dict[str, Any]]) -> str:
     for side, name, peak in (("herkit", "herkit", "torch"), ("ogbench-jax", "OGBench JAX", "XLA")):
         figures = sides[side]
         text = f"{name} {figures['updates_per_s']:.1f} updates/s (CPU/wall "
-        text += f"{ratio_words(figures['cpu_per_wall'])}, {figures['matmul_gflops']:.1f} GFLOP/s"
+        text += f"{ratio_words(figures['cpu_per_wall'])}, {figures['gflops']:.1f} GFLOP/s"
         if figures["peak_gflops"]:
             text += f", {figures['peak_share']:.0%} of {peak}'s {figures['peak_gflops']:.0f}"
         if "draw_share" in figures:

@@ -237,7 +237,8 @@ def run(args: argparse.Namespace) -> None:
                 "flops": float(cost["flops"]),
                 "flops_tool": "XLA cost_analysis() of the compiled update: every op's FLOPs",
                 "matmul_flops": matmul_flops(jaxpr),
-                "matmul_flops_tool": "dot_general of the update's jaxpr, 2 per multiply-add",
+                "matmul_flops_tool": "dot_general of the update's jaxpr, 2 per multiply-add "
+                "(before XLA's optimisations: products it removes are counted)",
             }
         )
     if args.peak:

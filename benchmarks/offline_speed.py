@@ -183,11 +183,14 @@ def worker_parser() -> argparse.ArgumentParser:
 
 
 def worker_command(
-    side: str, args: argparse.Namespace, algo: str, size: str, first: bool
+    side: str, args: argparse.Namespace, algo: str, size: str, repeat: int
 ) -> list[str]:
-    """The command line of one side's process (FLOPs counted in the ``first`` repeat only:
-    they do not change, and XLA compiles the update again to count them)."""
-    common = ["--data", args.data, "--algo", algo, "--size", size, "--ways", *args.ways]
+    """The command line of one side's process in ``repeat``: the ways in their order, and
+    reversed in every other repeat; FLOPs counted in the first repeat only (they do not
+    change, and XLA compiles the update again to count them)."""
+    ways = args.ways if repeat % 2 == 0 else args.ways[::-1]
+    first = repeat == 0
+    common = ["--data", args.data, "--algo", algo, "--size", size, "--ways", *ways]
     common += ["--seconds", str(args.seconds), "--core", str(args.core)]
     if side == "herkit":
         return [sys.executable, str(HERE / "offline_speed.py"), "herkit-worker", *common] + (
@@ -299,7 +302,7 @@ def speed(args: argparse.Namespace, record: Path) -> None:
             for repeat in range(args.repeats):
                 order = SIDES if repeat % 2 == 0 else SIDES[::-1]
                 for side in order:
-                    command = worker_command(side, args, algo, size, first=repeat == 0)
+                    command = worker_command(side, args, algo, size, repeat)
                     runs[side].append(run_worker(command))
             for way in args.ways:
                 sides = {side: side_summary(runs[side], way) for side in SIDES}

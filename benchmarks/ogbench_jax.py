@@ -43,7 +43,10 @@ from pathlib import Path
 from typing import Any
 
 WARMUP = 3
-"""Untimed updates before a window (the first compiles)."""
+"""Untimed updates before a window, at least (the first compiles)."""
+WARMUP_SECONDS = 1.0
+"""Untimed seconds before a window, at least (at most the window's own): a first window
+right after the warm-up's few calls ran about 5-10% slower than the next, on both sides."""
 RING = 16
 """Batches drawn in advance for the ``update`` way."""
 PEAK_SHAPE = (1024, 512, 512)
@@ -83,16 +86,20 @@ def timed(
     warmup: int = WARMUP,
     min_calls: int = 2,
 ) -> dict[str, float]:
-    """``step()`` called ``warmup`` times, then timed for ``seconds`` of wall time (at least
+    """``step()`` called ``warmup`` times (and for :data:`WARMUP_SECONDS`, at most
+    ``seconds``, where they take less), then timed for ``seconds`` of wall time (at least
     ``min_calls`` calls; a call started in the window counts whole), ``synchronize()`` after
     the warm-up and at the window's end (None: the work is done when a call returns), as
     herkit's ``herkit.bench.clock.time_updates`` times. Returns ``updates_per_s``,
     ``calls``, ``wall_s``, ``warmup_s`` and ``cpu_s``, the CPU time of all the process's
     threads in the window, with ``cpu_per_wall``."""
     sync = synchronize or (lambda: None)
-    started = time.perf_counter()
-    for _ in range(warmup):
+    started, warmed = time.perf_counter(), 0
+    while warmed < warmup or time.perf_counter() - started < min(WARMUP_SECONDS, seconds):
         step()
+        warmed += 1
+        if warmed == warmup:
+            sync()  # what the first calls queued, done before the time counts
     sync()
     warmup_s = time.perf_counter() - started
     calls, cpu, start = 0, time.process_time(), time.perf_counter()

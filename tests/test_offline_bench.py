@@ -86,7 +86,7 @@ def maze_data(tmp_path):
 
 def test_herkits_side_runs_pinned_and_times_both_ways(maze_data):
     args = speed_args(maze_data)
-    command = [*speed.worker_command("herkit", args, "gcivl", "2x16:8", first=True), "--no-peak"]
+    command = [*speed.worker_command("herkit", args, "gcivl", "2x16:8", 0), "--no-peak"]
     rows = speed.run_worker(command)
     assert rows["pinning"]["threads_pinned"] == rows["pinning"]["threads"] >= 1
     for way in ("update", "draw", "draw_alone"):
@@ -119,8 +119,9 @@ def test_speed_alternates_the_sides_and_records_medians(maze_data, tmp_path, mon
 
     def run_worker(command):
         side = "ogbench-jax" if any(w.endswith("ogbench_jax.py") for w in command) else "herkit"
-        repeat = sum(1 for s, _ in ran if s == side)
-        ran.append((side, "--no-flops" in command))
+        repeat = sum(1 for s, _, _ in ran if s == side)
+        ways = command[command.index("--ways") + 1 : command.index("--seconds")]
+        ran.append((side, "--no-flops" in command, ways))
         return fake_side(side, 10.0 if side == "herkit" else 20.0, repeat)
 
     monkeypatch.setattr(speed, "run_worker", run_worker)
@@ -128,8 +129,10 @@ def test_speed_alternates_the_sides_and_records_medians(maze_data, tmp_path, mon
     flags = ["--algos", "gcivl", "--sizes", "3x256:256", "--repeats", "3", "--core", "0"]
     script.main(["speed", *flags, "--ogbench", "I", "--jax-python", "P", "--data", str(maze_data)])
     order = ["herkit", "ogbench-jax", "ogbench-jax", "herkit", "herkit", "ogbench-jax"]
-    assert [side for side, _ in ran] == order  # the first in a repeat, the second in the next
-    assert [no_flops for _, no_flops in ran] == [False, False, True, True, True, True]
+    assert [side for side, _, _ in ran] == order  # the first in a repeat, the second in the next
+    assert [no_flops for _, no_flops, _ in ran] == [False, False, True, True, True, True]
+    first, second = ["update", "draw"], ["draw", "update"]  # the ways too, every other repeat
+    assert [ways for _, _, ways in ran[::2]] == [first, second, first]
     runs = json.loads((tmp_path / "speed.json").read_text())["runs"]
     update, draw = runs["fair/3x256:256/gcivl/update"], runs["fair/3x256:256/gcivl/draw"]
     herkit, jax = update["sides"]["herkit"], update["sides"]["ogbench-jax"]
@@ -179,7 +182,7 @@ def test_the_jax_side_times_ogbench_agents(maze_data):
     if not impls:
         pytest.skip("set OGBENCH_IMPLS to the impls/ folder of OGBench's code")
     args = speed_args(maze_data, ogbench=impls, jax_python=sys.executable)
-    rows = speed.run_worker(speed.worker_command("ogbench-jax", args, "gcbc", "2x16:8", True))
+    rows = speed.run_worker(speed.worker_command("ogbench-jax", args, "gcbc", "2x16:8", 0))
     for way in ("update", "draw"):
         assert rows[way]["updates_per_s"] > 0
         assert 0 < rows[way]["cpu_per_wall"] <= speed.ONE_CORE[1]

@@ -96,6 +96,7 @@ def herkit_run(args: argparse.Namespace) -> None:
             "measure": "versions",
             "side": "herkit",
             "herkit": herkit.__version__,
+            "herkit_from": str(Path(herkit.__file__).parent),
             "torch": torch.__version__,
             "numpy": np.__version__,
             "torch_threads": torch.get_num_threads(),
@@ -202,8 +203,13 @@ def worker_command(
 
 def run_worker(command: list[str]) -> dict[str, dict[str, Any]]:
     """Run one side's process; its measurements by ``measure`` (SystemExit with its
-    stderr's end where it fails)."""
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    stderr's end where it fails). herkit's side imports this checkout's herkit (``src/``
+    first on its ``PYTHONPATH``), the code whose commit the record names."""
+    env = None
+    if command[1] == str(HERE / "offline_speed.py"):
+        paths = [str(HERE.parent / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         tail = "\n".join(done.stderr.strip().splitlines()[-15:])
         raise SystemExit(f"{' '.join(command)}\nexited {done.returncode}:\n{tail}")

@@ -95,6 +95,7 @@ def test_herkits_side_runs_pinned_and_times_both_ways(maze_data):
         assert rows[way]["core"] == args.core
     assert rows["flops"]["flops"] == rows["flops"]["matmul_flops"] > 0
     assert rows["versions"]["torch_threads"] == 1 and "peak" not in rows
+    assert rows["versions"]["herkit_from"] == str(speed.HERE.parent / "src" / "herkit")
 
 
 def fake_side(side, rate, repeat):

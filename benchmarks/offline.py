@@ -13,7 +13,9 @@ ENV --dataset PATH --algo ALGO --offline-steps N`` per algorithm and seed into
 ``runs/offline/`` (a finished run is skipped, a stopped one resumed) and records each in
 offline.json with the success averaged over the last three evaluations, as OGBench reports
 it. ``--hidden`` and ``--batch`` shrink OGBench's 3 x 512 and 1,024; ``--inputs`` feeds the
-states ``raw`` (OGBench's) or ``standardised``.
+states ``raw`` (OGBench's) or ``standardised``. ``speed`` times each agent's update beside
+OGBench's own JAX agent, each side in a process pinned to one core, the update alone and
+draw + update (:mod:`offline_speed`) into offline_speed.json.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 
 import common
 import numpy as np
+import offline_speed
 from common import DOCS, ROOT, add_run, code_version, machine
 from offline_data import DATASETS
 
@@ -545,99 +548,6 @@ def time_threads(args: argparse.Namespace) -> None:
             add_run(SPEED_RECORD, f"beside{args.beside}/{name}/round{round_}", run, machine())
 
 
-JAX_AGENTS = {
-    "gcbc": "GCBCAgent",
-    "gcivl": "GCIVLAgent",
-    "gciql": "GCIQLAgent",
-    "crl": "CRLAgent",
-    "qrl": "QRLAgent",
-    "hiql": "HIQLAgent",
-}
-JAX_STATE = 14
-"""The states' size in the JAX batches: 28 inputs with the goal, as herkit's benchmark."""
-
-
-def update_speed(args: argparse.Namespace) -> None:
-    """Each agent's updates/s on one thread, herkit's (fp32, bf16) beside OGBench's JAX
-    agent's (``--jax-python``), sides alternating ``--repeats`` times."""
-    from herkit.bench.settings import UpdateBenchConfig
-    from herkit.bench.update import run_update_bench
-
-    size = f"3x{args.width}:{args.batch}"
-    for algo in args.algos:
-        rows: dict[str, list[float]] = {"fp32": [], "bf16": [], "jax": []}
-        for _ in range(args.repeats):
-            config = UpdateBenchConfig(
-                algos=(algo,), sizes=(size,), modes=("eager",), seconds=args.seconds, fill=20_000
-            )
-            for row in run_update_bench(config):
-                rows[row["precision"]].append(row["updates_per_s"])
-            jax = [args.jax_python, __file__, "jax-update", "--algo", algo, "--ogbench"]
-            jax += [args.ogbench, "--width", args.width, "--batch", args.batch]
-            jax += ["--seconds", args.seconds]
-            done = subprocess.run(list(map(str, jax)), capture_output=True, text=True, check=True)
-            rows["jax"].append(json.loads(done.stdout.splitlines()[-1])["updates_per_s"])
-        medians = {side: statistics.median(rates) for side, rates in rows.items()}
-        print(
-            f"{algo}: herkit fp32 {medians['fp32']:.1f}, bf16 {medians['bf16']:.1f}; "
-            f"OGBench JAX {medians['jax']:.1f} updates/s (1 thread, {size})"
-        )
-        run = {
-            "algo": algo,
-            "size": size,
-            "threads": 1,
-            "updates_per_s": medians,
-            "rates": rows,
-            **code_version(),
-            "command": f"python benchmarks/offline.py speed --algos {algo} --ogbench IMPLS "
-            f"--jax-python PYTHON --repeats {args.repeats} --seconds {args.seconds} --record",
-        }
-        add_run(SPEED_RECORD, f"jax/{size}/{algo}", run, machine())
-
-
-def jax_update(args: argparse.Namespace) -> None:
-    """One OGBench agent's jitted update on one XLA thread and random batches; prints its
-    updates/s as a JSON line (run by ``speed``)."""
-    import os
-
-    os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    sys.path.insert(0, args.ogbench)
-    import jax
-
-    from herkit.bench.clock import time_updates
-
-    module = importlib.import_module(f"agents.{args.algo}")
-    config = module.get_config()
-    hidden = (args.width,) * 3
-    config.update(dict(batch_size=args.batch, actor_hidden_dims=hidden, value_hidden_dims=hidden))
-    rng = np.random.default_rng(0)
-    states = ["observations", "next_observations", "value_goals", "actor_goals"]
-    states += ["low_actor_goals", "high_actor_goals", "high_actor_targets"]
-
-    def batch() -> dict[str, Any]:
-        arrays = {key: rng.normal(size=(args.batch, JAX_STATE)) for key in states}
-        arrays["actions"] = rng.uniform(-1, 1, (args.batch, 4))
-        arrays["rewards"] = -np.ones(args.batch)
-        arrays["masks"] = np.ones(args.batch)
-        return {key: jax.numpy.asarray(value, np.float32) for key, value in arrays.items()}
-
-    example = np.zeros((1, JAX_STATE), np.float32), np.zeros((1, 4), np.float32)
-    agent = getattr(module, JAX_AGENTS[args.algo]).create(0, *example, config)
-    batches = [batch() for _ in range(16)]
-    state = {"agent": agent, "calls": 0}
-
-    def step() -> None:
-        drawn = batches[state["calls"] % len(batches)]
-        state["agent"], _ = state["agent"].update(drawn)
-        state["calls"] += 1
-
-    def synchronize() -> None:
-        jax.block_until_ready(state["agent"].network.params)
-
-    timed = time_updates(step, seconds=args.seconds, warmup=8, synchronize=synchronize)
-    print(json.dumps({"updates_per_s": timed.updates_per_s, "jax": jax.__version__}))
-
-
 def main(argv: list[str] | None = None) -> None:
     """The command line (see the module's docstring)."""
     cli = common.parser(__doc__)
@@ -710,22 +620,33 @@ def main(argv: list[str] | None = None) -> None:
     threads.add_argument("--beside", type=int, default=0, help="busy processes beside the run")
     threads.add_argument("--data", default=str(DATA))
     threads.set_defaults(run=time_threads)
-    speed = commands.add_parser("speed", help="each agent's update beside OGBench's JAX")
+    speed = commands.add_parser(
+        "speed", help="each agent's update beside OGBench's JAX, each on one pinned core"
+    )
     speed.add_argument("--algos", nargs="+", choices=ALGOS, default=list(ALGOS))
+    speed.add_argument(
+        "--sizes",
+        nargs="+",
+        type=offline_speed.checked_size,
+        default=list(offline_speed.SIZES),
+        help="LAYERSxWIDTH:BATCH each (default: 3x256:256, herkit's table; 3x512:1024, OGBench's)",
+    )
+    speed.add_argument(
+        "--ways",
+        nargs="+",
+        choices=offline_speed.WAYS,
+        default=list(offline_speed.WAYS),
+        help="update: the update alone on batches drawn in advance; draw: draw + update",
+    )
+    speed.add_argument(
+        "--core", type=int, default=min(1, (os.cpu_count() or 1) - 1), help="the core both use"
+    )
+    speed.add_argument("--seconds", type=float, default=5.0, help="each way's timed window")
+    speed.add_argument("--repeats", type=int, default=3, help="processes per side, alternating")
     speed.add_argument("--ogbench", required=True, help="the impls/ folder of OGBench's code")
-    speed.add_argument("--jax-python", required=True, help="a Python with jax and flax")
-    speed.add_argument("--width", type=int, default=256)
-    speed.add_argument("--batch", type=int, default=256)
-    speed.add_argument("--seconds", type=float, default=5.0)
-    speed.add_argument("--repeats", type=int, default=3)
-    speed.set_defaults(run=update_speed)
-    jax_side = commands.add_parser("jax-update", help="(run by speed) one JAX agent's timing")
-    jax_side.add_argument("--algo", choices=ALGOS, required=True)
-    jax_side.add_argument("--ogbench", required=True)
-    jax_side.add_argument("--width", type=int, default=256)
-    jax_side.add_argument("--batch", type=int, default=256)
-    jax_side.add_argument("--seconds", type=float, default=5.0)
-    jax_side.set_defaults(run=jax_update)
+    speed.add_argument("--jax-python", required=True, help="a Python with jax, flax, optax...")
+    speed.add_argument("--data", default=str(DATA), help="the dataset both sides draw from")
+    speed.set_defaults(run=lambda args: offline_speed.speed(args, SPEED_RECORD))
     args = cli.parse_args(argv)
     args.run(args)
 

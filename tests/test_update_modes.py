@@ -407,6 +407,26 @@ def test_the_modes_follow_the_device_and_the_runs_length(monkeypatch: pytest.Mon
     assert auto_modes(gpu, 1e9, distributed=True)[0] == ["eager"]
 
 
+def test_a_cpu_compiles_a_long_offline_phase_where_a_compiler_is_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import herkit.training.update_plan as plan
+
+    cpu = torch.device("cpu")
+    least = plan.CPU_COMPILE_MIN_UPDATES
+    monkeypatch.setattr(plan.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.delenv("CXX", raising=False)
+    modes, why = plan.auto_modes(cpu, least, False, offline_updates=least)
+    assert modes == ["compiled"] and f"{least:,} gradient steps on a dataset" in why
+    modes, why = plan.auto_modes(cpu, 1e9, False, offline_updates=least - 1)
+    assert modes == ["eager"] and f"an offline phase of {least:,} steps or more" in why
+    assert plan.auto_modes(cpu, 1e9, True, offline_updates=least)[0] == ["eager"]  # torchrun
+    monkeypatch.setattr(plan.shutil, "which", lambda name: None)
+    monkeypatch.setenv("CXX", "clang++-19")
+    modes, why = plan.auto_modes(cpu, least, False, offline_updates=least)
+    assert modes == ["eager"] and "without a C++ compiler (clang++-19 not found)" in why
+
+
 def test_auto_on_a_cpu_tries_and_times_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     import herkit.training.update_plan as plan
 
@@ -421,7 +441,8 @@ def test_auto_on_a_cpu_tries_and_times_nothing(monkeypatch: pytest.MonkeyPatch) 
     assert (chosen.precision, chosen.mode) == ("bf16", "eager")
     assert chosen.why.startswith("this CPU multiplies bfloat16 natively")
     assert chosen.notes == (
-        "on a CPU; --update-mode compiled compiles, at a minute's start-up cost",
+        "on a CPU; --update-mode compiled compiles, at a minute's start-up cost (auto "
+        "compiles an offline phase of 20,000 steps or more)",
     )
     assert (agent.precision, agent.update_mode) == ("bf16", "eager")
     assert agent.state_dict()["updates"] == before["updates"]

@@ -236,6 +236,7 @@ def _choose_update(
         mode=config.update_mode,
         expected_updates=config.offline_steps
         + config.steps * config.updates_per_step / context.world_size,
+        offline_updates=config.offline_steps,
         on_device=buffer.device is not None,
         distributed=context.active,
         all_true=context.all_true if context.active else None,

@@ -12,12 +12,17 @@ could train in another precision, and so to other numbers, busy or idle.
   :data:`~herkit.runtime.cores.LARGE_UPDATE_WORK` multiply-adds per network pass over
   the batch (batch x the sum of the products of adjacent hidden widths). Below that,
   autocast's conversions cost more than bfloat16 saves; fp32 elsewhere.
-- Mode: eager on a CPU (compiling costs a minute at start and gained 0-20 % where it was
-  timed: ``--update-mode compiled`` asks for it) and for the ranks of a torchrun job; on one
-  CUDA GPU, compiled-captured where the run expects at least
-  :data:`COMPILE_MIN_UPDATES` updates (compiling then pays), else captured. A captured
-  mode that fails on this GPU is seen in a trial of a few updates at the start (pass or
-  fail, not a timing) and the next one is taken: captured, then eager.
+- Mode: on a CPU, compiled for a run whose offline phase has at least
+  :data:`CPU_COMPILE_MIN_UPDATES` gradient steps, where a C++ compiler is found (what
+  :func:`torch.compile` builds its CPU kernels with): the offline agents' small updates
+  are a few hundred operations each, and one compiled graph ran them 1.1-3.5 times as fast
+  as eager (``benchmarks/offline_speed.py``), for a warm-up of 10-60 s; eager otherwise
+  (online runs: their updates were not timed compiled against eager on a CPU; ``--update-mode
+  compiled`` asks for it), and for the ranks of a torchrun job; on one CUDA GPU,
+  compiled-captured where the run expects at least :data:`COMPILE_MIN_UPDATES` updates
+  (compiling then pays), else captured. A captured mode that fails on this GPU is seen in
+  a trial of a few updates at the start (pass or fail, not a timing) and the next one is
+  taken: captured, then eager.
 
 The choice is written to the run's ``config.json`` and ``--resume`` reads it back, so a
 resumed run keeps it. ``herkit bench update`` times every precision and mode on a machine,
@@ -27,6 +32,8 @@ for a user who wants to pin the fastest with the flags.
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,6 +48,7 @@ from herkit.runtime.precision import fast_bf16, synthetic_batch
 
 __all__ = [
     "COMPILE_MIN_UPDATES",
+    "CPU_COMPILE_MIN_UPDATES",
     "UpdatePlan",
     "auto_modes",
     "auto_precision",
@@ -53,6 +61,11 @@ COMPILE_MIN_UPDATES = 200_000
 """On one CUDA GPU ``auto`` compiles before capturing where a run expects at least this many
 updates: compiling costs about a minute, and saves about 0.3 ms an update over a plain
 capture (1,240 against 2,020 updates/s at 3 x 256, batch 256, on an H100)."""
+
+CPU_COMPILE_MIN_UPDATES = 20_000
+"""On a CPU ``auto`` compiles an offline phase of at least this many gradient steps: at the
+quick start's size (2 x 128, batch 256) compiling took 27-45 s of warm-up and saved about
+4 ms an update, so it pays after about 10,000 updates."""
 
 TRIAL_UPDATES = 6
 """Updates of a captured mode's trial: warm-up, capture and replays."""
@@ -95,14 +108,28 @@ def auto_precision(device: torch.device, hidden: Sequence[int], batch_size: int)
 
 
 def auto_modes(
-    device: torch.device, expected_updates: float, distributed: bool
+    device: torch.device, expected_updates: float, distributed: bool, offline_updates: float = 0
 ) -> tuple[list[str], str]:
     """The modes ``--update-mode auto`` tries in turn (the first that runs is taken) and
-    why, for a run of ``expected_updates`` updates on ``device`` (see the module)."""
+    why, for a run of ``expected_updates`` updates on ``device``, ``offline_updates`` of
+    them on a dataset (see the module)."""
     if distributed:
         return ["eager"], "the ranks of a torchrun job average gradients within each update"
     if not mode_available("captured", device):
-        return ["eager"], "on a CPU; --update-mode compiled compiles, at a minute's start-up cost"
+        if offline_updates < CPU_COMPILE_MIN_UPDATES:
+            return ["eager"], (
+                "on a CPU; --update-mode compiled compiles, at a minute's start-up cost "
+                f"(auto compiles an offline phase of {CPU_COMPILE_MIN_UPDATES:,} steps or more)"
+            )
+        compiler = os.environ.get("CXX") or "g++"
+        if shutil.which(compiler) is None:
+            return ["eager"], (
+                f"on a CPU without a C++ compiler ({compiler} not found), which compiling needs"
+            )
+        return ["compiled"], (
+            f"on a CPU, {offline_updates:,.0f} gradient steps on a dataset: one compiled graph "
+            "runs an offline update's few hundred operations faster, for a warm-up of 10-60 s"
+        )
     if expected_updates >= COMPILE_MIN_UPDATES:
         why = f"one GPU, {expected_updates:,.0f} updates expected: compiling pays"
         return ["compiled-captured", "captured", "eager"], why
@@ -119,6 +146,7 @@ def choose_update(
     precision: str = "auto",
     mode: str = "auto",
     expected_updates: float = 0.0,
+    offline_updates: float = 0.0,
     on_device: bool = False,
     distributed: bool = False,
     all_true: Callable[[bool], bool] | None = None,
@@ -148,7 +176,7 @@ def choose_update(
     if mode != "auto":
         modes = [mode]
     else:
-        modes, mode_why = auto_modes(device, expected_updates, distributed)
+        modes, mode_why = auto_modes(device, expected_updates, distributed, offline_updates)
         notes.append(mode_why)
     agent.set_precision(precision)
     chosen = modes[-1]

@@ -641,6 +641,12 @@ def main(argv: list[str] | None = None) -> None:
     speed.add_argument(
         "--core", type=int, default=min(1, (os.cpu_count() or 1) - 1), help="the core both use"
     )
+    speed.add_argument(
+        "--mode",
+        choices=("eager", "compiled"),
+        default="compiled",
+        help="herkit's update mode (default: compiled, what a run of 20,000 steps or more takes)",
+    )
     speed.add_argument("--seconds", type=float, default=5.0, help="each way's timed window")
     speed.add_argument("--repeats", type=int, default=3, help="processes per side, alternating")
     speed.add_argument("--ogbench", required=True, help="the impls/ folder of OGBench's code")

@@ -123,26 +123,11 @@ def herkit_run(args: argparse.Namespace) -> None:
         seed=args.seed,
         precision=args.precision,
     )
-    agent.set_update_mode("eager")
     ring = [buffer.sample(batch_size).to_torch(agent.device) for _ in range(RING)]
     calls = [0]
-
-    def on_ring() -> None:
-        agent.update(ring[calls[0] % RING], count_goals=True)
-        calls[0] += 1
-
-    def drawn() -> None:  # as herkit bench update and the training loop
-        agent.update(buffer.sample(batch_size), count_goals=True)
-
     shared = {"side": "herkit", "algo": args.algo, "size": args.size, "core": args.core}
-    shared |= {"precision": args.precision, "mode": "eager"}
-    for way in args.ways:
-        step = on_ring if way == "update" else drawn
-        emit({"measure": way, **shared, **timed(step, args.seconds)})
-    if "draw" in args.ways:
-        alone = timed(lambda: buffer.sample(batch_size), min(1.0, args.seconds))
-        emit({"measure": "draw_alone", **shared, **alone})
-    if args.flops:
+    shared |= {"precision": args.precision, "mode": args.mode}
+    if args.flops:  # eager: the FLOPs of any mode, seen op by op
         with FlopCounterMode(display=False) as counter:
             agent.update(ring[0], count_goals=True)
         flops = counter.get_total_flops()
@@ -158,6 +143,21 @@ def herkit_run(args: argparse.Namespace) -> None:
                 "matmul_flops_tool": tool,
             }
         )
+    agent.set_update_mode(args.mode)
+
+    def on_ring() -> None:
+        agent.update(ring[calls[0] % RING], count_goals=True)
+        calls[0] += 1
+
+    def drawn() -> None:  # as herkit bench update and the training loop
+        agent.update(buffer.sample(batch_size), count_goals=True)
+
+    for way in args.ways:
+        step = on_ring if way == "update" else drawn
+        emit({"measure": way, **shared, **timed(step, args.seconds)})
+    if "draw" in args.ways:
+        alone = timed(lambda: buffer.sample(batch_size), min(1.0, args.seconds))
+        emit({"measure": "draw_alone", **shared, **alone})
     if args.peak:
         m, k, n = PEAK_SHAPE
         left, right = torch.ones(m, k), torch.ones(k, n)
@@ -178,6 +178,7 @@ def worker_parser() -> argparse.ArgumentParser:
     cli.add_argument("--core", type=int, default=0)
     cli.add_argument("--seed", type=int, default=0)
     cli.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
+    cli.add_argument("--mode", choices=("eager", "compiled"), default="compiled")
     cli.add_argument("--no-flops", dest="flops", action="store_false")
     cli.add_argument("--no-peak", dest="peak", action="store_false")
     return cli
@@ -194,9 +195,8 @@ def worker_command(
     common = ["--data", args.data, "--algo", algo, "--size", size, "--ways", *ways]
     common += ["--seconds", str(args.seconds), "--core", str(args.core)]
     if side == "herkit":
-        return [sys.executable, str(HERE / "offline_speed.py"), "herkit-worker", *common] + (
-            [] if first else ["--no-flops"]
-        )
+        herkit = [sys.executable, str(HERE / "offline_speed.py"), "herkit-worker", *common]
+        return herkit + ["--mode", args.mode] + ([] if first else ["--no-flops"])
     jax = [args.jax_python, str(HERE / "ogbench_jax.py"), "--ogbench", args.ogbench, *common]
     return jax + ([] if first else ["--no-flops"])
 
@@ -332,7 +332,7 @@ def speed(args: argparse.Namespace, record: Path) -> None:
                     **code,
                     "command": command_line(args, algo, size),
                 }
-                add_run(record, f"fair/{size}/{algo}/{way}", run, machine())
+                add_run(record, f"fair/{size}/{algo}/{way}/{args.mode}", run, machine())
 
 
 def row_text(head: str, sides: dict[str, dict[str, Any]]) -> str:
@@ -363,7 +363,8 @@ def command_line(args: argparse.Namespace, algo: str, size: str) -> str:
     """The command that records this row."""
     return (
         f"python benchmarks/offline.py speed --algos {algo} --sizes {size} --ways "
-        f"{' '.join(args.ways)} --core {args.core} --seconds {args.seconds:g} --repeats "
+        f"{' '.join(args.ways)} --mode {args.mode} --core {args.core} --seconds "
+        f"{args.seconds:g} --repeats "
         f"{args.repeats} --ogbench IMPLS --jax-python PY --record"
     )
 

@@ -72,6 +72,7 @@ def speed_args(data, **changes):
     """The speed subcommand's settings for one small run on ``data``."""
     core = min(os.sched_getaffinity(0))
     settings = {"data": str(data), "ways": ["update", "draw"], "seconds": 0.2, "core": core}
+    settings |= {"mode": "eager"}  # compiled: the same path after a warm-up of tens of seconds
     settings |= {"ogbench": "IMPLS", "jax_python": "PY"}
     return argparse.Namespace(**settings | changes)
 
@@ -123,6 +124,7 @@ def test_speed_alternates_the_sides_and_records_medians(maze_data, tmp_path, mon
         repeat = sum(1 for s, _, _ in ran if s == side)
         ways = command[command.index("--ways") + 1 : command.index("--seconds")]
         ran.append((side, "--no-flops" in command, ways))
+        assert side != "herkit" or command[command.index("--mode") + 1] == "compiled"
         return fake_side(side, 10.0 if side == "herkit" else 20.0, repeat)
 
     monkeypatch.setattr(speed, "run_worker", run_worker)
@@ -135,7 +137,7 @@ def test_speed_alternates_the_sides_and_records_medians(maze_data, tmp_path, mon
     first, second = ["update", "draw"], ["draw", "update"]  # the ways too, every other repeat
     assert [ways for _, _, ways in ran[::2]] == [first, second, first]
     runs = json.loads((tmp_path / "speed.json").read_text())["runs"]
-    update, draw = runs["fair/3x256:256/gcivl/update"], runs["fair/3x256:256/gcivl/draw"]
+    update, draw = (runs[f"fair/3x256:256/gcivl/{way}/compiled"] for way in ("update", "draw"))
     herkit, jax = update["sides"]["herkit"], update["sides"]["ogbench-jax"]
     assert herkit["rates"] == [10.0, 11.0, 12.0] and herkit["updates_per_s"] == 11.0
     assert jax["updates_per_s"] == 21.0 and update["jax_over_herkit"] == pytest.approx(21 / 11)

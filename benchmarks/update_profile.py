@@ -3,7 +3,10 @@ grouped by kind (matrix products, elementwise layers and their backward, Adam, t
 draw, the rest), each as a share of the update's wall time.
 
     python benchmarks/update_profile.py --algos gcivl hiql --sizes 3x256:256 2x128:256
-    python benchmarks/update_profile.py --top 15        # also each agent's top ops
+    python benchmarks/update_profile.py --modes eager compiled --top 15   # each agent's top ops
+
+A compiled update's fused kernels are listed as ``graph_N_cpp_fused_*`` (inductor's kernel
+profiling, turned on here), of kind ``fused``.
 
 Builds agents and buffers as ``herkit bench update`` does (FetchPush's shapes, the
 agent's own goal mixes), times ``--updates`` draws and updates under the profiler after a
@@ -62,6 +65,10 @@ def profile_one(
     space = gymnasium.spaces.Box(-1.0, 1.0, (ACTION_DIM,))
     config = _agent_config(algo, parsed)
     agent = make_agent(algo, config, OBSERVATION_DIM, GOAL_DIM, space, (-1.0, 0.0), seed=0)
+    if mode == "compiled":
+        import torch._inductor.config
+
+        torch._inductor.config.cpp.enable_kernel_profile = True  # its kernels seen by name
     agent.set_update_mode(mode)
 
     def step() -> None:

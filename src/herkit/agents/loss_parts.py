@@ -104,9 +104,15 @@ def frozen(module: nn.Module) -> Iterator[None]:
 
 def call_frozen(module: nn.Module, *args: torch.Tensor) -> Any:
     """``module(*args)`` with its parameters as constants: the gradient reaches ``args``
-    only (the critic of an actor's loss). The same numbers and gradients as a call within
-    :func:`frozen`, without changing the parameters' ``requires_grad``, which a compiled
-    update cannot trace (it would break the update into several graphs)."""
+    only (the critic of an actor's loss). Eager, within :func:`frozen` (a flag on each
+    parameter); being compiled, on detached copies of the parameters instead
+    (``torch.func.functional_call``), since a compiled update cannot trace a change of
+    ``requires_grad`` (it would break the update into several graphs), while swapping the
+    parameters costs an eager update more than the flags. The same numbers and gradients
+    either way."""
+    if not torch.compiler.is_compiling():
+        with frozen(module):
+            return module(*args)
     constants = {name: param.detach() for name, param in module.named_parameters()}
     return torch.func.functional_call(module, constants, args)
 

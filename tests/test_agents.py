@@ -903,3 +903,21 @@ def test_step_order_together_steps_the_critic_alone_between_td3_actor_steps() ->
             before["critic.heads.0.0.weight"], after["critic.heads.0.0.weight"]
         )
         assert (actor_moved, critic_moved) == (seed % 2 == 0, True)
+
+
+def test_the_compiled_updates_gelu_is_flaxs_to_float_precision() -> None:
+    """``x / (1 + exp(-2z))``, the tanh form of GELU that compiled updates use: within
+    float32 rounding of the float64 function, its gradient too, and exact in float64."""
+    from herkit.agents.networks import _TanhGelu
+
+    x64 = torch.linspace(-12, 12, 20_001, dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.gelu(x64, approximate="tanh").sum().backward()
+    x32 = x64.detach().float().requires_grad_()
+    y32 = _TanhGelu.apply(x32)
+    y32.sum().backward()
+    reference = torch.nn.functional.gelu(x64.detach(), approximate="tanh")
+    assert (y32.double() - reference).abs().max() < 1e-6
+    assert x64.grad is not None and x32.grad is not None
+    assert (x32.grad.double() - x64.grad).abs().max() < 5e-7
+    assert not torch.isnan(_TanhGelu.apply(torch.tensor([-1e4, 1e4]))).any()  # exp capped
+    assert torch.autograd.gradcheck(_TanhGelu.apply, (x64.detach()[::500].requires_grad_(),))

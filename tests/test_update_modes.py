@@ -421,6 +421,8 @@ def test_a_cpu_compiles_a_long_offline_phase_where_a_compiler_is_found(
     modes, why = plan.auto_modes(cpu, 1e9, False, offline_updates=least - 1)
     assert modes == ["eager"] and f"an offline phase of {least:,} steps or more" in why
     assert plan.auto_modes(cpu, 1e9, True, offline_updates=least)[0] == ["eager"]  # torchrun
+    modes, why = plan.auto_modes(cpu, least, False, offline_updates=least, learns_values=False)
+    assert modes == ["eager"] and "an actor alone (no value to learn)" in why  # GCBC
     monkeypatch.setattr(plan.shutil, "which", lambda name: None)
     monkeypatch.setenv("CXX", "clang++-19")
     modes, why = plan.auto_modes(cpu, least, False, offline_updates=least)

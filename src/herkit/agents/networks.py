@@ -151,9 +151,14 @@ class _TanhGelu(torch.autograd.Function):
 
 
 def tanh_gelu(x: torch.Tensor) -> torch.Tensor:
-    """GELU's tanh approximation (flax's ``nn.gelu``, torch's ``gelu(approximate="tanh")``),
-    at a third of torch's cost on a CPU (:class:`_TanhGelu`)."""
-    return _TanhGelu.apply(x)
+    """GELU's tanh approximation (flax's ``nn.gelu``, torch's ``gelu(approximate="tanh")``):
+    torch's op in an eager update, :class:`_TanhGelu` in a compiled one. Eager, each op
+    pays torch's dispatch and the two cost the same; compiled, the exponential fuses into
+    the kernels around it where torch's full-precision tanh costs 4 ns an element (a
+    compiled GCIVL update at 3 x 256, batch 256, ran 10-20 % faster with it)."""
+    if torch.compiler.is_compiling():
+        return _TanhGelu.apply(x)
+    return F.gelu(x, approximate="tanh")
 
 
 def _hidden_layer(linear: nn.Linear, following: tuple[nn.Module, ...]) -> _Hidden:

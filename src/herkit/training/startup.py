@@ -237,6 +237,7 @@ def _choose_update(
         expected_updates=config.offline_steps
         + config.steps * config.updates_per_step / context.world_size,
         offline_updates=config.offline_steps,
+        learns_values=buffer.settings.value_goals is not None,
         on_device=buffer.device is not None,
         distributed=context.active,
         all_true=context.all_true if context.active else None,

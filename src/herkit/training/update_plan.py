@@ -14,9 +14,11 @@ could train in another precision, and so to other numbers, busy or idle.
   autocast's conversions cost more than bfloat16 saves; fp32 elsewhere.
 - Mode: on a CPU, compiled for a run whose offline phase has at least
   :data:`CPU_COMPILE_MIN_UPDATES` gradient steps, where a C++ compiler is found (what
-  :func:`torch.compile` builds its CPU kernels with): the offline agents' small updates
-  are a few hundred operations each, and one compiled graph ran them 1.1-3.5 times as fast
-  as eager (``benchmarks/offline_speed.py``), for a warm-up of 10-60 s; eager otherwise
+  :func:`torch.compile` builds its CPU kernels with), by an agent that learns a value
+  (all offline agents but GCBC): their updates are a few thousand small operations eager,
+  and one compiled graph ran them 1.2-1.4 times as fast at 3 x 256, batch 256, and up to
+  1.4 at 2 x 128 (QRL 1.0 there; ``benchmarks/update_profile.py``), for a warm-up of
+  10-60 s; GCBC's actor alone ran 15 % slower compiled; eager otherwise
   (online runs: their updates were not timed compiled against eager on a CPU; ``--update-mode
   compiled`` asks for it), and for the ranks of a torchrun job; on one CUDA GPU,
   compiled-captured where the run expects at least :data:`COMPILE_MIN_UPDATES` updates
@@ -108,14 +110,23 @@ def auto_precision(device: torch.device, hidden: Sequence[int], batch_size: int)
 
 
 def auto_modes(
-    device: torch.device, expected_updates: float, distributed: bool, offline_updates: float = 0
+    device: torch.device,
+    expected_updates: float,
+    distributed: bool,
+    offline_updates: float = 0,
+    learns_values: bool = True,
 ) -> tuple[list[str], str]:
     """The modes ``--update-mode auto`` tries in turn (the first that runs is taken) and
     why, for a run of ``expected_updates`` updates on ``device``, ``offline_updates`` of
-    them on a dataset (see the module)."""
+    them on a dataset, by an agent that ``learns_values`` (all but GCBC; see the module)."""
     if distributed:
         return ["eager"], "the ranks of a torchrun job average gradients within each update"
     if not mode_available("captured", device):
+        if offline_updates and not learns_values:
+            return ["eager"], (
+                "on a CPU; an actor alone (no value to learn) is an update too small for "
+                "compiling to pay"
+            )
         if offline_updates < CPU_COMPILE_MIN_UPDATES:
             return ["eager"], (
                 "on a CPU; --update-mode compiled compiles, at a minute's start-up cost "
@@ -128,7 +139,7 @@ def auto_modes(
             )
         return ["compiled"], (
             f"on a CPU, {offline_updates:,.0f} gradient steps on a dataset: one compiled graph "
-            "runs an offline update's few hundred operations faster, for a warm-up of 10-60 s"
+            "runs an offline update's thousands of operations faster, for a warm-up of 10-60 s"
         )
     if expected_updates >= COMPILE_MIN_UPDATES:
         why = f"one GPU, {expected_updates:,.0f} updates expected: compiling pays"
@@ -147,6 +158,7 @@ def choose_update(
     mode: str = "auto",
     expected_updates: float = 0.0,
     offline_updates: float = 0.0,
+    learns_values: bool = True,
     on_device: bool = False,
     distributed: bool = False,
     all_true: Callable[[bool], bool] | None = None,
@@ -176,7 +188,9 @@ def choose_update(
     if mode != "auto":
         modes = [mode]
     else:
-        modes, mode_why = auto_modes(device, expected_updates, distributed, offline_updates)
+        modes, mode_why = auto_modes(
+            device, expected_updates, distributed, offline_updates, learns_values
+        )
         notes.append(mode_why)
     agent.set_precision(precision)
     chosen = modes[-1]

@@ -645,7 +645,7 @@ def main(argv: list[str] | None = None) -> None:
         "--mode",
         choices=("eager", "compiled"),
         default="compiled",
-        help="herkit's update mode (default: compiled, what a run of 20,000 steps or more takes)",
+        help="herkit's update mode (default: compiled, a long run's; GCBC's runs eager)",
     )
     speed.add_argument("--seconds", type=float, default=5.0, help="each way's timed window")
     speed.add_argument("--repeats", type=int, default=3, help="processes per side, alternating")

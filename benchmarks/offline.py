@@ -643,7 +643,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     speed.add_argument(
         "--mode",
-        choices=("eager", "compiled"),
+        choices=offline_speed.MODES,
         default="compiled",
         help="herkit's update mode (default: compiled, a long run's; GCBC's runs eager)",
     )

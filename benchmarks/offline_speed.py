@@ -55,6 +55,8 @@ HERE = Path(__file__).resolve().parent
 SIDES = ("herkit", "ogbench-jax")
 SIZES = ("3x256:256", "3x512:1024")
 """herkit's table's networks and batch, and OGBench's defaults."""
+MODES = ("eager", "compiled")
+"""herkit's update modes the comparison times (a CPU has no captured ones)."""
 ONE_CORE = (0.95, 1.02)
 """The CPU/wall ratio of a side alone on its one core lies within these."""
 GOAL_TOLERANCE = 1.0
@@ -178,7 +180,7 @@ def worker_parser() -> argparse.ArgumentParser:
     cli.add_argument("--core", type=int, default=0)
     cli.add_argument("--seed", type=int, default=0)
     cli.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
-    cli.add_argument("--mode", choices=("eager", "compiled"), default="compiled")
+    cli.add_argument("--mode", choices=MODES, default="compiled")
     cli.add_argument("--no-flops", dest="flops", action="store_false")
     cli.add_argument("--no-peak", dest="peak", action="store_false")
     return cli

@@ -184,10 +184,6 @@ class HIQLAgent(OfflineAgent):
         return super()._act(low_x, deterministic)
 
     # --- the update -------------------------------------------------------------------------
-    def _values(self, net: nn.Module, state_x: torch.Tensor, rep: torch.Tensor) -> torch.Tensor:
-        """``V_i(s || rep)`` of every head ``(2, B)``, the states those of ``state_x``."""
-        return net(self._value_input(state_x, rep))
-
     def _value_input(self, state_x: torch.Tensor, rep: torch.Tensor) -> torch.Tensor:
         """``s || rep``, the states those of ``state_x``: a value head's input."""
         return torch.cat([state_x[:, : self.observation_dim], rep], dim=-1)
@@ -226,7 +222,7 @@ class HIQLAgent(OfflineAgent):
             )  # (2, B) each
             q = self._td_target(batch, next_w)
             adv = self._td_target(batch, next_w.min(dim=0).values) - w.mean(dim=0)
-        v = self._values(self.value, batch.x, rep_x)  # (2, B)
+        v = self.value(self._value_input(batch.x, rep_x))  # (2, B)
         # mean over samples and heads, times the number of heads: the sum of the heads' losses
         value_loss = expectile_loss(adv, q - v, config.expectile, batch.weights) * len(v)
         metrics = {

@@ -16,19 +16,14 @@ import torch
 import tyro
 
 from herkit import Batch
-from herkit.agents import (
-    Agent,
-    DDPGAgent,
-    DQNAgent,
-    GoalAgent,
-    Normalizer,
-    SACAgent,
-    make_agent,
-)
+from herkit.agents import Agent, GoalAgent, Normalizer, make_agent
 from herkit.agents.base import ValueScale
+from herkit.agents.ddpg_td3 import DDPGAgent
+from herkit.agents.dqn import DQNAgent
+from herkit.agents.registry import agent_entry
+from herkit.agents.sac import SACAgent
+from herkit.agents.settings import ALGOS, OFFLINE_ALGOS, default_agent_config
 from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
-from herkit.config.agents import ALGOS, OFFLINE_ALGOS, default_agent_config
-from herkit.config.registry import agent_entry
 
 OBS_DIM, GOAL_DIM, ACT_DIM, N_ACTIONS = 6, 3, 2, 4
 LOW = np.array([-1.0, 0.0], np.float32)
@@ -300,7 +295,7 @@ def test_dqn_rejects_box() -> None:
 @pytest.mark.parametrize(
     ("algo", "config", "action_space", "reward_range", "match"),
     [
-        ("ppo", None, gymnasium.spaces.Discrete(2), (-1, 0), "algo must be one of"),
+        ("ppo", None, gymnasium.spaces.Discrete(2), (-1, 0), "algo must be a registered agent"),
         ("dqn", SACConfig(), gymnasium.spaces.Discrete(2), (-1, 0), "needs a DQNConfig"),
         ("td3", DDPGConfig(), gymnasium.spaces.Box(-1, 1, (2,)), (-1, 0), "twin_q=True"),
         ("sac", None, gymnasium.spaces.Box(-np.inf, np.inf, (2,)), (-1, 0), "finite bounds"),

@@ -2,9 +2,14 @@
 module is small enough to read in one sitting, and what its docstrings name exists.
 
 Imports are read from the source: every ``import``, also those inside functions (which
-run later but are still dependencies, so a cycle hidden in a lazy import fails too) and
-those for type checkers under ``if TYPE_CHECKING:`` (a cycle of types is still a cycle
-of understanding).
+run later but are still dependencies, so a cycle hidden in a lazy import fails too), those
+for type checkers under ``if TYPE_CHECKING:`` (a cycle of types is still a cycle of
+understanding), and the modules imported by name: ``importlib.import_module("herkit.x")``
+and every string that names a module of the package (``"herkit.x"``, ``"herkit.x:Name"``:
+an agent module of :data:`herkit.agents.AGENTS`, a registry entry's class, an env's entry
+point), which some code imports when it runs (not the module of a ``python -m``, which
+another process runs). A name built at run time cannot be read:
+the test of :func:`imported_modules` holds that no module builds one.
 """
 
 from __future__ import annotations
@@ -33,8 +38,21 @@ def imported_modules(name: str, path: Path) -> set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     tree = ast.parse(path.read_text())
+    elsewhere = {  # python -m MODULE: another process runs it
+        id(items[i + 1])
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.List, ast.Tuple))
+        for items in [node.elts]
+        for i in range(len(items) - 1)
+        if isinstance(items[i], ast.Constant) and items[i].value == "-m"
+    }
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if id(node) in elsewhere:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named = node.value.partition(":")[0]  # "herkit.x" or "herkit.x:Name"
+            targets = [named] if named in MODULES and "." in named else []
+        elif isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -51,6 +69,59 @@ def imported_modules(name: str, path: Path) -> set[str]:
             if target and target != name:
                 found.add(target)
     return found
+
+
+def modules_named_at_run_time(path: Path) -> list[str]:
+    """The calls of ``import_module`` or ``__import__`` in ``path`` whose module is not a
+    string written in the code (a name built at run time, which no reader can follow)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            literal = bool(node.args) and isinstance(node.args[0], ast.Constant)
+            if called in ("import_module", "__import__") and not literal:
+                found.append(f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_modules_imported_by_name_count_as_imports(tmp_path: Path) -> None:
+    source = tmp_path / "named.py"
+    source.write_text(
+        "import importlib\n"
+        "importlib.import_module('herkit.buffer.her')\n"
+        "ENTRY = 'herkit.envs.bitflip:BitFlipEnv'\n"
+        "TEXT = 'herkit.buffer is not a module name here'\n"
+    )
+    assert imported_modules("herkit.x", source) == {"herkit.buffer.her", "herkit.envs.bitflip"}
+    source.write_text("import importlib\nname = 'x'\nimportlib.import_module(name)\n")
+    assert modules_named_at_run_time(source) == ["named.py:3"]
+
+
+KNOWN_RUN_TIME_NAMES = {
+    "herkit.__init__": "its names of the train extra, each a string of _ON_FIRST_USE",
+    "herkit.envs.registration": "a user's 'module:Id' env id, imported to register it",
+    "herkit.envs.imports": "the module a user's env id names",
+}
+"""Modules that import a module named at run time, and what they import: nothing of
+herkit's own beyond the strings the test reads."""
+
+
+def test_no_module_imports_a_name_built_at_run_time_but_a_users() -> None:
+    built = {
+        name: found
+        for name, path in MODULES.items()
+        if (found := modules_named_at_run_time(path))
+        and name not in KNOWN_RUN_TIME_NAMES
+        and not (name == "herkit" and "herkit.__init__" in KNOWN_RUN_TIME_NAMES)
+    }
+    assert not built, built
+
+
+def test_the_registry_imports_no_agent() -> None:
+    registry = reachable("herkit.agents.registry")
+    assert not {name for name in registry if name.startswith("herkit.agents")}
+    assert "herkit.agents" not in registry
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -140,8 +211,9 @@ LAYERS = [
     ["herkit", "bench"],
     ["training"],
     ["presentation"],
-    ["agents", "rundir"],
+    ["rundir"],
     ["config"],
+    ["agents"],
     ["envs", "runtime"],
     ["sb3", "cpprb"],
     ["buffer"],

@@ -19,9 +19,9 @@ import pytest
 import torch
 
 from herkit import __version__ as herkit_version
+from herkit.agents.registry import algo_names
 from herkit.buffer.strategies import STRATEGIES
 from herkit.cli import auto_flags
-from herkit.config.registry import algo_names
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
 from runs import QUICK, herkit, start_until

@@ -12,19 +12,19 @@ import pytest
 import torch
 
 from herkit import Batch, HerReplayBuffer
-from herkit.agents import GCBCAgent, GCIQLAgent, GCIVLAgent, OfflineAgent, make_agent
+from herkit.agents import OfflineAgent, make_agent
+from herkit.agents.gcbc import GCBCAgent, GCBCConfig
+from herkit.agents.gciql import GCIQLAgent, GCIQLConfig
+from herkit.agents.gcivl import GCIVLAgent, GCIVLConfig
 from herkit.agents.inputs import TorchBatch
-from herkit.config.agents import (
+from herkit.agents.registry import agent_entry
+from herkit.agents.settings import (
     ALGOS,
     OFFLINE_ALGOS,
-    GCBCConfig,
-    GCIQLConfig,
-    GCIVLConfig,
     OfflineGCConfig,
     config_class,
     default_agent_config,
 )
-from herkit.config.registry import agent_entry
 from test_agents import ONLINE_ALGOS
 
 OBS_DIM, GOAL_DIM = 4, 2
@@ -100,8 +100,7 @@ def test_defaults_are_ogbench_s() -> None:
         assert config.activation == "gelu" and not config.clip_return
     assert (GCIVLConfig().expectile, GCIVLConfig().alpha) == (0.9, 10.0)
     assert (GCIQLConfig().expectile, GCIQLConfig().alpha) == (0.9, 0.3)
-    assert GCIQLConfig.pointmaze().alpha == 0.003
-    assert GCIQLConfig.pointmaze(hidden=(8,)).hidden == (8,)
+    assert agent_entry("gciql").preset_config("pointmaze-medium-navigate-v0").alpha == 0.003
 
 
 @pytest.mark.parametrize(
@@ -183,13 +182,15 @@ def test_an_update_gives_every_metric_finite_and_moves_the_networks(algo: str) -
     assert bool(torch.isfinite(agent.priorities).all())
     if algo == "gcbc":
         assert not bool(agent.priorities.any())
-    else:  # a value V, or a distance d(s, g) (QRL's value is -d)
-        value = "v" if "v_min" in metrics else "d_neg"
+    else:  # a value V, a Q, or a distance d(s, g) (QRL's value is -d)
+        value = next(name for name in ("v", "q", "d_neg") if f"{name}_min" in metrics)
         low, mean, high = (float(metrics[f"{value}_{stat}"]) for stat in ("min", "mean", "max"))
         assert low <= mean <= high
         assert (float(metrics["td_abs_mean"]) > 0) == (algo != "crl")  # CRL: no TD target
-    # a target moves towards its online network as it was before the step: not at first
-    agent.update(offline_batch(1))
+    # a target moves towards its online network as it was before the step: not at first,
+    # and with the actor (a delayed one steps every policy_delay-th update)
+    for seed in range(1, 2 * agent.policy_delay):
+        agent.update(offline_batch(seed))
     after = parameters(agent)
     changed = {name for name in before if not torch.equal(before[name], after[name])}
     for name in agent._networks():
@@ -237,13 +238,18 @@ def test_a_state_dict_round_trip_acts_and_updates_alike(algo: str) -> None:
 
 @pytest.mark.parametrize("algo", OFFLINE_ALGOS)
 def test_acting_stays_in_the_box_and_deterministic_acting_is_the_clipped_mean(algo: str) -> None:
+    """What an offline agent's actor must do, whichever it declares (``ACTOR``): its mean
+    in the box when deterministic (a Gaussian's clipped to it, a tanh actor's inside it),
+    plus noise of ``exploration_std`` when exploring, always in the box."""
     agent = agent_for(algo)
     obs, goal = offline_batch().observation, offline_batch().goal
     with torch.no_grad():  # push the mean far out of the box
         agent.actor.net.output_layer.bias.fill_(5.0)
-    np.testing.assert_array_equal(
-        agent.act(obs, goal, deterministic=True), np.tile(BOX.high, (64, 1))
-    )
+    edge = np.tile(BOX.high, (64, 1))
+    if agent.ACTOR == "gaussian":
+        np.testing.assert_array_equal(agent.act(obs, goal, deterministic=True), edge)
+    else:  # tanh(5) of the half-range
+        np.testing.assert_allclose(agent.act(obs, goal, deterministic=True), edge, atol=1e-3)
     explore = agent.act(obs, goal)
     assert explore.dtype == np.float32 and explore.shape == (64, 2)
     assert np.all(explore >= BOX.low) and np.all(explore <= BOX.high)
@@ -254,7 +260,9 @@ def test_acting_stays_in_the_box_and_deterministic_acting_is_the_clipped_mean(al
         agent.act(obs, goal, deterministic=True), np.tile((BOX.low + BOX.high) / 2, (64, 1))
     )
     spread = agent.act(obs, goal)
-    assert len(np.unique(spread[:, 0])) > 10  # a Gaussian of std 1 in the unit box
+    assert len(np.unique(spread[:, 0])) > 10  # Gaussian noise in the unit box
+    unit = (spread - (BOX.low + BOX.high) / 2) / ((BOX.high - BOX.low) / 2)
+    assert 0.5 * agent.exploration_std < unit.std() < 1.5 * agent.exploration_std
 
 
 def learn_in_mode(algo: str, mode: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list]:
@@ -501,4 +509,7 @@ def test_an_offline_agents_targets_move_every_target_every_th_update(algo: str) 
         agent.update(offline_batch(seed=update))
         after = [p.detach() for net in targets for p in net.parameters()]
         moved.append(any(not torch.equal(a, b) for a, b in zip(before, after, strict=True)))
-    assert moved == [False, True, False, True, False, True]
+    delay = agent.policy_delay  # the targets move with the actor: every 2nd of its steps
+    actor_steps = [update % delay == 0 for update in range(6)]
+    expected = [step and (update // delay) % 2 == 1 for update, step in enumerate(actor_steps)]
+    assert moved == expected and sum(expected) >= 1

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from scripts import load_benchmark
 
+from herkit.agents.gcivl import GCIVLConfig
+from herkit.agents.settings import OFFLINE_ALGOS, config_class
 from herkit.config import config_for
-from herkit.config.agents import OFFLINE_ALGOS, GCIVLConfig, config_class
 from herkit.rundir.checkpoint import load_checkpoint
 
 pytest.importorskip("ogbench")

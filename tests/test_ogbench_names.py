@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from readme_blocks import ROOT, blocks
 
+from herkit.agents.registry import agent_entry, algo_names
 from herkit.cli import _ogbench_read, _parse_flags, _parse_train, main
 from herkit.config.her import RunHerSettings
 from herkit.config.ogbench_names import (
@@ -25,7 +26,6 @@ from herkit.config.ogbench_names import (
     ogbench_settings,
     ogbench_table,
 )
-from herkit.config.registry import agent_entry, algo_names
 from herkit.config.resolve import preset_config, setting_values
 from herkit.flags import (
     ANSWERS,

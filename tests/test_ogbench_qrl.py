@@ -16,8 +16,7 @@ from test_offline_agents import CHAIN, chain_batch
 
 from herkit import Batch
 from herkit.agents import qrl
-from herkit.agents.qrl import QRLAgent
-from herkit.config.qrl import QRL, QRLConfig
+from herkit.agents.qrl import QRL, QRLAgent, QRLConfig
 
 BOX_LOW, BOX_HIGH = -np.ones(2, np.float32), np.ones(2, np.float32)  # unit actions as given
 

@@ -1,4 +1,4 @@
-"""The agents' registry (:mod:`herkit.config.registry`): every list of agents is built from
+"""The agents' registry (:mod:`herkit.agents.registry`): every list of agents is built from
 it, a run's settings hold one agent slot (flags ``--ALGO.FIELD``, config.json's block
 ``ALGO``, the old layout of a block per algorithm still read and resumed), and a new agent
 is one file and one import line."""
@@ -16,17 +16,17 @@ from pathlib import Path
 import pytest
 from readme_blocks import README, ROOT
 
-from herkit.cli import algo_help, main
-from herkit.config.agents import (
+from herkit.agents.ddpg_td3 import DDPGConfig
+from herkit.agents.gciql import GCIQLConfig
+from herkit.agents.registry import AgentEntry, agent_entries, agent_entry, algo_names, register
+from herkit.agents.settings import (
     ALGOS,
     OFFLINE_ALGOS,
-    DDPGConfig,
-    GCIQLConfig,
     config_class,
     default_agent_config,
 )
+from herkit.cli import algo_help, main
 from herkit.config.her import AGENTS_OWN, HER_ONLY
-from herkit.config.registry import AgentEntry, agent_entries, agent_entry, algo_names, register
 from herkit.config.resolve import preset_config
 from herkit.config.train import TrainConfig, config_from_dict
 from herkit.rundir.settings import load_run_config
@@ -85,7 +85,7 @@ def test_an_entry_gives_its_settings_per_env_family() -> None:
     maze = preset_config("pointmaze-medium-navigate-v0", algo="gciql")
     assert (
         maze.agent
-        == GCIQLConfig.pointmaze()
+        == GCIQLConfig(alpha=0.003)
         == agent_entry("gciql").preset_config("pointmaze-large-navigate-v0")
     )
     assert preset_config("antmaze-large-navigate-v0", algo="gciql").agent == GCIQLConfig()
@@ -100,7 +100,7 @@ def test_a_name_is_registered_once_as_a_lowercase_identifier() -> None:
     for name in ("DDPG", "my-agent", ""):
         with pytest.raises(ValueError, match="lowercase identifier"):
             register(dataclasses.replace(entry, name=name))
-    with pytest.raises(ValueError, match="algo must be one of dqn, ddpg"):
+    with pytest.raises(ValueError, match=r"a registered agent \(dqn, ddpg"):
         agent_entry("ppo")
 
 
@@ -177,18 +177,15 @@ def test_flags_of_another_agent_than_the_runs_are_refused(
     assert error.count("\n") == 0 and "--sac.* set the settings of --algo sac" in error
 
 
-# --- a new agent: one file and one import line ---------------------------------------
+# --- a new agent: one file and one line --------------------------------------------
 
 NEW_AGENT = '''
 """Behaviour cloning with a weight on its log-likelihood: a new agent in one file."""
 
 from dataclasses import dataclass
 
-import torch
-
-from herkit.agents.offline import GCBCAgent
-from herkit.config.agents import GCBCConfig
-from herkit.config.registry import AgentEntry, register
+from herkit.agents.gcbc import GCBCConfig
+from herkit.agents.registry import AgentEntry, register
 
 
 @dataclass(frozen=True)
@@ -197,6 +194,23 @@ class WeightedBCConfig(GCBCConfig):
 
     weight: float = 1.0
     """Weight of the log-likelihood in the actor's loss."""
+
+
+register(
+    AgentEntry(
+        "wbc",
+        WeightedBCConfig,
+        f"{__name__}:WeightedBCAgent",
+        "offline behaviour cloning, its loss weighted",
+        offline=True,
+        value_goals=None,  # no value function: no value goals drawn
+        presets={"herkit/PointReach": {"weight": 0.5}},
+    )
+)
+
+import torch
+
+from herkit.agents.gcbc import GCBCAgent
 
 
 class WeightedBCAgent(GCBCAgent):
@@ -211,71 +225,53 @@ class WeightedBCAgent(GCBCAgent):
         self._step(self.optimizers["actor"], actor_loss)
         metrics["actor_loss"] = actor_loss
         return metrics, torch.zeros(len(batch.reward), device=self.device)
-
-
-register(
-    AgentEntry(
-        "wbc",
-        WeightedBCConfig,
-        WeightedBCAgent,
-        "offline behaviour cloning, its loss weighted",
-        offline=True,
-        value_goals=None,  # no value function: no value goals drawn
-        presets={"herkit/PointReach": {"weight": 0.5}},
-    )
-)
 '''
 
 
 @pytest.fixture
 def registry_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registry as it is now, given back after the test (the agents it adds go)."""
-    from herkit.config import registry
+    from herkit.agents import registry
 
     monkeypatch.setattr(registry, "_ENTRIES", dict(registry._ENTRIES))
 
 
-def test_a_new_agent_is_one_file_and_one_import_line(
+def wbc_args(tmp_path: Path) -> list[str]:
+    """``herkit train`` of the new agent on a small dataset, 20 gradient steps."""
+    data = point_reach_dataset(tmp_path / "data.npz")
+    small = ["--wbc.hidden", "16", "16", "--wbc.batch-size", "32", "--wbc.weight", "0.25"]
+    return [
+        *("train", "herkit/PointReach-v0", "--dataset", str(data), "--algo", "wbc"),
+        *("--offline-steps", "20", *small, "--torch-threads", "1"),
+        *("--out", str(tmp_path / "run"), *QUICK),
+    ]
+
+
+def test_a_new_agent_is_one_file_and_one_line(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     registry_kept: None,
 ) -> None:
+    """The file, refused without its line (in one line that says how to register it), then
+    read as the line reads it: its settings and entry without torch, its agent when built."""
+    from herkit.agents import read_settings
+
     (tmp_path / "weighted_bc.py").write_text(textwrap.dedent(NEW_AGENT))
     monkeypatch.syspath_prepend(str(tmp_path))
-    data = point_reach_dataset(tmp_path / "data.npz")
-    run = tmp_path / "run"
-    args = [
-        "train",
-        "herkit/PointReach-v0",
-        "--dataset",
-        str(data),
-        "--algo",
-        "wbc",
-        "--offline-steps",
-        "20",
-        "--wbc.hidden",
-        "16",
-        "16",
-        "--wbc.batch-size",
-        "32",
-        "--wbc.weight",
-        "0.25",
-        "--torch-threads",
-        "1",
-        "--out",
-        str(run),
-        *QUICK,
-    ]
-    assert main(args) == 2  # without the import line: refused, in one line
+    args = wbc_args(tmp_path)
+    assert main(args) == 2  # without the line: refused, in one line
     error = capsys.readouterr().err.strip()
-    assert error.count("\n") == 0 and "invalid choice 'wbc' for argument '--algo'" in error
+    assert error.count("\n") == 0 and "'wbc'" in error and "AGENTS" in error, error
 
     monkeypatch.delitem(sys.modules, "weighted_bc", raising=False)
-    __import__("weighted_bc")  # the one import line (in herkit/agents/__init__.py)
+    module = read_settings("weighted_bc")  # what the line in AGENTS does
+    assert "WeightedBCConfig" in vars(module) and "WeightedBCAgent" not in vars(module)
     assert "wbc" in algo_names(offline=True) and "wbc" in algo_help()
     assert main(args) == 0, capsys.readouterr().err
     assert "with wbc on " in capsys.readouterr().err
+    assert "WeightedBCAgent" in vars(module)  # the rest of the file, run to build it
+    run = tmp_path / "run"
     saved = json.loads((run / "config.json").read_text())
     assert saved["algo"] == "wbc" and saved["wbc"]["weight"] == 0.25
     assert saved["wbc"]["hidden"] == [16, 16]
@@ -285,15 +281,53 @@ def test_a_new_agent_is_one_file_and_one_import_line(
     assert preset_config("herkit/PointReach-v0", algo="wbc").agent.weight == 0.5  # its preset
 
 
+@pytest.mark.slow("herkit's package copied, three herkit processes")
+def test_a_new_agent_in_a_copy_of_the_package_is_one_file_and_its_line_in_agents(
+    tmp_path: Path,
+) -> None:
+    """The same file written into herkit/agents/ of a copy of the package: refused without
+    its line in AGENTS; with it, listed by ``herkit train --help`` without torch, and
+    trained."""
+    import subprocess
+
+    package = tmp_path / "src" / "herkit"
+    shutil.copytree(ROOT / "src" / "herkit", package)
+    (package / "agents" / "wbc.py").write_text(textwrap.dedent(NEW_AGENT))
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path / "src")}
+    args = [sys.executable, "-m", "herkit", *wbc_args(tmp_path)]
+    refused = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "AGENTS" in refused.stderr, refused.stderr
+
+    agents = package / "agents" / "__init__.py"
+    text = agents.read_text()
+    last = '    "herkit.agents.gctd3bc",\n'
+    agents.write_text(text.replace(last, last + '    "herkit.agents.wbc",\n'))  # the line
+    help_check = (
+        "import sys; from herkit.flags import train_flags; "
+        "assert '--wbc.weight' in train_flags(); assert 'torch' not in sys.modules"
+    )
+    listed = subprocess.run([sys.executable, "-c", help_check], env=env, capture_output=True)
+    assert listed.returncode == 0, listed.stderr
+    trained = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert trained.returncode == 0, trained.stderr
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["wbc"]["weight"] == 0.25
+
+
 def test_the_help_of_a_new_agent_shows_its_flags(registry_kept: None) -> None:
-    from herkit.agents.offline import GCBCAgent
-    from herkit.config import agents
-    from herkit.config.agents import GCBCConfig
+    from herkit.agents import settings
+    from herkit.agents.gcbc import GCBCConfig
     from herkit.flags import train_flags
 
-    register(AgentEntry("tinybc", GCBCConfig, GCBCAgent, "a test's agent", offline=True))
-    assert "--tinybc.hidden" in train_flags() and "tinybc" in agents.ALGOS
-    assert "tinybc" not in ALGOS  # imported before: a snapshot (read agents.ALGOS, or the registry)
+    register(
+        AgentEntry("tinybc", GCBCConfig, "herkit.agents.gcbc:GCBCAgent", "a test's agent", True)
+    )
+    assert "--tinybc.hidden" in train_flags() and "tinybc" in settings.ALGOS
+    assert "tinybc" not in ALGOS  # imported before: a snapshot (read settings.ALGOS)
+
+
+def test_an_unregistered_name_says_how_to_register_an_agent() -> None:
+    with pytest.raises(ValueError, match=r"registered agent \(dqn, .*'nope'.*AGENTS"):
+        agent_entry("nope")
 
 
 # --- the docs' lists of agents -------------------------------------------------------
@@ -304,13 +338,14 @@ AGENTS_TABLE = re.compile(r"<!-- agents: .*? -->\n(.*?)<!-- /agents -->", re.S)
 
 def agents_table() -> str:
     """The table of the registered agents as docs/architecture.md shows it."""
-    rows = ["| `--algo` | kind | settings | agent | what it is |", "|---|---|---|---|---|"]
+    rows = ["| `--algo` | kind | module | settings | agent | what it is |", "|---" * 6 + "|"]
     for entry in agent_entries():
         kind = "offline" if entry.offline else "discrete" if entry.discrete else "continuous"
         agent = entry.agent if isinstance(entry.agent, str) else entry.agent.__name__
+        module = agent.partition(":")[0].removeprefix("herkit.agents.")
         default = "" if entry.default is None else f" (`{entry.default.__qualname__}()`)"
         rows.append(
-            f"| `{entry.name}` | {kind} | `{entry.config.__name__}`{default} | "
+            f"| `{entry.name}` | {kind} | `{module}` | `{entry.config.__name__}`{default} | "
             f"`{agent.split(':')[-1]}` | {entry.help} |"
         )
     return "\n".join(rows) + "\n"
@@ -326,22 +361,30 @@ def test_the_docs_table_of_agents_is_the_registry() -> None:
     )
 
 
-PROSE = [
-    (README, "trains DQN, DDPG, TD3 and SAC", False),
-    (ROOT / "docs" / "index.md", "goal-conditioned DQN, DDPG, TD3 and SAC", False),
-    (ROOT / "docs" / "guide-offline.md", "GCBC, GCIVL, GCIQL, CRL, HIQL and QRL", True),
-]
-"""Sentences of the docs that name the agents of one kind (online or offline) in words."""
+NAMED = re.compile(r"<!-- the (online|offline) agents -->\n(.*?)(?:\n\n|$)", re.S)
+"""A paragraph that names the agents of one kind in words, after its marker line."""
 
 
-@pytest.mark.parametrize(("page", "words", "offline"), PROSE, ids=[p.name for p, _, _ in PROSE])
-def test_the_docs_sentences_name_every_agent_of_their_kind(
-    page: Path, words: str, offline: bool
-) -> None:
-    names = [name.upper() for name in algo_names(offline=offline)]
-    spoken = ", ".join(names[:-1]) + f" and {names[-1]}"
-    assert words in page.read_text(), f"{page.name} no longer says {words!r}: update PROSE"
-    assert spoken in words, f"{page.name}: {words!r} should name {spoken}"
+def test_the_docs_sentences_name_every_agent_of_their_kind() -> None:
+    """Each paragraph after a ``<!-- the online agents -->`` or ``<!-- the offline agents
+    -->`` line names every registered agent of its kind, "A, B and C", in the registry's
+    order (the registry's names upper-cased)."""
+    found = 0
+    for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        for kind, paragraph in NAMED.findall(page.read_text()):
+            names = [name.upper() for name in algo_names(offline=kind == "offline")]
+            spoken = ", ".join(names[:-1]) + f" and {names[-1]}"
+            assert spoken in " ".join(paragraph.split()), f"{page.name}: say {spoken!r}"
+            found += 1
+    assert found >= 3
+
+
+def test_the_api_page_shows_every_agents_settings() -> None:
+    page = (ROOT / "docs" / "api" / "index.md").read_text()
+    for entry in agent_entries():
+        module = entry.agent.partition(":")[0] if isinstance(entry.agent, str) else ""
+        shown = f"{module}.{entry.config.__name__}"
+        assert shown in page, f"docs/api/index.md: add .. autoclass:: {shown}"
 
 
 def test_adding_an_agent_is_documented() -> None:

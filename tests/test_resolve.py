@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from herkit.config.agents import DDPGConfig, DQNConfig
+from herkit.agents.ddpg_td3 import DDPGConfig
+from herkit.agents.dqn import DQNConfig
 from herkit.config.her import RunHerSettings
 from herkit.config.resolve import resolve
 from herkit.config.train import TrainConfig

@@ -404,9 +404,9 @@ def _resolved(env_id: str, flags: dict[str, Any]) -> Any:
 
 def _know_named_agent(args: list[str]) -> None:
     """Where ``--algo NAME`` names an agent whose entry is not registered yet, import the
-    agents (:func:`herkit.config.registry.agent_entry`: one written in a module that needs
+    agents (:func:`herkit.agents.registry.agent_entry`: one written in a module that needs
     torch registers as it is imported); an unknown name is left to the parser to refuse."""
-    from herkit.config.registry import agent_entry, algo_names
+    from herkit.agents.registry import agent_entry, algo_names
 
     name = given_algo(args)
     if name is not None and name not in algo_names():
@@ -418,7 +418,7 @@ def _flags_view(default: Any, only: str | None = None) -> tuple[type, dict[str, 
     """The dataclass ``herkit train`` parses for the config ``default``: TrainConfig with
     ``--algo``'s choices the registered agents and a block of settings per agent in place
     of the slot ``agent`` (``only``: that agent's block alone), and the blocks' defaults."""
-    from herkit.config.registry import agent_entry, algo_names
+    from herkit.agents.registry import agent_entry, algo_names
     from herkit.config.resolve import agent_preset
     from herkit.config.train import TrainConfig
 
@@ -459,7 +459,7 @@ def _flags_view(default: Any, only: str | None = None) -> tuple[type, dict[str, 
 
 def algo_help() -> str:
     """``--algo``'s help: the registered agents, by kind."""
-    from herkit.config.registry import agent_entries
+    from herkit.agents.registry import agent_entries
 
     kinds = {
         "discrete actions": [e.name for e in agent_entries() if e.discrete and not e.offline],
@@ -473,8 +473,8 @@ def algo_help() -> str:
 def _help_description(default: Any) -> str:
     """What ``herkit train --help`` says first for the config ``default`` (the env's
     preset): whose defaults it shows, and that other algorithms' flags are not shown."""
+    from herkit.agents.registry import algo_names
     from herkit.config.presets import preset_values
-    from herkit.config.registry import algo_names
 
     others = [algo for algo in algo_names() if algo != default.algo]
     whose = (

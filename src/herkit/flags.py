@@ -289,7 +289,7 @@ def train_flags(algo: str | None = None) -> list[str]:
     settings of each registered agent as ``--ALGO.FIELD``, of ``algo`` alone where given),
     read from the config dataclasses as tyro reads them (a suppressed or positional field
     is no flag)."""
-    from herkit.config.registry import agent_entries
+    from herkit.agents.registry import agent_entries
     from herkit.config.train import TrainConfig
 
     flags = [*_field_flags(TrainConfig, ""), *(f"--{name}" for name in AUTO_FLAGS)]

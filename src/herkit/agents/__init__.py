@@ -1,5 +1,11 @@
-"""Goal-conditioned off-policy agents: DQN, DDPG, TD3 and SAC on ``observation || goal``,
-and the offline agents GCBC, GCIVL and GCIQL (:mod:`herkit.agents.offline`).
+"""Goal-conditioned agents, one module each: its settings, its registry entry, its
+networks and its losses, read top to bottom in one file.
+
+Online: DQN (:mod:`~herkit.agents.dqn`), DDPG and TD3 (:mod:`~herkit.agents.ddpg_td3`),
+SAC (:mod:`~herkit.agents.sac`). Offline, on a recorded dataset: OGBench's GCBC, GCIVL,
+GCIQL, CRL, QRL and HIQL (:mod:`~herkit.agents.gcbc` ... :mod:`~herkit.agents.hiql`) and
+GC-TD3+BC (:mod:`~herkit.agents.gctd3bc`), on the shared
+:class:`~herkit.agents.offline.OfflineAgent`.
 
 Agents consume a :class:`herkit.Batch` (HER relabelling is the sampler's job) and never see
 the buffer. :func:`make_agent` builds one from an algorithm name, its config and the
@@ -9,132 +15,136 @@ environment's sizes::
     action = agent.act(obs, goal, deterministic=False)
     agent.update_normalizer(obs, goal)
     metrics = agent.update(buffer.sample(256))
+
+**Adding an agent** is one module under ``herkit/agents/`` and its line in :data:`AGENTS`
+(docs/architecture.md, "Adding an agent"). The module begins with its settings and its
+:func:`~herkit.agents.registry.register` call, which import no torch, and imports torch
+after them. Importing this package reads that part of every module of :data:`AGENTS`, so
+that ``herkit train --help`` knows every agent without torch; the rest of a module runs
+when a name it defines there is first used (its agent class, when a run builds it).
 """
 
 from __future__ import annotations
+import __future__
 
-from typing import Any
+import ast
+import importlib.util
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import gymnasium
-import numpy as np
-import torch
-
-from herkit.agents.base import Agent, GoalAgent
-from herkit.agents.ddpg_td3 import DDPGAgent
-from herkit.agents.dqn import DQNAgent
-from herkit.agents.normalizer import Normalizer
-from herkit.agents.offline import GCBCAgent, GCIQLAgent, GCIVLAgent, OfflineAgent
-from herkit.agents.sac import SACAgent
-from herkit.config.agents import OffPolicyConfig
-from herkit.config.registry import agent_entry, algo_names
-
-# Agents whose registry entry is written in their own module (beside the class, importing
-# torch) are registered by importing it here: one line per such agent.
+if TYPE_CHECKING:
+    from herkit.agents.base import Agent, BoxAgent, GoalAgent
+    from herkit.agents.making import make_agent
+    from herkit.agents.normalizer import Normalizer
+    from herkit.agents.offline import OfflineAgent
 
 __all__ = [
+    "AGENTS",
     "Agent",
-    "DDPGAgent",
-    "DQNAgent",
-    "GCBCAgent",
-    "GCIQLAgent",
-    "GCIVLAgent",
+    "BoxAgent",
     "GoalAgent",
     "Normalizer",
     "OfflineAgent",
-    "SACAgent",
     "make_agent",
 ]
 
+AGENTS = (
+    "herkit.agents.dqn",
+    "herkit.agents.ddpg_td3",
+    "herkit.agents.sac",
+    "herkit.agents.gcbc",
+    "herkit.agents.gcivl",
+    "herkit.agents.gciql",
+    "herkit.agents.crl",
+    "herkit.agents.qrl",
+    "herkit.agents.hiql",
+    "herkit.agents.gctd3bc",
+)
+"""The modules whose agents ``herkit train --algo`` knows, one line each, in the order of
+``--algo``'s choices. Each registers its agents when this package is imported."""
 
-def make_agent(
-    algo: str,
-    config: OffPolicyConfig | None,
-    observation_dim: int,
-    goal_dim: int,
-    action_space: gymnasium.spaces.Space,
-    reward_range: tuple[float, float] | None,
-    device: str | torch.device = "cpu",
-    seed: int | None = None,
-    terminal_on_success: bool | None = None,
-    precision: str = "fp32",
-) -> GoalAgent:
-    """Build the ``algo`` agent (a name of the registry, :mod:`herkit.config.registry`:
-    "dqn", "ddpg", "td3", "sac", or the offline "gcbc", "gcivl" or "gciql", ...) for these
-    sizes.
 
-    ``config`` must be the algorithm's config class (``DDPGConfig`` for ddpg and td3, with
-    ``twin_q=True`` for td3, e.g. ``DDPGConfig.td3()``); None takes its defaults
-    (:meth:`~herkit.config.registry.AgentEntry.default_config`).
-    ``reward_range`` bounds the per-step reward, for clipping Q targets to the return range
-    (None: not clipped, for rewards without known bounds); with ``terminal_on_success``
-    (whether the env ends episodes on success) it sets the reward scale
-    (:class:`herkit.agents.loss_parts.ValueScale`). ``precision`` is ``"fp32"`` or ``"bf16"``
-    (forward passes under a bfloat16 autocast; :mod:`herkit.runtime.precision`).
-    "dqn" (an entry with ``discrete``) needs a ``Discrete`` action space, the others a 1-D
-    ``Box`` with finite bounds;
-    anything else raises ``ValueError``. The offline agents take their rewards as
-    ``success - 1`` whatever ``reward_range`` and ``terminal_on_success`` say
-    (:mod:`herkit.agents.offline`), and update in every mode the online ones do (eager,
-    compiled, captured: :mod:`herkit.agents.updates`).
-    """
-    entry = agent_entry(algo)
-    config = entry.checked(entry.default_config() if config is None else config)
-    for name, dim in (("observation_dim", observation_dim), ("goal_dim", goal_dim)):
-        if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
-            raise ValueError(f"{name} must be a positive int, got {dim!r}")
-    agent = _build(
-        algo, config, int(observation_dim), int(goal_dim), action_space, reward_range, device, seed
+def _is_torch_import(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Import):
+        return any(alias.name.split(".")[0] == "torch" for alias in statement.names)
+    return isinstance(statement, ast.ImportFrom) and (statement.module or "").split(".")[0] == (
+        "torch"
     )
-    agent.set_terminal_on_success(terminal_on_success)
-    agent.set_precision(precision)
-    return agent
 
 
-def _build(
-    algo: str,
-    config: OffPolicyConfig,
-    observation_dim: int,
-    goal_dim: int,
-    action_space: gymnasium.spaces.Space,
-    reward_range: tuple[float, float] | None,
-    device: str | torch.device,
-    seed: int | None,
-) -> GoalAgent:
-    entry = agent_entry(algo)
-    agent: Any = entry.agent_class()  # config is of algo's class (make_agent checked it)
-    if entry.discrete:
-        if not isinstance(action_space, gymnasium.spaces.Discrete):
-            box = ", ".join(repr(name) for name in algo_names() if not agent_entry(name).discrete)
-            raise ValueError(
-                f"algo={algo!r} needs a Discrete action space, got {action_space!r}; "
-                f"use {box} for a Box"
-            )
-        return agent(
-            config,
-            observation_dim,
-            goal_dim,
-            n_actions=int(action_space.n),
-            reward_range=reward_range,
-            action_start=int(action_space.start),
-            device=device,
-            seed=seed,
-        )
-
-    if not isinstance(action_space, gymnasium.spaces.Box):
-        discrete = ", ".join(repr(name) for name in algo_names() if agent_entry(name).discrete)
-        hint = (
-            f"; use {discrete} for a Discrete"
-            if isinstance(action_space, gymnasium.spaces.Discrete)
-            else ""
-        )
-        raise ValueError(f"algo={algo!r} needs a Box action space, got {action_space!r}{hint}")
-    low, high = action_space.low, action_space.high
-    if len(action_space.shape) != 1 or not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
-        raise ValueError(
-            f"algo={algo!r} needs a 1-D Box action space with finite bounds, got {action_space!r}"
-        )
-    if not np.all(high > low):
-        raise ValueError(f"algo={algo!r} needs high > low in every dimension, got {action_space!r}")
-    return agent(
-        config, observation_dim, goal_dim, low, high, reward_range, device=device, seed=seed
+def read_settings(name: str) -> ModuleType:
+    """Run the part of agent module ``name`` before its first top-level ``import torch`` (or
+    ``from torch ...``): its settings and its registry entry. The module is in
+    ``sys.modules`` from then on, and runs the rest of its code the first time a name it
+    does not yet hold is asked of it. A module imported already is returned as it is."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or spec.origin is None:
+        raise ModuleNotFoundError(f"agent module {name!r} (herkit.agents.AGENTS) not found")
+    source = spec.loader.get_source(name)  # type: ignore[attr-defined]
+    tree = ast.parse(source, spec.origin)
+    cut = next(
+        (i for i, statement in enumerate(tree.body) if _is_torch_import(statement)),
+        len(tree.body),
     )
+    flags = 0
+    for statement in tree.body[:cut]:
+        if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
+            for alias in statement.names:
+                flags |= getattr(__future__, alias.name).compiler_flag
+    head = compile(ast.Module(tree.body[:cut], []), spec.origin, "exec")
+    rest = compile(ast.Module(tree.body[cut:], []), spec.origin, "exec", flags, dont_inherit=True)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    package, _, short = name.rpartition(".")
+    if package in sys.modules:
+        setattr(sys.modules[package], short, module)
+    try:
+        exec(head, module.__dict__)
+    except BaseException:
+        del sys.modules[name]
+        raise
+
+    def rest_of_module(attribute: str) -> Any:
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+        del module.__dict__["__getattr__"]
+        try:
+            exec(rest, module.__dict__)
+        except BaseException:
+            module.__dict__["__getattr__"] = rest_of_module  # e.g. torch missing: say so again
+            raise
+        try:
+            return module.__dict__[attribute]
+        except KeyError:
+            raise AttributeError(f"module {name!r} has no attribute {attribute!r}") from None
+
+    module.__dict__["__getattr__"] = rest_of_module
+    return module
+
+
+for _module in AGENTS:
+    read_settings(_module)
+
+
+def __getattr__(name: str) -> Any:
+    """The package's names that need torch (:func:`make_agent`, the base classes), imported
+    on first use."""
+    from herkit.agents.base import Agent, BoxAgent, GoalAgent
+    from herkit.agents.making import make_agent
+    from herkit.agents.normalizer import Normalizer
+    from herkit.agents.offline import OfflineAgent
+
+    found: dict[str, Any] = {
+        "Agent": Agent,
+        "BoxAgent": BoxAgent,
+        "GoalAgent": GoalAgent,
+        "Normalizer": Normalizer,
+        "OfflineAgent": OfflineAgent,
+        "make_agent": make_agent,
+    }
+    if name not in found:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return found[name]

@@ -42,6 +42,7 @@ from herkit.agents.inputs import AgentInputs, TorchBatch
 from herkit.agents.loss_parts import ValueScale, adam, frozen, return_bounds, weighted_mean
 from herkit.agents.networks import MLP
 from herkit.agents.normalizer import Normalizer
+from herkit.agents.settings import OffPolicyConfig
 from herkit.agents.update_log import UpdateLog
 from herkit.agents.updates import (
     Draw,
@@ -53,7 +54,6 @@ from herkit.agents.updates import (
 )
 from herkit.buffer.batch import Batch
 from herkit.buffer.device_sampler import uniform_of
-from herkit.config.agents import OffPolicyConfig
 from herkit.runtime.distributed import Context
 
 __all__ = [
@@ -399,15 +399,21 @@ class GoalAgent(ABC):
             self.log.note(present)
         return {name: values[self._column[name]] for name in present}
 
+    @property
+    def policy_delay(self) -> int:
+        """Updates per step of the actor (TD3's delay; 1: every update steps it)."""
+        return 1
+
     def _actor_step(self) -> bool:
-        """Whether the next update also steps the actor (TD3 delays it)."""
-        return True
+        """Whether the next update also steps the actor: every :attr:`policy_delay`-th."""
+        return self.updates % self.policy_delay == 0
 
     def _targets_step(self) -> bool:
-        """Whether the next update also moves the target networks: every
-        ``target_every``-th update (after it, as baselines moves them after a cycle's
-        updates)."""
-        return (self.updates + 1) % self.config.target_every == 0
+        """Whether the next update also moves the target networks: with the actor, every
+        ``target_every``-th actor step (after it, as baselines moves them after a cycle's
+        updates; without a delay, every ``target_every``-th update)."""
+        delay = self.policy_delay
+        return self._actor_step() and (self.updates // delay + 1) % self.config.target_every == 0
 
     def attach_sampler(
         self, draw: Draw, batch_size: int, reprioritize: Reprioritize | None = None

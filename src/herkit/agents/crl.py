@@ -2,10 +2,10 @@
 ``impls/agents/crl.py`` (Park et al., 2025) with its DDPG+BC actor, the default and the
 loss of every continuous-action CRL run of OGBench's ``hyperparameters.sh``: its critic
 (:class:`BilinearCritic`, OGBench's ``GCBilinearValue``) and its agent (:class:`CRLAgent`).
-Its settings (:class:`~herkit.config.crl.CRLConfig`), its goal mixes
-(:data:`~herkit.config.crl.CRL_VALUE_GOALS`, :data:`~herkit.config.crl.CRL_ACTOR_GOALS`)
-and its registry entry live in :mod:`herkit.config.crl`, without torch (``herkit train``
-reads them before any agent is imported); they are re-exported here.
+Its settings (:class:`CRLConfig`), its goal mixes (:data:`CRL_VALUE_GOALS`,
+:data:`CRL_ACTOR_GOALS`) and its registry entry come first, without torch; its settings
+per dataset are OGBench's ``impls/hyperparameters.sh`` (alpha 0.03 on pointmaze; the
+entry's ``presets``, each value with the lines it comes from).
 
 **Critic.** An ensemble of 2 heads, each a pair of encoders ``phi(s, a)`` (of
 ``observation || unit action``) and ``psi(g)`` (of the goal), MLPs of ``hidden`` with a
@@ -33,6 +33,85 @@ actions (OGBench uses them together, on powderworld only), a learned standard de
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from herkit.agents.registry import AgentEntry, register
+from herkit.agents.settings import OfflineGCConfig
+from herkit.buffer.checks import check_float, check_int
+
+__all__ = [
+    "CRL_ACTOR_GOALS",
+    "CRL_VALUE_GOALS",
+    "BilinearCritic",
+    "CRLAgent",
+    "CRLConfig",
+    "contrastive_logits",
+    "contrastive_loss",
+]
+
+CRL_VALUE_GOALS = (0.0, 1.0, 0.0)
+"""CRL's value goals (OGBench's crl config: ``value_p_curgoal`` 0, ``value_p_trajgoal`` 1,
+``value_p_randomgoal`` 0, ``value_geom_sample`` True): a future state of the sample's
+trajectory, at a geometric offset with ``gamma`` (the buffer's ``value_future``
+``"geometric"``)."""
+CRL_ACTOR_GOALS = (0.0, 1.0, 0.0)
+"""CRL's actor goals (``actor_p_trajgoal`` 1, ``actor_geom_sample`` False): a future state
+of the trajectory, uniformly (OGBench's for every agent)."""
+
+
+@dataclass(frozen=True)
+class CRLConfig(OfflineGCConfig):
+    """Contrastive RL (OGBench's CRL): a bilinear critic phi(s, a) . psi(g) ensemble of 2
+    trained with the batch's other goals as negatives, and a DDPG+BC actor. Value goals:
+    future states at geometric offsets (gamma); no target network (polyak and
+    target_every unused)."""
+
+    polyak: float = 0.995
+    """Unused by CRL: it has no target network."""
+    latent_dim: int = 512
+    """Size of the representations phi(s, a) and psi(g)."""
+    alpha: float = 0.1
+    """DDPG+BC's behavioural-cloning weight (OGBench's default 0.1; its pointmaze runs use
+    0.03, the entry's preset)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_int("latent_dim", self.latent_dim, 1)
+        check_float("alpha", self.alpha, 0.0)
+        check_int("batch_size", self.batch_size, 2)  # one sample has no negatives
+
+
+register(
+    AgentEntry(
+        "crl",
+        CRLConfig,
+        "herkit.agents.crl:CRLAgent",
+        "offline contrastive RL, a DDPG+BC actor",
+        offline=True,
+        value_goals=CRL_VALUE_GOALS,
+        actor_goals=CRL_ACTOR_GOALS,
+        presets={  # OGBench's impls/hyperparameters.sh, the lines that give each value
+            # hyperparameters.sh:10,23,36,49,62,75,88,101
+            "pointmaze-": {"alpha": 0.03},
+            # hyperparameters.sh:36,88
+            "pointmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:62,75,88,101
+            "pointmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:140,192
+            "antmaze-giant-": {"gamma": 0.995},
+            # hyperparameters.sh:166,179,192,205
+            "antmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+            # hyperparameters.sh:218,231,244
+            "antmaze-*-explore-": {"actor_goals": (0.0, 0.0, 1.0), "alpha": 0.003},
+            # hyperparameters.sh:257,270,283,296,309,322
+            "humanoidmaze-": {"gamma": 0.995},
+            # hyperparameters.sh:296,309,322
+            "humanoidmaze-*-stitch-": {"actor_goals": (0.0, 0.5, 0.5)},
+        },
+    )
+)
+
+
 import math
 from typing import ClassVar
 
@@ -44,17 +123,6 @@ from herkit.agents.base import TorchBatch
 from herkit.agents.loss_parts import call_frozen
 from herkit.agents.networks import Activation, fan_avg_init, mlp
 from herkit.agents.offline import OfflineAgent, ddpg_bc_loss, ddpg_bc_terms
-from herkit.config.crl import CRL_ACTOR_GOALS, CRL_VALUE_GOALS, CRLConfig
-
-__all__ = [
-    "CRL_ACTOR_GOALS",
-    "CRL_VALUE_GOALS",
-    "BilinearCritic",
-    "CRLAgent",
-    "CRLConfig",
-    "contrastive_logits",
-    "contrastive_loss",
-]
 
 
 class BilinearCritic(nn.Module):

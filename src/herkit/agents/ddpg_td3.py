@@ -16,6 +16,108 @@ random action.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from herkit.agents.registry import AgentEntry, register
+from herkit.agents.settings import ActorCriticConfig
+from herkit.buffer.checks import check_bool, check_float, check_int
+
+__all__ = ["INITS", "STEP_ORDERS", "DDPGAgent", "DDPGConfig", "Init", "StepOrder"]
+
+
+Init = Literal["torch", "xavier", "orthogonal"]
+"""How an actor's and critics' layers start (:attr:`DDPGConfig.init`)."""
+
+INITS: tuple[Init, ...] = get_args(Init)
+"""The names of :data:`Init`."""
+
+StepOrder = Literal["critic-first", "together"]
+"""Where an update's actor loss takes the critic (:attr:`DDPGConfig.step_order`)."""
+
+STEP_ORDERS: tuple[StepOrder, ...] = get_args(StepOrder)
+"""The names of :data:`StepOrder`."""
+
+
+@dataclass(frozen=True)
+class DDPGConfig(ActorCriticConfig):
+    """DDPG as in baselines HER; the TD3 switches turn it into TD3 (see :meth:`td3`)."""
+
+    action_l2: float = 1.0
+    """Weight of the actor's penalty mean((action / max_action) ** 2)."""
+    noise_eps: float = 0.2
+    """Std of the Gaussian exploration noise, as a fraction of the action half-range."""
+    random_eps: float = 0.3
+    """Probability of a uniformly random action when exploring."""
+    twin_q: bool = False
+    """TD3: two critics, the target uses their minimum."""
+    policy_delay: int = 1
+    """TD3: critic updates per actor step; the targets move with the actor (target_every
+    counts actor steps)."""
+    target_noise: float = 0.0
+    """TD3: std of the target-policy smoothing noise, as a fraction of the half-range."""
+    target_noise_clip: float = 0.5
+    """TD3: the smoothing noise is clipped to +-target_noise_clip (half-range fraction)."""
+    init: Init = "torch"
+    """Initialisation of every layer of the actor and the critics: torch (PyTorch's default:
+    weights and biases uniform within +-1/sqrt(fan_in)), xavier (weights uniform within
+    +-sqrt(6 / (fan_in + fan_out)), biases zero, output layers included: baselines' HER) or
+    orthogonal (orthogonal weights, the output layers' scaled by 0.1, biases zero: mrl)."""
+    step_order: StepOrder = "critic-first"
+    """critic-first: the critic steps, then the actor's loss is taken with the stepped
+    critic; together: the critic's and the actor's gradients are both taken at the weights
+    before the update, then both networks step (baselines' HER)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {', '.join(INITS)}, got {self.init!r}")
+        if self.step_order not in STEP_ORDERS:
+            raise ValueError(
+                f"step_order must be one of {', '.join(STEP_ORDERS)}, got {self.step_order!r}"
+            )
+        check_float("action_l2", self.action_l2, 0.0)
+        check_float("noise_eps", self.noise_eps, 0.0)
+        check_float("random_eps", self.random_eps, 0.0, 1.0)
+        check_bool("twin_q", self.twin_q)
+        check_int("policy_delay", self.policy_delay, 1)
+        check_float("target_noise", self.target_noise, 0.0)
+        check_float("target_noise_clip", self.target_noise_clip, 0.0)
+
+    @classmethod
+    def td3(cls, **changes: Any) -> DDPGConfig:
+        """TD3's three changes to DDPG (Fujimoto et al., 2018): twin critics, policy delay 2,
+        target policy smoothing 0.2. The rest stays this class's DDPG defaults, which
+        follow OpenAI baselines' HER (action L2 penalty 1.0, 30 % random actions), not the
+        TD3 paper (no action penalty, Gaussian exploration noise only).
+
+        ``changes`` override any field, e.g. ``DDPGConfig.td3(hidden=(64, 64))``.
+        """
+        settings: dict[str, Any] = {"twin_q": True, "policy_delay": 2, "target_noise": 0.2}
+        settings.update(changes)
+        return cls(**settings)
+
+
+def _twin_critics(config: Any) -> None:
+    if not config.twin_q:
+        raise ValueError("algo='td3' needs a DDPGConfig with twin_q=True, e.g. DDPGConfig.td3()")
+
+
+register(
+    AgentEntry("ddpg", DDPGConfig, "herkit.agents.ddpg_td3:DDPGAgent", "DDPG as baselines' HER")
+)
+register(
+    AgentEntry(
+        "td3",
+        DDPGConfig,
+        "herkit.agents.ddpg_td3:DDPGAgent",
+        "TD3: DDPG with twin critics, policy delay 2, target smoothing",
+        default=DDPGConfig.td3,
+        check=_twin_critics,
+    )
+)
+
+
 from typing import ClassVar
 
 import numpy as np
@@ -25,9 +127,6 @@ from torch import nn
 from herkit.agents.base import BoxAgent, TorchBatch
 from herkit.agents.loss_parts import frozen, weighted_mean
 from herkit.agents.networks import Critic, DeterministicActor, fan_avg_init, orthogonal_init
-from herkit.config.agents import DDPGConfig
-
-__all__ = ["DDPGAgent"]
 
 
 class DDPGAgent(BoxAgent):
@@ -87,13 +186,10 @@ class DDPGAgent(BoxAgent):
         action = ((high + low) / 2 + (high - low) / 2 * unit).astype(np.float32)
         return np.clip(action, self.action_low, self.action_high)
 
-    def _actor_step(self) -> bool:
-        return self.updates % self.config.policy_delay == 0
-
-    def _targets_step(self) -> bool:
-        # the targets move with the actor (TD3 delays both): every target_every-th actor step
-        delay = self.config.policy_delay
-        return self._actor_step() and (self.updates // delay + 1) % self.config.target_every == 0
+    @property
+    def policy_delay(self) -> int:
+        """TD3's delay: ``policy_delay`` of the settings."""
+        return self.config.policy_delay
 
     def _update(
         self, batch: TorchBatch, actor_step: bool, move_targets: bool

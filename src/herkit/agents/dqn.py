@@ -8,6 +8,51 @@ prioritized-replay weights. Exploration is epsilon-greedy.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from herkit.agents.registry import AgentEntry, register
+from herkit.agents.settings import OffPolicyConfig
+from herkit.buffer.checks import check_bool, check_float
+
+__all__ = ["DQNAgent", "DQNConfig"]
+
+
+@dataclass(frozen=True)
+class DQNConfig(OffPolicyConfig):
+    """DQN for discrete actions, as in the HER paper's bit-flipping experiment."""
+
+    hidden: tuple[int, ...] = (256,)
+    """Sizes of the hidden ReLU layers (bit flipping: one layer of 256)."""
+    lr: float = 1e-3
+    """Adam learning rate of the Q-network."""
+    batch_size: int = 128
+    """Transitions per gradient step (the HER paper used minibatches of 128)."""
+    epsilon: float = 0.2
+    """Probability of a uniformly random action when exploring (epsilon-greedy)."""
+    double_q: bool = True
+    """Double DQN: the online network picks the next action, the target network values it."""
+    huber: bool = True
+    """Huber (smooth L1) TD loss instead of the squared error."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_float("epsilon", self.epsilon, 0.0, 1.0)
+        check_bool("double_q", self.double_q)
+        check_bool("huber", self.huber)
+
+
+register(
+    AgentEntry(
+        "dqn",
+        DQNConfig,
+        "herkit.agents.dqn:DQNAgent",
+        "DQN for discrete actions (the HER paper's bit flipping)",
+        discrete=True,
+        retired=("actor_layer_norm",),  # written while DQN's settings held an actor's
+    )
+)
+
+
 from typing import ClassVar
 
 import numpy as np
@@ -18,9 +63,6 @@ from torch.nn import functional as F
 from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.loss_parts import weighted_mean
 from herkit.agents.networks import QNetwork
-from herkit.config.agents import DQNConfig
-
-__all__ = ["DQNAgent"]
 
 
 class DQNAgent(GoalAgent):

@@ -10,6 +10,46 @@ with ``autotune``, ``log alpha`` follows ``-log alpha * (log pi + target_entropy
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from herkit.agents.registry import AgentEntry, register
+from herkit.agents.settings import ActorCriticConfig
+from herkit.buffer.checks import check_bool, check_float, is_number
+
+__all__ = ["SACAgent", "SACConfig"]
+
+
+@dataclass(frozen=True)
+class SACConfig(ActorCriticConfig):
+    """Soft actor-critic with twin critics and automatic entropy tuning."""
+
+    init_alpha: float = 0.1
+    """Initial entropy coefficient alpha."""
+    autotune: bool = True
+    """Learn alpha so that the policy's entropy tracks target_entropy."""
+    target_entropy: float | None = None
+    """Entropy target of the tuning, in the [-1, 1] action space; None for -act_dim."""
+    lr_alpha: float = 1e-3
+    """Adam learning rate of log(alpha)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_float("init_alpha", self.init_alpha, 0.0, open_low=True)
+        check_bool("autotune", self.autotune)
+        if self.target_entropy is not None and not is_number(self.target_entropy):
+            raise ValueError(
+                f"target_entropy must be a finite number or None, got {self.target_entropy!r}"
+            )
+        check_float("lr_alpha", self.lr_alpha, 0.0, open_low=True)
+
+
+register(
+    AgentEntry(
+        "sac", SACConfig, "herkit.agents.sac:SACAgent", "soft actor-critic with its entropy tuned"
+    )
+)
+
+
 import math
 from typing import Any, ClassVar
 
@@ -20,9 +60,6 @@ from torch import nn
 from herkit.agents.base import BoxAgent, TorchBatch
 from herkit.agents.loss_parts import adam, frozen, weighted_mean
 from herkit.agents.networks import Critic, GaussianActor
-from herkit.config.agents import SACConfig
-
-__all__ = ["SACAgent"]
 
 
 class SACAgent(BoxAgent):

@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
+from herkit.agents.settings import UPDATE_MODES, UpdateMode
 from herkit.buffer.batch import Batch
-from herkit.config.agents import UPDATE_MODES, UpdateMode
 
 __all__ = [
     "CAPTURE_WARMUP",

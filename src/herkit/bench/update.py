@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from herkit.agents.registry import agent_entry
 from herkit.bench.clock import time_updates
 from herkit.bench.data import ACTION_DIM, GOAL_DIM, OBSERVATION_DIM, fetch_reward
 from herkit.bench.settings import NetworkSize, UpdateBenchConfig
 from herkit.buffer import HerReplayBuffer
 from herkit.buffer.settings import HerSettings
-from herkit.config.registry import agent_entry
 
 __all__ = [
     "ENVS",

@@ -14,9 +14,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from herkit.agents.registry import algo_names
 from herkit.buffer.settings import HerSettings
 from herkit.config.her import OFFLINE_LEFT_OUT
-from herkit.config.registry import algo_names
 
 __all__ = ["BOOKKEEPING", "RESUME_MAY_CHANGE", "flat_settings", "learning_differences"]
 

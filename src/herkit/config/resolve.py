@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from herkit.agents.registry import agent_entry, algo_names
+from herkit.agents.settings import OffPolicyConfig
 from herkit.buffer.conventions import GoalConventions
-from herkit.config.agents import OffPolicyConfig
 from herkit.config.her import HER_ONLY, RunHerSettings
 from herkit.config.presets import preset_values
 from herkit.config.probe import EnvProbe, hand_over, probe_env, take_probe
 from herkit.config.recipes import recipe_values
-from herkit.config.registry import agent_entry, algo_names
 from herkit.config.train import TrainConfig, default_run_name, on_gpu
 
 __all__ = [

@@ -39,8 +39,8 @@ from plotly.colors import hex_to_rgb, qualitative
 from plotly.io import to_html
 from plotly.offline import get_plotlyjs
 
+from herkit.agents.registry import agent_entry, algo_names
 from herkit.config.her import goal_mix_words
-from herkit.config.registry import agent_entry, algo_names
 from herkit.presentation.groups import (
     SUCCESS,
     Group,

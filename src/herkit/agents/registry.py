@@ -11,25 +11,23 @@ value once and its lines cited) and its one-line help. The agent class itself is
 ``"module:Class"`` and imported only when a run builds the agent, so that the command line
 reads the entries without importing torch.
 
-Everything that lists agents is built from here: :data:`~herkit.config.agents.Algo`,
-:data:`~herkit.config.agents.ALGOS`, :data:`~herkit.config.agents.OFFLINE_ALGOS`,
-:func:`~herkit.config.agents.config_class`, ``herkit train --algo``'s choices and help,
+Everything that lists agents is built from here: :data:`~herkit.agents.settings.Algo`,
+:data:`~herkit.agents.settings.ALGOS`, :data:`~herkit.agents.settings.OFFLINE_ALGOS`,
+:func:`~herkit.agents.settings.config_class`, ``herkit train --algo``'s choices and help,
 :class:`~herkit.config.train.TrainConfig`'s agent settings, the docs' lists and the tests'
 parametrisations. Adding an agent is one file that calls :func:`register` and one line that
 imports it (docs/architecture.md, "Adding an agent").
 
-The built-in entries are registered by :mod:`herkit.config.agents` (torch-free, so that
-``herkit train --help`` lists them at once); an entry registered by a module that imports
-torch is known once that module is imported: :func:`agent_entry` imports
-:mod:`herkit.agents`, whose imports register every agent of the package, before it refuses
-a name it does not know.
+The built-in agents are the modules of :data:`herkit.agents.AGENTS`, each registering
+itself where its settings are written; importing :mod:`herkit.agents` (any module of it,
+this one included) registers them all without torch. This module imports no agent.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import importlib
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,12 +40,12 @@ __all__ = [
     "agent_entries",
     "agent_entry",
     "algo_names",
-    "load_agents",
     "register",
+    "unregistered",
 ]
 
 Settings = Any
-"""An agent's settings: an :class:`~herkit.config.agents.OffPolicyConfig` (named here as
+"""An agent's settings: an :class:`~herkit.agents.settings.OffPolicyConfig` (named here as
 ``Any``: the settings classes' module registers its agents from this one)."""
 
 Mix = tuple[float, float, float]
@@ -67,7 +65,7 @@ class AgentEntry:
     """``--algo NAME``; the flags ``--NAME.FIELD``, the block ``NAME`` of config.json. A
     lowercase Python identifier."""
     config: type[Settings]
-    """The settings class (a frozen dataclass, :class:`~herkit.config.agents.OffPolicyConfig`
+    """The settings class (a frozen dataclass, :class:`~herkit.agents.settings.OffPolicyConfig`
     or a subclass); entries may share one (ddpg and td3)."""
     agent: str | type
     """The agent class (a :class:`~herkit.agents.base.GoalAgent`), or ``"module:Class"``
@@ -156,11 +154,17 @@ class AgentEntry:
         return self.checked(self.config(**fields))
 
     def agent_class(self) -> type[Any]:
-        """The agent class (imported from ``"module:Class"`` the first time)."""
+        """The agent class: ``"module:Class"`` read from the module that registered the
+        entry (which runs the rest of an agent module, torch included, the first time)."""
         if not isinstance(self.agent, str):
             return self.agent
         module, _, name = self.agent.partition(":")
-        agent: type[Any] = getattr(importlib.import_module(module), name)
+        if module not in sys.modules:
+            raise ValueError(
+                f"agent {self.name!r}: its class {self.agent!r} is in a module not imported; "
+                "name the module that registers the entry"
+            )
+        agent: type[Any] = getattr(sys.modules[module], name)
         return agent
 
 
@@ -193,20 +197,28 @@ def register(entry: AgentEntry) -> AgentEntry:
     return entry
 
 
-def load_agents() -> None:
-    """Import :mod:`herkit.agents` (torch), whose imports register the agents written in
-    modules that need torch."""
-    importlib.import_module("herkit.agents")
-
-
 def agent_entry(name: str) -> AgentEntry:
-    """The entry of the agent ``name``; an unknown name first imports the agents'
-    package (:func:`load_agents`), then raises ValueError listing the known names."""
-    if name not in _ENTRIES and isinstance(name, str):
-        load_agents()
+    """The entry of the agent ``name``; ValueError naming the registered agents, and how
+    to register one, for a name none holds."""
     if name not in _ENTRIES:
-        raise ValueError(f"algo must be one of {', '.join(_ENTRIES)}, got {name!r}")
+        raise ValueError(unregistered(name))
     return _ENTRIES[name]
+
+
+HOW_TO_REGISTER = (
+    "an agent is one module under herkit/agents/ that calls "
+    "herkit.agents.registry.register(AgentEntry(...)), and its line in herkit/agents/__init__.py's "
+    "AGENTS (docs/architecture.md, 'Adding an agent')"
+)
+"""How an agent is registered, in the words of an unknown name's error."""
+
+
+def unregistered(name: object) -> str:
+    """The one-line error of an agent name that no entry holds: the names that are, and
+    how to register one."""
+    return (
+        f"algo must be a registered agent ({', '.join(_ENTRIES)}), got {name!r}; {HOW_TO_REGISTER}"
+    )
 
 
 def agent_entries() -> tuple[AgentEntry, ...]:

@@ -351,9 +351,9 @@ def test_critics_start_at_the_top_and_follow_a_change_of_scale() -> None:
     agent = make_agent("dqn", None, OBS_DIM, GOAL_DIM, space("dqn"), (-1.0, 1.0))
     assert isinstance(agent, DQNAgent)
     before = agent.q(x)
-    assert agent.values.high == pytest.approx(25.0)  # (-1, 1) going on: [-25, 25]
+    assert agent.value_scale.high == pytest.approx(25.0)  # (-1, 1) going on: [-25, 25]
     agent.set_terminal_on_success(True)  # [-49.02, 0.98]: moved by the change of the low end
-    assert agent.values.low == pytest.approx(-50 / 1.02)
+    assert agent.value_scale.low == pytest.approx(-50 / 1.02)
     moved = agent.q(x) - before
     assert torch.allclose(moved, torch.full_like(moved, -50 / 1.02 + 25), atol=1e-4)
     assert torch.allclose(agent.q_target(x), agent.q(x), atol=1e-4)  # targets move too
@@ -841,7 +841,7 @@ def one_update_gradients(
     for seed in range(1, before + 1):
         agent.update(random_batch(algo, seed=seed))
     actor, critic = copy.deepcopy(agent.actor), copy.deepcopy(agent.critic)
-    x = agent.inputs.prepare(batch, agent.values.scale).x
+    x = agent.inputs.prepare(batch, agent.value_scale.scale).x
     agent.update(batch)
 
     def actor_gradient(critic: Any) -> list[torch.Tensor]:

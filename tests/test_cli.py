@@ -400,7 +400,7 @@ def test_help_counts_steps_and_episodes_as_each_kind_of_run_does(
         if algo == "gcbc":
             assert "--gcbc.gamma FLOAT Unused by GCBC: it has no value function" in text
         if algo == "gciql":  # a sentence, not a method's name left by its markup
-            assert "(OGBench's default 0.3; 0.003 on pointmaze, as OGBench's pointmaze " in text
+            assert "(OGBench's default 0.3; its pointmaze runs use 0.003, the entry's" in text
             assert ", pointmaze)" not in text
 
 

@@ -387,7 +387,7 @@ def test_offline_agents_take_rewards_as_given() -> None:
         "gcivl", GCIVLConfig(**SMALL), OBS_DIM, GOAL_DIM, BOX, (0.0, 1.0), terminal_on_success=True
     )
     assert isinstance(agent, OfflineAgent)
-    assert agent.values.scale == 1.0 and agent.return_bounds == (-math.inf, math.inf)
+    assert agent.value_scale.scale == 1.0 and agent.return_bounds == (-math.inf, math.inf)
     clipped = agent_for("gcivl", clip_return=True)
     assert clipped.return_bounds == pytest.approx((-1 / (1 - clipped.config.gamma), 0.0))
 
@@ -513,3 +513,27 @@ def test_an_offline_agents_targets_move_every_target_every_th_update(algo: str) 
     actor_steps = [update % delay == 0 for update in range(6)]
     expected = [step and (update // delay) % 2 == 1 for update, step in enumerate(actor_steps)]
     assert moved == expected and sum(expected) >= 1
+
+
+def test_a_metric_an_agent_does_not_declare_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = agent_for("gcbc")
+    declared = type(agent)._update
+
+    def reporting_more(self: Any, batch: Any, actor_step: bool, move_targets: bool) -> Any:
+        metrics, td_abs = declared(self, batch, actor_step, move_targets)
+        return {**metrics, "surprise": metrics["actor_loss"]}, td_abs
+
+    monkeypatch.setattr(type(agent), "_update", reporting_more)
+    with pytest.raises(ValueError, match=r"_update reports surprise, not in its METRICS"):
+        agent.update(offline_batch())
+
+
+def test_a_step_clips_the_gradient_of_every_parameter_group() -> None:
+    agent = agent_for("gcbc", grad_clip=1e-3)
+    layers = list(agent.actor.parameters())
+    groups = [{"params": layers[:2]}, {"params": layers[2:]}]
+    agent.optimizers["actor"] = torch.optim.Adam(groups, lr=1e-3)
+    agent.update(offline_batch())
+    for group in groups:
+        norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in group["params"]]))
+        assert float(norm) <= 1e-3 * (1 + 1e-4)

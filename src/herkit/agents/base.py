@@ -97,7 +97,7 @@ class GoalAgent(ABC):
         self.goal_dim = goal_dim
         self.device = torch.device(device)
         self.reward_range = reward_range
-        self.values = ValueScale.of(reward_range, config.gamma, ends_on_success=False)
+        self.value_scale = ValueScale.of(reward_range, config.gamma, ends_on_success=False)
         rng_seed, generator_seed, init_seed = np.random.SeedSequence(seed).generate_state(3)
         self.rng = np.random.default_rng(int(rng_seed))
         self.generator = torch.Generator(device=self.device)
@@ -166,7 +166,7 @@ class GoalAgent(ABC):
         """The range TD targets are clipped to (scaled; infinite without clipping)."""
         if not self.config.clip_return:
             return (-math.inf, math.inf)
-        return (self.values.low, self.values.high)
+        return (self.value_scale.low, self.value_scale.high)
 
     def set_terminal_on_success(self, ends: bool | None) -> None:
         """Tell the agent whether the env ends episodes on success (None: not known yet).
@@ -176,15 +176,15 @@ class GoalAgent(ABC):
         """
         new = ValueScale.of(self.reward_range, self.config.gamma, ends_on_success=bool(ends))
         if math.isfinite(new.low):
-            self._shift_values(new.low - self.values.low)
-        if new != self.values:
+            self._shift_values(new.low - self.value_scale.low)
+        if new != self.value_scale:
             self.capture_again()  # the scale and bounds are constants of a captured step
-        self.values = new
+        self.value_scale = new
 
     def _place_values(self) -> None:
         """Start the critics at the largest return (optimistic); called once they exist."""
-        if math.isfinite(self.values.high):
-            self._shift_values(self.values.high)
+        if math.isfinite(self.value_scale.high):
+            self._shift_values(self.value_scale.high)
 
     def _shift_values(self, delta: float) -> None:
         if delta == 0:
@@ -369,11 +369,18 @@ class GoalAgent(ABC):
         if count_goals:
             assert isinstance(batch.goal, torch.Tensor)  # host goals are counted on the host
             self.goal_normalizer.add_tensor(batch.goal)
-        prepared = self.inputs.prepare(batch, self.values.scale)
+        prepared = self.inputs.prepare(batch, self.value_scale.scale)
         with self._autocast():
             metrics, td_abs = self._update(prepared, actor_step, move_targets)
         td_abs = td_abs.detach()
         metrics["td_abs_mean"] = td_abs.float().mean()
+        present = tuple(name for name in self.METRICS if name in metrics)
+        if len(present) != len(metrics):  # names fixed when traced: no cost to a compiled step
+            undeclared = ", ".join(sorted(set(metrics) - set(present)))
+            raise ValueError(
+                f"{type(self).__name__}._update reports {undeclared}, not in its METRICS: "
+                "add it there"
+            )
         values = torch.stack(
             [
                 metrics[name].detach().float() if name in metrics else self._zero
@@ -383,7 +390,7 @@ class GoalAgent(ABC):
         self.log.write(values)
         if reprioritize is not None and isinstance(batch.indices, torch.Tensor):
             reprioritize(batch.indices, td_abs)
-        return values, td_abs, tuple(name for name in self.METRICS if name in metrics)
+        return values, td_abs, present
 
     def _finish(self, output: StepOutput, counted_goals: bool) -> dict[str, torch.Tensor]:
         """After a step, on the host: what the step changed that Python must know (it may
@@ -517,10 +524,10 @@ class GoalAgent(ABC):
         loss: torch.Tensor,
     ) -> None:
         """Backpropagate ``loss`` once, then for each optimiser (one, or several sharing the
-        loss) clip the gradient of its parameters (by norm, or each entry by value) and
-        step."""
+        loss) clip the gradient of its parameters, every parameter group's (by norm, or each
+        entry by value) and step."""
         optimizers = [optimizer] if isinstance(optimizer, torch.optim.Optimizer) else optimizer
-        groups = [opt.param_groups[0]["params"] for opt in optimizers]
+        groups = [[p for group in opt.param_groups for p in group["params"]] for opt in optimizers]
         for params in groups:  # zero_grad(set_to_none=True) without its per-call overhead
             for param in params:
                 param.grad = None

@@ -125,7 +125,7 @@ import torch
 from torch import nn
 
 from herkit.agents.base import BoxAgent, TorchBatch
-from herkit.agents.loss_parts import frozen, weighted_mean
+from herkit.agents.loss_parts import ensemble_td_loss, frozen, smoothed
 from herkit.agents.networks import Critic, DeterministicActor, fan_avg_init, orthogonal_init
 
 
@@ -199,17 +199,12 @@ class DDPGAgent(BoxAgent):
         with torch.no_grad():
             next_action = self.actor_target(batch.next_x)
             if config.target_noise > 0:
-                noise = (
-                    torch.randn(next_action.shape, generator=self.generator, device=self.device)
-                    * config.target_noise
-                )
-                noise = noise.clamp(-config.target_noise_clip, config.target_noise_clip)
-                next_action = (next_action + noise).clamp(-1.0, 1.0)
+                noise, clip = config.target_noise, config.target_noise_clip
+                next_action = smoothed(next_action, noise, clip, self.generator)
             next_q = self.critic_target(batch.next_x, next_action).min(dim=0).values
             target = self._td_target(batch, next_q)
         q = self.critic(batch.x, action)
-        # mean over samples and heads, times the number of heads: the sum of the heads' losses
-        critic_loss = weighted_mean((q - target).square(), batch.weights) * q.shape[0]
+        critic_loss = ensemble_td_loss(q, target, batch.weights)
         together = actor_step and config.step_order == "together"
         if not together:
             self._step(self.critic_optimizer, critic_loss)

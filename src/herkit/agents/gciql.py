@@ -67,7 +67,7 @@ from typing import ClassVar
 import torch
 
 from herkit.agents.base import TorchBatch
-from herkit.agents.loss_parts import call_frozen, weighted_mean
+from herkit.agents.loss_parts import call_frozen, ensemble_td_loss
 from herkit.agents.networks import Critic, ValueEnsemble
 from herkit.agents.offline import OfflineAgent, ddpg_bc_loss, expectile_loss
 
@@ -113,15 +113,7 @@ class GCIQLAgent(OfflineAgent):
         self.value = ValueEnsemble(
             self.in_dim, config.hidden, 1, config.critic_layer_norm, config.activation
         )
-        self.critic = Critic(
-            self.in_dim,
-            self.act_dim,
-            config.hidden,
-            2,
-            config.critic_layer_norm,
-            config.activation,
-            ogbench=True,
-        )
+        self.critic = self._twin_critic()
 
     def _update(
         self, batch: TorchBatch, actor_step: bool, move_targets: bool
@@ -134,8 +126,7 @@ class GCIQLAgent(OfflineAgent):
         v = self.value(batch.x)[0]
         value_loss = expectile_loss(target_q - v, target_q - v, config.expectile, batch.weights)
         q = self.critic(batch.x, unit_action)  # (2, B)
-        # mean over samples and heads, times the number of heads: the sum of the heads' losses
-        critic_loss = weighted_mean((q - target).square(), batch.weights) * q.shape[0]
+        critic_loss = ensemble_td_loss(q, target, batch.weights)
         metrics = {
             "value_loss": value_loss,
             "v_mean": v.detach().mean(),

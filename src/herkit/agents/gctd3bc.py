@@ -72,7 +72,7 @@ from typing import ClassVar
 import torch
 
 from herkit.agents.base import TorchBatch
-from herkit.agents.loss_parts import call_frozen, weighted_mean
+from herkit.agents.loss_parts import call_frozen, ensemble_td_loss, smoothed
 from herkit.agents.networks import Critic, DeterministicActor
 from herkit.agents.offline import OfflineAgent, scale_free_q_loss
 
@@ -110,16 +110,7 @@ class GCTD3BCAgent(OfflineAgent):
         return self.config.exploration_noise
 
     def _build_trained(self) -> None:
-        config = self.config
-        self.critic = Critic(
-            self.in_dim,
-            self.act_dim,
-            config.hidden,
-            2,
-            config.critic_layer_norm,
-            config.activation,
-            ogbench=True,
-        )
+        self.critic = self._twin_critic()
 
     def _update(
         self, batch: TorchBatch, actor_step: bool, move_targets: bool
@@ -127,17 +118,12 @@ class GCTD3BCAgent(OfflineAgent):
         config = self.config
         unit_action = self._unit_action(batch)
         with torch.no_grad():
-            next_action = self.actor_target(batch.next_x)
-            noise = torch.randn(next_action.shape, generator=self.generator, device=self.device)
-            noise = (noise * config.target_noise).clamp(
-                -config.target_noise_clip, config.target_noise_clip
-            )
-            next_action = (next_action + noise).clamp(-1.0, 1.0)
+            noise, clip = config.target_noise, config.target_noise_clip
+            next_action = smoothed(self.actor_target(batch.next_x), noise, clip, self.generator)
             next_q = self.critic_target(batch.next_x, next_action).min(dim=0).values
             target = self._td_target(batch, next_q)
         q = self.critic(batch.x, unit_action)  # (2, B)
-        # mean over samples and heads, times the number of heads: the sum of the heads' losses
-        critic_loss = weighted_mean((q - target).square(), batch.weights) * q.shape[0]
+        critic_loss = ensemble_td_loss(q, target, batch.weights)
         metrics = {
             "critic_loss": critic_loss,
             "q_mean": q.detach().mean(),

@@ -222,7 +222,7 @@ class HIQLAgent(OfflineAgent):
 
     def _build(self) -> None:
         config = self.config
-        self.values = ValueScale.of(REWARD_RANGE, config.gamma, ends_on_success=False)
+        self.value_scale = ValueScale.of(REWARD_RANGE, config.gamma, ends_on_success=False)
         hidden, rep_dim = config.hidden, config.rep_dim
         low_in = self.observation_dim + rep_dim  # s || phi([s; w])
         unit = np.ones(rep_dim, np.float32)

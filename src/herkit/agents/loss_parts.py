@@ -1,6 +1,7 @@
 """What the algorithms' losses share: how rewards are scaled and the range TD targets are
-clipped to (:class:`ValueScale`, :func:`return_bounds`), :func:`adam`, :func:`frozen` and
-:func:`weighted_mean`."""
+clipped to (:class:`ValueScale`, :func:`return_bounds`), :func:`adam`, :func:`frozen`,
+:func:`weighted_mean`, an ensemble's TD loss (:func:`ensemble_td_loss`) and TD3's target
+policy smoothing (:func:`smoothed`)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ __all__ = [
     "ValueScale",
     "adam",
     "call_frozen",
+    "ensemble_td_loss",
     "frozen",
     "in_one_pass",
     "return_bounds",
+    "smoothed",
     "weighted_mean",
 ]
 
@@ -131,3 +134,20 @@ def in_one_pass(
     fewer: what an eager update on a CPU pays for is operations more than arithmetic."""
     joined = net(torch.cat(inputs))
     return joined.split([len(x) for x in inputs], dim=dim)
+
+
+def ensemble_td_loss(
+    q: torch.Tensor, target: torch.Tensor, weights: torch.Tensor | None
+) -> torch.Tensor:
+    """The sum over the heads of ``q (heads, B)`` of their weighted mean squared error to
+    ``target (B,)``: the mean over samples and heads, times the number of heads."""
+    return weighted_mean((q - target).square(), weights) * q.shape[0]
+
+
+def smoothed(
+    unit_action: torch.Tensor, std: float, clip: float, generator: torch.Generator
+) -> torch.Tensor:
+    """TD3's target policy smoothing: ``unit_action`` plus Gaussian noise of ``std``
+    clipped to ``+-clip``, clipped to the unit box."""
+    noise = torch.randn(unit_action.shape, generator=generator, device=unit_action.device) * std
+    return (unit_action + noise.clamp(-clip, clip)).clamp(-1.0, 1.0)

@@ -33,7 +33,7 @@ from torch import nn
 
 from herkit.agents.base import BoxAgent, TorchBatch
 from herkit.agents.loss_parts import ValueScale, weighted_mean
-from herkit.agents.networks import ConstantStdActor, DeterministicActor, fan_avg_init
+from herkit.agents.networks import ConstantStdActor, Critic, DeterministicActor, fan_avg_init
 from herkit.agents.settings import OfflineGCConfig
 
 __all__ = [
@@ -107,7 +107,7 @@ class OfflineAgent(BoxAgent):
 
     def _build(self) -> None:
         config = self.config
-        self.values = ValueScale.of(REWARD_RANGE, config.gamma, ends_on_success=False)
+        self.value_scale = ValueScale.of(REWARD_RANGE, config.gamma, ends_on_success=False)
         with self._seeded_init():
             box = (self.in_dim, self.action_low, self.action_high, config.hidden)
             if self.ACTOR == "gaussian":
@@ -139,6 +139,19 @@ class OfflineAgent(BoxAgent):
 
     def _build_trained(self) -> None:
         """Build the :data:`TRAINED` networks (under the agent's seeded init, on the CPU)."""
+
+    def _twin_critic(self) -> Critic:
+        """Twin Q networks of ``s || g || a``, OGBench's value MLPs (GCIQL's, TD3+BC's)."""
+        config = self.config
+        return Critic(
+            self.in_dim,
+            self.act_dim,
+            config.hidden,
+            2,
+            config.critic_layer_norm,
+            config.activation,
+            ogbench=True,
+        )
 
     def _networks(self) -> dict[str, nn.Module]:
         names = ("actor", *self.TRAINED, *(f"{name}_target" for name in self.TARGETS))

@@ -58,7 +58,7 @@ import torch
 from torch import nn
 
 from herkit.agents.base import BoxAgent, TorchBatch
-from herkit.agents.loss_parts import adam, frozen, weighted_mean
+from herkit.agents.loss_parts import adam, ensemble_td_loss, frozen
 from herkit.agents.networks import Critic, GaussianActor
 
 
@@ -142,8 +142,7 @@ class SACAgent(BoxAgent):
             next_q = self.critic_target(batch.next_x, next_action).min(dim=0).values
             target = self._td_target(batch, next_q - alpha * next_log_prob)
         q = self.critic(batch.x, action)
-        # mean over samples and heads, times the number of heads: the sum of the heads' losses
-        critic_loss = weighted_mean((q - target).square(), batch.weights) * q.shape[0]
+        critic_loss = ensemble_td_loss(q, target, batch.weights)
         self._step(self.critic_optimizer, critic_loss)
 
         with frozen(self.critic):

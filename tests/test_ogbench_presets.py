@@ -219,7 +219,7 @@ def test_presets_merge_by_prefix_and_goal_mixes_go_to_the_run() -> None:
 def test_a_preset_naming_no_setting_is_refused_at_registration(monkeypatch) -> None:
     import dataclasses
 
-    from herkit.config import registry
+    from herkit.agents import registry
 
     monkeypatch.setattr(registry, "_ENTRIES", dict(registry._ENTRIES))
     entry = dataclasses.replace(agent_entry("gcivl"), name="gcivl_typo")

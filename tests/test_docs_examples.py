@@ -388,14 +388,14 @@ def test_the_sb3_parity_tables_are_the_records() -> None:
     samples what ``--rules`` prints, so that they cannot drift from the runs."""
     from scripts import load_benchmark
 
-    compare = load_benchmark("sb3_compare")
+    buffers = load_benchmark("sb3_buffer")
     guide = (ROOT / "docs" / "guide-sb3.md").read_text()
     tables = PAIRED.findall(guide)
     assert len(tables) == 3, "docs/guide-sb3.md should hold the parity, crash and n-step tables"
     for first, second, table in tables:
-        assert table == compare.paired_table(list(compare.BUFFER_TASKS), first, second)
+        assert table == buffers.paired_table(list(buffers.BUFFER_TASKS), first, second)
     ((tasks, table),) = RULES.findall(guide)
-    assert table == compare.rules_table(tasks.split())
+    assert table == buffers.rules_table(tasks.split())
 
 
 def test_the_sb3_report_is_made_from_its_records() -> None:
@@ -403,12 +403,12 @@ def test_the_sb3_report_is_made_from_its_records() -> None:
     what ``benchmarks/sb3_compare.py --report-only`` makes from docs/sb3.json."""
     from scripts import load_benchmark
 
-    compare = load_benchmark("sb3_compare")
+    report = load_benchmark("sb3_report")
     page = (ROOT / "docs" / "sb3.md").read_text()
-    parts = {name for _, name, _, _ in compare.MARKED.findall(page)}
-    assert parts == {"machine", *compare.SECTIONS, "speedups"}
+    parts = {name for _, name, _, _ in report.MARKED.findall(page)}
+    assert parts == {"machine", *report.SECTIONS, "speedups"}
     results = json.loads((ROOT / "docs" / "sb3.json").read_text())
-    assert compare.fill_report(page, results) == page
+    assert report.fill_report(page, results) == page
 
 
 BLOCKER = """

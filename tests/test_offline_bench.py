@@ -14,6 +14,7 @@ import pytest
 from scripts import load_benchmark
 
 script = load_benchmark("offline")
+goals = load_benchmark("offline_goals")
 
 
 def write_progress(run, successes):
@@ -81,7 +82,7 @@ def speed_args(data, **changes):
 def maze_data(tmp_path):
     """A small dataset of the point maze's shapes (2-wide states and actions)."""
     path = tmp_path / "maze.npz"
-    np.savez(path, **script.tagged_dataset(40, seed=0))
+    np.savez(path, **goals.tagged_dataset(40, seed=0))
     return path
 
 

@@ -1,7 +1,7 @@
 """The one clock of every update timing: :func:`time_updates`.
 
 ``herkit bench update``, the buffer benchmark's sample latency and the timings of
-``benchmarks/`` (update_speed.py, throughput.py, precision.py, sb3_compare.py) all time
+``benchmarks/`` (update_speed.py, throughput.py, precision.py, sb3_updates.py) all time
 their calls here, so that "updates per second" means one thing everywhere: calls of a
 step (``buffer.sample`` + ``agent.update``, or whatever is timed) over a wall-clock
 window that starts after the warm-up and ends once the device has finished.

@@ -63,9 +63,6 @@ FALLBACK_ALGOS = {True: "dqn", False: "sac"}
 """The agent a run takes where the preset's does not fit the env's action space (and no
 ``algo`` is given): by whether the space is discrete."""
 
-LEFT_TO_ENV = ("reward_range", "success_key", "her.terminal_on_success")
-"""The settings whose None means "the env's": the probe fills them."""
-
 
 def setting_values(config: TrainConfig) -> dict[str, Any]:
     """Every setting of ``config`` by path: its fields, ``her.NAME`` for its HER settings

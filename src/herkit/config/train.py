@@ -23,7 +23,7 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 import tyro
 
@@ -37,25 +37,11 @@ from herkit.config.recipes import RECIPES, check_recipe_task, recipe_values
 from herkit.config.registry import AgentEntry, agent_entry, algo_names
 
 __all__ = [
-    "VALUE_FREE_ALGOS",
     "TrainConfig",
     "config_from_dict",
     "default_run_name",
     "on_gpu",
 ]
-
-if TYPE_CHECKING:
-    VALUE_FREE_ALGOS: tuple[str, ...]
-
-
-def __getattr__(name: str) -> Any:
-    """:data:`VALUE_FREE_ALGOS`: the offline agents without a value function (their
-    buffer draws no value goals), read from the registry."""
-    if name == "VALUE_FREE_ALGOS":
-        return tuple(
-            algo for algo in algo_names(offline=True) if agent_entry(algo).value_goals is None
-        )
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

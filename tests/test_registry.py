@@ -293,7 +293,16 @@ def test_the_help_of_a_new_agent_shows_its_flags(registry_kept: None) -> None:
 
     register(AgentEntry("tinybc", GCBCConfig, GCBCAgent, "a test's agent", offline=True))
     assert "--tinybc.hidden" in train_flags() and "tinybc" in agents.ALGOS
-    assert "tinybc" not in ALGOS  # imported before: a snapshot (read agents.ALGOS, or the registry)
+    # herkit bench update --algos reads the registry when the flag is read
+    import tyro
+
+    from herkit.bench import UpdateBenchConfig
+    from herkit.flags import parse
+
+    bench = parse(tyro.cli, UpdateBenchConfig, ["--algos", "tinybc"], "herkit bench update")
+    assert bench.algos == ("tinybc",)
+    with pytest.raises(ValueError, match=r"^--algos must be .*tinybc.*got \('nobc',\)"):
+        parse(tyro.cli, UpdateBenchConfig, ["--algos", "nobc"], "herkit bench update")
 
 
 # --- the docs' lists of agents -------------------------------------------------------

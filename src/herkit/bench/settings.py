@@ -17,7 +17,7 @@ from typing import Literal
 
 from herkit.bench.data import MANY_ENVS
 from herkit.buffer.checks import check_float, check_int, is_number
-from herkit.config.agents import UPDATE_MODES, Algo, UpdateMode
+from herkit.config.agents import UPDATE_MODES, UpdateMode
 from herkit.config.registry import algo_names
 
 _SIZE = re.compile(r"^(\d+)x(\d+)(ln)?:(\d+)$")
@@ -97,8 +97,10 @@ class NetworkSize:
 class UpdateBenchConfig:
     """Settings of the update-speed benchmark (sample + update, FetchPush shapes)."""
 
-    algos: tuple[Algo, ...] = ("ddpg",)
-    """Algorithms to time."""
+    algos: tuple[str, ...] = ("ddpg",)
+    """Algorithms to time: names of registered agents (``herkit train --algo``'s choices,
+    read from the registry when the flag is read, so that an agent registered after this
+    module was imported is one)."""
     sizes: tuple[str, ...] = ("3x256:256", "3x512ln:2048")
     """Networks and batch sizes as LAYERSxWIDTH[ln]:BATCH (ln: LayerNorm in actor and critic)."""
     precisions: tuple[Literal["fp32", "bf16"], ...] = ("fp32", "bf16")

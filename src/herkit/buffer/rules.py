@@ -95,7 +95,7 @@ __all__ = [
 ]
 
 
-# --- HER's strategies ----------------------------------------------------------------
+# --- a goal mix's sources (the strategies are herkit.buffer.strategies') ----------------
 
 
 def goal_sources(mix: tuple[float, ...], u: Any) -> tuple[Any, Any, Any]:

@@ -184,7 +184,9 @@ def make_run_agent(
     device: str | torch.device,
 ) -> GoalAgent:
     """A fresh agent of a run's (resolved) ``config`` for these single-env spaces (in fp32
-    while ``config.precision`` is still ``auto``: training decides it by measurement)."""
+    while ``config.precision`` is still ``auto``: the run's start then decides it by fixed
+    rules from the machine and the command, never by a timing,
+    :func:`herkit.training.update_plan.choose_update`)."""
     spaces: Any = observation_space
     check_precision(config.precision, torch.device(device))
     return make_agent(

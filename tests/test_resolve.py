@@ -94,16 +94,14 @@ def count_envs_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_the_env_is_made_once_to_resolve_a_run_and_the_run_takes_that_probe(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from herkit.config.resolve import settle
-
     made = count_envs_made(monkeypatch)
     resolution = resolve("herkit/BitFlip-v0", flags={"steps": 20})
     assert made == ["herkit/BitFlip-v0"]
-    settled = settle(resolution.config)  # as the run's start asks: the probe handed over
+    settled = resolve(resolution.config)  # as the run's start asks: the probe handed over
     assert made == ["herkit/BitFlip-v0"]
     assert settled.config == resolution.config and settled.conventions == resolution.conventions
     assert settled.provenance == resolution.provenance
-    settle(resolution.config)  # handed over once: a second run probes its env itself
+    resolve(resolution.config)  # handed over once: a second run probes its env itself
     assert len(made) == 2
 
 

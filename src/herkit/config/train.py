@@ -1,7 +1,8 @@
 """Configuration dataclasses; their attribute docstrings are the ``herkit`` CLI's help.
 
-:class:`TrainConfig` is everything ``herkit train`` takes; :func:`preset_config` gives
-its defaults for an env (the paper's bit-flipping setup, baselines' Fetch setup).
+:class:`TrainConfig` is everything ``herkit train`` takes;
+:func:`herkit.config.resolve.preset_config` gives its defaults for an env (the paper's
+bit-flipping setup, baselines' Fetch setup).
 
 The agents' settings (:class:`DQNConfig`, :class:`DDPGConfig`, :class:`SACConfig`, ...) are in
 :mod:`herkit.config.agents`, each agent's registry entry (:mod:`herkit.config.registry`)
@@ -10,19 +11,17 @@ beside its settings class; a TrainConfig holds the settings of its ``algo`` in o
 block ``ALGO``. Every config is frozen and checks its values in ``__post_init__``, raising
 ``ValueError`` naming the field.
 
-A run's default directory name (:func:`default_run_name`) spells out its env, algorithm,
-strategy and seed and the learning settings that differ from its env's preset
-(:mod:`herkit.config.learning`). ``herkit train`` is generated from :class:`TrainConfig`:
-its flags from the fields, its help from the docstring under each field.
+A run's default directory name (:func:`herkit.config.resolve.default_run_name`) spells out
+its env, algorithm, strategy and seed and the learning settings that differ from its env's
+preset. ``herkit train`` is generated from :class:`TrainConfig`: its flags from the fields,
+its help from the docstring under each field.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
-import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import tyro
@@ -32,14 +31,12 @@ from herkit.buffer.conventions import SuccessKey
 from herkit.buffer.settings import HerSettings, Strategy
 from herkit.config.agents import OffPolicyConfig, UpdateMode
 from herkit.config.her import HER_ONLY, OFFLINE_LEFT_OUT, RunHerSettings
-from herkit.config.learning import flat_settings, learning_differences
 from herkit.config.recipes import RECIPES, check_recipe_task, recipe_values
 from herkit.config.registry import AgentEntry, agent_entry, algo_names
 
 __all__ = [
     "TrainConfig",
     "config_from_dict",
-    "default_run_name",
     "on_gpu",
 ]
 
@@ -457,54 +454,6 @@ def on_gpu(device: str) -> bool:
     return device.startswith("cuda")
 
 
-_NAMED = ("env_id", "env_kwargs", "recipe", "algo", "strategy", "goal_mix", "seed", "dataset")
-"""The fields a default run name spells out in its fixed parts."""
-
-
-def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
-    """``ENV[-KWARGS][-RECIPE]-ALGO[-STRATEGY]-sSEED[-DATASET][-CHANGES]``: the env kwargs and the
-    learning settings that differ from the env's preset are part of the name (spelled as
-    given when short, ``shaped_reward=1x2``, else a hash of them), so that two runs that
-    learn differently never share a default directory; settings in :data:`BOOKKEEPING` are
-    left out. An offline agent's goals are named only where given (its own are OGBench's),
-    its dataset by the file's name where that is not the env id. ``preset`` is the config
-    of ``config``'s env with nothing changed (:func:`herkit.config.resolve.preset_config`)."""
-    preset_kwargs = preset.env_kwargs_dict()
-    kwargs = {
-        key: value
-        for key, value in config.env_kwargs_dict().items()
-        if key not in preset_kwargs or preset_kwargs[key] != value
-    }
-    mine = flat_settings(config.to_dict())
-
-    def value(name: str) -> Any:
-        block, _, key = name.rpartition(".")
-        return mine[block][key] if block else mine[name]
-
-    changes = [
-        f"{name}={_spelled(value(name))}"
-        for name in learning_differences(mine, preset.to_dict())
-        if name not in _NAMED
-    ]
-    parts = [config.env_id.split(":")[-1].replace("/", "-")]
-    if kwargs:
-        parts.append(_short(",".join(f"{k}={_spelled(v)}" for k, v in sorted(kwargs.items()))))
-    if config.recipe is not None:
-        parts.append(config.recipe)
-    parts.append(config.algo)
-    goals = ("value_goals", "actor_goals")  # the preset's (an agent's own for the env)?
-    own_goals = all(getattr(config.her, name) == getattr(preset.her, name) for name in goals)
-    if not config.entry().offline or not own_goals:
-        parts.append(config.her_name().replace(":", "-"))
-    parts.append(f"s{config.seed}")
-    data = None if config.dataset is None else Path(config.dataset).name.removesuffix(".npz")
-    if data is not None and data != parts[0]:
-        parts.append(_short(data))
-    if changes:
-        parts.append(_short(",".join(sorted(changes))))
-    return "-".join(parts)
-
-
 def _same_mix(mix: Any, own: tuple[float, ...]) -> bool:
     """Whether the weights ``mix`` (as config.json holds them) are ``own``'s."""
     return len(mix) == len(own) and all(
@@ -515,21 +464,3 @@ def _same_mix(mix: Any, own: tuple[float, ...]) -> bool:
 def _spoken(names: tuple[str, ...], last: str) -> str:
     """Names as a sentence lists them: ``a, b and c`` (``last``: the word before the last)."""
     return names[0] if len(names) < 2 else f"{', '.join(names[:-1])} {last} {names[-1]}"
-
-
-def _spelled(value: Any) -> str:
-    """A setting's value as a run name spells it: numbers short (``1``, ``0.5``), a list's
-    items joined by ``x`` (``256x256``)."""
-    if isinstance(value, (list, tuple)):
-        return "x".join(_spelled(item) for item in value)
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-def _short(text: str, limit: int = 40) -> str:
-    """``text`` made safe for a file name, or a hash of it when longer than ``limit``."""
-    safe = "".join(c if c.isalnum() or c in "._=,+" else "_" for c in text.replace(" ", ""))
-    if len(safe) <= limit:
-        return safe
-    return "h" + hashlib.sha1(text.encode()).hexdigest()[:8]

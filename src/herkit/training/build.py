@@ -32,7 +32,7 @@ from herkit.buffer.goal_env import compute_reward_of
 from herkit.buffer.her import HerReplayBuffer
 from herkit.buffer.settings import HerSettings
 from herkit.config.probe import make_run_env
-from herkit.config.resolve import settle
+from herkit.config.resolve import resolve
 from herkit.config.train import TrainConfig
 from herkit.envs.imports import env_import_record
 from herkit.envs.torch_rewards import torch_reward_of
@@ -106,7 +106,7 @@ def _saved(run_dir: Path, name: str) -> dict[str, Any]:
 
 
 def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventions]:
-    """``config`` completed by its env's probe (:func:`herkit.config.resolve.settle`): the
+    """``config`` completed by its env's probe (:func:`herkit.config.resolve.resolve`): the
     settings it leaves to the env (None) filled, and the env's conventions.
 
     ``reward_range``, ``success_key`` and the HER setting ``terminal_on_success`` that are set
@@ -115,7 +115,7 @@ def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventio
     that the env says its ``compute_reward`` reads (``reward_info_keys``, e.g.
     ``--shaped-reward``'s) join ``info_keys``, so that relabelling has them.
     """
-    resolution = settle(config)
+    resolution = resolve(config)
     assert resolution.conventions is not None
     return resolution.config, resolution.conventions
 

@@ -24,7 +24,7 @@ from herkit.buffer.her import HerReplayBuffer
 from herkit.config.agents import UPDATE_MODE_WORDS
 from herkit.config.her import goal_mix_words
 from herkit.config.recipes import recipe_values
-from herkit.config.resolve import run_directory, settle
+from herkit.config.resolve import resolve, run_directory
 from herkit.config.train import TrainConfig
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.presentation.video import render_frame
@@ -64,7 +64,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
     context.barrier()  # every rank has looked before rank 0 creates the directory
     # the settings as resolved with the env's probe (herkit.config.resolve; made here for a
     # config from Python or config.json, handed over by the command line's resolution)
-    resolution = settle(dataclasses.replace(config, out=str(run_dir)))
+    resolution = resolve(dataclasses.replace(config, out=str(run_dir)))
     config, conventions = resolution.config, resolution.conventions
     assert conventions is not None and resolution.probe is not None
     started = time.perf_counter()

@@ -43,13 +43,15 @@ from typing import Any
 
 from herkit.buffer.conventions import GoalConventions
 from herkit.config.agents import OffPolicyConfig
-from herkit.config.her import HER_ONLY, RunHerSettings
+from herkit.config.her import HER_ONLY, RunHerSettings, her_name
 from herkit.config.learning import flat_settings, learning_differences
 from herkit.config.presets import preset_values
 from herkit.config.probe import EnvProbe, hand_over, probe_env, take_probe
 from herkit.config.recipes import recipe_values
 from herkit.config.registry import AgentEntry, agent_entry, algo_names
-from herkit.config.train import TrainConfig, on_gpu
+from herkit.config.train import TrainConfig
+from herkit.envs.registration import env_kwargs
+from herkit.runtime.devices import on_gpu
 
 __all__ = [
     "FALLBACK_ALGOS",
@@ -299,13 +301,13 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
     left out. An offline agent's goals are named only where given (its own are OGBench's),
     its dataset by the file's name where that is not the env id. ``preset`` is the config
     of ``config``'s env with nothing changed (:func:`herkit.config.resolve.preset_config`)."""
-    preset_kwargs = preset.env_kwargs_dict()
+    mine, theirs = flat_settings(config.to_dict()), preset.to_dict()
+    preset_kwargs = env_kwargs(preset.env_kwargs)
     kwargs = {
         key: value
-        for key, value in config.env_kwargs_dict().items()
+        for key, value in env_kwargs(config.env_kwargs).items()
         if key not in preset_kwargs or preset_kwargs[key] != value
     }
-    mine = flat_settings(config.to_dict())
 
     def value(name: str) -> Any:
         block, _, key = name.rpartition(".")
@@ -313,7 +315,7 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
 
     changes = [
         f"{name}={_spelled(value(name))}"
-        for name in learning_differences(mine, preset.to_dict())
+        for name in learning_differences(mine, theirs)
         if name not in _NAMED
     ]
     parts = [config.env_id.split(":")[-1].replace("/", "-")]
@@ -324,8 +326,8 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
     parts.append(config.algo)
     goals = ("value_goals", "actor_goals")  # the preset's (an agent's own for the env)?
     own_goals = all(getattr(config.her, name) == getattr(preset.her, name) for name in goals)
-    if not config.entry().offline or not own_goals:
-        parts.append(config.her_name().replace(":", "-"))
+    if config.algo not in algo_names(offline=True) or not own_goals:
+        parts.append(her_name(mine).replace(":", "-"))  # from its buffer settings as written
     parts.append(f"s{config.seed}")
     data = None if config.dataset is None else Path(config.dataset).name.removesuffix(".npz")
     if data is not None and data != parts[0]:
@@ -504,7 +506,7 @@ def _put_flags(
 
 def _kwarg_names(items: Any) -> set[str]:
     """The names of env kwargs given as KEY=VALUE items (checked as the config checks them)."""
-    return set(TrainConfig(env_kwargs=tuple(items)).env_kwargs_dict())
+    return set(env_kwargs(items))
 
 
 def _config(env_id: str, algo: str, values: Mapping[str, Any]) -> TrainConfig:

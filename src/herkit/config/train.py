@@ -19,7 +19,6 @@ its help from the docstring under each field.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -28,16 +27,16 @@ import tyro
 
 from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 from herkit.buffer.conventions import SuccessKey
-from herkit.buffer.settings import HerSettings, Strategy
+from herkit.buffer.settings import HerSettings
 from herkit.config.agents import OffPolicyConfig, UpdateMode
-from herkit.config.her import HER_ONLY, OFFLINE_LEFT_OUT, RunHerSettings
+from herkit.config.her import HER_ONLY, OFFLINE_LEFT_OUT, RunHerSettings, her_name
 from herkit.config.recipes import RECIPES, check_recipe_task, recipe_values
 from herkit.config.registry import AgentEntry, agent_entry, algo_names
+from herkit.envs.registration import env_kwargs
 
 __all__ = [
     "TrainConfig",
     "config_from_dict",
-    "on_gpu",
 ]
 
 
@@ -265,7 +264,7 @@ class TrainConfig:
         device = self.device
         if not (device in ("cpu", "cuda", "auto", "mps") or device.startswith("cuda:")):
             raise ValueError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
-        self.env_kwargs_dict()
+        env_kwargs(self.env_kwargs)  # each item KEY=VALUE
 
     def check_data(self) -> None:
         """ValueError unless the run has what it trains on: an offline agent a dataset, an
@@ -330,19 +329,6 @@ class TrainConfig:
         """This config with ``changes`` to its HER settings."""
         return dataclasses.replace(self, her=RunHerSettings.of(self.her, changes))
 
-    def env_kwargs_dict(self) -> dict[str, Any]:
-        """``env_kwargs`` as a dict; ValueError for an item that is not KEY=VALUE."""
-        kwargs: dict[str, Any] = {}
-        for item in self.env_kwargs:
-            key, sep, text = item.partition("=")
-            if not sep or not key.isidentifier():
-                raise ValueError(f"env_kwargs items must look like KEY=VALUE, got {item!r}")
-            try:
-                kwargs[key] = ast.literal_eval(text)
-            except (ValueError, SyntaxError):
-                kwargs[key] = text
-        return kwargs
-
     def agent_config(self) -> OffPolicyConfig:
         """The settings of the chosen algorithm (:attr:`agent`)."""
         assert self.agent is not None  # set by __post_init__
@@ -352,33 +338,11 @@ class TrainConfig:
         """The registry entry of :attr:`algo` (ValueError for a name none holds)."""
         return agent_entry(self.algo)
 
-    def resolved_device(self) -> str:
-        """``device`` with auto resolved."""
-        import torch
-
-        if self.device == "auto":
-            return "cuda" if torch.cuda.is_available() else "cpu"
-        if self.device.startswith("cuda") and not torch.cuda.is_available():
-            build = "a CPU-only build" if torch.version.cuda is None else "no CUDA device visible"
-            raise ValueError(
-                f"device {self.device!r} needs CUDA, but torch {torch.__version__} has {build} "
-                "here: use --device cpu (or auto)"
-            )
-        return self.device
-
     def her_name(self) -> str:
-        """How goals are relabelled, in a word: the strategy, or for a goal mix its weights
-        relative to the smallest (``mix1:2:2``), or offline value goals'
-        (``values0.2:0.5:0.3``), or where only the actor has goals theirs (``actors0:1:0``)."""
-        settings = self.her_settings()
-        for name, mixed in (("values", settings.value_goals), ("actors", settings.actor_goals)):
-            if mixed is not None:
-                return name + ":".join(f"{round(weight, 6):g}" for weight in mixed)
-        mix = self.her.goal_mix
-        if mix is None:
-            return Strategy.parse(self.her.strategy).value
-        unit = min(weight for weight in mix if weight > 0)  # the mix kept as probabilities
-        return "mix" + ":".join(f"{round(weight / unit, 6):g}" for weight in mix)
+        """How goals are relabelled, in a word (:func:`herkit.config.her.her_name` of the
+        buffer's settings, :meth:`her_settings`): ``future``, ``mix1:2:2``,
+        ``values0.2:0.5:0.3``."""
+        return her_name(self.her_settings().values())
 
     def method_name(self) -> str:
         """The run's method as a curve's title names it: ``ddpg+HER``, the algorithm alone
@@ -443,15 +407,6 @@ def config_from_dict(values: dict[str, Any]) -> TrainConfig:
 OLD_BLOCKS = ("dqn", "ddpg", "td3", "sac", "gcbc", "gcivl", "gciql")
 """The agent blocks of a config.json written before TrainConfig held one agent slot (one
 per algorithm then known; :func:`config_from_dict` reads the run's own)."""
-
-
-def on_gpu(device: str) -> bool:
-    """Whether ``device`` names a GPU (``auto``: where torch sees one)."""
-    if device == "auto":
-        import torch
-
-        return bool(torch.cuda.is_available())
-    return device.startswith("cuda")
 
 
 def _same_mix(mix: Any, own: tuple[float, ...]) -> bool:

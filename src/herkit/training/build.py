@@ -40,6 +40,7 @@ from herkit.envs.workers import WorkerVectorEnv
 from herkit.rundir.paths import RunPaths
 from herkit.rundir.settings import saved_env_import
 from herkit.runtime.cores import LARGE_UPDATE_WORK, CorePlan, plan_cores, update_work
+from herkit.runtime.devices import resolved_device
 from herkit.runtime.distributed import Context
 from herkit.runtime.files import write_text
 from herkit.runtime.precision import check_precision
@@ -164,7 +165,7 @@ def plan_run_cores(config: TrainConfig, n_envs: int, env_workers: int | None) ->
     ranks share the machine's cores)."""
     gpu = False
     with contextlib.suppress(ValueError):  # False where the run's device is not available
-        gpu = config.resolved_device() != "cpu"
+        gpu = resolved_device(config.device) != "cpu"
     agent = config.agent_config()
     return plan_cores(
         n_envs,
@@ -222,7 +223,7 @@ def build(
     their own.
     """
     context = context or Context()
-    device = context.device(config.resolved_device())
+    device = context.device(resolved_device(config.device))
     agent = make_run_agent(config, envs.single_observation_space, envs.single_action_space, device)
     if context.active:
         agent.join(context, exploration_seed=RunSeeds(config.seed, context.rank).learner)

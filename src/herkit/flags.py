@@ -553,10 +553,10 @@ def _new_run_config(
     from herkit.config.resolve import resolve
 
     algo = first.algo if given_algo(args) is not None else layers.algo()
-    if shown and given_algo(args) is None:
+    if shown and given_algo(args) is None:  # the env's choice where the preset's does not fit
         with contextlib.suppress(ValueError):
-            device = {"device": first.device}
-            algo = resolve(first.env_id, first.recipe, device, layers=layers).config.algo
+            on_device = {"device": first.device}
+            algo = resolve(first.env_id, first.recipe, on_device, layers=layers).config.algo
     parsed, flags = parse_flags(args, default=layers.config(algo), layers=layers)
     resolution = _resolved(parsed.env_id, flags, layers)
     config: TrainConfig = resolution.config
@@ -650,6 +650,8 @@ def parse_flags(
     settings, of another's its settings for the env (``layers``': the lower layers of
     ``default``'s env, device and recipe, read here where not given). The config takes the
     block of the algorithm it trains. With ``--help``, the view shows that block alone."""
+    import tyro
+
     from herkit.config.registry import algo_names
     from herkit.config.resolve import LayerStack
     from herkit.config.train import TrainConfig
@@ -668,8 +670,6 @@ def parse_flags(
     kwargs: dict[str, Any] = {"default": view(**(values | blocks))}
     if shown:
         kwargs["description"] = _help_description(default)
-    import tyro
-
     try:
         parsed = parse(tyro.cli, view, args, "herkit train", **kwargs)
     except ValueError as error:

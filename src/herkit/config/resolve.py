@@ -225,11 +225,12 @@ class LayerStack:
 
     def __init__(self, env_id: str, device: str = "cpu", recipe: str | None = None) -> None:
         self.env_id, self.device, self.recipe = env_id, device, recipe
-        self.raw = [
+        self.by_layer = [
             ("preset", preset_values(env_id, gpu=on_gpu(device))),
             ("recipe", recipe_values(recipe)),
         ]
-        """The preset's and the recipe's settings (a dict each), lowest first."""
+        """Each layer's name and the settings it sets (the preset's, the recipe's), lowest
+        first."""
         self._stacked: dict[str, tuple[dict[str, Any], dict[str, str]]] = {}
 
     @classmethod
@@ -240,7 +241,7 @@ class LayerStack:
     def algo(self) -> str:
         """The algorithm of a run where none is given: the last layer's that names one, else
         TrainConfig's."""
-        named = [layer["algo"] for _, layer in self.raw if "algo" in layer]
+        named = [layer["algo"] for _, layer in self.by_layer if "algo" in layer]
         return named[-1] if named else TrainConfig.algo
 
     def settings(self, algo: str) -> tuple[dict[str, Any], dict[str, str]]:
@@ -248,14 +249,14 @@ class LayerStack:
         defaults up through these layers, and the layer of each (copies of a stack made
         once per algorithm)."""
         if algo not in self._stacked:
-            self._stacked[algo] = _stack(self.env_id, algo, self.raw)
+            self._stacked[algo] = _stack(self.env_id, algo, self.by_layer)
         values, provenance = self._stacked[algo]
         return dict(values), dict(provenance)
 
     def agent(self, algo: str) -> OffPolicyConfig:
         """The settings of the agent ``algo`` these layers give (those of a run with ``--algo
         ALGO``, whether or not the rest of that run's settings would suit the agent)."""
-        values, _ = _agent_values(agent_entry(algo), self.env_id, self.raw)
+        values, _ = _agent_values(agent_entry(algo), self.env_id, self.by_layer)
         return _agent(algo, values)
 
     def config(self, algo: str) -> TrainConfig:
@@ -297,10 +298,11 @@ def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
     """``ENV[-KWARGS][-RECIPE]-ALGO[-STRATEGY]-sSEED[-DATASET][-CHANGES]``: the env kwargs and the
     learning settings that differ from the env's preset are part of the name (spelled as
     given when short, ``shaped_reward=1x2``, else a hash of them), so that two runs that
-    learn differently never share a default directory; settings in :data:`BOOKKEEPING` are
-    left out. An offline agent's goals are named only where given (its own are OGBench's),
-    its dataset by the file's name where that is not the env id. ``preset`` is the config
-    of ``config``'s env with nothing changed (:func:`herkit.config.resolve.preset_config`)."""
+    learn differently never share a default directory; the settings of
+    :data:`~herkit.config.learning.BOOKKEEPING` are left out. An offline agent's goals are
+    named only where given (its own are OGBench's), its dataset by the file's name where
+    that is not the env id. ``preset`` is the config of ``config``'s env with nothing
+    changed (:func:`preset_config`)."""
     mine, theirs = flat_settings(config.to_dict()), preset.to_dict()
     preset_kwargs = env_kwargs(preset.env_kwargs)
     kwargs = {
@@ -415,14 +417,15 @@ def _fields(settings: Any) -> dict[str, Any]:
 
 
 def _stack(
-    env_id: str, algo: str, raw: list[tuple[str, dict[str, Any]]]
+    env_id: str, algo: str, by_layer: list[tuple[str, dict[str, Any]]]
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The settings of ``algo``'s run on ``env_id`` from the defaults up, through the
-    ``raw`` layers (a preset's or recipe's dict), and the layer of each."""
+    layers ``by_layer`` (each one's name and the settings it sets: a preset's or recipe's
+    dict), and the layer of each."""
     values = setting_values(TrainConfig(env_id=env_id, algo=algo))
     provenance = dict.fromkeys(values, "default")
     entry = agent_entry(algo)
-    for name, layer in raw:
+    for name, layer in by_layer:
         for key, value in layer.items():
             if key in algo_names() or key == "her":
                 continue
@@ -435,23 +438,23 @@ def _stack(
         for key, value in her.items():
             if values[f"her.{key}"] != value:
                 values[f"her.{key}"], provenance[f"her.{key}"] = value, name
-    agent_values, agent_provenance = _agent_values(entry, env_id, raw)
+    agent_values, agent_provenance = _agent_values(entry, env_id, by_layer)
     values.update(agent_values)
     provenance.update(agent_provenance)
     return values, provenance
 
 
 def _agent_values(
-    entry: AgentEntry, env_id: str, raw: list[tuple[str, dict[str, Any]]]
+    entry: AgentEntry, env_id: str, by_layer: list[tuple[str, dict[str, Any]]]
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The settings of ``entry``'s agent by path (``ALGO.NAME``) from its defaults up through
-    the ``raw`` layers' blocks named after it (the preset's, else the agent's own settings
-    for ``env_id``: its entry's), and the layer of each. A block counts as setting the
-    values that differ from the layers below."""
+    the blocks named after it of the layers ``by_layer`` (at the preset, the preset's block,
+    else the agent's own settings for ``env_id``: its entry's), and the layer of each. A
+    block counts as setting the values that differ from the layers below."""
     prefix = f"{entry.name}."
     values = {prefix + key: value for key, value in _fields(entry.default_config()).items()}
     provenance = dict.fromkeys(values, "default")
-    for name, layer in raw:
+    for name, layer in by_layer:
         block = layer.get(entry.name)
         if name == "preset" and block is None:
             block = entry.preset_config(env_id)

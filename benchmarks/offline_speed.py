@@ -87,7 +87,7 @@ def herkit_run(args: argparse.Namespace) -> None:
     import herkit
     from herkit import HerReplayBuffer
     from herkit.agents import make_agent
-    from herkit.config.registry import agent_entry
+    from herkit.agents.registry import agent_entry
     from herkit.config.train import TrainConfig
 
     torch.set_num_threads(1)

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from herkit.config.agents import ALGOS
+from herkit.agents.settings import ALGOS
 
 WRITTEN_BY = ("--out", "--video", "-o", "--json")
 """Flags whose value is a path the command writes, never a run to make first."""

@@ -27,8 +27,8 @@ from herkit.agents import (
 )
 from herkit.agents.base import ValueScale
 from herkit.config import DDPGConfig, DQNConfig, OffPolicyConfig, SACConfig
-from herkit.config.agents import ALGOS, OFFLINE_ALGOS, default_agent_config
-from herkit.config.registry import agent_entry
+from herkit.agents.settings import ALGOS, OFFLINE_ALGOS, default_agent_config
+from herkit.agents.registry import agent_entry
 
 OBS_DIM, GOAL_DIM, ACT_DIM, N_ACTIONS = 6, 3, 2, 4
 LOW = np.array([-1.0, 0.0], np.float32)

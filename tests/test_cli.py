@@ -20,7 +20,7 @@ import torch
 
 from herkit import __version__ as herkit_version
 from herkit.buffer.strategies import STRATEGIES
-from herkit.config.registry import algo_names
+from herkit.agents.registry import algo_names
 from herkit.flags import auto_flags
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
@@ -728,7 +728,7 @@ def test_an_unregistered_agent_is_one_line_that_says_how_to_register_one(
     assert code == 2 and said.count("\n") == 1, said
     assert said.startswith(f"herkit: error: invalid choice {name!r} for argument '--algo'")
     assert f"the registered agents: {', '.join(algo_names())})" in said
-    assert "herkit.config.registry.register(AgentEntry(...))" in said
+    assert "herkit.agents.registry.register(AgentEntry(...))" in said
     assert "herkit/agents/__init__.py's AGENTS (docs/architecture.md, 'Adding an agent')" in said
     assert ("did you mean" in said) == (near is not None), said
     assert near is None or f"(did you mean {near}?)" in said

@@ -14,7 +14,7 @@ import torch
 from herkit import Batch, HerReplayBuffer
 from herkit.agents import GCBCAgent, GCIQLAgent, GCIVLAgent, OfflineAgent, make_agent
 from herkit.agents.inputs import TorchBatch
-from herkit.config.agents import (
+from herkit.agents.settings import (
     ALGOS,
     OFFLINE_ALGOS,
     GCBCConfig,
@@ -24,7 +24,7 @@ from herkit.config.agents import (
     config_class,
     default_agent_config,
 )
-from herkit.config.registry import agent_entry
+from herkit.agents.registry import agent_entry
 from test_agents import ONLINE_ALGOS
 
 OBS_DIM, GOAL_DIM = 4, 2

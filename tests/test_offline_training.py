@@ -15,7 +15,7 @@ import pytest
 from scripts import load_benchmark
 
 from herkit.config import config_for
-from herkit.config.agents import OFFLINE_ALGOS, GCIVLConfig, config_class
+from herkit.agents.settings import OFFLINE_ALGOS, GCIVLConfig, config_class
 from herkit.rundir.checkpoint import load_checkpoint
 
 pytest.importorskip("ogbench")

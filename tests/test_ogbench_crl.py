@@ -17,7 +17,7 @@ from torch.nn import functional as F
 from herkit import Batch, HerReplayBuffer
 from herkit.agents import crl, make_agent
 from herkit.agents.crl import CRL_ACTOR_GOALS, CRL_VALUE_GOALS, CRLAgent, CRLConfig
-from herkit.config.registry import agent_entry
+from herkit.agents.registry import agent_entry
 from herkit.config.resolve import preset_config
 from herkit.config.train import TrainConfig
 

@@ -473,7 +473,7 @@ def test_a_batch_without_subgoals_is_refused_by_name() -> None:
 def test_pointmaze_settings_are_ogbenchs() -> None:
     """The entry's presets are ``impls/hyperparameters.sh``'s HIQL lines for pointmaze, its
     goal mixes and subgoals ``get_config``'s, handed to the buffer."""
-    from herkit.config.registry import agent_entry
+    from herkit.agents.registry import agent_entry
     from herkit.config.resolve import preset_config
     from herkit.config.train import TrainConfig
 

@@ -25,7 +25,7 @@ from herkit.config.ogbench_names import (
     ogbench_settings,
     ogbench_table,
 )
-from herkit.config.registry import agent_entry, algo_names
+from herkit.agents.registry import agent_entry, algo_names
 from herkit.config.resolve import preset_config, setting_values
 from herkit.flags import (
     ANSWERS,

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from scripts import load_benchmark
 
-from herkit.config.registry import GOAL_MIXES, agent_entry, algo_names
+from herkit.agents.registry import GOAL_MIXES, agent_entry, algo_names
 from herkit.config.resolve import preset_config
 
 DATA = Path(__file__).resolve().parent / "data" / "ogbench"

@@ -1,4 +1,4 @@
-"""The agents' registry (:mod:`herkit.config.registry`): every list of agents is built from
+"""The agents' registry (:mod:`herkit.agents.registry`): every list of agents is built from
 it, a run's settings hold one agent slot (flags ``--ALGO.FIELD``, config.json's block
 ``ALGO``, the old layout of a block per algorithm still read and resumed), and a new agent
 is one file and one import line."""
@@ -17,7 +17,7 @@ import pytest
 from readme_blocks import README, ROOT
 
 from herkit.cli import algo_help, main
-from herkit.config.agents import (
+from herkit.agents.settings import (
     ALGOS,
     OFFLINE_ALGOS,
     DDPGConfig,
@@ -26,7 +26,7 @@ from herkit.config.agents import (
     default_agent_config,
 )
 from herkit.config.her import AGENTS_OWN, HER_ONLY
-from herkit.config.registry import AgentEntry, agent_entries, agent_entry, algo_names, register
+from herkit.agents.registry import AgentEntry, agent_entries, agent_entry, algo_names, register
 from herkit.config.resolve import preset_config
 from herkit.config.train import TrainConfig, config_from_dict
 from herkit.rundir.settings import load_run_config
@@ -187,8 +187,8 @@ from dataclasses import dataclass
 import torch
 
 from herkit.agents.offline import GCBCAgent
-from herkit.config.agents import GCBCConfig
-from herkit.config.registry import AgentEntry, register
+from herkit.agents.settings import GCBCConfig
+from herkit.agents.registry import AgentEntry, register
 
 
 @dataclass(frozen=True)
@@ -288,7 +288,7 @@ def test_a_new_agent_is_one_file_and_one_import_line(
 def test_the_help_of_a_new_agent_shows_its_flags(registry_kept: None) -> None:
     from herkit.agents.offline import GCBCAgent
     from herkit.config import agents
-    from herkit.config.agents import GCBCConfig
+    from herkit.agents.settings import GCBCConfig
     from herkit.flags import train_flags
 
     register(AgentEntry("tinybc", GCBCConfig, GCBCAgent, "a test's agent", offline=True))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from herkit.config.agents import DDPGConfig, DQNConfig
+from herkit.agents.settings import DDPGConfig, DQNConfig
 from herkit.config.her import RunHerSettings
 from herkit.config.resolve import resolve
 from herkit.config.train import TrainConfig

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from herkit.config.registry import agent_entry, algo_names
+from herkit.agents.registry import agent_entry, algo_names
 from herkit.config.train import TrainConfig
 from herkit.rundir.checkpoint import CheckpointError, load_checkpoint
 from herkit.rundir.logs import read_progress

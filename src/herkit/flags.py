@@ -308,7 +308,7 @@ def train_flags(algo: str | None = None) -> list[str]:
     settings of each registered agent as ``--ALGO.FIELD``, of ``algo`` alone where given),
     read from the config dataclasses as tyro reads them (a suppressed or positional field
     is no flag)."""
-    from herkit.config.registry import agent_entries
+    from herkit.agents.registry import agent_entries
     from herkit.config.train import TrainConfig
 
     flags = [*_field_flags(TrainConfig, ""), *(f"--{name}" for name in AUTO_FLAGS)]
@@ -652,7 +652,7 @@ def parse_flags(
     block of the algorithm it trains. With ``--help``, the view shows that block alone."""
     import tyro
 
-    from herkit.config.registry import algo_names
+    from herkit.agents.registry import algo_names
     from herkit.config.resolve import LayerStack
     from herkit.config.train import TrainConfig
 
@@ -733,7 +733,7 @@ def _resolved(env_id: str, flags: dict[str, Any], layers: LayerStack) -> Resolut
 
 REGISTERING = (
     "an agent is one module under herkit/agents/ that calls "
-    "herkit.config.registry.register(AgentEntry(...)), and one line that names it in "
+    "herkit.agents.registry.register(AgentEntry(...)), and one line that names it in "
     "herkit/agents/__init__.py's AGENTS (docs/architecture.md, 'Adding an agent')"
 )
 """How an agent is registered, in the words of ``--algo``'s refusal of a name none holds."""
@@ -745,8 +745,8 @@ def check_algo(args: list[str]) -> None:
     name of another length by more than one character is no typo of it), and
     how an agent is registered (:data:`REGISTERING`). An agent written in a module that
     needs torch registers as that module is imported: :mod:`herkit.agents` is imported
-    before a name is refused (:func:`herkit.config.registry.agent_entry`)."""
-    from herkit.config.registry import agent_entry, algo_names
+    before a name is refused (:func:`herkit.agents.registry.agent_entry`)."""
+    from herkit.agents.registry import agent_entry, algo_names
 
     name = given_algo(args)
     if name is None or name.startswith("-") or name in algo_names():
@@ -771,7 +771,7 @@ def _flags_view(blocks: dict[str, Any]) -> type:
     of ``blocks`` (their defaults)."""
     import tyro
 
-    from herkit.config.registry import agent_entry, algo_names
+    from herkit.agents.registry import agent_entry, algo_names
     from herkit.config.train import TrainConfig
 
     clash = set(algo_names()) & {field.name for field in dataclasses.fields(TrainConfig)}
@@ -803,7 +803,7 @@ def _flags_view(blocks: dict[str, Any]) -> type:
 
 def algo_help() -> str:
     """``--algo``'s help: the registered agents, by kind."""
-    from herkit.config.registry import agent_entries
+    from herkit.agents.registry import agent_entries
 
     kinds = {
         "discrete actions": [e.name for e in agent_entries() if e.discrete and not e.offline],
@@ -818,7 +818,7 @@ def _help_description(default: Any) -> str:
     """What ``herkit train --help`` says first for the config ``default`` (the env's
     preset): whose defaults it shows, and that other algorithms' flags are not shown."""
     from herkit.config.presets import preset_values
-    from herkit.config.registry import algo_names
+    from herkit.agents.registry import algo_names
 
     others = [algo for algo in algo_names() if algo != default.algo]
     whose = (

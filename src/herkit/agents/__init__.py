@@ -25,8 +25,8 @@ from herkit.agents.dqn import DQNAgent
 from herkit.agents.normalizer import Normalizer
 from herkit.agents.offline import GCBCAgent, GCIQLAgent, GCIVLAgent, OfflineAgent
 from herkit.agents.sac import SACAgent
-from herkit.config.agents import OffPolicyConfig
-from herkit.config.registry import agent_entry, algo_names
+from herkit.agents.settings import OffPolicyConfig
+from herkit.agents.registry import agent_entry, algo_names
 
 # Agents whose registry entry is written in their own module (beside the class, importing
 # torch) are registered by importing it here: one line per such agent.
@@ -58,13 +58,13 @@ def make_agent(
     terminal_on_success: bool | None = None,
     precision: str = "fp32",
 ) -> GoalAgent:
-    """Build the ``algo`` agent (a name of the registry, :mod:`herkit.config.registry`:
+    """Build the ``algo`` agent (a name of the registry, :mod:`herkit.agents.registry`:
     "dqn", "ddpg", "td3", "sac", or the offline "gcbc", "gcivl" or "gciql", ...) for these
     sizes.
 
     ``config`` must be the algorithm's config class (``DDPGConfig`` for ddpg and td3, with
     ``twin_q=True`` for td3, e.g. ``DDPGConfig.td3()``); None takes its defaults
-    (:meth:`~herkit.config.registry.AgentEntry.default_config`).
+    (:meth:`~herkit.agents.registry.AgentEntry.default_config`).
     ``reward_range`` bounds the per-step reward, for clipping Q targets to the return range
     (None: not clipped, for rewards without known bounds); with ``terminal_on_success``
     (whether the env ends episodes on success) it sets the reward scale

@@ -53,7 +53,7 @@ from herkit.agents.updates import (
 )
 from herkit.buffer.batch import Batch
 from herkit.buffer.device_sampler import uniform_of
-from herkit.config.agents import OffPolicyConfig
+from herkit.agents.settings import OffPolicyConfig
 from herkit.runtime.distributed import Context
 
 __all__ = [

@@ -25,7 +25,7 @@ from torch import nn
 from herkit.agents.base import BoxAgent, TorchBatch
 from herkit.agents.loss_parts import frozen, weighted_mean
 from herkit.agents.networks import Critic, DeterministicActor, fan_avg_init, orthogonal_init
-from herkit.config.agents import DDPGConfig
+from herkit.agents.settings import DDPGConfig
 
 __all__ = ["DDPGAgent"]
 

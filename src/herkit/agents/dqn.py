@@ -18,7 +18,7 @@ from torch.nn import functional as F
 from herkit.agents.base import GoalAgent, TorchBatch
 from herkit.agents.loss_parts import weighted_mean
 from herkit.agents.networks import QNetwork
-from herkit.config.agents import DQNConfig
+from herkit.agents.settings import DQNConfig
 
 __all__ = ["DQNAgent"]
 

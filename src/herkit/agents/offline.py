@@ -31,7 +31,7 @@ from torch import nn
 from herkit.agents.base import BoxAgent, TorchBatch
 from herkit.agents.loss_parts import ValueScale, call_frozen, in_one_pass, weighted_mean
 from herkit.agents.networks import ConstantStdActor, Critic, ValueEnsemble
-from herkit.config.agents import GCBCConfig, GCIQLConfig, GCIVLConfig, OfflineGCConfig
+from herkit.agents.settings import GCBCConfig, GCIQLConfig, GCIVLConfig, OfflineGCConfig
 
 __all__ = ["AWR_MAX_WEIGHT", "GCBCAgent", "GCIQLAgent", "GCIVLAgent", "OfflineAgent"]
 

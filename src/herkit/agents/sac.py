@@ -20,7 +20,7 @@ from torch import nn
 from herkit.agents.base import BoxAgent, TorchBatch
 from herkit.agents.loss_parts import adam, frozen, weighted_mean
 from herkit.agents.networks import Critic, GaussianActor
-from herkit.config.agents import SACConfig
+from herkit.agents.settings import SACConfig
 
 __all__ = ["SACAgent"]
 

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from herkit.buffer.batch import Batch
-from herkit.config.agents import UPDATE_MODES, UpdateMode
+from herkit.agents.settings import UPDATE_MODES, UpdateMode
 
 __all__ = [
     "CAPTURE_WARMUP",

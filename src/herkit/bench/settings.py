@@ -17,8 +17,8 @@ from typing import Literal
 
 from herkit.bench.data import MANY_ENVS
 from herkit.buffer.checks import check_float, check_int, is_number
-from herkit.config.agents import UPDATE_MODES, UpdateMode
-from herkit.config.registry import algo_names
+from herkit.agents.settings import UPDATE_MODES, UpdateMode
+from herkit.agents.registry import algo_names
 
 _SIZE = re.compile(r"^(\d+)x(\d+)(ln)?:(\d+)$")
 

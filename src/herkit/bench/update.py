@@ -32,7 +32,7 @@ from herkit.bench.data import ACTION_DIM, GOAL_DIM, OBSERVATION_DIM, fetch_rewar
 from herkit.bench.settings import NetworkSize, UpdateBenchConfig
 from herkit.buffer import HerReplayBuffer
 from herkit.buffer.settings import HerSettings
-from herkit.config.registry import agent_entry
+from herkit.agents.registry import agent_entry
 
 __all__ = [
     "ENVS",

@@ -16,7 +16,7 @@ from typing import Any
 
 from herkit.buffer.settings import HerSettings
 from herkit.config.her import OFFLINE_LEFT_OUT
-from herkit.config.registry import algo_names
+from herkit.agents.registry import algo_names
 
 __all__ = ["BOOKKEEPING", "RESUME_MAY_CHANGE", "flat_settings", "learning_differences"]
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from herkit.config.registry import agent_entries, agent_entry
+from herkit.agents.registry import agent_entries, agent_entry
 
 __all__ = [
     "NAMES",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from herkit.config.agents import DDPGConfig, DQNConfig
+from herkit.agents.settings import DDPGConfig, DQNConfig
 from herkit.config.her import RunHerSettings
 
 __all__ = ["GPU_PRESETS", "PRESETS", "preset_values"]
@@ -65,7 +65,7 @@ _FETCH_48 = dict(_FETCH, n_envs=48, ddpg=DDPGConfig(batch_size=2048))
 # OGBench's locomaze tasks, trained offline (--dataset): its protocol of 1M gradient steps,
 # evaluated every 100,000 on each of the 5 tasks with 50 episodes (here 50 envs stepped
 # together). An agent's own settings per dataset are its registry entry's (GCIQL's actor
-# weight 0.003 on pointmaze, as OGBench tunes it: herkit.config.agents).
+# weight 0.003 on pointmaze, as OGBench tunes it: herkit.agents.settings).
 _OGBENCH = dict(
     algo="gcivl",
     offline_steps=1_000_000,

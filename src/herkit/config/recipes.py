@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from herkit.config.agents import DDPGConfig
+from herkit.agents.settings import DDPGConfig
 from herkit.config.her import RunHerSettings
 
 __all__ = ["RECIPES", "RECIPE_TASKS", "check_recipe_task", "recipe_values"]

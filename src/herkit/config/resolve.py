@@ -42,13 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from herkit.buffer.conventions import GoalConventions
-from herkit.config.agents import OffPolicyConfig
+from herkit.agents.settings import OffPolicyConfig
 from herkit.config.her import HER_ONLY, RunHerSettings, her_name
 from herkit.config.learning import flat_settings, learning_differences
 from herkit.config.presets import preset_values
 from herkit.config.probe import EnvProbe, hand_over, probe_env, take_probe
 from herkit.config.recipes import recipe_values
-from herkit.config.registry import AgentEntry, agent_entry, algo_names
+from herkit.agents.registry import AgentEntry, agent_entry, algo_names
 from herkit.config.train import TrainConfig
 from herkit.envs.registration import env_kwargs
 from herkit.runtime.devices import on_gpu

@@ -5,7 +5,7 @@
 bit-flipping setup, baselines' Fetch setup).
 
 The agents' settings (:class:`DQNConfig`, :class:`DDPGConfig`, :class:`SACConfig`, ...) are in
-:mod:`herkit.config.agents`, each agent's registry entry (:mod:`herkit.config.registry`)
+:mod:`herkit.agents.settings`, each agent's registry entry (:mod:`herkit.agents.registry`)
 beside its settings class; a TrainConfig holds the settings of its ``algo`` in one slot,
 ``agent``, which ``herkit train`` shows as ``--ALGO.*`` flags and config.json writes as the
 block ``ALGO``. Every config is frozen and checks its values in ``__post_init__``, raising
@@ -28,10 +28,10 @@ import tyro
 from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 from herkit.buffer.conventions import SuccessKey
 from herkit.buffer.settings import HerSettings
-from herkit.config.agents import OffPolicyConfig, UpdateMode
+from herkit.agents.settings import OffPolicyConfig, UpdateMode
 from herkit.config.her import HER_ONLY, OFFLINE_LEFT_OUT, RunHerSettings, her_name
 from herkit.config.recipes import RECIPES, check_recipe_task, recipe_values
-from herkit.config.registry import AgentEntry, agent_entry, algo_names
+from herkit.agents.registry import AgentEntry, agent_entry, algo_names
 from herkit.envs.registration import env_kwargs
 
 __all__ = [
@@ -50,7 +50,7 @@ class TrainConfig:
     """Gymnasium id of a goal env: herkit/BitFlip-v0, herkit/PointReach-v0,
     herkit/GridWorld-v0, herkit/MountainCarGoal-v0, FetchReach-v4 (etc.) or module:Id."""
     algo: str = "dqn"
-    """The agent: a name of the registry (:mod:`herkit.config.registry`), e.g. dqn
+    """The agent: a name of the registry (:mod:`herkit.agents.registry`), e.g. dqn
     (discrete actions), ddpg (continuous) or gcivl (offline: it trains on --dataset); its
     settings are :attr:`agent`."""
     recipe: Annotated[
@@ -188,7 +188,7 @@ class TrainConfig:
     """Show a progress bar."""
     agent: tyro.conf.Suppress[OffPolicyConfig | None] = None
     """The settings of the agent :attr:`algo` (of its registry entry's settings class; None:
-    its defaults, :meth:`~herkit.config.registry.AgentEntry.default_config`). ``herkit
+    its defaults, :meth:`~herkit.agents.registry.AgentEntry.default_config`). ``herkit
     train`` shows them as ``--ALGO.FIELD`` flags, config.json writes them as the block
     ``ALGO``."""
 

@@ -27,7 +27,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from herkit.config.learning import BOOKKEEPING, flat_settings
-from herkit.config.registry import algo_names
+from herkit.agents.registry import algo_names
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
 

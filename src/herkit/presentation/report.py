@@ -40,7 +40,7 @@ from plotly.io import to_html
 from plotly.offline import get_plotlyjs
 
 from herkit.config.her import goal_mix_words
-from herkit.config.registry import agent_entry, algo_names
+from herkit.agents.registry import agent_entry, algo_names
 from herkit.presentation.groups import (
     SUCCESS,
     Group,

@@ -21,7 +21,7 @@ from herkit.agents.updates import check_update_mode
 from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.datasets import RecordedEpisodes, read_for_env
 from herkit.buffer.her import HerReplayBuffer
-from herkit.config.agents import UPDATE_MODE_WORDS
+from herkit.agents.settings import UPDATE_MODE_WORDS
 from herkit.config.her import goal_mix_words, her_name
 from herkit.config.recipes import recipe_values
 from herkit.config.resolve import resolve, run_directory

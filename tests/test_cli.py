@@ -21,7 +21,7 @@ import torch
 from herkit import __version__ as herkit_version
 from herkit.agents.registry import algo_names
 from herkit.buffer.strategies import STRATEGIES
-from herkit.cli import auto_flags
+from herkit.flags import auto_flags
 from herkit.rundir.logs import read_progress
 from herkit.rundir.paths import RunPaths
 from runs import QUICK, herkit, start_until
@@ -713,3 +713,22 @@ def test_an_unknown_flag_gets_herkits_flag_in_one_short_line(
     assert code == 2 and said.count("\n") == 1, said
     assert said.startswith("herkit: error: Unrecognized options: ") and hint in said, said
     assert said.endswith("(see herkit train --help)\n") and len(said) < 200, said
+
+
+@pytest.mark.parametrize(("name", "near"), [("td3bc", None), ("gcivi", "gcivl")])
+def test_an_unregistered_agent_is_one_line_that_says_how_to_register_one(
+    name: str, near: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--algo NAME`` that no entry holds reads as a missing agent, not a typo: the
+    registered agents, how one is registered, and a near name where there is one."""
+    from herkit.cli import main
+
+    code = main(["train", "herkit/BitFlip-v0", "--algo", name, *QUICK])
+    said = capsys.readouterr().err
+    assert code == 2 and said.count("\n") == 1, said
+    assert said.startswith("herkit: error: --algo must be a registered agent")
+    assert f"({', '.join(algo_names())}), got {name!r}" in said
+    assert "herkit.agents.registry.register(AgentEntry(...))" in said
+    assert "herkit/agents/__init__.py's AGENTS (docs/architecture.md, 'Adding an agent')" in said
+    assert ("did you mean" in said) == (near is not None), said
+    assert near is None or f"(did you mean {near}?)" in said

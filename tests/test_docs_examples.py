@@ -99,9 +99,9 @@ def _run_herkit(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(herkit.training.loop, "train", fake_train)
     if args[:1] == ["train"] and "--resume" in args:  # no run directory to resume here
-        from herkit.cli import _parse_train, auto_flags
+        from herkit.flags import auto_flags, parse_train
 
-        _parse_train(auto_flags(args[1:]))
+        parse_train(auto_flags(args[1:]))
         return
     if "--help" in args or "-h" in args:
         with pytest.raises(SystemExit) as shown:

@@ -16,7 +16,7 @@ import pytest
 from readme_blocks import ROOT, blocks
 
 from herkit.agents.registry import agent_entry, algo_names
-from herkit.cli import _ogbench_read, _parse_flags, _parse_train, main
+from herkit.cli import main
 from herkit.config.her import RunHerSettings
 from herkit.config.ogbench_names import (
     NAMES,
@@ -33,6 +33,9 @@ from herkit.flags import (
     SYNONYMS,
     auto_flags,
     ogbench_flags,
+    parse_flags,
+    parse_train,
+    read_ogbench_names,
     split_agent_flags,
     suggestion,
     train_flags,
@@ -70,7 +73,7 @@ def help_flags(algo: str) -> set[str]:
     """The flags ``herkit train --algo ALGO --help`` lists (the parser's own listing)."""
     shown = io.StringIO()
     with contextlib.redirect_stdout(shown), pytest.raises(SystemExit):
-        _parse_flags(["--algo", algo, "--help"], default=preset_config(ENV, algo=algo))
+        parse_flags(["--algo", algo, "--help"], default=preset_config(ENV, algo=algo))
     flags = set()
     for line in shown.getvalue().splitlines():  # framed on a terminal (│ --x), else not
         if re.match(r"│? {1,2}-+[a-z]", line):
@@ -217,7 +220,7 @@ def test_every_suggestion_is_a_flag_the_parser_takes_for_the_run(algo: str) -> N
     assert herkit and herkit <= set(known), sorted(herkit - set(known))
     values = setting_values(preset_config(ENV, algo=algo))
     args = [arg for flag in sorted(herkit) for arg in flag_args(flag, algo, values)]
-    config, _ = _parse_flags(auto_flags(["--algo", algo, *args]), default=preset_config(ENV))
+    config, _ = parse_flags(auto_flags(["--algo", algo, *args]), default=preset_config(ENV))
     assert config.algo == algo
 
 
@@ -233,9 +236,9 @@ def read(args: list[str]) -> tuple[Any, str]:
     rest, named = split_agent_flags(args)
     said = io.StringIO()
     with contextlib.redirect_stderr(said):
-        args = _ogbench_read(rest, named, _parse_train(rest)) if named else rest
-    first = _parse_train(args)
-    return _parse_train(args, default=preset_config(first.env_id, algo=first.algo)), said.getvalue()
+        args = read_ogbench_names(rest, named, parse_train(rest)) if named else rest
+    first = parse_train(args)
+    return parse_train(args, default=preset_config(first.env_id, algo=first.algo)), said.getvalue()
 
 
 def test_the_guides_example_says_what_herkit_says() -> None:

@@ -48,14 +48,14 @@ def test_on_a_gpu_an_env_gets_its_gpu_preset_where_it_has_one(env_id: str, key: 
 
 
 def test_the_command_line_takes_the_gpu_preset_with_device_cuda() -> None:
-    from herkit.cli import _parse_train
+    from herkit.flags import parse_train
 
     config = config_for("FetchPush-v4", device="cuda", steps=1000)
     assert config.agent_config().hidden == (512, 512, 512)
     assert config.her.goal_mix == (0.2, 0.4, 0.4)
     assert config.device == "cuda" and config.steps == 1000
     preset = preset_config("FetchPush-v4", "cuda")
-    parsed = _parse_train(["FetchPush-v4", "--device", "cuda"], default=preset)
+    parsed = parse_train(["FetchPush-v4", "--device", "cuda"], default=preset)
     assert parsed == preset
     # the GPU preset's own settings are not news to a GPU run's default name
     assert str(run_directory(config)) == "runs/FetchPush-v4-ddpg-mix1-2-2-s0"

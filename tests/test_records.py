@@ -12,8 +12,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from herkit.cli import RESUME_MAY_CHANGE
-from herkit.config.learning import BOOKKEEPING
+from herkit.config.learning import BOOKKEEPING, RESUME_MAY_CHANGE
 from herkit.config.train import TrainConfig
 from herkit.envs.bitflip import BitFlipEnv
 from herkit.rundir.logs import RecordFile, read_progress

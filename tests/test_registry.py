@@ -323,6 +323,16 @@ def test_the_help_of_a_new_agent_shows_its_flags(registry_kept: None) -> None:
     )
     assert "--tinybc.hidden" in train_flags() and "tinybc" in settings.ALGOS
     assert "tinybc" not in ALGOS  # imported before: a snapshot (read settings.ALGOS)
+    # herkit bench update --algos reads the registry when the flag is read
+    import tyro
+
+    from herkit.bench import UpdateBenchConfig
+    from herkit.flags import parse
+
+    bench = parse(tyro.cli, UpdateBenchConfig, ["--algos", "tinybc"], "herkit bench update")
+    assert bench.algos == ("tinybc",)
+    with pytest.raises(ValueError, match=r"^--algos must be .*tinybc.*got \('nobc',\)"):
+        parse(tyro.cli, UpdateBenchConfig, ["--algos", "nobc"], "herkit bench update")
 
 
 def test_an_unregistered_name_says_how_to_register_an_agent() -> None:

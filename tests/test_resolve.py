@@ -95,16 +95,14 @@ def count_envs_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_the_env_is_made_once_to_resolve_a_run_and_the_run_takes_that_probe(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from herkit.config.resolve import settle
-
     made = count_envs_made(monkeypatch)
     resolution = resolve("herkit/BitFlip-v0", flags={"steps": 20})
     assert made == ["herkit/BitFlip-v0"]
-    settled = settle(resolution.config)  # as the run's start asks: the probe handed over
+    settled = resolve(resolution.config)  # as the run's start asks: the probe handed over
     assert made == ["herkit/BitFlip-v0"]
     assert settled.config == resolution.config and settled.conventions == resolution.conventions
     assert settled.provenance == resolution.provenance
-    settle(resolution.config)  # handed over once: a second run probes its env itself
+    resolve(resolution.config)  # handed over once: a second run probes its env itself
     assert len(made) == 2
 
 
@@ -129,3 +127,32 @@ def test_a_run_makes_its_env_once_before_its_envs_and_writes_the_provenance(
     assert saved["provenance"]["torch_threads"] == "machine"
     assert "seed" not in saved["provenance"]  # a default
     assert load_run_config(run).steps == 20  # the provenance is no setting
+
+
+def test_a_train_command_stacks_its_layers_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``herkit train`` reads the lower layers of its env once: its flags' defaults (every
+    agent's block), its --help and its resolution take that one stack."""
+    import herkit.config.resolve as resolve_module
+    import herkit.training.loop as loop
+    from herkit.cli import main
+
+    stacked: list[str] = []
+    real = resolve_module._stack
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        stacked.append(args[1])  # the algorithm stacked for
+        return real(*args, **kwargs)
+
+    trained: list[TrainConfig] = []
+
+    def fake_train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
+        trained.append(config)
+        return {"success_rate": 0.0, "env_steps": 0, "run_dir": str(config.out)}
+
+    monkeypatch.setattr(resolve_module, "_stack", counted)
+    monkeypatch.setattr(loop, "train", fake_train)
+    args = ["train", "herkit/PointReach-v0", "--algo", "td3", "--td3.lr", "0.01", "--k", "2"]
+    assert main(args) == 0
+    assert stacked == ["td3"]  # once, for the run's agent
+    config = trained[0]
+    assert (config.algo, config.agent_config().lr, config.her.k) == ("td3", 0.01, 2)

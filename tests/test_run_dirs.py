@@ -129,6 +129,18 @@ def test_default_names_spell_the_settings_a_user_gave() -> None:
     assert named.startswith("pointmaze-medium-navigate-v0-gcivl-values0-1-0-s0-mine")
 
 
+def test_a_name_and_the_start_up_line_spell_a_setting_alike() -> None:
+    """Numbers joined by x, words by commas, in the run's name as in its settings line."""
+    from herkit.config.resolve import resolve
+
+    flags = {"shaped_reward": (1.0, 2.0), "her.info_keys": ("speed", "crash")}
+    resolution = resolve("herkit/BitFlip-v0", flags=flags, probe=False)
+    assert run_directory(resolution.config).name == (
+        "herkit-BitFlip-v0-dqn-future-s0-info_keys=speed,crash,shaped_reward=1x2"
+    )
+    assert "flags: shaped_reward=1x2, her.info_keys=speed,crash" in resolution.describe()
+
+
 @pytest.mark.slow("herkit train runs in subprocesses")
 def test_default_names_keep_tasks_and_learning_settings_apart(tmp_path: Path) -> None:
     base = preset_config("herkit/BitFlip-v0")

@@ -213,11 +213,12 @@ HOW_TO_REGISTER = (
 """How an agent is registered, in the words of an unknown name's error."""
 
 
-def unregistered(name: object) -> str:
+def unregistered(name: object, hint: str = "") -> str:
     """The one-line error of an agent name that no entry holds: the names that are, and
-    how to register one."""
+    how to register one (``hint``: a near name, said after the name)."""
     return (
-        f"algo must be a registered agent ({', '.join(_ENTRIES)}), got {name!r}; {HOW_TO_REGISTER}"
+        f"algo must be a registered agent ({', '.join(_ENTRIES)}), got {name!r}{hint}; "
+        f"{HOW_TO_REGISTER}"
     )
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from herkit.agents.registry import algo_names
-from herkit.agents.settings import UPDATE_MODES, Algo, UpdateMode
+from herkit.agents.settings import UPDATE_MODES, UpdateMode
 from herkit.bench.data import MANY_ENVS
 from herkit.buffer.checks import check_float, check_int, is_number
 
@@ -97,8 +97,10 @@ class NetworkSize:
 class UpdateBenchConfig:
     """Settings of the update-speed benchmark (sample + update, FetchPush shapes)."""
 
-    algos: tuple[Algo, ...] = ("ddpg",)
-    """Algorithms to time."""
+    algos: tuple[str, ...] = ("ddpg",)
+    """Algorithms to time: names of registered agents (``herkit train --algo``'s choices,
+    read from the registry when the flag is read, so that an agent registered after this
+    module was imported is one)."""
     sizes: tuple[str, ...] = ("3x256:256", "3x512ln:2048")
     """Networks and batch sizes as LAYERSxWIDTH[ln]:BATCH (ln: LayerNorm in actor and critic)."""
     precisions: tuple[Literal["fp32", "bf16"], ...] = ("fp32", "bf16")

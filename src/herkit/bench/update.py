@@ -115,10 +115,11 @@ def run_update_bench(
     from herkit.agents import make_agent
     from herkit.agents.updates import mode_available
     from herkit.config.train import TrainConfig
+    from herkit.runtime.devices import resolved_device
 
     report = progress if progress is not None else (lambda line, row: None)
     torch.set_num_threads(config.threads)
-    device = torch.device(TrainConfig(device=config.device).resolved_device())
+    device = torch.device(resolved_device(config.device))
     on_device = config.buffer == "device" or (config.buffer == "auto" and device.type == "cuda")
     import gymnasium
 

@@ -49,7 +49,6 @@ and uniform numbers, so that given the same numbers they make the same batch.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -67,7 +66,7 @@ from herkit.buffer.storage import (
     sample_slots,
     slot_at,
 )
-from herkit.buffer.strategies import STRATEGIES, StrategyRule, StrategySettings
+from herkit.buffer.strategies import STRATEGIES, StrategyRule, StrategySettings, geometric_steps
 
 __all__ = [
     "OGBENCH_ACTOR_GOALS",
@@ -95,7 +94,7 @@ __all__ = [
 ]
 
 
-# --- HER's strategies ----------------------------------------------------------------
+# --- a goal mix's sources (the strategies are herkit.buffer.strategies') ----------------
 
 
 def goal_sources(mix: tuple[float, ...], u: Any) -> tuple[Any, Any, Any]:
@@ -298,14 +297,19 @@ def future_state_steps(
     ops: Any, step: Any, length: Any, u: Any, law: FutureLaw, gamma: float | None
 ) -> Any:
     """The steps whose first state is the future goal of the transitions at ``step`` of
-    episodes of ``length`` transitions, one uniform number of ``u`` each (see the module):
-    ``min(step + j, length - 1)``."""
+    episodes of ``length`` transitions, one uniform number of ``u`` each (see the module).
+
+    ``geometric``: ``min(step + j, length - 1)``, HER's geometric law
+    (:func:`~herkit.buffer.strategies.geometric_steps`) one step on: the state ``j`` steps
+    after step ``t``'s first is the first state of step ``t + 1 + j - 1``. ``uniform``:
+    OGBench's own law, ``round(min(step + 1, last) * u + last * (1 - u))`` for the last
+    step ``last``: its two ends at half weight, as OGBench rounds (not HER's ``future``,
+    whose steps weigh alike, :func:`~herkit.buffer.strategies.uniform_below`)."""
     last = length - 1
     if law == "geometric":
         if gamma is None or not 0 < gamma < 1:
             raise ValueError(f"a geometric future needs gamma in (0, 1), got {gamma!r}")
-        ahead = ops.floor_int(ops.log1p(-u) / math.log(gamma)) + 1  # j >= 1
-        return ops.minimum(step + ahead, last)
+        return geometric_steps(ops, step + 1, length, u, gamma)
     near = ops.minimum(step + 1, last)
     return ops.round_int(near * u + last * (1 - u))
 

@@ -41,8 +41,10 @@ __all__ = [
     "GoalStepFn",
     "StrategyRule",
     "StrategySettings",
+    "geometric_steps",
     "goal_strategy",
     "strategy_help",
+    "uniform_below",
 ]
 
 
@@ -144,12 +146,30 @@ def _clause(sentence: str) -> str:
 # --- the strategies ----------------------------------------------------------------------
 
 
+def uniform_below(ops: ArrayOps, u: Any, n: Any) -> Any:
+    """The uniform law on ``0 .. n-1``: ``floor(u * n)`` for one uniform number of ``u``
+    each (``floor``, not ``round``, so that every value has equal weight; at most ``n - 1``,
+    as float rounding could give ``n``)."""
+    return ops.minimum(ops.floor_int(u * n), n - 1)
+
+
+def geometric_steps(ops: ArrayOps, t: Any, length: Any, u: Any, gamma: float) -> Any:
+    """The geometric law of a future step: ``t + j - 1`` for ``j ~ Geometric(1 - gamma)`` on
+    1, 2, ..., at most ``length - 1``, one uniform number of ``u`` each.
+
+    ``j - 1 = floor(log(1 - u) / log(gamma))``, the geometric law's inverse distribution
+    function (``P(j > m) = gamma ** m``). The offline goal mixes' geometric future state
+    (:func:`herkit.buffer.rules.future_state_steps`) is this law one step on."""
+    ahead = ops.floor_int(ops.log1p(-u) / math.log(gamma))  # j - 1 >= 0
+    return ops.minimum(t + ahead, length - 1)
+
+
 @goal_strategy("future")
 def future_steps(ops: ArrayOps, t: Any, length: Any, u: Any, settings: StrategySettings) -> Any:
     """A step of the same episode at or after t, uniformly.
 
-    Uniform over ``t .. length-1`` inclusive (``floor``, so every step has equal weight)."""
-    return t + ops.minimum(ops.floor_int(u * (length - t)), length - t - 1)
+    Uniform over ``t .. length-1`` inclusive (:func:`uniform_below`)."""
+    return t + uniform_below(ops, u, length - t)
 
 
 @goal_strategy("geom_future", needs_gamma=True)
@@ -163,11 +183,9 @@ def geom_future_steps(
     OGBench's ``GCDataset.sample_goals`` takes state ``min(idx + j, final_state_idx)``, ``j``
     from ``np.random.geometric(1 - discount)``; the state ``j`` steps after step ``t``'s is
     ``next_achieved_goal[t + j - 1]``, so the step is ``min(t + j - 1, length - 1)``, the
-    episode's last achieved goal at most. ``j - 1 = floor(log(1 - u) / log(gamma))``, the
-    geometric law's inverse distribution function (``P(j > m) = gamma ** m``)."""
+    episode's last achieved goal at most (:func:`geometric_steps`)."""
     assert settings.gamma is not None  # checked in (0, 1) by the settings (needs_gamma)
-    ahead = ops.floor_int(ops.log1p(-u) / math.log(settings.gamma))  # j - 1 >= 0
-    return ops.minimum(t + ahead, length - 1)
+    return geometric_steps(ops, t, length, u, settings.gamma)
 
 
 @goal_strategy("final", draws=False, needs_end=True)
@@ -182,8 +200,8 @@ def final_steps(ops: ArrayOps, t: Any, length: Any, u: Any, settings: StrategySe
 def episode_steps(ops: ArrayOps, t: Any, length: Any, u: Any, settings: StrategySettings) -> Any:
     """Any step of the same episode, uniformly.
 
-    Uniform over ``0 .. length-1``."""
-    return ops.minimum(ops.floor_int(u * length), length - 1)
+    Uniform over ``0 .. length-1`` (:func:`uniform_below`)."""
+    return uniform_below(ops, u, length)
 
 
 _register(StrategyRule("random", "Any stored transition, uniformly.", source="buffer"))

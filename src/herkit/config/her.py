@@ -8,7 +8,7 @@ defaulted once, by the buffer's record, and a run's buffer is built from it as i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -17,7 +17,14 @@ import tyro
 from herkit.buffer.settings import FutureLaw, HerSettings, Strategy, StrategyName
 from herkit.buffer.strategies import strategy_help
 
-__all__ = ["AGENTS_OWN", "HER_ONLY", "OFFLINE_LEFT_OUT", "RunHerSettings", "goal_mix_words"]
+__all__ = [
+    "AGENTS_OWN",
+    "HER_ONLY",
+    "OFFLINE_LEFT_OUT",
+    "RunHerSettings",
+    "goal_mix_words",
+    "her_name",
+]
 
 AGENTS_OWN: dict[str, tuple[Any, str]] = {
     "actor_future": ("uniform", "--hiql.actor-geom-sample"),
@@ -45,6 +52,24 @@ def goal_mix_words(value_goals: Sequence[float] | None, actor_goals: Sequence[fl
         for name, mix in (("value", value_goals), ("actor", actor_goals))
         if mix is not None
     )
+
+
+def her_name(settings: Mapping[str, Any]) -> str:
+    """How goals are relabelled, in a word, from a run's buffer settings by name (its
+    :class:`~herkit.buffer.settings.HerSettings`' values, or the HER settings of its
+    config.json flattened, :func:`~herkit.config.learning.flat_settings`): offline value
+    goals' weights (``values0.2:0.5:0.3``), or where only the actor has goals theirs
+    (``actors0:1:0``), or for a goal mix its weights relative to the smallest
+    (``mix1:2:2``), else the strategy."""
+    for name in ("value_goals", "actor_goals"):
+        mixed = settings.get(name)
+        if mixed is not None:
+            return name[:-6] + "s" + ":".join(f"{round(weight, 6):g}" for weight in mixed)
+    mix = settings.get("goal_mix")
+    if mix is None:
+        return Strategy.parse(settings["strategy"]).value
+    unit = min(weight for weight in mix if weight > 0)  # the mix kept as probabilities
+    return "mix" + ":".join(f"{round(weight / unit, 6):g}" for weight in mix)
 
 
 @dataclass(frozen=True)

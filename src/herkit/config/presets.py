@@ -4,7 +4,7 @@
 A preset is a dict of :class:`~herkit.config.train.TrainConfig` fields for one env id, or for a
 family of them by prefix (``Fetch``), where an item named after an algorithm
 (``ddpg=DDPGConfig(batch_size=512)``) is that agent's settings on these envs (the agent
-slot of a run with that ``--algo``; :func:`~herkit.config.resolve.agent_preset`): the paper's
+slot of a run with that ``--algo``; :meth:`~herkit.config.resolve.LayerStack.agent`): the paper's
 bit-flipping setup, Fetch setups with baselines' network values tuned for 2 CPU cores
 (``--recipe`` runs the cited codes' own, :mod:`herkit.config.recipes`), and what the herkit
 envs and PointMaze solve with (docs/experiment-log.md). A run on a GPU (``--device cuda``)

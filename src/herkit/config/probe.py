@@ -23,6 +23,7 @@ from herkit.buffer.ending import Ending
 from herkit.buffer.goal_env import compute_reward_of, wrapper_attr
 from herkit.envs import make_goal_env
 from herkit.envs.failures import EnvFailure, Failed, raised
+from herkit.envs.registration import env_kwargs as given_kwargs
 from herkit.envs.seeding import seeded_episodes
 from herkit.envs.task_variants import FixedGoal, ShapedReward, reward_info_keys
 
@@ -42,7 +43,7 @@ def make_run_env(config: TrainConfig, **env_kwargs: Any) -> gym.Env:
     evaluation, probes, a loaded policy's) is made here, its episodes fixed by their reset
     seeds (:func:`~herkit.envs.seeding.seeded_episodes`: numpy's global generator and its
     action space seeded at each reset)."""
-    env = make_goal_env(config.env_id, **{**config.env_kwargs_dict(), **env_kwargs})
+    env = make_goal_env(config.env_id, **{**given_kwargs(config.env_kwargs), **env_kwargs})
     env = seeded_episodes(env)
     try:
         if config.shaped_reward is not None:
@@ -108,9 +109,10 @@ class EnvProbe:
         ).with_ending(ending)
 
 
-def probe_key(config: TrainConfig) -> tuple[Any, ...]:
+def probe_key(config: TrainConfig, info_keys: tuple[str, ...] | None = None) -> tuple[Any, ...]:
     """The settings that make and probe a run's env (its id and kwargs, task variants, seed
-    and info fields), and the id's registration: a probe answers for these alone."""
+    and info fields: ``info_keys`` in place of the config's where given), and the id's
+    registration: a probe answers for these alone."""
     name = config.env_id.split(":")[-1]
     return (
         config.env_id,
@@ -119,7 +121,7 @@ def probe_key(config: TrainConfig) -> tuple[Any, ...]:
         config.fixed_goal,
         config.goal_seed,
         config.seed,
-        config.her.info_keys,
+        config.her.info_keys if info_keys is None else info_keys,
         id(gym.registry.get(name)),
     )
 
@@ -191,5 +193,5 @@ def _without_added(config: TrainConfig, found: EnvProbe) -> tuple[Any, ...]:
     """The probe key of ``config`` before the probe's info fields were added to it."""
     keys = config.her.info_keys
     if found.info_keys and keys[len(keys) - len(found.info_keys) :] == found.info_keys:
-        config = config.with_her(info_keys=keys[: len(keys) - len(found.info_keys)])
-    return probe_key(config)
+        keys = keys[: len(keys) - len(found.info_keys)]
+    return probe_key(config, keys)

@@ -23,7 +23,7 @@ def config_for(env_id: str, **changes: Any) -> TrainConfig:
     stay). The agent's settings are ``agent`` where given, else the change named after the
     run's algorithm (``ddpg=DDPGConfig(...)``: one may be given for each algorithm, the
     run's counts), else the algorithm's for this env
-    (:func:`~herkit.config.resolve.agent_preset`). With a ``dataset``, ``steps`` (env steps)
+    (:meth:`~herkit.config.resolve.LayerStack.agent`). With a ``dataset``, ``steps`` (env steps)
     is 0 unless given: the run trains on the dataset alone. ``train(config_for(ENV_ID,
     steps=...))`` from Python is that command's run."""
     recipe = changes.pop("recipe", None)

@@ -1,7 +1,8 @@
 """Configuration dataclasses; their attribute docstrings are the ``herkit`` CLI's help.
 
-:class:`TrainConfig` is everything ``herkit train`` takes; :func:`preset_config` gives
-its defaults for an env (the paper's bit-flipping setup, baselines' Fetch setup).
+:class:`TrainConfig` is everything ``herkit train`` takes;
+:func:`herkit.config.resolve.preset_config` gives its defaults for an env (the paper's
+bit-flipping setup, baselines' Fetch setup).
 
 The agents' settings (:class:`DQNConfig`, :class:`DDPGConfig`, :class:`SACConfig`, ...) are in
 :mod:`herkit.agents.settings`, each agent's registry entry (:mod:`herkit.agents.registry`)
@@ -10,20 +11,17 @@ beside its settings class; a TrainConfig holds the settings of its ``algo`` in o
 block ``ALGO``. Every config is frozen and checks its values in ``__post_init__``, raising
 ``ValueError`` naming the field.
 
-A run's default directory name (:func:`default_run_name`) spells out its env, algorithm,
-strategy and seed and the learning settings that differ from its env's preset
-(:mod:`herkit.config.learning`). ``herkit train`` is generated from :class:`TrainConfig`:
-its flags from the fields, its help from the docstring under each field.
+A run's default directory name (:func:`herkit.config.resolve.default_run_name`) spells out
+its env, algorithm, strategy and seed and the learning settings that differ from its env's
+preset. ``herkit train`` is generated from :class:`TrainConfig`: its flags from the fields,
+its help from the docstring under each field.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import hashlib
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 import tyro
 
@@ -31,31 +29,15 @@ from herkit.agents.registry import AgentEntry, agent_entry, algo_names
 from herkit.agents.settings import OffPolicyConfig, UpdateMode
 from herkit.buffer.checks import check_bool, check_float, check_int, is_number
 from herkit.buffer.conventions import SuccessKey
-from herkit.buffer.settings import HerSettings, Strategy
-from herkit.config.her import HER_ONLY, OFFLINE_LEFT_OUT, RunHerSettings
-from herkit.config.learning import flat_settings, learning_differences
+from herkit.buffer.settings import HerSettings
+from herkit.config.her import HER_ONLY, OFFLINE_LEFT_OUT, RunHerSettings, her_name
 from herkit.config.recipes import RECIPES, check_recipe_task, recipe_values
+from herkit.envs.registration import env_kwargs
 
 __all__ = [
-    "VALUE_FREE_ALGOS",
     "TrainConfig",
     "config_from_dict",
-    "default_run_name",
-    "on_gpu",
 ]
-
-if TYPE_CHECKING:
-    VALUE_FREE_ALGOS: tuple[str, ...]
-
-
-def __getattr__(name: str) -> Any:
-    """:data:`VALUE_FREE_ALGOS`: the offline agents without a value function (their
-    buffer draws no value goals), read from the registry."""
-    if name == "VALUE_FREE_ALGOS":
-        return tuple(
-            algo for algo in algo_names(offline=True) if agent_entry(algo).value_goals is None
-        )
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -282,7 +264,7 @@ class TrainConfig:
         device = self.device
         if not (device in ("cpu", "cuda", "auto", "mps") or device.startswith("cuda:")):
             raise ValueError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
-        self.env_kwargs_dict()
+        env_kwargs(self.env_kwargs)  # each item KEY=VALUE
 
     def check_data(self) -> None:
         """ValueError unless the run has what it trains on: an offline agent a dataset, an
@@ -347,19 +329,6 @@ class TrainConfig:
         """This config with ``changes`` to its HER settings."""
         return dataclasses.replace(self, her=RunHerSettings.of(self.her, changes))
 
-    def env_kwargs_dict(self) -> dict[str, Any]:
-        """``env_kwargs`` as a dict; ValueError for an item that is not KEY=VALUE."""
-        kwargs: dict[str, Any] = {}
-        for item in self.env_kwargs:
-            key, sep, text = item.partition("=")
-            if not sep or not key.isidentifier():
-                raise ValueError(f"env_kwargs items must look like KEY=VALUE, got {item!r}")
-            try:
-                kwargs[key] = ast.literal_eval(text)
-            except (ValueError, SyntaxError):
-                kwargs[key] = text
-        return kwargs
-
     def agent_config(self) -> OffPolicyConfig:
         """The settings of the chosen algorithm (:attr:`agent`)."""
         assert self.agent is not None  # set by __post_init__
@@ -369,33 +338,11 @@ class TrainConfig:
         """The registry entry of :attr:`algo` (ValueError for a name none holds)."""
         return agent_entry(self.algo)
 
-    def resolved_device(self) -> str:
-        """``device`` with auto resolved."""
-        import torch
-
-        if self.device == "auto":
-            return "cuda" if torch.cuda.is_available() else "cpu"
-        if self.device.startswith("cuda") and not torch.cuda.is_available():
-            build = "a CPU-only build" if torch.version.cuda is None else "no CUDA device visible"
-            raise ValueError(
-                f"device {self.device!r} needs CUDA, but torch {torch.__version__} has {build} "
-                "here: use --device cpu (or auto)"
-            )
-        return self.device
-
     def her_name(self) -> str:
-        """How goals are relabelled, in a word: the strategy, or for a goal mix its weights
-        relative to the smallest (``mix1:2:2``), or offline value goals'
-        (``values0.2:0.5:0.3``), or where only the actor has goals theirs (``actors0:1:0``)."""
-        settings = self.her_settings()
-        for name, mixed in (("values", settings.value_goals), ("actors", settings.actor_goals)):
-            if mixed is not None:
-                return name + ":".join(f"{round(weight, 6):g}" for weight in mixed)
-        mix = self.her.goal_mix
-        if mix is None:
-            return Strategy.parse(self.her.strategy).value
-        unit = min(weight for weight in mix if weight > 0)  # the mix kept as probabilities
-        return "mix" + ":".join(f"{round(weight / unit, 6):g}" for weight in mix)
+        """How goals are relabelled, in a word (:func:`herkit.config.her.her_name` of the
+        buffer's settings, :meth:`her_settings`): ``future``, ``mix1:2:2``,
+        ``values0.2:0.5:0.3``."""
+        return her_name(self.her_settings().values())
 
     def method_name(self) -> str:
         """The run's method as a curve's title names it: ``ddpg+HER``, the algorithm alone
@@ -462,63 +409,6 @@ OLD_BLOCKS = ("dqn", "ddpg", "td3", "sac", "gcbc", "gcivl", "gciql")
 per algorithm then known; :func:`config_from_dict` reads the run's own)."""
 
 
-def on_gpu(device: str) -> bool:
-    """Whether ``device`` names a GPU (``auto``: where torch sees one)."""
-    if device == "auto":
-        import torch
-
-        return bool(torch.cuda.is_available())
-    return device.startswith("cuda")
-
-
-_NAMED = ("env_id", "env_kwargs", "recipe", "algo", "strategy", "goal_mix", "seed", "dataset")
-"""The fields a default run name spells out in its fixed parts."""
-
-
-def default_run_name(config: TrainConfig, preset: TrainConfig) -> str:
-    """``ENV[-KWARGS][-RECIPE]-ALGO[-STRATEGY]-sSEED[-DATASET][-CHANGES]``: the env kwargs and the
-    learning settings that differ from the env's preset are part of the name (spelled as
-    given when short, ``shaped_reward=1x2``, else a hash of them), so that two runs that
-    learn differently never share a default directory; settings in :data:`BOOKKEEPING` are
-    left out. An offline agent's goals are named only where given (its own are OGBench's),
-    its dataset by the file's name where that is not the env id. ``preset`` is the config
-    of ``config``'s env with nothing changed (:func:`herkit.config.resolve.preset_config`)."""
-    preset_kwargs = preset.env_kwargs_dict()
-    kwargs = {
-        key: value
-        for key, value in config.env_kwargs_dict().items()
-        if key not in preset_kwargs or preset_kwargs[key] != value
-    }
-    mine = flat_settings(config.to_dict())
-
-    def value(name: str) -> Any:
-        block, _, key = name.rpartition(".")
-        return mine[block][key] if block else mine[name]
-
-    changes = [
-        f"{name}={_spelled(value(name))}"
-        for name in learning_differences(mine, preset.to_dict())
-        if name not in _NAMED
-    ]
-    parts = [config.env_id.split(":")[-1].replace("/", "-")]
-    if kwargs:
-        parts.append(_short(",".join(f"{k}={_spelled(v)}" for k, v in sorted(kwargs.items()))))
-    if config.recipe is not None:
-        parts.append(config.recipe)
-    parts.append(config.algo)
-    goals = ("value_goals", "actor_goals")  # the preset's (an agent's own for the env)?
-    own_goals = all(getattr(config.her, name) == getattr(preset.her, name) for name in goals)
-    if not config.entry().offline or not own_goals:
-        parts.append(config.her_name().replace(":", "-"))
-    parts.append(f"s{config.seed}")
-    data = None if config.dataset is None else Path(config.dataset).name.removesuffix(".npz")
-    if data is not None and data != parts[0]:
-        parts.append(_short(data))
-    if changes:
-        parts.append(_short(",".join(sorted(changes))))
-    return "-".join(parts)
-
-
 def _same_mix(mix: Any, own: tuple[float, ...]) -> bool:
     """Whether the weights ``mix`` (as config.json holds them) are ``own``'s."""
     return len(mix) == len(own) and all(
@@ -529,21 +419,3 @@ def _same_mix(mix: Any, own: tuple[float, ...]) -> bool:
 def _spoken(names: tuple[str, ...], last: str) -> str:
     """Names as a sentence lists them: ``a, b and c`` (``last``: the word before the last)."""
     return names[0] if len(names) < 2 else f"{', '.join(names[:-1])} {last} {names[-1]}"
-
-
-def _spelled(value: Any) -> str:
-    """A setting's value as a run name spells it: numbers short (``1``, ``0.5``), a list's
-    items joined by ``x`` (``256x256``)."""
-    if isinstance(value, (list, tuple)):
-        return "x".join(_spelled(item) for item in value)
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-def _short(text: str, limit: int = 40) -> str:
-    """``text`` made safe for a file name, or a hash of it when longer than ``limit``."""
-    safe = "".join(c if c.isalnum() or c in "._=,+" else "_" for c in text.replace(" ", ""))
-    if len(safe) <= limit:
-        return safe
-    return "h" + hashlib.sha1(text.encode()).hexdigest()[:8]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import difflib
 import importlib
@@ -11,6 +12,7 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 import gymnasium as gym
@@ -25,11 +27,29 @@ from herkit.envs.ogbench_maze import OGBENCH_MAZE_ID, make_ogbench_env
 __all__ = [
     "FETCH_IDS",
     "HERKIT_IDS",
+    "env_kwargs",
     "is_goal_env",
     "make_goal_env",
     "register_envs",
     "register_robotics_envs",
 ]
+
+
+def env_kwargs(items: Iterable[str]) -> dict[str, Any]:
+    """An env's keyword arguments given as ``KEY=VALUE`` items (``--env-kwargs``; a value
+    read as a Python literal where it is one, else as text); ValueError for an item that is
+    not ``KEY=VALUE``."""
+    kwargs: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise ValueError(f"env_kwargs items must look like KEY=VALUE, got {item!r}")
+        try:
+            kwargs[key] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            kwargs[key] = text
+    return kwargs
+
 
 _SPECS: dict[str, dict[str, Any]] = {
     # BitFlip and GridWorld count their episode length themselves (it depends on n_bits and

@@ -38,8 +38,10 @@ _TAGS = {
 
 class RunLogger:
     """Appends rows to ``progress.csv`` and, optionally, TensorBoard event files (each
-    column a scalar at the step :meth:`log` is given, by default the row's ``step_key``; a
-    column that holds the step itself is left out).
+    column a scalar at the step :meth:`log` is given, by default the row's ``step_key``;
+    the ``step_key`` column is left out where it holds that step itself, and kept where the
+    step is another, as ``train/env_steps`` beside the gradient steps of a run that went
+    online after its dataset).
 
     ``resume_from_step`` drops the CSV rows logged after that step of ``step_key`` (a run
     killed after its last checkpoint), so the file stays monotone in it, and the

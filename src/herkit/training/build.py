@@ -32,7 +32,7 @@ from herkit.buffer.goal_env import compute_reward_of
 from herkit.buffer.her import HerReplayBuffer
 from herkit.buffer.settings import HerSettings
 from herkit.config.probe import make_run_env
-from herkit.config.resolve import settle
+from herkit.config.resolve import resolve
 from herkit.config.train import TrainConfig
 from herkit.envs.imports import env_import_record
 from herkit.envs.torch_rewards import torch_reward_of
@@ -40,6 +40,7 @@ from herkit.envs.workers import WorkerVectorEnv
 from herkit.rundir.paths import RunPaths
 from herkit.rundir.settings import saved_env_import
 from herkit.runtime.cores import LARGE_UPDATE_WORK, CorePlan, plan_cores, update_work
+from herkit.runtime.devices import resolved_device
 from herkit.runtime.distributed import Context
 from herkit.runtime.files import write_text
 from herkit.runtime.precision import check_precision
@@ -106,7 +107,7 @@ def _saved(run_dir: Path, name: str) -> dict[str, Any]:
 
 
 def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventions]:
-    """``config`` completed by its env's probe (:func:`herkit.config.resolve.settle`): the
+    """``config`` completed by its env's probe (:func:`herkit.config.resolve.resolve`): the
     settings it leaves to the env (None) filled, and the env's conventions.
 
     ``reward_range``, ``success_key`` and the HER setting ``terminal_on_success`` that are set
@@ -115,7 +116,7 @@ def resolve_conventions(config: TrainConfig) -> tuple[TrainConfig, GoalConventio
     that the env says its ``compute_reward`` reads (``reward_info_keys``, e.g.
     ``--shaped-reward``'s) join ``info_keys``, so that relabelling has them.
     """
-    resolution = settle(config)
+    resolution = resolve(config)
     assert resolution.conventions is not None
     return resolution.config, resolution.conventions
 
@@ -164,7 +165,7 @@ def plan_run_cores(config: TrainConfig, n_envs: int, env_workers: int | None) ->
     ranks share the machine's cores)."""
     gpu = False
     with contextlib.suppress(ValueError):  # False where the run's device is not available
-        gpu = config.resolved_device() != "cpu"
+        gpu = resolved_device(config.device) != "cpu"
     agent = config.agent_config()
     return plan_cores(
         n_envs,
@@ -184,7 +185,9 @@ def make_run_agent(
     device: str | torch.device,
 ) -> GoalAgent:
     """A fresh agent of a run's (resolved) ``config`` for these single-env spaces (in fp32
-    while ``config.precision`` is still ``auto``: training decides it by measurement)."""
+    while ``config.precision`` is still ``auto``: the run's start then decides it by fixed
+    rules from the machine and the command, never by a timing,
+    :func:`herkit.training.update_plan.choose_update`)."""
     spaces: Any = observation_space
     check_precision(config.precision, torch.device(device))
     return make_agent(
@@ -220,7 +223,7 @@ def build(
     their own.
     """
     context = context or Context()
-    device = context.device(config.resolved_device())
+    device = context.device(resolved_device(config.device))
     agent = make_run_agent(config, envs.single_observation_space, envs.single_action_space, device)
     if context.active:
         agent.join(context, exploration_seed=RunSeeds(config.seed, context.rank).learner)

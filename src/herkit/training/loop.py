@@ -23,6 +23,7 @@ from herkit.envs.failures import EnvFailure
 from herkit.rundir.directory import owned_run_dir
 from herkit.runtime import distributed
 from herkit.runtime.console import StopOnSignal
+from herkit.runtime.devices import resolved_device
 from herkit.runtime.distributed import Context
 from herkit.runtime.failures import EXIT_CODES, DistributedError, Interrupted, RunFailed
 from herkit.training.phase import Due
@@ -51,7 +52,7 @@ def train(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             traceback is in ``RUN/error.log``, the last good checkpoint kept.
     """
     config.check_data()
-    context = distributed.init(config.resolved_device(), config.dist_timeout_s)
+    context = distributed.init(resolved_device(config.device), config.dist_timeout_s)
     try:
         with (
             owned_run_dir(run_directory(config), context.is_main),

@@ -22,15 +22,16 @@ from herkit.agents.updates import check_update_mode
 from herkit.buffer.conventions import GoalConventions
 from herkit.buffer.datasets import RecordedEpisodes, read_for_env
 from herkit.buffer.her import HerReplayBuffer
-from herkit.config.her import goal_mix_words
+from herkit.config.her import goal_mix_words, her_name
 from herkit.config.recipes import recipe_values
-from herkit.config.resolve import run_directory, settle
+from herkit.config.resolve import resolve, run_directory
 from herkit.config.train import TrainConfig
 from herkit.envs.workers import WorkerVectorEnv
 from herkit.presentation.video import render_frame
 from herkit.rundir.checkpoint import checkpoint_state, load_checkpoint
 from herkit.rundir.directory import check_new_run_dir, clear_run_dir, is_failed_run
 from herkit.runtime.console import say
+from herkit.runtime.devices import resolved_device
 from herkit.runtime.distributed import Context
 from herkit.runtime.precision import check_precision
 from herkit.training.build import (
@@ -64,7 +65,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
     context.barrier()  # every rank has looked before rank 0 creates the directory
     # the settings as resolved with the env's probe (herkit.config.resolve; made here for a
     # config from Python or config.json, handed over by the command line's resolution)
-    resolution = settle(dataclasses.replace(config, out=str(run_dir)))
+    resolution = resolve(dataclasses.replace(config, out=str(run_dir)))
     config, conventions = resolution.config, resolution.conventions
     assert conventions is not None and resolution.probe is not None
     started = time.perf_counter()
@@ -75,7 +76,7 @@ def start_run(config: TrainConfig, resume: bool, context: Context) -> TrainingRu
             config.dataset, config.env_id, found.observation_space, found.action_space
         )
     loaded_s = time.perf_counter() - started
-    device = context.device(config.resolved_device())
+    device = context.device(resolved_device(config.device))
     check_precision(config.precision, torch.device(device))
     if config.update_mode != "auto":
         check_update_mode(config.update_mode, torch.device(device))
@@ -265,7 +266,9 @@ def _announce(
 ) -> None:
     """The lines a run starts with: what trains where, the env's conventions, the cores,
     the learner's batch, the precision, the evaluation, and the conventions' warnings."""
-    her = "no HER" if config.her_name() == "none" else f"HER {config.her_name()}"
+    her_settings = config.her_settings()
+    relabelling = her_name(her_settings.values())
+    her = "no HER" if relabelling == "none" else f"HER {relabelling}"
     if config.recipe is not None:
         her += f", recipe {config.recipe}"
     task = ", one goal for every episode" if config.fixed_goal else ""
@@ -293,7 +296,6 @@ def _announce(
             f"{doing} {config.env_id}{task} with {config.algo} on {config.dataset}{held}: "
             f"{config.offline_steps:,} gradient steps on it{then}, in {run_dir}"
         )
-        her_settings = config.her_settings()
         mixes = goal_mix_words(her_settings.value_goals, her_settings.actor_goals)
         if her_settings.subgoal_steps is not None:  # HIQL's
             mixes += f", subgoals {her_settings.subgoal_steps} steps on"

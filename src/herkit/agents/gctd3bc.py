@@ -38,7 +38,8 @@ class GCTD3BCConfig(OfflineGCConfig):
     deterministic actor with a behavioural-cloning term."""
 
     alpha: float = 2.5
-    """TD3+BC's alpha: the actor's Q term is weighted by alpha / mean |Q| (the paper: 2.5)."""
+    """TD3+BC's alpha: the actor's Q term is weighted by alpha / mean(abs(Q)) (the paper:
+    2.5)."""
     policy_delay: int = 2
     """Critic updates per actor step; the targets move with the actor."""
     target_noise: float = 0.2

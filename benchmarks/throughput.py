@@ -60,7 +60,7 @@ RECIPES: dict[str, str] = {
 
 def recipe_config(env_id: str, flags: list[str], device: str) -> TrainConfig:
     """The env's preset with ``flags`` applied, as ``herkit train`` parses them."""
-    from herkit.flags import parse_train
+    from herkit.flags.train import parse_train
 
     config = parse_train([env_id, *flags], default=preset_config(env_id))
     return dataclasses.replace(config, device=device, progress=False, tensorboard=False)

@@ -99,7 +99,8 @@ def _run_herkit(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(herkit.training.loop, "train", fake_train)
     if args[:1] == ["train"] and "--resume" in args:  # no run directory to resume here
-        from herkit.flags import auto_flags, parse_train
+        from herkit.flags import auto_flags
+        from herkit.flags.train import parse_train
 
         parse_train(auto_flags(args[1:]))
         return

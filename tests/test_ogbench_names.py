@@ -27,18 +27,13 @@ from herkit.config.ogbench_names import (
     ogbench_table,
 )
 from herkit.config.resolve import preset_config, setting_values
-from herkit.flags import (
-    ANSWERS,
-    AUTO_FLAGS,
-    SYNONYMS,
-    auto_flags,
+from herkit.flags import ANSWERS, AUTO_FLAGS, SYNONYMS, auto_flags, suggestion, train_flags
+from herkit.flags.train import (
     ogbench_flags,
     parse_flags,
     parse_train,
     read_ogbench_names,
     split_agent_flags,
-    suggestion,
-    train_flags,
 )
 
 ENV = "pointmaze-medium-navigate-v0"

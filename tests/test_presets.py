@@ -48,7 +48,7 @@ def test_on_a_gpu_an_env_gets_its_gpu_preset_where_it_has_one(env_id: str, key: 
 
 
 def test_the_command_line_takes_the_gpu_preset_with_device_cuda() -> None:
-    from herkit.flags import parse_train
+    from herkit.flags.train import parse_train
 
     config = config_for("FetchPush-v4", device="cuda", steps=1000)
     assert config.agent_config().hidden == (512, 512, 512)

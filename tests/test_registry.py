@@ -25,10 +25,11 @@ from herkit.agents.settings import (
     config_class,
     default_agent_config,
 )
-from herkit.cli import algo_help, main
+from herkit.cli import main
 from herkit.config.her import AGENTS_OWN, HER_ONLY
 from herkit.config.resolve import preset_config
 from herkit.config.train import TrainConfig, config_from_dict
+from herkit.flags.train import algo_help
 from herkit.rundir.settings import load_run_config
 from runs import QUICK, point_reach_dataset
 

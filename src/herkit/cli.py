@@ -2,7 +2,7 @@
 tyro.
 
 Subcommands: ``train`` (flags from :class:`herkit.config.train.TrainConfig`, defaults from the
-env's preset, read by :func:`herkit.flags.train_command`), ``eval``, ``plot``, ``report``
+env's preset, read by :func:`herkit.flags.train.train_command`), ``eval``, ``plot``, ``report``
 and ``bench`` (their words, which need no tyro, are :mod:`herkit.commands`'). Invalid
 values raise ValueError (in the dataclasses' ``__post_init__``, when an env or checkpoint is
 opened, or when tyro refuses a flag: its usage errors become one-line ValueErrors, with
@@ -27,8 +27,8 @@ from herkit.bench import BufferBenchConfig, UpdateBenchConfig, bench_buffer
 from herkit.commands import SUMMARIES, TAGLINE
 from herkit.envs.failures import EnvFailure
 from herkit.extras import needs_extra
-from herkit.flags import algo_help as algo_help  # herkit.cli.algo_help, as before
-from herkit.flags import parse, speaking, train_command
+from herkit.flags import parse, speaking
+from herkit.flags.train import train_command
 from herkit.rundir.paths import RunPaths
 from herkit.runtime.failures import EXIT_CODES, DistributedError, RunFailed
 

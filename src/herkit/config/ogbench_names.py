@@ -14,7 +14,7 @@ that is no OGBench name but a field of the run's agent's settings is that settin
 
 :func:`ogbench_settings` reads the keys given into settings by path (``gcivl.alpha``,
 ``her.value_goals``: the paths of :func:`herkit.config.resolve.setting_values`), which
-:mod:`herkit.flags` turns into flags; :func:`ogbench_table` is the table of
+:mod:`herkit.flags.train` turns into flags; :func:`ogbench_table` is the table of
 docs/guide-offline.md, made from :data:`NAMES`.
 """
 
